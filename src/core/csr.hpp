@@ -1,0 +1,41 @@
+// CSR view: the input every format builder reads (PETSc-free).
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace pspmv {
+
+// Errors of the core layer. The PETSc glue catches these and raises a PETSc error
+// with the same message, so every message is a full sentence for the user.
+struct FormatError : std::invalid_argument {   // bad input or bad option
+  using std::invalid_argument::invalid_argument;
+};
+struct ValueRangeError : std::range_error {     // a value does not fit the chosen value format
+  using std::range_error::range_error;
+};
+
+// Non-owning CSR matrix with 32-bit indices and FP64 values (PETSc's AIJ arrays as they are).
+// rowptr has rows+1 entries starting at 0; colidx and values have rowptr[rows] entries.
+// Columns inside a row must be strictly increasing (AIJ guarantees it after assembly).
+struct CsrView {
+  int32_t rows = 0;
+  int32_t cols = 0;
+  const int32_t *rowptr = nullptr;
+  const int32_t *colidx = nullptr;
+  const double *values = nullptr;
+
+  int64_t nnz() const { return rows > 0 ? rowptr[rows] : 0; }
+  int32_t row_length(int32_t r) const { return rowptr[r + 1] - rowptr[r]; }
+};
+
+// Checks shapes and indices: non-negative sizes, rowptr monotone from 0, columns in
+// [0, cols) and strictly increasing inside each row. Throws FormatError naming the first
+// offending row. O(nnz).
+void check_csr(const CsrView &A);
+
+// y = A x (add == false) or y = y + A x (add == true), plain FP64 CSR: the reference
+// every format is tested against. x has cols entries, y has rows entries.
+void csr_spmv(const CsrView &A, const double *x, double *y, bool add);
+
+} // namespace pspmv

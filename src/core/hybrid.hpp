@@ -1,0 +1,51 @@
+// Hybrid split (load-balancing seed, Ginkgo's "hybrid" format): the first K nonzeros of every
+// row go to the regular (grouped/sliced) part, the rest to a COO tail processed by a
+// load-balanced kernel. PETSc-free.
+#pragma once
+#include "csr.hpp"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pspmv {
+
+// What the user asked for: -mat_<fmt>_hybrid auto|none|<K>.
+struct HybridOption {
+  enum class Mode : int { None = 0, Auto = 1, Fixed = 2 } mode = Mode::Auto;
+  int32_t width = 0; // K when mode == Fixed (>= 1)
+  // Parses "auto", "none" or a positive integer; throws FormatError otherwise.
+  static HybridOption parse(const std::string &s);
+  std::string name() const;
+};
+
+// Cost model for choosing K: bytes a product moves per regular slot and per tail entry.
+struct HybridCost {
+  double slot_bytes;  // one stored slot of the regular part (value + index, padding included)
+  double tail_bytes;  // one COO tail entry (row + column + value)
+};
+
+// Chooses K for row lengths len[0..rows) whose regular part is padded per block of `block`
+// consecutive rows (group size G for RgCSR; for PackSELL the slice height after sorting, so
+// the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
+// K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
+//            + tail_bytes * sum_rows max(0, len - K),
+// the modelled bytes of one SpMV; ties go to the larger K (smaller tail). Evaluated for every
+// candidate K in O((rows + blocks) log rows). Returns the longest row length when no tail pays.
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost);
+
+// The COO tail: entries sorted by row, then by column (CSR order), FP64 values.
+struct CooTail {
+  std::vector<int32_t> row;
+  std::vector<int32_t> col;
+  std::vector<double> val;
+  int64_t nnz() const { return static_cast<int64_t>(row.size()); }
+};
+
+// Tail of A for width K: every nonzero at position >= K inside its row. Shapes checked.
+CooTail build_coo_tail(const CsrView &A, int32_t K);
+// Rewrites tail.val from A's values (same pattern, same K): value-only re-assembly.
+void update_coo_tail_values(const CsrView &A, int32_t K, CooTail &tail);
+// y += tail * x (host reference of the load-balanced kernel).
+void coo_tail_spmv_add(const CooTail &tail, const double *x, double *y);
+
+} // namespace pspmv

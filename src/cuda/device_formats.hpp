@@ -1,0 +1,68 @@
+// Device copies of the formats and their SpMV kernels (PETSc-free; host-callable API,
+// implemented in .cu files). Every function returns the first CUDA error it met
+// (cudaSuccess otherwise); the PETSc glue wraps calls in PetscCallCUDA.
+// Arrays are allocated at their exact size (no over-allocation, so memcheck sees overruns).
+#pragma once
+#include "../core/packsell.hpp"
+#include "../core/rgcsr.hpp"
+#include <cuda_runtime.h>
+#include <cstdint>
+
+namespace pspmv {
+namespace cuda {
+
+// COO tail on the device, sorted by row (CSR order).
+struct DeviceCooTail {
+  int64_t nnz = 0;
+  int32_t *row = nullptr;
+  int32_t *col = nullptr;
+  double *val = nullptr;
+};
+
+struct DeviceRgCsr {
+  int32_t rows = 0, cols = 0, group_size = 32, num_groups = 0;
+  int64_t num_slots = 0;
+  int64_t *group_pointers = nullptr; // num_groups+1
+  int32_t *row_length = nullptr;     // rows
+  int32_t *columns = nullptr;        // num_slots
+  double *values = nullptr;          // num_slots
+  double *diagonal = nullptr;        // min(rows, cols): filled at upload (MatGetDiagonal)
+  DeviceCooTail tail;
+};
+
+struct DevicePackSell {
+  int32_t rows = 0, cols = 0, slice_height = 32, num_slices = 0;
+  int32_t delta_bits = 15;
+  ValueFormat value_format;
+  double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
+  int64_t num_words = 0;
+  int64_t *slice_pointers = nullptr; // num_slices+1
+  int32_t *perm = nullptr;           // rows
+  uint32_t *words = nullptr;         // num_words
+  double *exact_values = nullptr;    // num_words in Exact mode, else null
+  double *diagonal = nullptr;        // min(rows, cols), decoded values
+  DeviceCooTail tail;
+};
+
+// Allocates and copies the whole layout (frees what *d held first).
+cudaError_t upload(const RgCsrMatrix &h, DeviceRgCsr *d);
+cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d);
+// Same layout, new values: copies values, tail values and the diagonal only.
+cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d);
+cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d);
+// Frees every device array and resets *d to empty.
+cudaError_t release(DeviceRgCsr *d);
+cudaError_t release(DevicePackSell *d);
+
+// y = A x (add == false) or y = y + A x (add == true); x has cols entries, y rows entries,
+// both device pointers; runs on stream. Accumulation in FP64. Regular part then COO tail
+// (load-balanced: equal nonzeros per warp, segmented reduction, atomics at segment ends).
+cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream);
+cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream);
+
+// Bytes a product reads from the matrix arrays (for GB/s figures).
+int64_t stored_bytes(const DeviceRgCsr &A);
+int64_t stored_bytes(const DevicePackSell &A);
+
+} // namespace cuda
+} // namespace pspmv

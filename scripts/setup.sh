@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what a fresh machine lacks to build and test petscspmv (idempotent, needs root):
+# PETSc 3.22.5 (CUDA 13) from ../shared/petsc, and the Debian packages the build and tests use.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+shared=${PETSCSPMV_SHARED:-$top/../shared}
+if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.so.40 "; then
+  sh "$shared/petsc/install.sh"
+fi
+pkgs="cmake make g++ pkg-config libgtest-dev zlib1g-dev python3-numpy python3-scipy libopenmpi-dev openmpi-bin"
+missing=""
+for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  echo "setup: installing$missing"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi

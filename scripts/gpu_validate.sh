@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The one call the GPU machine runs (see docs/gpu-validation.md): installs PETSc from the
+# carried archive, builds, runs the GPU tests, compute-sanitizer memcheck and racecheck, and
+# the main job with both CUDA types at 1 and 2 ranks. Results go to OUTDIR.
+#
+# Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
+#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build gpu sanitize run bench
+set -uo pipefail
+out=${1:?usage: gpu_validate.sh OUTDIR [stage ...]}
+shift
+stages=${*:-build gpu sanitize run}
+mkdir -p "$out"
+top=$(pwd)
+build=$top/build-gpu
+summary=$out/summary.txt
+note() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$summary"; }
+has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+
+sh .deps/install.sh > "$out/install.log" 2>&1 || { note "PETSc install FAILED"; tail -20 "$out/install.log"; exit 1; }
+export PETSC_DIR=/opt/petsc-cuda PETSC_OPTIONS="-use_gpu_aware_mpi 0"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpi="mpiexec --allow-run-as-root --oversubscribe"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee -a "$summary"
+note "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown) stages: $stages"
+
+if has build; then
+  # The image has no GoogleTest: build Debian's source tree that travels in .deps/googletest.
+  if [ ! -f /opt/gtest/lib/cmake/GTest/GTestConfig.cmake ]; then
+    cmake -S .deps/googletest -B /tmp/gtest-build -DCMAKE_INSTALL_PREFIX=/opt/gtest -DBUILD_GMOCK=OFF > "$out/gtest.log" 2>&1 &&
+      cmake --build /tmp/gtest-build -j 16 >> "$out/gtest.log" 2>&1 && cmake --install /tmp/gtest-build >> "$out/gtest.log" 2>&1 ||
+      note "googletest build FAILED"
+  fi
+  cmake -S . -B "$build" -DCMAKE_PREFIX_PATH=/opt/gtest -DPETSCSPMV_MATRIX_DIR="$top/.deps/matrices" > "$out/configure.log" 2>&1 &&
+    cmake --build "$build" -j 16 > "$out/build.log" 2>&1
+  rc=$?
+  grep -E "registers|spill" "$out/build.log" | grep -B1 -A0 "spill" | head -60 > "$out/ptxas.txt"
+  note "build rc=$rc"
+  [ $rc -eq 0 ] || { tail -40 "$out/configure.log" "$out/build.log"; exit 1; }
+fi
+
+if has gpu; then
+  (cd "$build" && ctest -L gpu -j 8 --output-on-failure --timeout 300) > "$out/ctest-gpu.log" 2>&1
+  note "ctest -L gpu rc=$? : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")"
+  grep -E "^\s+[0-9]+ - .*(Failed|Timeout|Exception)" "$out/ctest-gpu.log" | head -30 | tee -a "$summary"
+fi
+
+if has sanitize; then
+  filter='*Small*:*Random*'
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
+    note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+  done
+  if [ -x "$build/tests/petsc/sanitize_mat_gpu.sh" ]; then
+    bash "$build/tests/petsc/sanitize_mat_gpu.sh" > "$out/sanitizer-petsc.log" 2>&1
+    note "compute-sanitizer memcheck (PETSc Mat types) rc=$? : $(grep -E 'ERROR SUMMARY' "$out/sanitizer-petsc.log" | sort | uniq -c | tr '\n' ' ')"
+  fi
+fi
+
+if has run; then
+  python3 scripts/mtx2petsc.py .deps/matrices/Andrews.mtx.gz /tmp/andrews.petsc > /dev/null
+  for np in 1 2; do
+    for t in rgcsrcuda packsellcuda aijcusparse; do
+      line=$($mpi -n $np "$build/tutorials/ex1" -f /tmp/andrews.petsc -mat_type $t -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 5000 2>&1 | tail -1)
+      note "main job np=$np: $line"
+    done
+  done
+fi
+
+if has bench && [ -x bench/run_bench.sh ]; then
+  bash bench/run_bench.sh "$out" > "$out/bench.log" 2>&1
+  note "bench rc=$? (see bench.log)"
+fi
+note "done"

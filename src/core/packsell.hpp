@@ -39,6 +39,7 @@ struct PackSellMatrix {
   ValueFormat value_format;
   int32_t delta_bits = 15;             // D
   int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent
+  PackSellScaling scaling = PackSellScaling::None; // as asked at build time (value updates)
   int32_t hybrid_width = 0;            // K in nonzeros (longest row when the tail is empty)
   std::vector<int64_t> slice_pointers; // nslices+1 word offsets
   std::vector<int32_t> perm;           // rows: original row of each sorted row

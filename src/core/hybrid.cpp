@@ -1,0 +1,122 @@
+// Hybrid split: option parsing, the cost rule that picks K, and the COO tail.
+#include "hybrid.hpp"
+#include <algorithm>
+
+namespace pspmv {
+
+HybridOption HybridOption::parse(const std::string &s) {
+  HybridOption o;
+  if (s == "auto") { o.mode = Mode::Auto; return o; }
+  if (s == "none") { o.mode = Mode::None; return o; }
+  bool digits = !s.empty() && s.size() <= 10 && s[0] != '0';
+  int64_t k = 0;
+  for (char ch : s) {
+    if (ch < '0' || ch > '9') { digits = false; break; }
+    k = 10 * k + (ch - '0');
+  }
+  if (!digits || k < 1 || k > INT32_MAX)
+    throw FormatError("hybrid option '" + s +
+                      "' is not valid: use auto, none, or a positive integer width K");
+  o.mode = Mode::Fixed;
+  o.width = static_cast<int32_t>(k);
+  return o;
+}
+
+std::string HybridOption::name() const {
+  switch (mode) {
+  case Mode::None: return "none";
+  case Mode::Auto: return "auto";
+  case Mode::Fixed: return std::to_string(width);
+  }
+  return "unknown";
+}
+
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost) {
+  if (block < 1) throw FormatError("hybrid width: block size must be positive");
+  int32_t maxlen = 0;
+  for (int32_t l : len) {
+    if (l < 0) throw FormatError("hybrid width: row lengths must be non-negative");
+    maxlen = std::max(maxlen, l);
+  }
+  if (maxlen == 0) return 0;
+
+  // rows_longer[k] = rows with len > k; blocks_reaching[k] = blocks whose longest row >= k.
+  // They are the cost differences between consecutive K, so all K cost O(rows + maxlen).
+  std::vector<int64_t> hist(size_t(maxlen) + 1, 0);
+  for (int32_t l : len) hist[size_t(l)] += 1;
+  std::vector<int64_t> rows_longer(size_t(maxlen) + 1, 0), blocks_reaching(size_t(maxlen) + 2, 0);
+  for (int32_t k = maxlen - 1; k >= 0; --k) rows_longer[k] = rows_longer[k + 1] + hist[k + 1];
+
+  const size_t n = len.size();
+  for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
+    int32_t m = 0;
+    for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
+    blocks_reaching[size_t(m)] += 1;
+  }
+  for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[k] += blocks_reaching[k + 1];
+
+  // Start at K = maxlen (no tail) and walk down; keep a smaller K only if strictly cheaper,
+  // so ties go to the larger K. K >= 1: the regular format stays the main one.
+  int64_t slots = 0; // sum_blocks block * min(K, maxlen_block) for K = maxlen
+  for (int32_t k = 1; k <= maxlen; ++k) slots += int64_t(block) * blocks_reaching[k];
+  int64_t tail = 0;
+  double best_cost = cost.slot_bytes * double(slots);
+  int32_t best = maxlen;
+  for (int32_t K = maxlen - 1; K >= 1; --K) {
+    slots -= int64_t(block) * blocks_reaching[K + 1];
+    tail += rows_longer[K];
+    const double c = cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail);
+    if (c < best_cost) { best_cost = c; best = K; }
+  }
+  return best;
+}
+
+namespace {
+int64_t tail_count(const CsrView &A, int32_t K) {
+  int64_t n = 0;
+  for (int32_t r = 0; r < A.rows; ++r) n += std::max(0, A.row_length(r) - K);
+  return n;
+}
+} // namespace
+
+CooTail build_coo_tail(const CsrView &A, int32_t K) {
+  check_csr(A);
+  if (K < 0) throw FormatError("hybrid width must be non-negative, got " + std::to_string(K));
+  CooTail t;
+  const int64_t n = tail_count(A, K);
+  t.row.reserve(size_t(n));
+  t.col.reserve(size_t(n));
+  t.val.reserve(size_t(n));
+  for (int32_t r = 0; r < A.rows; ++r)
+    for (int32_t k = A.rowptr[r] + K; k < A.rowptr[r + 1]; ++k) {
+      t.row.push_back(r);
+      t.col.push_back(A.colidx[k]);
+      t.val.push_back(A.values[k]);
+    }
+  return t;
+}
+
+void update_coo_tail_values(const CsrView &A, int32_t K, CooTail &tail) {
+  if (K < 0) throw FormatError("hybrid width must be non-negative, got " + std::to_string(K));
+  if (tail_count(A, K) != tail.nnz())
+    throw FormatError("value update: the matrix has " + std::to_string(tail_count(A, K)) +
+                      " tail entries for width " + std::to_string(K) + " but the tail holds " +
+                      std::to_string(tail.nnz()) + "; the nonzero pattern changed, rebuild");
+  // Check the whole pattern before writing, so a refused update leaves the tail intact.
+  size_t t = 0;
+  for (int32_t r = 0; r < A.rows; ++r)
+    for (int32_t k = A.rowptr[r] + K; k < A.rowptr[r + 1]; ++k, ++t)
+      if (tail.row[t] != r || tail.col[t] != A.colidx[k])
+        throw FormatError("value update: row " + std::to_string(r) +
+                          ": the nonzero pattern changed, rebuild the layout");
+  t = 0;
+  for (int32_t r = 0; r < A.rows; ++r)
+    for (int32_t k = A.rowptr[r] + K; k < A.rowptr[r + 1]; ++k, ++t) tail.val[t] = A.values[k];
+}
+
+void coo_tail_spmv_add(const CooTail &tail, const double *x, double *y) {
+  const size_t n = tail.row.size();
+  for (size_t t = 0; t < n; ++t) y[tail.row[t]] += tail.val[t] * x[tail.col[t]];
+}
+
+} // namespace pspmv

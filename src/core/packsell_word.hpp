@@ -1,0 +1,56 @@
+// PackSELL word packing and the row walker shared by the builder, the update and the host
+// kernels (private to src/core). Layout: [ value : V | delta : D | flag : 1 ].
+#pragma once
+#include "packsell.hpp"
+#include <cstdint>
+
+namespace pspmv {
+namespace detail {
+
+// D = 31 - V for a lossy value format; exact mode keeps D = 15 with an empty value field.
+inline int32_t packsell_delta_bits(const ValueFormat &f) { return f.lossy() ? 31 - f.value_bits() : 15; }
+
+inline uint32_t max_delta(int32_t D) { return (uint32_t(1) << D) - 1; }
+
+// A nonzero: value bits above the delta, flag 1.
+inline uint32_t real_word(uint32_t value_bits, uint32_t delta, int32_t D) {
+  return (value_bits << (D + 1)) | (delta << 1) | 1u;
+}
+// A dummy: the whole column jump in the upper 31 bits, flag 0. Jump 0 is padding.
+inline uint32_t dummy_word(uint32_t jump) { return jump << 1; }
+
+// Words the first n nonzeros of CSR row r need: one each, plus a dummy before every
+// nonzero whose column delta does not fit in D bits.
+inline int32_t row_words(const CsrView &A, int32_t r, int32_t n, int32_t D) {
+  const uint32_t md = max_delta(D);
+  int32_t prev = 0, words = n;
+  for (int32_t k = A.rowptr[r]; k < A.rowptr[r] + n; ++k) {
+    if (uint32_t(A.colidx[k] - prev) > md) ++words;
+    prev = A.colidx[k];
+  }
+  return words;
+}
+
+// Calls f(position, column) for every nonzero word of sorted row i, in column order.
+// Stops at the first padding word: a real word has flag 1 and a dummy a jump >= 1, so a
+// zero word only appears after the last nonzero of a row.
+template <class F> void for_each_row_nonzero(const PackSellMatrix &M, int32_t i, F &&f) {
+  const int32_t C = M.slice_height, s = i / C;
+  const int64_t begin = M.slice_pointers[size_t(s)] + i % C;
+  const int64_t end = M.slice_pointers[size_t(s) + 1];
+  const uint32_t md = max_delta(M.delta_bits);
+  int64_t col = 0;
+  for (int64_t p = begin; p < end; p += C) {
+    const uint32_t w = M.words[size_t(p)];
+    if (w == 0) break;
+    if (w & 1u) {
+      col += (w >> 1) & md;
+      f(p, int32_t(col));
+    } else {
+      col += w >> 1;
+    }
+  }
+}
+
+} // namespace detail
+} // namespace pspmv

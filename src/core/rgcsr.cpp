@@ -1,0 +1,99 @@
+// RgCSR: building the grouped layout and value-only updates.
+#include "layout_util.hpp"
+#include "rgcsr.hpp"
+#include <algorithm>
+
+namespace pspmv {
+
+namespace {
+
+// Bytes moved per regular slot (FP64 value + int32 column) and per COO tail entry.
+constexpr HybridCost kRgCsrCost{12.0, 16.0};
+
+int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
+  const int32_t maxlen = detail::max_row_length(A);
+  switch (h.mode) {
+  case HybridOption::Mode::None: return maxlen;
+  case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
+  case HybridOption::Mode::Auto: break;
+  }
+  std::vector<int32_t> len(size_t(A.rows));
+  for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
+  return std::min(choose_hybrid_width(len, G, kRgCsrCost), maxlen);
+}
+
+// Regular nonzeros of the layout: sum of row_length.
+int64_t regular_nnz(const RgCsrMatrix &M) {
+  int64_t n = 0;
+  for (int32_t l : M.row_length) n += l;
+  return n;
+}
+
+} // namespace
+
+RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
+  if (opt.group_size < 32 || opt.group_size % 32 != 0)
+    throw FormatError("RgCSR group size " + std::to_string(opt.group_size) +
+                      " is not valid: use a positive multiple of 32 (e.g. 32, 64, 128)");
+  detail::check_hybrid_option(opt.hybrid);
+  check_csr(A);
+
+  const int32_t G = opt.group_size;
+  RgCsrMatrix M;
+  M.rows = A.rows;
+  M.cols = A.cols;
+  M.group_size = G;
+  M.hybrid_width = resolve_width(A, G, opt.hybrid);
+  const int32_t K = M.hybrid_width;
+
+  M.row_length.resize(size_t(A.rows));
+  for (int32_t r = 0; r < A.rows; ++r) M.row_length[size_t(r)] = std::min(A.row_length(r), K);
+
+  const int32_t ngroups = int32_t((int64_t(A.rows) + G - 1) / G);
+  M.group_pointers.assign(size_t(ngroups) + 1, 0);
+  for (int32_t g = 0; g < ngroups; ++g) {
+    const int32_t r0 = g * G, r1 = std::min(A.rows, r0 + G);
+    int32_t width = 0;
+    for (int32_t r = r0; r < r1; ++r) width = std::max(width, M.row_length[size_t(r)]);
+    // The last group is padded to G rows as well: every group has stride G.
+    M.group_pointers[size_t(g) + 1] = M.group_pointers[size_t(g)] + int64_t(width) * G;
+  }
+
+  // Padding: value 0, column 0.
+  M.columns.assign(size_t(M.group_pointers.back()), 0);
+  M.values.assign(size_t(M.group_pointers.back()), 0.0);
+  for (int32_t r = 0; r < A.rows; ++r) {
+    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int32_t start = A.rowptr[r];
+    for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) {
+      M.columns[size_t(base + int64_t(k) * G)] = A.colidx[start + k];
+      M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
+    }
+  }
+  M.tail = build_coo_tail(A, K);
+  return M;
+}
+
+void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
+  detail::check_same_shape(A, M.rows, M.cols, regular_nnz(M) + M.tail.nnz());
+  check_csr(A);
+  const int32_t G = M.group_size, K = M.hybrid_width;
+  // Check the whole pattern first so a refused update leaves M unchanged.
+  for (int32_t r = 0; r < A.rows; ++r) {
+    if (M.row_length[size_t(r)] != std::min(A.row_length(r), K)) throw detail::pattern_changed(r);
+    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k)
+      if (M.columns[size_t(base + int64_t(k) * G)] != A.colidx[A.rowptr[r] + k])
+        throw detail::pattern_changed(r);
+  }
+  update_coo_tail_values(A, K, M.tail);
+  // Positions follow from rowptr: the k-th nonzero of row r sits at base(r) + k*G.
+  for (int32_t r = 0; r < A.rows; ++r) {
+    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int32_t start = A.rowptr[r];
+    for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k)
+      M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
+  }
+}
+
+} // namespace pspmv

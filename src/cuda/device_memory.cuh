@@ -1,0 +1,66 @@
+// Exact-size device allocations and copies used by the format uploads (PETSc-free).
+// Nothing is allocated for an empty array: its device pointer stays null, so a kernel that
+// would read it must never be launched for it (the callers guarantee that).
+#pragma once
+#include <cuda_runtime.h>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+// Evaluates a CUDA call and returns its error from the enclosing function if it failed.
+#define PSPMV_CUDA_TRY(call)                                                                       \
+  do {                                                                                             \
+    const cudaError_t pspmv_err_ = (call);                                                         \
+    if (pspmv_err_ != cudaSuccess) return pspmv_err_;                                              \
+  } while (0)
+
+namespace pspmv {
+namespace cuda {
+namespace detail {
+
+// Allocates exactly n elements (nothing for n == 0) and copies src into them.
+template <class T>
+cudaError_t alloc_copy(const T *src, size_t n, T **dst) {
+  *dst = nullptr;
+  if (n == 0) return cudaSuccess;
+  PSPMV_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(dst), n * sizeof(T)));
+  return cudaMemcpy(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice);
+}
+template <class T>
+cudaError_t alloc_copy(const std::vector<T> &src, T **dst) {
+  return alloc_copy(src.data(), src.size(), dst);
+}
+
+// Copies n elements into an existing allocation of the same size (value-only updates).
+template <class T>
+cudaError_t copy_into(const T *src, size_t n, T *dst) {
+  if (n == 0) return cudaSuccess;
+  if (dst == nullptr) return cudaErrorInvalidDevicePointer;
+  return cudaMemcpy(dst, src, n * sizeof(T), cudaMemcpyHostToDevice);
+}
+template <class T>
+cudaError_t copy_into(const std::vector<T> &src, T *dst) {
+  return copy_into(src.data(), src.size(), dst);
+}
+
+// Frees *p (if any), nulls it, and keeps the first error seen in *first.
+template <class T>
+void free_ptr(T **p, cudaError_t *first) {
+  if (*p != nullptr) {
+    const cudaError_t e = cudaFree(*p);
+    if (e != cudaSuccess && *first == cudaSuccess) *first = e;
+  }
+  *p = nullptr;
+}
+
+// Number of multiprocessors of the current device (cached per device ordinal).
+cudaError_t multiprocessor_count(int *count);
+
+// Blocks of `threads` threads that cover n work items (n > 0).
+inline unsigned int blocks_for(int64_t n, int threads) {
+  return static_cast<unsigned int>((n + threads - 1) / threads);
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace pspmv

@@ -1,0 +1,204 @@
+// PackSELL on the device: upload, value update, release, SpMV (PETSc-free).
+//
+// Kernel mapping: one thread per sorted row. Slice s holds sorted rows s*C .. s*C+C-1 and
+// stores word k of row s*C+i at slice_pointers[s] + k*C + i, so the 32 lanes of a warp (C is
+// a multiple of 32, so a warp never straddles two slices) read 32 consecutive words (128 B)
+// per k: coalesced for every C. For C > 32 this is exactly "C/32 warps per slice"; the other
+// candidate, a warp cooperating on one row, would read words C apart (one 4-byte word per
+// 32-byte sector) and need a reduction. All lanes of a warp loop over the same slice width
+// (no divergence in the trip count); each word is decoded branch-free:
+//   flag = w & 1; jump = flag ? (w >> 1) & dmask : (w >> 1); col += jump;
+//   v = decode(w) (template on the value format: no format branch in the loop);
+//   sum = flag ? fma(v, x[col], sum) : sum      (a PTX selp: select, never a multiply by the
+//                                                flag and never a branch)
+// x[col] is loaded for every word, unpredicated, so the loop has no branch: col is always a
+// column of the row (a dummy jumps to the column of the nonzero it precedes, padding keeps
+// the last column) or 0 for an empty row, and a matrix with words has cols >= 1; padding
+// loads hit the L1 line of the row's last x. The product is selected out, never multiplied by
+// a zero value, so even an Inf/NaN in x cannot leak into a row through padding. Four words are
+// loaded before their columns are resolved (independent loads in flight); the column chain
+// is integer adds. Sum in FP64 in word order (the host reference's order), times inv_scale
+// once, written to y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself
+// (no 64-bit division for the slice width).
+// ptxas -v (sm_90, CUDA 13.0): Exact 32, FP16 30, E8M 31 registers; no stack, no spills.
+#include "coo_tail.cuh"
+#include "device_formats.hpp"
+#include "device_memory.cuh"
+#include "value_decode.cuh"
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace pspmv {
+namespace cuda {
+
+namespace {
+
+constexpr int kPsThreads = 256;
+
+template <ValueKind K>
+__device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
+                                              const double *__restrict__ exact, const double *__restrict__ x,
+                                              uint32_t &col, double &sum) {
+  const uint32_t flag = w & 1u;
+  col += detail::word_jump(w, flag, f);
+  const double v = detail::decode_word<K>(w, f, exact, slot);
+  const double xv = __ldg(x + col); // col is always in range: see the note above the kernel
+  sum = detail::select_f64(flag, fma(v, xv, sum), sum); // a dummy's value bits never reach sum
+}
+
+template <ValueKind K, bool Add>
+__global__ void __launch_bounds__(kPsThreads)
+    packsell_kernel(int32_t rows, int32_t C, detail::WordFormat f, double inv_scale,
+                    const int64_t *__restrict__ slice_pointers, const int32_t *__restrict__ perm,
+                    const uint32_t *__restrict__ words, const double *__restrict__ exact,
+                    const double *__restrict__ x, double *__restrict__ y) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= rows) return; // rows of the last slice beyond `rows` hold padding only
+  const int32_t sr = static_cast<int32_t>(t);
+  const int32_t s = sr / C;
+  const int32_t i = sr - s * C;
+  const int64_t stride = C;
+  const int64_t end = slice_pointers[s + 1];
+  int64_t slot = slice_pointers[s] + i;
+  uint32_t col = 0; // the first nonzero of a row counts from column 0
+  double sum = 0.0;
+  for (; slot + 3 * stride < end; slot += 4 * stride) {
+    const uint32_t w0 = __ldcs(words + slot);
+    const uint32_t w1 = __ldcs(words + slot + stride);
+    const uint32_t w2 = __ldcs(words + slot + 2 * stride);
+    const uint32_t w3 = __ldcs(words + slot + 3 * stride);
+    packsell_step<K>(w0, slot, f, exact, x, col, sum);
+    packsell_step<K>(w1, slot + stride, f, exact, x, col, sum);
+    packsell_step<K>(w2, slot + 2 * stride, f, exact, x, col, sum);
+    packsell_step<K>(w3, slot + 3 * stride, f, exact, x, col, sum);
+  }
+  for (; slot < end; slot += stride) packsell_step<K>(__ldcs(words + slot), slot, f, exact, x, col, sum);
+  const int32_t r = __ldcs(perm + sr);
+  if (Add)
+    y[r] += sum * inv_scale;
+  else
+    y[r] = sum * inv_scale;
+}
+
+template <ValueKind K>
+cudaError_t launch(const DevicePackSell &A, const detail::WordFormat &f, const double *x, double *y, bool add,
+                   cudaStream_t stream) {
+  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
+  if (add)
+    packsell_kernel<K, true><<<blocks, kPsThreads, 0, stream>>>(A.rows, A.slice_height, f, A.inv_scale,
+                                                                A.slice_pointers, A.perm, A.words, A.exact_values, x, y);
+  else
+    packsell_kernel<K, false><<<blocks, kPsThreads, 0, stream>>>(A.rows, A.slice_height, f, A.inv_scale,
+                                                                 A.slice_pointers, A.perm, A.words, A.exact_values, x, y);
+  return cudaGetLastError();
+}
+
+// The word constants of a format; false if D does not match the value format (V + D + 1 = 32).
+bool word_format(const ValueFormat &vf, int32_t D, detail::WordFormat *f) {
+  if (D < 0 || D > 30) return false;
+  if (vf.kind != ValueKind::Exact && vf.value_bits() + D + 1 != 32) return false;
+  if ((vf.kind == ValueKind::E8M || vf.kind == ValueKind::BF16) && D + 1 != 23 - vf.mantissa_bits) return false;
+  f->delta_mask = (1u << D) - 1u;
+  f->value_shift = static_cast<uint32_t>(D + 1);
+  f->value_mask = ~0u << (D + 1);
+  return true;
+}
+
+cudaError_t upload_diagonal(const PackSellMatrix &h, double **diag, bool allocate) {
+  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
+  if (n == 0) return cudaSuccess;
+  std::vector<double> d(n);
+  packsell_diagonal(h, d.data());
+  return allocate ? detail::alloc_copy(d, diag) : detail::copy_into(d, *diag);
+}
+
+cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
+  if (h.slice_height < 32 || h.slice_height % 32 != 0 || h.slice_height > 1024) return cudaErrorInvalidValue;
+  if (h.rows < 0 || h.cols < 0 || h.perm.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
+  const int64_t nwords = h.slice_pointers.empty() ? 0 : h.slice_pointers.back();
+  if (h.words.size() != static_cast<size_t>(nwords)) return cudaErrorInvalidValue;
+  const bool exact = h.value_format.kind == ValueKind::Exact;
+  if (exact && h.exact_values.size() != h.words.size()) return cudaErrorInvalidValue;
+  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 <
+                        (h.rows + int64_t(h.slice_height) - 1) / h.slice_height)
+    return cudaErrorInvalidValue;
+  detail::WordFormat f;
+  if (!word_format(h.value_format, h.delta_bits, &f)) return cudaErrorInvalidValue;
+  d->rows = h.rows;
+  d->cols = h.cols;
+  d->slice_height = h.slice_height;
+  d->num_slices = h.slice_pointers.empty() ? 0 : h.num_slices();
+  d->delta_bits = h.delta_bits;
+  d->value_format = h.value_format;
+  d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  d->num_words = nwords;
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.slice_pointers, &d->slice_pointers));
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));
+  if (exact) PSPMV_CUDA_TRY(detail::alloc_copy(h.exact_values, &d->exact_values));
+  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, true));
+  PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
+  return cudaDeviceSynchronize(); // see upload(RgCsrMatrix)
+}
+
+} // namespace
+
+cudaError_t release(DevicePackSell *d) {
+  cudaError_t first = cudaSuccess;
+  detail::free_ptr(&d->slice_pointers, &first);
+  detail::free_ptr(&d->perm, &first);
+  detail::free_ptr(&d->words, &first);
+  detail::free_ptr(&d->exact_values, &first);
+  detail::free_ptr(&d->diagonal, &first);
+  detail::release_tail(&d->tail, &first);
+  *d = DevicePackSell{};
+  return first;
+}
+
+cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) {
+  PSPMV_CUDA_TRY(release(d));
+  const cudaError_t err = upload_all(h, d);
+  if (err != cudaSuccess) release(d);
+  return err;
+}
+
+cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
+  const bool exact = h.value_format.kind == ValueKind::Exact;
+  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words ||
+      h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits ||
+      h.delta_bits != d->delta_bits || h.tail.nnz() != d->tail.nnz ||
+      (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words))
+    return cudaErrorInvalidValue;
+  PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // a product on another stream may still read
+  // The words carry the values (and, for a new scale exponent, were re-encoded).
+  PSPMV_CUDA_TRY(detail::copy_into(h.words, d->words));
+  if (exact) PSPMV_CUDA_TRY(detail::copy_into(h.exact_values, d->exact_values));
+  PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
+  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
+  d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
+  if (A.rows <= 0) return cudaSuccess;
+  detail::WordFormat f;
+  if (!word_format(A.value_format, A.delta_bits, &f)) return cudaErrorInvalidValue;
+  switch (A.value_format.kind) {
+  case ValueKind::Exact: PSPMV_CUDA_TRY(launch<ValueKind::Exact>(A, f, x, y, add, stream)); break;
+  case ValueKind::FP16: PSPMV_CUDA_TRY(launch<ValueKind::FP16>(A, f, x, y, add, stream)); break;
+  case ValueKind::BF16: // BF16 is E8M7: the same decode
+  case ValueKind::E8M: PSPMV_CUDA_TRY(launch<ValueKind::E8M>(A, f, x, y, add, stream)); break;
+  default: return cudaErrorInvalidValue;
+  }
+  return detail::coo_tail_spmv_add(A.tail, x, y, stream);
+}
+
+int64_t stored_bytes(const DevicePackSell &A) {
+  const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
+  const int64_t exact = A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
+  return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
+}
+
+} // namespace cuda
+} // namespace pspmv

@@ -1,0 +1,158 @@
+// RgCSR on the device: upload, value update, release, SpMV (PETSc-free).
+//
+// Kernel mapping: one thread per row; a block of 256 threads covers 256 consecutive rows.
+// G is a multiple of 32, so each warp's 32 rows lie in one group and read slot
+// group_pointers[g] + k*G + lane for consecutive lanes: 32 consecutive columns (128 B) and
+// values (256 B) per k, fully coalesced. The loop runs to the row's own length, so padding is
+// never read (a lane whose row ended is masked; sectors nobody needs are not fetched).
+// Four nonzeros are loaded before the first multiply (independent loads in flight); the
+// FP64 sum is one accumulator in k order, the order of the host reference.
+// Matrix arrays are read with streaming loads (__ldcs: evict-first), x through the
+// read-only path (__ldg) so it stays cached. Slot offsets are 64-bit.
+// ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
+#include "coo_tail.cuh"
+#include "device_formats.hpp"
+#include "device_memory.cuh"
+#include <algorithm>
+#include <vector>
+
+namespace pspmv {
+namespace cuda {
+
+namespace {
+
+constexpr int kRgThreads = 256;
+
+template <bool Add>
+__global__ void __launch_bounds__(kRgThreads)
+    rgcsr_kernel(int32_t rows, int32_t G, const int64_t *__restrict__ group_pointers,
+                 const int32_t *__restrict__ row_length, const int32_t *__restrict__ columns,
+                 const double *__restrict__ values, const double *__restrict__ x,
+                 double *__restrict__ y) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  const int32_t r = static_cast<int32_t>(row);
+  const int32_t g = r / G;
+  const int32_t lane = r - g * G;
+  const int32_t n = __ldcs(row_length + r);
+  double sum = 0.0;
+  if (n > 0) {
+    const int64_t stride = G;
+    int64_t slot = group_pointers[g] + lane;
+    int32_t k = 0;
+    for (; k + 4 <= n; k += 4) {
+      const int32_t c0 = __ldcs(columns + slot);
+      const int32_t c1 = __ldcs(columns + slot + stride);
+      const int32_t c2 = __ldcs(columns + slot + 2 * stride);
+      const int32_t c3 = __ldcs(columns + slot + 3 * stride);
+      const double v0 = __ldcs(values + slot);
+      const double v1 = __ldcs(values + slot + stride);
+      const double v2 = __ldcs(values + slot + 2 * stride);
+      const double v3 = __ldcs(values + slot + 3 * stride);
+      const double x0 = __ldg(x + c0);
+      const double x1 = __ldg(x + c1);
+      const double x2 = __ldg(x + c2);
+      const double x3 = __ldg(x + c3);
+      sum = fma(v0, x0, sum);
+      sum = fma(v1, x1, sum);
+      sum = fma(v2, x2, sum);
+      sum = fma(v3, x3, sum);
+      slot += 4 * stride;
+    }
+    for (; k < n; ++k) {
+      sum = fma(__ldcs(values + slot), __ldg(x + __ldcs(columns + slot)), sum);
+      slot += stride;
+    }
+  }
+  if (Add)
+    y[r] += sum;
+  else
+    y[r] = sum;
+}
+
+} // namespace
+
+cudaError_t release(DeviceRgCsr *d) {
+  cudaError_t first = cudaSuccess;
+  detail::free_ptr(&d->group_pointers, &first);
+  detail::free_ptr(&d->row_length, &first);
+  detail::free_ptr(&d->columns, &first);
+  detail::free_ptr(&d->values, &first);
+  detail::free_ptr(&d->diagonal, &first);
+  detail::release_tail(&d->tail, &first);
+  *d = DeviceRgCsr{};
+  return first;
+}
+
+static cudaError_t upload_diagonal(const RgCsrMatrix &h, double **diag, bool allocate) {
+  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
+  if (n == 0) return cudaSuccess;
+  std::vector<double> d(n);
+  rgcsr_diagonal(h, d.data());
+  return allocate ? detail::alloc_copy(d, diag) : detail::copy_into(d, *diag);
+}
+
+static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
+  if (h.group_size < 32 || h.group_size % 32 != 0) return cudaErrorInvalidValue;
+  if (h.rows < 0 || h.cols < 0 || h.row_length.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
+  const int64_t slots = h.group_pointers.empty() ? 0 : h.group_pointers.back();
+  if (h.columns.size() != static_cast<size_t>(slots) || h.values.size() != static_cast<size_t>(slots))
+    return cudaErrorInvalidValue;
+  if (h.rows > 0 && static_cast<int64_t>(h.group_pointers.size()) - 1 < (h.rows + int64_t(h.group_size) - 1) / h.group_size)
+    return cudaErrorInvalidValue;
+  d->rows = h.rows;
+  d->cols = h.cols;
+  d->group_size = h.group_size;
+  d->num_groups = h.group_pointers.empty() ? 0 : h.num_groups();
+  d->num_slots = slots;
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));
+  PSPMV_CUDA_TRY(detail::alloc_copy(h.values, &d->values));
+  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, true));
+  PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
+  // cudaMemcpy from pageable memory may return before the DMA lands; a product launched
+  // next on a non-blocking stream must see the data.
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t upload(const RgCsrMatrix &h, DeviceRgCsr *d) {
+  PSPMV_CUDA_TRY(release(d));
+  const cudaError_t err = upload_all(h, d);
+  if (err != cudaSuccess) release(d); // leave *d empty, report the first error
+  return err;
+}
+
+cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d) {
+  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.values.size()) != d->num_slots ||
+      h.tail.nnz() != d->tail.nnz)
+    return cudaErrorInvalidValue;
+  // A product still running on another stream may read the old values.
+  PSPMV_CUDA_TRY(cudaDeviceSynchronize());
+  PSPMV_CUDA_TRY(detail::copy_into(h.values, d->values));
+  PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
+  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream) {
+  if (A.rows <= 0) return cudaSuccess;
+  // With add, rows without regular nonzeros need no work; still one launch (cheap, uniform).
+  const unsigned int blocks = detail::blocks_for(A.rows, kRgThreads);
+  if (add)
+    rgcsr_kernel<true><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers, A.row_length,
+                                                         A.columns, A.values, x, y);
+  else
+    rgcsr_kernel<false><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers, A.row_length,
+                                                          A.columns, A.values, x, y);
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  return detail::coo_tail_spmv_add(A.tail, x, y, stream);
+}
+
+int64_t stored_bytes(const DeviceRgCsr &A) {
+  const int64_t gp = A.group_pointers ? static_cast<int64_t>(A.num_groups + 1) * 8 : 0;
+  return gp + static_cast<int64_t>(A.rows) * 4 + A.num_slots * (4 + 8) + detail::tail_bytes(A.tail);
+}
+
+} // namespace cuda
+} // namespace pspmv

@@ -1,0 +1,66 @@
+// Branch-free decoding of one PackSELL word on the device (PETSc-free).
+//
+// Word (W = 32): [ value : V bits | delta : D bits | flag : 1 bit ], V + D + 1 = 32.
+// The value format is a template parameter, so the SpMV inner loop has no format branch.
+//   E8M  (E8Mm, m in [7, 22]; BF16 is E8M7): the value field is an FP32 whose low 23-m
+//        mantissa bits were cut off. The FP32 is (w >> (D+1)) << (23-m); since V = 9+m gives
+//        D+1 = 23-m, that equals w with its low D+1 bits cleared: one AND with
+//        value_mask = ~0u << (D+1). Exact: FP32 -> FP64 keeps subnormals, Inf and NaN (no -ftz).
+//   FP16: the 16 value bits are an IEEE binary16, converted exactly through __half.
+//   Exact: the word has no value bits; the FP64 value is exact_values[slot].
+// Dummies and padding (flag 0) never contribute: callers SELECT on the flag (never multiply
+// by it), so whatever bits a dummy's value field holds (NaN included) cannot leak.
+#pragma once
+#include "../core/value_codec.hpp"
+#include <cuda_fp16.h>
+#include <cstdint>
+
+namespace pspmv {
+namespace cuda {
+namespace detail {
+
+// Per-launch constants of the word format.
+struct WordFormat {
+  uint32_t delta_mask;  // (1 << D) - 1 (0 when D == 0)
+  uint32_t value_shift; // D + 1
+  uint32_t value_mask;  // ~0u << (D + 1): the value field in place (E8M)
+};
+
+template <ValueKind K>
+__device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f,
+                                              const double *__restrict__ exact, int64_t slot) {
+  if constexpr (K == ValueKind::Exact) {
+    (void)w;
+    (void)f;
+    return __ldcs(exact + slot);
+  } else if constexpr (K == ValueKind::FP16) {
+    (void)exact;
+    (void)slot;
+    const unsigned short h = static_cast<unsigned short>(w >> f.value_shift);
+    return static_cast<double>(__half2float(__ushort_as_half(h)));
+  } else { // E8M and BF16 (= E8M7)
+    (void)exact;
+    (void)slot;
+    return static_cast<double>(__uint_as_float(w & f.value_mask));
+  }
+}
+
+// flag ? a : b as one PTX selp (two SEL in SASS): written in PTX so the compiler cannot turn
+// it back into a branch around the FMA that computes a.
+__device__ __forceinline__ double select_f64(uint32_t flag, double a, double b) {
+  double r;
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}"
+      : "=d"(r)
+      : "r"(flag), "d"(a), "d"(b));
+  return r;
+}
+
+// Column jump carried by word w: the D-bit delta of a nonzero, or the 31-bit jump of a dummy.
+__device__ __forceinline__ uint32_t word_jump(uint32_t w, uint32_t flag, const WordFormat &f) {
+  const uint32_t upper = w >> 1;
+  return flag ? (upper & f.delta_mask) : upper;
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace pspmv

@@ -1,0 +1,135 @@
+// One configuration of a format, built, uploaded and checked (see format_checks.hpp).
+#include "format_checks.hpp"
+#include "cuda/device_formats.hpp"
+#include <algorithm>
+
+namespace gputest {
+
+using namespace pspmv;
+
+HybridOption hybrid_none() {
+  HybridOption h;
+  h.mode = HybridOption::Mode::None;
+  return h;
+}
+HybridOption hybrid_auto() { return HybridOption{}; }
+HybridOption hybrid_fixed(int32_t K) {
+  HybridOption h;
+  h.mode = HybridOption::Mode::Fixed;
+  h.width = K;
+  return h;
+}
+
+std::string RgConfig::name() const { return "RgCSR G=" + std::to_string(group_size) + " hybrid=" + hybrid.name(); }
+
+std::string PsConfig::name() const {
+  return "PackSELL C=" + std::to_string(slice_height) + " sigma=" + std::to_string(sigma) + " " + format.name() +
+         (scaling == PackSellScaling::Auto ? " scaling=auto" : "") + " hybrid=" + hybrid.name();
+}
+
+std::vector<RgConfig> rgcsr_configs() {
+  std::vector<RgConfig> v;
+  for (int32_t G : {32, 64, 128})
+    for (const HybridOption &h : {hybrid_none(), hybrid_auto(), hybrid_fixed(2)}) v.push_back({G, h});
+  return v;
+}
+
+std::vector<PsConfig> packsell_configs(PackSellScaling scaling) {
+  std::vector<PsConfig> v;
+  const ValueFormat formats[] = {ValueFormat::exact(), ValueFormat::fp16(), ValueFormat::bf16(), ValueFormat::e8m(14),
+                                 ValueFormat::e8m(22)};
+  for (const ValueFormat &f : formats)
+    for (int32_t sigma : {1, 1024})
+      for (const HybridOption &h : {hybrid_none(), hybrid_auto(), hybrid_fixed(2)})
+        v.push_back({32, sigma, f, f.lossy() ? scaling : PackSellScaling::None, h});
+  v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_auto()});
+  v.push_back({128, 1024, ValueFormat::fp16(), scaling, hybrid_auto()});
+  v.push_back({256, 256, ValueFormat::e8m(10), scaling, hybrid_none()});
+  return v;
+}
+
+namespace {
+
+// Releases a device matrix when a failed assertion leaves the check early.
+template <class D>
+struct ReleaseGuard {
+  D *d;
+  ~ReleaseGuard() { cuda::release(d); }
+};
+
+void check_diagonal(const std::vector<double> &host, const double *device, const std::string &what) {
+  if (host.empty()) {
+    EXPECT_EQ(device, nullptr) << what << ": no diagonal expected";
+    return;
+  }
+  ASSERT_NE(device, nullptr) << what << ": diagonal missing";
+  std::vector<double> d(host.size());
+  ASSERT_CUDA(cudaMemcpy(d.data(), device, d.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  for (size_t i = 0; i < d.size(); ++i)
+    if (!(d[i] == host[i] || (d[i] != d[i] && host[i] != host[i]))) {
+      ADD_FAILURE() << what << ": diagonal entry " << i << " is " << d[i] << " on the device, " << host[i]
+                    << " on the host";
+      return;
+    }
+}
+
+} // namespace
+
+void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed) {
+  const std::string what = label + " " + c.name();
+  SCOPED_TRACE(what);
+  RgCsrOptions opt;
+  opt.group_size = c.group_size;
+  opt.hybrid = c.hybrid;
+  const RgCsrMatrix M = build_rgcsr(A.view(), opt);
+  cuda::DeviceRgCsr d;
+  ReleaseGuard<cuda::DeviceRgCsr> guard{&d};
+  ASSERT_CUDA(cuda::upload(M, &d));
+  EXPECT_EQ(d.rows, A.rows);
+  EXPECT_EQ(d.cols, A.cols);
+  EXPECT_EQ(d.num_slots, M.group_pointers.back());
+  EXPECT_EQ(d.tail.nnz, M.tail.nnz());
+  EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);
+  std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
+  if (!diag.empty()) rgcsr_diagonal(M, diag.data());
+  check_diagonal(diag, d.diagonal, what);
+  check_product(
+      A, what, [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+      [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, LossyBound{},
+      seed);
+  EXPECT_CUDA(cuda::release(&d));
+  EXPECT_EQ(d.values, nullptr);
+}
+
+void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &label, uint64_t seed) {
+  const std::string what = label + " " + c.name();
+  SCOPED_TRACE(what);
+  PackSellOptions opt;
+  opt.slice_height = c.slice_height;
+  opt.sigma = c.sigma;
+  opt.value_format = c.format;
+  opt.scaling = c.scaling;
+  opt.hybrid = c.hybrid;
+  const PackSellMatrix M = build_packsell(A.view(), opt);
+  cuda::DevicePackSell d;
+  ReleaseGuard<cuda::DevicePackSell> guard{&d};
+  ASSERT_CUDA(cuda::upload(M, &d));
+  EXPECT_EQ(d.rows, A.rows);
+  EXPECT_EQ(d.cols, A.cols);
+  EXPECT_EQ(d.num_words, M.slice_pointers.back());
+  EXPECT_EQ(d.delta_bits, M.delta_bits);
+  EXPECT_EQ(d.tail.nnz, M.tail.nnz());
+  EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);
+  EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);
+  std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
+  if (!diag.empty()) packsell_diagonal(M, diag.data());
+  check_diagonal(diag, d.diagonal, what);
+  check_product(
+      A, what, [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+      [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
+      lossy_bound(c.format, M.scale_exponent), seed);
+  EXPECT_CUDA(cuda::release(&d));
+  EXPECT_EQ(d.words, nullptr);
+}
+
+} // namespace gputest

@@ -1,0 +1,41 @@
+// One configuration of a format, built on the host, uploaded, and checked on the device.
+#pragma once
+#include "core/packsell.hpp"
+#include "core/rgcsr.hpp"
+#include "gpu_test_util.hpp"
+#include <string>
+#include <vector>
+
+namespace gputest {
+
+struct RgConfig {
+  int32_t group_size = 32;
+  pspmv::HybridOption hybrid;
+  std::string name() const;
+};
+
+struct PsConfig {
+  int32_t slice_height = 32;
+  int32_t sigma = 1;
+  pspmv::ValueFormat format = pspmv::ValueFormat::fp16();
+  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None;
+  pspmv::HybridOption hybrid;
+  std::string name() const;
+};
+
+pspmv::HybridOption hybrid_none();
+pspmv::HybridOption hybrid_auto();
+pspmv::HybridOption hybrid_fixed(int32_t K);
+
+// G = 32, 64, 128 x hybrid none, auto, fixed 2.
+std::vector<RgConfig> rgcsr_configs();
+// exact, fp16, bf16, e8m14, e8m22 x sigma 1, 1024 x hybrid none, auto, fixed 2 (C = 32),
+// plus C = 64, 128, 256 with sorting and auto hybrid. `scaling` for every lossy format.
+std::vector<PsConfig> packsell_configs(pspmv::PackSellScaling scaling);
+
+// Builds, uploads, checks the product (both add modes) against the host references, the
+// diagonal and stored_bytes against the host, then releases. `label` prefixes messages.
+void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed = 1);
+void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &label, uint64_t seed = 1);
+
+} // namespace gputest

@@ -1,0 +1,256 @@
+// Edge cases of the device formats (suite SmallEdge, part of the compute-sanitizer subset):
+// zero sizes, value updates, layout mismatches, release, 64-bit slot offsets, non-finite values.
+#include "cuda/device_formats.hpp"
+#include "format_checks.hpp"
+#include "random_matrices.hpp"
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+using namespace gputest;
+using namespace pspmv;
+
+namespace {
+
+HostCsr small_random(int32_t rows, int32_t cols, int32_t maxlen, uint64_t seed) {
+  RandomSpec s;
+  s.rows = rows;
+  s.cols = cols;
+  s.length = [maxlen](int32_t, uint64_t rnd) { return int32_t(rnd % uint64_t(maxlen + 1)); };
+  s.seed = seed;
+  return random_csr(s);
+}
+
+HostCsr empty_matrix(int32_t rows, int32_t cols) {
+  HostCsr A;
+  A.rows = rows;
+  A.cols = cols;
+  A.rowptr.assign(size_t(rows) + 1, 0);
+  return A;
+}
+
+void every_config(const HostCsr &A, const std::string &label) {
+  for (const RgConfig &c : rgcsr_configs()) check_rgcsr(A, c, label);
+  for (const PsConfig &c : packsell_configs(PackSellScaling::None)) check_packsell(A, c, label);
+}
+
+// Address arithmetic modulo 2^64 (never dereferenced on the host).
+template <class T>
+T *shifted(T *p, int64_t elements) {
+  return reinterpret_cast<T *>(reinterpret_cast<uintptr_t>(p) + uintptr_t(elements) * sizeof(T));
+}
+
+// Well past 2^32 and odd, so a kernel that keeps slot offsets in 32 bits reads wrong places.
+constexpr int64_t kOffset = (int64_t(3) << 31) + 12345;
+
+} // namespace
+
+TEST(SmallEdge, ZeroRowsZeroCols) { every_config(empty_matrix(0, 0), "0x0"); }
+TEST(SmallEdge, ZeroRows) { every_config(empty_matrix(0, 10), "0x10"); }
+TEST(SmallEdge, ZeroCols) { every_config(empty_matrix(10, 0), "10x0"); }
+TEST(SmallEdge, NoNonzeros) { every_config(empty_matrix(100, 100), "100x100 empty"); }
+TEST(SmallEdge, SingleEntry) {
+  HostCsr A = empty_matrix(1, 1);
+  A.rowptr = {0, 1};
+  A.colidx = {0};
+  A.values = {-2.5};
+  every_config(A, "1x1");
+}
+TEST(SmallEdge, OneColumn) { every_config(small_random(100, 1, 1, 3), "100x1"); }
+TEST(SmallEdge, ExplicitZerosOnly) {
+  HostCsr A = small_random(70, 70, 5, 4);
+  for (double &v : A.values) v = 0.0;
+  every_config(A, "explicit zeros");
+}
+
+// Inf and NaN entries propagate like in the CSR product (and never through padding).
+TEST(SmallEdge, NonFiniteValues) {
+  HostCsr A = small_random(200, 200, 6, 5);
+  ASSERT_GT(A.nnz(), 3);
+  A.values[0] = std::numeric_limits<double>::infinity();
+  A.values[size_t(A.nnz() / 2)] = std::numeric_limits<double>::quiet_NaN();
+  every_config(A, "non-finite");
+}
+
+TEST(SmallEdge, SpmvOnEmptyDeviceMatrixIsNoOp) {
+  cuda::DeviceRgCsr r;
+  cuda::DevicePackSell p;
+  EXPECT_EQ(cuda::spmv(r, nullptr, nullptr, false, test_stream()), cudaSuccess);
+  EXPECT_EQ(cuda::spmv(p, nullptr, nullptr, true, test_stream()), cudaSuccess);
+  EXPECT_EQ(cuda::stored_bytes(r), 0);
+  EXPECT_EQ(cuda::stored_bytes(p), 0);
+  EXPECT_EQ(cuda::release(&r), cudaSuccess);
+  EXPECT_EQ(cuda::release(&p), cudaSuccess);
+}
+
+TEST(SmallEdge, ReuploadAndReleaseTwice) {
+  const HostCsr A = small_random(300, 300, 9, 6), B = small_random(100, 400, 20, 7);
+  RgCsrOptions ro;
+  PackSellOptions po;
+  cuda::DeviceRgCsr r;
+  cuda::DevicePackSell p;
+  ASSERT_CUDA(cuda::upload(build_rgcsr(A.view(), ro), &r));
+  ASSERT_CUDA(cuda::upload(build_packsell(A.view(), po), &p));
+  const RgCsrMatrix rb = build_rgcsr(B.view(), ro);
+  const PackSellMatrix pb = build_packsell(B.view(), po);
+  ASSERT_CUDA(cuda::upload(rb, &r)); // frees A's arrays first
+  ASSERT_CUDA(cuda::upload(pb, &p));
+  check_product(
+      B, "re-uploaded RgCSR", [&](const double *x, double *y, bool add) { rgcsr_spmv(rb, x, y, add); },
+      [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(r, x, y, add, s); }, {});
+  check_product(
+      B, "re-uploaded PackSELL", [&](const double *x, double *y, bool add) { packsell_spmv(pb, x, y, add); },
+      [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(p, x, y, add, s); },
+      lossy_bound(pb.value_format, pb.scale_exponent));
+  EXPECT_CUDA(cuda::release(&r));
+  EXPECT_CUDA(cuda::release(&r));
+  EXPECT_CUDA(cuda::release(&p));
+  EXPECT_CUDA(cuda::release(&p));
+  EXPECT_EQ(r.values, nullptr);
+  EXPECT_EQ(r.rows, 0);
+  EXPECT_EQ(p.words, nullptr);
+  EXPECT_EQ(p.rows, 0);
+}
+
+// upload_values keeps every array (same pointers) and the product follows the new values,
+// the tail and the diagonal included.
+TEST(SmallEdge, ValueUpdateRgCsr) {
+  const HostCsr A = small_random(700, 600, 30, 8);
+  for (const RgConfig &c : {RgConfig{32, hybrid_fixed(3)}, RgConfig{64, hybrid_auto()}}) {
+    SCOPED_TRACE(c.name());
+    RgCsrOptions opt;
+    opt.group_size = c.group_size;
+    opt.hybrid = c.hybrid;
+    RgCsrMatrix M = build_rgcsr(A.view(), opt);
+    cuda::DeviceRgCsr d;
+    ASSERT_CUDA(cuda::upload(M, &d));
+    const cuda::DeviceRgCsr before = d;
+    const HostCsr B = with_new_values(A, 3.0, 99);
+    update_rgcsr_values(B.view(), M);
+    ASSERT_CUDA(cuda::upload_values(M, &d));
+    EXPECT_EQ(d.values, before.values);
+    EXPECT_EQ(d.columns, before.columns);
+    EXPECT_EQ(d.tail.val, before.tail.val);
+    EXPECT_EQ(d.diagonal, before.diagonal);
+    std::vector<double> diag(600), ddiag(600);
+    rgcsr_diagonal(M, diag.data());
+    ASSERT_CUDA(cudaMemcpy(ddiag.data(), d.diagonal, 600 * sizeof(double), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(diag, ddiag);
+    check_product(
+        B, "updated " + c.name(), [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+        [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, {});
+    EXPECT_CUDA(cuda::release(&d));
+  }
+}
+
+TEST(SmallEdge, ValueUpdatePackSell) {
+  const HostCsr A = small_random(700, 600, 30, 9);
+  const PsConfig configs[] = {
+      {32, 1, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(3)},
+      {32, 1024, ValueFormat::bf16(), PackSellScaling::None, hybrid_auto()},
+      // Values 1e6 then 1e9 (FP16 max 65504): scaling auto picks one exponent at the build and
+      // a new one at the update (a non-zero exponent tells the update that auto was asked for).
+      {64, 1024, ValueFormat::fp16(), PackSellScaling::Auto, hybrid_fixed(4)},
+  };
+  for (const PsConfig &c : configs) {
+    SCOPED_TRACE(c.name());
+    PackSellOptions opt;
+    opt.slice_height = c.slice_height;
+    opt.sigma = c.sigma;
+    opt.value_format = c.format;
+    opt.scaling = c.scaling;
+    opt.hybrid = c.hybrid;
+    const HostCsr A1 = c.scaling == PackSellScaling::Auto ? with_new_values(A, 1e6, 5) : A;
+    PackSellMatrix M = build_packsell(A1.view(), opt);
+    const int32_t old_scale = M.scale_exponent;
+    cuda::DevicePackSell d;
+    ASSERT_CUDA(cuda::upload(M, &d));
+    const cuda::DevicePackSell before = d;
+    const HostCsr B = with_new_values(A, c.scaling == PackSellScaling::Auto ? 1e9 : 3.0, 98);
+    update_packsell_values(B.view(), M);
+    if (c.scaling == PackSellScaling::Auto) EXPECT_NE(M.scale_exponent, old_scale);
+    ASSERT_CUDA(cuda::upload_values(M, &d));
+    EXPECT_EQ(d.words, before.words);
+    EXPECT_EQ(d.exact_values, before.exact_values);
+    EXPECT_EQ(d.tail.val, before.tail.val);
+    EXPECT_EQ(d.diagonal, before.diagonal);
+    EXPECT_EQ(d.inv_scale, std::ldexp(1.0, -M.scale_exponent));
+    std::vector<double> diag(600), ddiag(600);
+    packsell_diagonal(M, diag.data());
+    ASSERT_CUDA(cudaMemcpy(ddiag.data(), d.diagonal, 600 * sizeof(double), cudaMemcpyDeviceToHost));
+    EXPECT_EQ(diag, ddiag);
+    check_product(
+        B, "updated " + c.name(), [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
+        lossy_bound(c.format, M.scale_exponent));
+    EXPECT_CUDA(cuda::release(&d));
+  }
+}
+
+TEST(SmallEdge, UploadValuesRejectsAnotherLayout) {
+  const HostCsr A = small_random(300, 300, 9, 10), B = small_random(300, 300, 12, 11);
+  cuda::DeviceRgCsr r;
+  cuda::DevicePackSell p;
+  ASSERT_CUDA(cuda::upload(build_rgcsr(A.view(), RgCsrOptions{}), &r));
+  ASSERT_CUDA(cuda::upload(build_packsell(A.view(), PackSellOptions{}), &p));
+  EXPECT_EQ(cuda::upload_values(build_rgcsr(B.view(), RgCsrOptions{}), &r), cudaErrorInvalidValue);
+  EXPECT_EQ(cuda::upload_values(build_packsell(B.view(), PackSellOptions{}), &p), cudaErrorInvalidValue);
+  PackSellOptions other;
+  other.value_format = ValueFormat::bf16();
+  EXPECT_EQ(cuda::upload_values(build_packsell(A.view(), other), &p), cudaErrorInvalidValue);
+  EXPECT_CUDA(cuda::release(&r));
+  EXPECT_CUDA(cuda::release(&p));
+}
+
+// 64-bit slot offsets without a 25 GB matrix: the group/slice pointers are raised by kOffset
+// and the array pointers lowered by as much, so the addresses are unchanged only if the
+// kernel computes pointer + (offset + k*G + lane) in 64 bits.
+TEST(SmallEdge, RgCsrSlotOffsetsBeyond32Bits) {
+  const HostCsr A = small_random(500, 800, 40, 12);
+  RgCsrOptions opt;
+  opt.group_size = 64;
+  opt.hybrid = hybrid_fixed(8);
+  const RgCsrMatrix M = build_rgcsr(A.view(), opt);
+  cuda::DeviceRgCsr d;
+  ASSERT_CUDA(cuda::upload(M, &d));
+  std::vector<int64_t> gp = M.group_pointers;
+  for (int64_t &g : gp) g += kOffset;
+  DeviceArray<int64_t> dgp(gp.size());
+  dgp.upload(gp);
+  cuda::DeviceRgCsr s = d;
+  s.group_pointers = dgp.get();
+  s.columns = shifted(d.columns, -kOffset);
+  s.values = shifted(d.values, -kOffset);
+  check_product(
+      A, "RgCSR shifted by 2^32+", [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+      [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); }, {});
+  EXPECT_CUDA(cuda::release(&d));
+}
+
+TEST(SmallEdge, PackSellWordOffsetsBeyond32Bits) {
+  const HostCsr A = small_random(500, 800, 40, 13);
+  for (const ValueFormat &f : {ValueFormat::exact(), ValueFormat::fp16()}) {
+    SCOPED_TRACE(f.name());
+    PackSellOptions opt;
+    opt.slice_height = 64;
+    opt.sigma = 128;
+    opt.value_format = f;
+    opt.hybrid = hybrid_fixed(8);
+    const PackSellMatrix M = build_packsell(A.view(), opt);
+    cuda::DevicePackSell d;
+    ASSERT_CUDA(cuda::upload(M, &d));
+    std::vector<int64_t> sp = M.slice_pointers;
+    for (int64_t &g : sp) g += kOffset;
+    DeviceArray<int64_t> dsp(sp.size());
+    dsp.upload(sp);
+    cuda::DevicePackSell s = d;
+    s.slice_pointers = dsp.get();
+    s.words = shifted(d.words, -kOffset);
+    if (d.exact_values) s.exact_values = shifted(d.exact_values, -kOffset);
+    check_product(
+        A, "PackSELL shifted by 2^32+", [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); },
+        lossy_bound(f, M.scale_exponent));
+    EXPECT_CUDA(cuda::release(&d));
+  }
+}

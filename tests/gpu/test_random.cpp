@@ -1,0 +1,135 @@
+// Random matrices through every configuration of both device formats. Suites RandomRgCsr and
+// RandomPackSell (part of the compute-sanitizer subset --gtest_filter=*Small*:*Random*), so
+// sizes stay small; each case targets one way a kernel can go wrong.
+#include "format_checks.hpp"
+#include "random_matrices.hpp"
+
+using namespace gputest;
+
+namespace {
+
+int32_t uniform_len(uint64_t rnd, int32_t lo, int32_t hi) { return lo + int32_t(rnd % uint64_t(hi - lo + 1)); }
+
+// 1000 x 1000 (not a multiple of 32 rows): 10% empty rows, others 1..24 nonzeros.
+HostCsr square_empty_rows() {
+  RandomSpec s;
+  s.rows = s.cols = 1000;
+  s.length = [](int32_t, uint64_t rnd) { return rnd % 10 == 0 ? 0 : uniform_len(rnd >> 8, 1, 24); };
+  s.seed = 11;
+  return random_csr(s);
+}
+// 300 x 5000 and 5000 x 300.
+HostCsr rectangular_wide() {
+  RandomSpec s;
+  s.rows = 300;
+  s.cols = 5000;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 60); };
+  s.seed = 12;
+  return random_csr(s);
+}
+HostCsr rectangular_tall() {
+  RandomSpec s;
+  s.rows = 5000;
+  s.cols = 300;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 8); };
+  s.seed = 13;
+  return random_csr(s);
+}
+// One full row (2000 nonzeros), one half row, the rest 0..10: the hybrid tail takes them.
+HostCsr dense_row() {
+  RandomSpec s;
+  s.rows = s.cols = 2000;
+  s.length = [](int32_t r, uint64_t rnd) { return r == 777 ? 2000 : r == 0 ? 1000 : uniform_len(rnd, 0, 10); };
+  s.seed = 14;
+  return random_csr(s);
+}
+// Columns spread over 4M: almost every delta needs a PackSELL dummy (D = 15, 8, 0).
+HostCsr huge_column_gaps() {
+  RandomSpec s;
+  s.rows = 2000;
+  s.cols = 4000000;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 8); };
+  s.seed = 15;
+  return random_csr(s);
+}
+// Half the row at the first columns, half at the last: one jump of ~2^23 per row (x stays
+// 64 MB; the jump path is the same shift for any size up to 2^31).
+HostCsr extreme_columns() {
+  RandomSpec s;
+  s.rows = 500;
+  s.cols = 1 << 23;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 1, 6); };
+  s.spread = ColumnSpread::Extremes;
+  s.seed = 16;
+  return random_csr(s);
+}
+// 3000 rows of 50..400 nonzeros in clustered columns: with hybrid K = 2 a tail of ~650k
+// entries, so tail warps get chunks of many batches and rows span batches and chunks.
+HostCsr long_rows() {
+  RandomSpec s;
+  s.rows = s.cols = 3000;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 50, 400); };
+  s.spread = ColumnSpread::Clustered;
+  s.seed = 17;
+  return random_csr(s);
+}
+// 20000 rows of 2..5 nonzeros: with K = 2 the tail has many short segments per batch.
+HostCsr short_rows() {
+  RandomSpec s;
+  s.rows = s.cols = 20000;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 2, 5); };
+  s.seed = 18;
+  return random_csr(s);
+}
+// Tiny row counts around the warp size.
+HostCsr tiny(int32_t rows, uint64_t seed) {
+  RandomSpec s;
+  s.rows = rows;
+  s.cols = 50;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 12); };
+  s.seed = seed;
+  return random_csr(s);
+}
+
+void all_rgcsr(const HostCsr &A, const std::string &label) {
+  for (const RgConfig &c : rgcsr_configs()) check_rgcsr(A, c, label);
+}
+void all_packsell(const HostCsr &A, const std::string &label,
+                  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None) {
+  for (const PsConfig &c : packsell_configs(scaling)) check_packsell(A, c, label);
+}
+
+} // namespace
+
+TEST(RandomRgCsr, SquareEmptyRows) { all_rgcsr(square_empty_rows(), "square_empty_rows"); }
+TEST(RandomRgCsr, RectangularWide) { all_rgcsr(rectangular_wide(), "rectangular_wide"); }
+TEST(RandomRgCsr, RectangularTall) { all_rgcsr(rectangular_tall(), "rectangular_tall"); }
+TEST(RandomRgCsr, DenseRow) { all_rgcsr(dense_row(), "dense_row"); }
+TEST(RandomRgCsr, HugeColumnGaps) { all_rgcsr(huge_column_gaps(), "huge_column_gaps"); }
+TEST(RandomRgCsr, LongRowsTail) { all_rgcsr(long_rows(), "long_rows"); }
+TEST(RandomRgCsr, ShortRowsTail) { all_rgcsr(short_rows(), "short_rows"); }
+TEST(RandomRgCsr, TinyRowCounts) {
+  for (int32_t rows : {1, 31, 32, 33, 97}) all_rgcsr(tiny(rows, 100 + rows), "tiny" + std::to_string(rows));
+}
+
+TEST(RandomPackSell, SquareEmptyRows) { all_packsell(square_empty_rows(), "square_empty_rows"); }
+TEST(RandomPackSell, RectangularWide) { all_packsell(rectangular_wide(), "rectangular_wide"); }
+TEST(RandomPackSell, RectangularTall) { all_packsell(rectangular_tall(), "rectangular_tall"); }
+TEST(RandomPackSell, DenseRow) { all_packsell(dense_row(), "dense_row"); }
+TEST(RandomPackSell, HugeColumnGaps) { all_packsell(huge_column_gaps(), "huge_column_gaps"); }
+TEST(RandomPackSell, ExtremeColumns) { all_packsell(extreme_columns(), "extreme_columns"); }
+TEST(RandomPackSell, LongRowsTail) { all_packsell(long_rows(), "long_rows"); }
+TEST(RandomPackSell, ShortRowsTail) { all_packsell(short_rows(), "short_rows"); }
+TEST(RandomPackSell, TinyRowCounts) {
+  for (int32_t rows : {1, 31, 32, 33, 97}) all_packsell(tiny(rows, 200 + rows), "tiny" + std::to_string(rows));
+}
+// Values around 1e7 overflow FP16: scaling auto stores them times 2^-s, the device
+// multiplies each row sum by inv_scale.
+TEST(RandomPackSell, LargeValuesScaled) {
+  RandomSpec s;
+  s.rows = s.cols = 1500;
+  s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 20); };
+  s.magnitude = 1e7;
+  s.seed = 19;
+  all_packsell(random_csr(s), "large_values", pspmv::PackSellScaling::Auto);
+}

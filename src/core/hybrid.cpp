@@ -115,8 +115,15 @@ void update_coo_tail_values(const CsrView &A, int32_t K, CooTail &tail) {
 }
 
 void coo_tail_spmv_add(const CooTail &tail, const double *x, double *y) {
+  // Segmented sum: each row's run is summed first and added to y once, as the device
+  // kernel does at segment ends, so y's magnitude does not round every tail entry.
   const size_t n = tail.row.size();
-  for (size_t t = 0; t < n; ++t) y[tail.row[t]] += tail.val[t] * x[tail.col[t]];
+  for (size_t t = 0; t < n;) {
+    const int32_t r = tail.row[t];
+    double sum = 0.0;
+    for (; t < n && tail.row[t] == r; ++t) sum += tail.val[t] * x[tail.col[t]];
+    y[r] += sum;
+  }
 }
 
 } // namespace pspmv

@@ -1,0 +1,419 @@
+#include "format_check.hpp"
+#include "random_matrix.hpp"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+namespace pspmv_test {
+
+using pspmv::PackSellScaling;
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Stored bits of a at exponent s.
+uint32_t encoded(const pspmv::ValueFormat &f, double a, int32_t s) {
+  pspmv::EncodeStatus st;
+  return pspmv::encode_value(f, std::ldexp(a, s), &st);
+}
+
+// The value a PackSELL layout with exponent s represents for a (what a product multiplies).
+double rounded(const pspmv::ValueFormat &f, double a, int32_t s) {
+  if (!f.lossy()) return a;
+  return std::ldexp(pspmv::decode_value(f, encoded(f, a, s)), -s);
+}
+
+bool fits_at(const pspmv::ValueFormat &f, double a, int32_t s) {
+  pspmv::EncodeStatus st;
+  pspmv::encode_value(f, std::ldexp(a, s), &st);
+  return st == pspmv::EncodeStatus::Ok;
+}
+
+double max_abs(const CsrMatrix &A) {
+  double m = 0.0;
+  for (double v : A.values) m = std::max(m, std::fabs(v));
+  return m;
+}
+
+// Words the first n nonzeros of row r need with D delta bits (dummy before each long jump).
+int32_t words_of(const CsrMatrix &A, int32_t r, int32_t n, int32_t D) {
+  const int64_t md = (int64_t(1) << D) - 1;
+  int32_t w = n;
+  int64_t prev = 0;
+  for (int32_t j = 0; j < n; ++j) {
+    const int64_t c = A.colidx[size_t(A.rowptr[size_t(r)] + j)];
+    if (c - prev > md) ++w;
+    prev = c;
+  }
+  return w;
+}
+
+void expect_tail(const CsrMatrix &A, const pspmv::CooTail &t, int32_t K,
+                 const pspmv::ValueFormat &f, int32_t s) {
+  size_t i = 0;
+  bool ok = true;
+  for (int32_t r = 0; r < A.rows && ok; ++r)
+    for (int32_t k = A.rowptr[size_t(r)] + K; k < A.rowptr[size_t(r) + 1] && ok; ++k, ++i) {
+      ok = i < t.row.size() && t.row[i] == r && t.col[i] == A.colidx[size_t(k)] &&
+           same_bits(t.val[i], rounded(f, A.values[size_t(k)], s));
+      EXPECT_TRUE(ok) << "tail entry " << i << " (row " << r << ", CSR position " << k << ") is wrong";
+    }
+  EXPECT_EQ(t.row.size(), i);
+  EXPECT_EQ(t.col.size(), t.row.size());
+  EXPECT_EQ(t.val.size(), t.row.size());
+}
+
+// A copy of A with the same nonzero count but one column moved (nullopt-like: rows == -1).
+CsrMatrix moved_pattern(const CsrMatrix &A) {
+  CsrMatrix B = A;
+  for (int32_t r = 0; r < A.rows; ++r) {
+    const int32_t e = A.rowptr[size_t(r) + 1];
+    if (e > A.rowptr[size_t(r)] && A.colidx[size_t(e - 1)] + 1 < A.cols) {
+      B.colidx[size_t(e - 1)] += 1;
+      return B;
+    }
+  }
+  B.rows = -1;
+  return B;
+}
+
+void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+  pspmv::RgCsrMatrix M = pspmv::build_rgcsr(A.view(), cfg.rgcsr_options());
+  expect_rgcsr_layout(A, M, expected_width(A, cfg));
+
+  const int32_t n = std::min(A.rows, A.cols);
+  std::vector<double> d(size_t(n), std::numeric_limits<double>::quiet_NaN());
+  pspmv::rgcsr_diagonal(M, d.data());
+  for (int32_t r = 0; r < n; ++r) {
+    double ref = 0.0;
+    for (int32_t k = A.rowptr[size_t(r)]; k < A.rowptr[size_t(r) + 1]; ++k)
+      if (A.colidx[size_t(k)] == r) ref = A.values[size_t(k)];
+    ASSERT_EQ(d[size_t(r)], ref) << "diagonal of row " << r;
+  }
+  auto product = [&M](const double *x, double *y, bool add) { pspmv::rgcsr_spmv(M, x, y, add); };
+  EXPECT_TRUE(check_product(A, product, ErrorModel{}, seed));
+  if (!cfg.check_update) return;
+
+  const double hi = std::max(max_abs(A), 1e-300);
+  const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
+  pspmv::update_rgcsr_values(B.view(), M);
+  expect_rgcsr_layout(B, M, expected_width(A, cfg));
+  EXPECT_TRUE(check_product(B, product, ErrorModel{}, seed + 1));
+  const pspmv::RgCsrMatrix fresh = pspmv::build_rgcsr(B.view(), cfg.rgcsr_options());
+  EXPECT_TRUE(fresh.values == M.values && fresh.tail.val == M.tail.val)
+      << "an update differs from a fresh build";
+
+  const CsrMatrix moved = moved_pattern(A);
+  if (moved.rows >= 0) {
+    const std::vector<double> before = M.values;
+    EXPECT_THROW(pspmv::update_rgcsr_values(moved.view(), M), pspmv::FormatError);
+    EXPECT_TRUE(before == M.values) << "a refused update changed the layout";
+  }
+}
+
+void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+  const pspmv::PackSellOptions opt = cfg.packsell_options();
+  if (opt.value_format.lossy() && cfg.scaling == PackSellScaling::None &&
+      !values_fit(A, opt.value_format)) {
+    try {
+      (void)pspmv::build_packsell(A.view(), opt);
+      ADD_FAILURE() << "a value overflows " << cfg.value << " but the build did not throw";
+    } catch (const pspmv::ValueRangeError &e) {
+      const std::string what = e.what();
+      for (const char *part : {"row ", "column ", "value ", "e8m14", "-mat_packsell_scaling auto"})
+        EXPECT_NE(what.find(part), std::string::npos) << "message lacks '" << part << "': " << what;
+    }
+    return;
+  }
+  pspmv::PackSellMatrix M = pspmv::build_packsell(A.view(), opt);
+  EXPECT_EQ(M.hybrid_width, expected_width(A, cfg));
+  expect_packsell_layout(A, M, true);
+
+  const int32_t n = std::min(A.rows, A.cols);
+  std::vector<double> d(size_t(n), std::numeric_limits<double>::quiet_NaN());
+  pspmv::packsell_diagonal(M, d.data());
+  for (int32_t r = 0; r < n; ++r) {
+    double ref = 0.0;
+    for (int32_t k = A.rowptr[size_t(r)]; k < A.rowptr[size_t(r) + 1]; ++k)
+      if (A.colidx[size_t(k)] == r) ref = rounded(M.value_format, A.values[size_t(k)], M.scale_exponent);
+    ASSERT_EQ(d[size_t(r)], ref) << "diagonal of row " << r;
+  }
+  auto product = [&M](const double *x, double *y, bool add) { pspmv::packsell_spmv(M, x, y, add); };
+  EXPECT_TRUE(check_product(A, product, packsell_error_model(M), seed));
+  if (!cfg.check_update) return;
+
+  // New values inside A's range, so they fit whenever A's did.
+  const double hi = std::max(max_abs(A), 1e-300);
+  const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
+  pspmv::update_packsell_values(B.view(), M);
+  expect_packsell_layout(B, M, false);
+  EXPECT_TRUE(check_product(B, product, packsell_error_model(M), seed + 1));
+  const pspmv::PackSellMatrix fresh = pspmv::build_packsell(B.view(), opt);
+  if (fresh.scale_exponent == M.scale_exponent) {
+    EXPECT_TRUE(fresh.words == M.words && fresh.exact_values == M.exact_values &&
+                fresh.tail.val == M.tail.val)
+        << "an update differs from a fresh build";
+  }
+
+  const CsrMatrix moved = moved_pattern(A);
+  if (moved.rows >= 0) {
+    const std::vector<uint32_t> before = M.words;
+    EXPECT_THROW(pspmv::update_packsell_values(moved.view(), M), pspmv::FormatError);
+    EXPECT_TRUE(before == M.words) << "a refused update changed the layout";
+  }
+}
+
+} // namespace
+
+std::string FormatConfig::name() const {
+  if (kind == Kind::RgCsr) return "rgcsr G=" + std::to_string(block) + " hybrid=" + hybrid;
+  return "packsell C=" + std::to_string(block) + " sigma=" + std::to_string(sigma) + " " + value +
+         " hybrid=" + hybrid + " scaling=" + (scaling == PackSellScaling::Auto ? "auto" : "none");
+}
+
+pspmv::RgCsrOptions FormatConfig::rgcsr_options() const {
+  pspmv::RgCsrOptions o;
+  o.group_size = block;
+  o.hybrid = pspmv::HybridOption::parse(hybrid);
+  return o;
+}
+
+pspmv::PackSellOptions FormatConfig::packsell_options() const {
+  pspmv::PackSellOptions o;
+  o.slice_height = block;
+  o.sigma = sigma;
+  o.value_format = pspmv::ValueFormat::parse(value);
+  o.scaling = scaling;
+  o.hybrid = pspmv::HybridOption::parse(hybrid);
+  return o;
+}
+
+FormatConfig rgcsr_config(int32_t G, const std::string &hybrid, bool update) {
+  FormatConfig c;
+  c.kind = FormatConfig::Kind::RgCsr;
+  c.block = G;
+  c.hybrid = hybrid;
+  c.check_update = update;
+  return c;
+}
+
+FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
+                             const std::string &hybrid, PackSellScaling scaling, bool update) {
+  FormatConfig c;
+  c.kind = FormatConfig::Kind::PackSell;
+  c.block = C;
+  c.sigma = sigma;
+  c.value = value;
+  c.hybrid = hybrid;
+  c.scaling = scaling;
+  c.check_update = update;
+  return c;
+}
+
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f) {
+  if (!f.lossy()) return true;
+  for (double v : A.values)
+    if (!fits_at(f, v, 0)) return false;
+  return true;
+}
+
+ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M) {
+  const pspmv::ValueFormat &f = M.value_format;
+  if (!f.lossy()) return ErrorModel{};
+  const int emin = 2 - (1 << (f.exponent_bits - 1));
+  ErrorModel m;
+  m.u = f.unit_roundoff();
+  m.eta = std::ldexp(1.0, emin - f.mantissa_bits - 1 - M.scale_exponent);
+  return m;
+}
+
+int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
+  const int32_t maxlen = A.max_row_length();
+  const pspmv::HybridOption h = pspmv::HybridOption::parse(cfg.hybrid);
+  if (h.mode == pspmv::HybridOption::Mode::None) return maxlen;
+  if (h.mode == pspmv::HybridOption::Mode::Fixed) return std::min(h.width, maxlen);
+  std::vector<int32_t> len(size_t(A.rows));
+  if (cfg.kind == FormatConfig::Kind::RgCsr) {
+    for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
+    return std::min(pspmv::choose_hybrid_width(len, cfg.block, {12.0, 16.0}), maxlen);
+  }
+  // PackSELL: whole-row word counts, sorted inside sigma windows, padded per slice.
+  const pspmv::ValueFormat f = pspmv::ValueFormat::parse(cfg.value);
+  const int32_t D = f.lossy() ? 31 - f.value_bits() : 15;
+  for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = words_of(A, r, A.row_length(r), D);
+  if (cfg.sigma > 1)
+    for (size_t w0 = 0; w0 < len.size(); w0 += size_t(cfg.sigma))
+      std::stable_sort(len.begin() + w0, len.begin() + std::min(len.size(), w0 + size_t(cfg.sigma)),
+                       std::greater<int32_t>());
+  return std::min(pspmv::choose_hybrid_width(len, cfg.block, {4.0, 16.0}), maxlen);
+}
+
+void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {
+  const int32_t G = M.group_size;
+  ASSERT_EQ(M.rows, A.rows);
+  ASSERT_EQ(M.cols, A.cols);
+  ASSERT_EQ(M.hybrid_width, K);
+  const int32_t ngroups = (A.rows + G - 1) / G;
+  ASSERT_EQ(M.group_pointers.size(), size_t(ngroups) + 1);
+  ASSERT_EQ(M.group_pointers[0], 0);
+  ASSERT_EQ(M.row_length.size(), size_t(A.rows));
+  ASSERT_EQ(M.columns.size(), size_t(M.group_pointers.back()));
+  ASSERT_EQ(M.values.size(), size_t(M.group_pointers.back()));
+  std::vector<char> used(M.values.size(), 0);
+  int64_t regular = 0;
+  for (int32_t g = 0; g < ngroups; ++g) {
+    int32_t width = 0;
+    for (int32_t r = g * G; r < std::min(A.rows, g * G + G); ++r) {
+      const int32_t n = std::min(A.row_length(r), K);
+      ASSERT_EQ(M.row_length[size_t(r)], n) << "row_length of row " << r;
+      width = std::max(width, n);
+      for (int32_t k = 0; k < n; ++k) {
+        const size_t p = size_t(M.group_pointers[size_t(g)] + int64_t(k) * G + r % G);
+        const size_t q = size_t(A.rowptr[size_t(r)] + k);
+        ASSERT_TRUE(M.columns[p] == A.colidx[q] && same_bits(M.values[p], A.values[q]))
+            << "slot " << k << " of row " << r;
+        used[p] = 1;
+      }
+      regular += n;
+    }
+    ASSERT_EQ(M.group_pointers[size_t(g) + 1] - M.group_pointers[size_t(g)], int64_t(width) * G)
+        << "group " << g << " is not padded to its longest row times G";
+  }
+  for (size_t p = 0; p < used.size(); ++p)
+    if (!used[p]) {
+      ASSERT_TRUE(M.columns[p] == 0 && same_bits(M.values[p], 0.0)) << "padding slot " << p;
+    }
+  expect_tail(A, M.tail, K, pspmv::ValueFormat::exact(), 0);
+
+  const pspmv::FormatStats s = M.stats();
+  EXPECT_EQ(s.rows, A.rows);
+  EXPECT_EQ(s.cols, A.cols);
+  EXPECT_EQ(s.nnz, A.nnz());
+  EXPECT_EQ(s.tail_nnz, A.nnz() - regular);
+  EXPECT_EQ(s.stored_slots, M.group_pointers.back());
+  EXPECT_EQ(s.padding_slots, s.stored_slots - regular);
+  EXPECT_EQ(s.dummy_words, 0);
+  EXPECT_EQ(s.hybrid_width, K);
+  EXPECT_EQ(s.stored_bytes, 12 * s.stored_slots + 8 * int64_t(ngroups + 1) + 4 * int64_t(A.rows) +
+                                16 * s.tail_nnz);
+}
+
+void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh) {
+  const pspmv::ValueFormat &f = M.value_format;
+  const int32_t C = M.slice_height, K = M.hybrid_width, s = M.scale_exponent;
+  const int32_t D = f.lossy() ? 31 - f.value_bits() : 15;
+  const int64_t md = (int64_t(1) << D) - 1;
+  ASSERT_EQ(M.rows, A.rows);
+  ASSERT_EQ(M.cols, A.cols);
+  ASSERT_EQ(M.delta_bits, D);
+  ASSERT_LE(K, A.max_row_length());
+
+  // Exponent: none -> 0; auto (fresh build) -> 0 if A fits, else the largest s that fits.
+  if (!f.lossy() || M.scaling == PackSellScaling::None) {
+    EXPECT_EQ(s, 0);
+  } else if (fresh) {
+    const double m = max_abs(A);
+    if (fits_at(f, m, 0)) EXPECT_EQ(s, 0);
+    else EXPECT_TRUE(s < 0 && fits_at(f, m, s) && !fits_at(f, m, s + 1)) << "exponent " << s;
+  }
+
+  // perm: a permutation; identity for sigma 1; rows stay inside their sigma window.
+  ASSERT_EQ(M.perm.size(), size_t(A.rows));
+  std::vector<char> seen(size_t(A.rows), 0);
+  for (int32_t i = 0; i < A.rows; ++i) {
+    const int32_t r = M.perm[size_t(i)];
+    ASSERT_TRUE(r >= 0 && r < A.rows && !seen[size_t(r)]) << "perm is not a permutation at " << i;
+    seen[size_t(r)] = 1;
+    if (M.sigma == 1) ASSERT_EQ(r, i);
+    else ASSERT_EQ(r / M.sigma, i / M.sigma) << "row " << r << " left its sort window";
+  }
+  const int32_t nslices = (A.rows + C - 1) / C;
+  ASSERT_EQ(M.slice_pointers.size(), size_t(nslices) + 1);
+  ASSERT_EQ(M.slice_pointers[0], 0);
+  ASSERT_EQ(M.words.size(), size_t(M.slice_pointers.back()));
+  ASSERT_EQ(M.exact_values.size(), f.lossy() ? 0 : M.words.size());
+
+  // Walk every lane of every slice, re-deriving the word rules.
+  int64_t real = 0, dummies = 0, padding = 0;
+  std::vector<int32_t> used_words(size_t(A.rows), 0);
+  for (int32_t sl = 0; sl < nslices; ++sl) {
+    const int64_t span = M.slice_pointers[size_t(sl) + 1] - M.slice_pointers[size_t(sl)];
+    ASSERT_EQ(span % C, 0);
+    const int64_t width = span / C;
+    int64_t longest = 0;
+    for (int32_t lane = 0; lane < C; ++lane) {
+      const int32_t i = sl * C + lane;
+      const int32_t r = i < A.rows ? M.perm[size_t(i)] : -1;
+      const int32_t n = r >= 0 ? std::min(A.row_length(r), K) : 0;
+      int32_t j = 0;
+      int64_t col = 0, lane_padding = 0;
+      bool after_dummy = false;
+      for (int64_t k = 0; k < width; ++k) {
+        const size_t p = size_t(M.slice_pointers[size_t(sl)] + k * C + lane);
+        const uint32_t w = M.words[p];
+        const double ev = f.lossy() ? 0.0 : M.exact_values[p];
+        if (j == n) { // after the row: padding words are 0
+          ASSERT_TRUE(w == 0 && same_bits(ev, 0.0)) << "padding word of sorted row " << i << " slot " << k;
+          ++padding;
+          ++lane_padding;
+          continue;
+        }
+        const size_t q = size_t(A.rowptr[size_t(r)] + j);
+        const int64_t need = int64_t(A.colidx[q]) - col;
+        if (!(w & 1u)) { // dummy: whole jump, only when it does not fit, never twice
+          ASSERT_TRUE(!after_dummy && need > md && int64_t(w >> 1) == need && same_bits(ev, 0.0))
+              << "dummy word of row " << r << " before nonzero " << j;
+          col += w >> 1;
+          after_dummy = true;
+          ++dummies;
+          continue;
+        }
+        ASSERT_EQ(int64_t((w >> 1) & uint32_t(md)), need) << "delta of row " << r << " nonzero " << j;
+        if (f.lossy())
+          ASSERT_EQ(w >> (D + 1), encoded(f, A.values[q], s)) << "value bits of row " << r << " nonzero " << j;
+        else
+          ASSERT_TRUE((w >> (D + 1)) == 0 && same_bits(ev, A.values[q])) << "exact value of row " << r;
+        col = A.colidx[q];
+        after_dummy = false;
+        ++j;
+        ++real;
+      }
+      ASSERT_EQ(j, n) << "sorted row " << i << " (row " << r << ") does not hold its first K nonzeros";
+      const int64_t lane_words = width - lane_padding;
+      if (r >= 0) used_words[size_t(i)] = int32_t(lane_words);
+      longest = std::max(longest, lane_words);
+    }
+    ASSERT_EQ(width, longest) << "slice " << sl << " is not padded to its longest row";
+  }
+  // Sorted by word count, longest first, stable, inside sigma windows.
+  if (M.sigma > 1)
+    for (int32_t i = 1; i < A.rows; ++i)
+      if (i % M.sigma != 0) {
+        ASSERT_GE(used_words[size_t(i - 1)], used_words[size_t(i)]) << "rows not sorted at " << i;
+        if (used_words[size_t(i - 1)] == used_words[size_t(i)]) {
+          ASSERT_LT(M.perm[size_t(i - 1)], M.perm[size_t(i)]) << "sort not stable at " << i;
+        }
+      }
+  expect_tail(A, M.tail, K, f, s);
+
+  const pspmv::FormatStats st = M.stats();
+  EXPECT_EQ(st.nnz, A.nnz());
+  EXPECT_EQ(st.tail_nnz, A.nnz() - real);
+  EXPECT_EQ(st.dummy_words, dummies);
+  EXPECT_EQ(st.padding_slots, padding);
+  EXPECT_EQ(st.stored_slots, real + dummies + padding);
+  EXPECT_EQ(st.hybrid_width, K);
+  EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) +
+                                 8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
+}
+
+void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+  SCOPED_TRACE(cfg.name());
+  if (cfg.kind == FormatConfig::Kind::RgCsr) check_rgcsr(A, cfg, seed);
+  else check_packsell(A, cfg, seed);
+}
+
+} // namespace pspmv_test

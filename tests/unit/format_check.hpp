@@ -1,0 +1,47 @@
+// One configuration of a format, and the full check of it on a matrix: layout entry by entry
+// (re-deriving the documented rules independently of the builder), stats, diagonal, both
+// products against CSR, and optionally the value-only update.
+#pragma once
+#include "core/packsell.hpp"
+#include "core/rgcsr.hpp"
+#include "csr_matrix.hpp"
+#include "spmv_check.hpp"
+#include <string>
+#include <vector>
+
+namespace pspmv_test {
+
+struct FormatConfig {
+  enum class Kind { RgCsr, PackSell };
+  Kind kind = Kind::RgCsr;
+  int32_t block = 32; // G (RgCSR) or C (PackSELL)
+  int32_t sigma = 1;
+  std::string value = "exact";
+  std::string hybrid = "none";
+  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::Auto;
+  bool check_update = false;
+
+  std::string name() const;
+  pspmv::RgCsrOptions rgcsr_options() const;
+  pspmv::PackSellOptions packsell_options() const;
+};
+
+FormatConfig rgcsr_config(int32_t G, const std::string &hybrid, bool update = false);
+FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
+                             const std::string &hybrid, pspmv::PackSellScaling scaling,
+                             bool update = false);
+
+void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed);
+
+// Entry-by-entry layout checks; fresh = right after a build (checks the auto exponent rule).
+void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t expected_K);
+void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh);
+
+// u and eta of a PackSELL layout (see ErrorModel).
+ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M);
+// Whether every value of A encodes into f without overflow (no scaling).
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f);
+// K the documented rules give for this matrix and configuration.
+int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg);
+
+} // namespace pspmv_test

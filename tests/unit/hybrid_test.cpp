@@ -1,0 +1,109 @@
+// Hybrid option parsing, the cost rule that picks K (against brute force), and the COO tail.
+#include "core/hybrid.hpp"
+#include "csr_matrix.hpp"
+#include "random_matrix.hpp"
+#include <algorithm>
+#include <gtest/gtest.h>
+
+using namespace pspmv;
+using namespace pspmv_test;
+
+namespace {
+
+// The documented cost of width K, computed directly.
+double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int32_t K) {
+  double slots = 0, tail = 0;
+  for (size_t b0 = 0; b0 < len.size(); b0 += size_t(block)) {
+    int32_t m = 0;
+    for (size_t i = b0; i < std::min(len.size(), b0 + size_t(block)); ++i) m = std::max(m, len[i]);
+    slots += double(block) * std::min(K, m);
+  }
+  for (int32_t l : len) tail += std::max(0, l - K);
+  return c.slot_bytes * slots + c.tail_bytes * tail;
+}
+
+} // namespace
+
+TEST(HybridOption, ParsesAutoNoneAndPositiveWidths) {
+  EXPECT_EQ(HybridOption::parse("auto").mode, HybridOption::Mode::Auto);
+  EXPECT_EQ(HybridOption::parse("none").mode, HybridOption::Mode::None);
+  const HybridOption k = HybridOption::parse("17");
+  EXPECT_EQ(k.mode, HybridOption::Mode::Fixed);
+  EXPECT_EQ(k.width, 17);
+  for (const char *s : {"auto", "none", "1", "17", "2147483647"}) EXPECT_EQ(HybridOption::parse(s).name(), s);
+  EXPECT_EQ(HybridOption().mode, HybridOption::Mode::Auto) << "the default is auto";
+}
+
+TEST(HybridOption, RefusesEverythingElse) {
+  for (const char *s : {"", "0", "-3", "+3", "03", "3x", "Auto", "2147483648", "99999999999"}) {
+    try {
+      HybridOption::parse(s);
+      ADD_FAILURE() << "'" << s << "' was accepted";
+    } catch (const FormatError &e) {
+      EXPECT_NE(std::string(e.what()).find("auto, none"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ChooseHybridWidth, HandCases) {
+  const HybridCost rg{12, 16};
+  EXPECT_EQ(choose_hybrid_width({}, 32, rg), 0);
+  EXPECT_EQ(choose_hybrid_width({0, 0, 0}, 32, rg), 0);
+  EXPECT_EQ(choose_hybrid_width(std::vector<int32_t>(64, 5), 32, rg), 5) << "equal rows: no tail";
+  // One row of 1000 among 63 rows of 2 (block 32): K=2 costs 12*128 + 16*998 = 17504,
+  // K=1 17760, K=3 17872, K=1000 384768.
+  std::vector<int32_t> len(64, 2);
+  len[5] = 1000;
+  EXPECT_EQ(choose_hybrid_width(len, 32, rg), 2);
+  // Tie (block 1, costs 1/1, one row of 2): K=2 and K=1 both cost 2; the larger K wins.
+  EXPECT_EQ(choose_hybrid_width({2}, 1, {1, 1}), 2);
+  // K = 0 is never chosen, even when the tail alone would be cheaper.
+  EXPECT_EQ(choose_hybrid_width({3}, 1, {100, 1}), 1);
+  EXPECT_THROW(choose_hybrid_width({1, -1}, 32, rg), FormatError);
+  EXPECT_THROW(choose_hybrid_width({1}, 0, rg), FormatError);
+}
+
+TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
+  Rng rng(42);
+  for (int t = 0; t < 300; ++t) {
+    const size_t n = 1 + rng.below(300);
+    std::vector<int32_t> len(n);
+    for (auto &l : len) l = rng.uniform() < 0.05 ? int32_t(rng.below(500)) : int32_t(rng.below(12));
+    const int32_t block = int32_t(1 + rng.below(70));
+    const HybridCost c = t % 2 ? HybridCost{12, 16} : HybridCost{4, 16};
+    const int32_t maxlen = *std::max_element(len.begin(), len.end());
+    int32_t best = maxlen;
+    for (int32_t K = maxlen; K >= 1; --K)
+      if (cost_of(len, block, c, K) < cost_of(len, block, c, best)) best = K;
+    ASSERT_EQ(choose_hybrid_width(len, block, c), best) << "trial " << t;
+  }
+}
+
+TEST(CooTail, HoldsEverythingBeyondKInCsrOrderAndAddsItsProduct) {
+  const CsrMatrix A = csr_from_rows(5, {{{0, 1}, {1, 2}, {2, 3}, {4, 4}}, {{3, 5}}, {}, {{0, 6}, {4, 7}}});
+  const CooTail t = build_coo_tail(A.view(), 1);
+  EXPECT_EQ(t.row, (std::vector<int32_t>{0, 0, 0, 3}));
+  EXPECT_EQ(t.col, (std::vector<int32_t>{1, 2, 4, 4}));
+  EXPECT_EQ(t.val, (std::vector<double>{2, 3, 4, 7}));
+  EXPECT_EQ(build_coo_tail(A.view(), 4).nnz(), 0);
+  EXPECT_EQ(build_coo_tail(A.view(), 0).nnz(), A.nnz());
+  EXPECT_THROW(build_coo_tail(A.view(), -1), FormatError);
+
+  const double x[5] = {1, 10, 100, 1000, 10000};
+  double y[4] = {1, 1, 1, 1};
+  coo_tail_spmv_add(t, x, y);
+  EXPECT_EQ(y[0], 1 + 20 + 300 + 40000);
+  EXPECT_EQ(y[1], 1);
+  EXPECT_EQ(y[3], 1 + 70000);
+
+  CsrMatrix B = A;
+  for (double &v : B.values) v *= -2;
+  CooTail u = t;
+  update_coo_tail_values(B.view(), 1, u);
+  EXPECT_EQ(u.val, (std::vector<double>{-4, -6, -8, -14}));
+  CsrMatrix moved = A;
+  moved.colidx[2] = 3; // row 0: 0 1 3 4 (same count, other pattern)
+  EXPECT_THROW(update_coo_tail_values(moved.view(), 1, u), FormatError);
+  EXPECT_EQ(u.val, (std::vector<double>{-4, -6, -8, -14})) << "a refused update changed the tail";
+  EXPECT_THROW(update_coo_tail_values(A.view(), 2, u), FormatError) << "other K, other count";
+}

@@ -1,0 +1,285 @@
+// PackSELL: hand-checked words and dummies, sorting, bad options, overflow messages,
+// scaling, explicit zeros, stats and updates.
+#include "core/packsell.hpp"
+#include "csr_matrix.hpp"
+#include "format_check.hpp"
+#include "random_matrix.hpp"
+#include <cmath>
+#include <gtest/gtest.h>
+#include <limits>
+
+using namespace pspmv;
+using namespace pspmv_test;
+
+namespace {
+
+PackSellOptions opts(int32_t C, int32_t sigma, const std::string &value, const std::string &hybrid,
+                     PackSellScaling scaling = PackSellScaling::None) {
+  PackSellOptions o;
+  o.slice_height = C;
+  o.sigma = sigma;
+  o.value_format = ValueFormat::parse(value);
+  o.hybrid = HybridOption::parse(hybrid);
+  o.scaling = scaling;
+  return o;
+}
+
+// Words of sorted row i in order (slice-local stride C), up to the slice width.
+std::vector<uint32_t> row_words(const PackSellMatrix &M, int32_t i) {
+  const int32_t C = M.slice_height, s = i / C;
+  std::vector<uint32_t> w;
+  for (int64_t p = M.slice_pointers[size_t(s)] + i % C; p < M.slice_pointers[size_t(s) + 1]; p += C)
+    w.push_back(M.words[size_t(p)]);
+  return w;
+}
+
+} // namespace
+
+TEST(PackSell, HandCheckedWordsAndDummiesFp16) {
+  // One row, columns 0, 40000, 40001, 100000. FP16: V = 16, D = 15, largest delta 32767.
+  const CsrMatrix A = csr_from_rows(100001, {{{0, 1.0}, {40000, 2.0}, {40001, -0.5}, {100000, 3.0}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+  EXPECT_EQ(M.delta_bits, 15);
+  EXPECT_EQ(M.slice_pointers, (std::vector<int64_t>{0, 6 * 32}));
+  EXPECT_EQ(row_words(M, 0), (std::vector<uint32_t>{
+                                 0x3c000001u,  // 1.0, delta 0 (from column 0), flag 1
+                                 40000u << 1,  // dummy: jump 40000 does not fit 15 bits
+                                 0x40000001u,  // 2.0, delta 0 after the dummy
+                                 0xb8000003u,  // -0.5, delta 1
+                                 59999u << 1,  // dummy: jump 59999
+                                 0x42000001u,  // 3.0, delta 0
+                             }));
+  for (size_t p = 1; p < 32; ++p) EXPECT_EQ(M.words[p], 0u) << "lanes without a row are padding";
+  const FormatStats st = M.stats();
+  EXPECT_EQ(st.dummy_words, 2);
+  EXPECT_EQ(st.nnz, 4);
+  EXPECT_EQ(st.padding_slots, 6 * 31);
+  EXPECT_EQ(st.stored_bytes, 6 * 32 * 4 + 2 * 8 + 1 * 4);
+  // A jump of exactly 32767 still fits.
+  const CsrMatrix B = csr_from_rows(70000, {{{32767, 1.0}, {32767 + 32767, 1.0}}});
+  EXPECT_EQ(build_packsell(B.view(), opts(32, 1, "fp16", "none")).stats().dummy_words, 0);
+  const CsrMatrix B2 = csr_from_rows(40000, {{{32768, 1.0}}});
+  EXPECT_EQ(build_packsell(B2.view(), opts(32, 1, "fp16", "none")).stats().dummy_words, 1);
+}
+
+TEST(PackSell, DeltaBitsPerFormatAndE8m22NeedsADummyPerJump) {
+  EXPECT_EQ(build_packsell(CsrView{}, opts(32, 1, "exact", "none")).delta_bits, 15);
+  EXPECT_EQ(build_packsell(CsrView{}, opts(32, 1, "bf16", "none")).delta_bits, 15);
+  EXPECT_EQ(build_packsell(CsrView{}, opts(32, 1, "e8m14", "none")).delta_bits, 8);
+  EXPECT_EQ(build_packsell(CsrView{}, opts(32, 1, "e8m22", "none")).delta_bits, 0);
+  // D = 0: only delta 0 fits, so every column after the first (and a first column > 0)
+  // needs a dummy.
+  const CsrMatrix A = csr_from_rows(5, {{{0, 1.0}, {1, 2.0}, {4, 3.0}}, {{2, 1.0}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "e8m22", "none"));
+  // E8M22 words are the FP32 bits of the value with the flag in bit 0 (1.0f = 0x3f800000).
+  EXPECT_EQ(row_words(M, 0), (std::vector<uint32_t>{0x3f800001u, 1u << 1, 0x40000001u, 3u << 1, 0x40400001u}));
+  EXPECT_EQ(row_words(M, 1), (std::vector<uint32_t>{2u << 1, 0x3f800001u, 0, 0, 0}));
+  EXPECT_EQ(M.stats().dummy_words, 3);
+}
+
+TEST(PackSell, ExactModeKeepsValuesBesideEmptyValueFields) {
+  const CsrMatrix A = csr_from_rows(70000, {{{3, 0.1}, {69999, -1e-300}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "exact", "none"));
+  EXPECT_EQ(row_words(M, 0), (std::vector<uint32_t>{(3u << 1) | 1u, 69996u << 1, 1u}));
+  ASSERT_EQ(M.exact_values.size(), M.words.size());
+  EXPECT_EQ(M.exact_values[0], 0.1);
+  EXPECT_EQ(M.exact_values[32], 0.0) << "dummy";
+  EXPECT_EQ(M.exact_values[64], -1e-300);
+  EXPECT_EQ(M.stats().stored_bytes, 3 * 32 * (4 + 8) + 2 * 8 + 4);
+}
+
+// A stored zero is a nonzero of the pattern: flag 1, never taken for padding.
+TEST(PackSell, ExplicitZerosAreNotPadding) {
+  const CsrMatrix A = csr_from_rows(4, {{{0, 0.0}}, {{0, -0.0}, {2, 0.0}}});
+  for (const char *v : {"exact", "fp16", "e8m22"}) {
+    const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, v, "none"));
+    EXPECT_EQ(M.stats().nnz, 3) << v;
+    EXPECT_EQ(row_words(M, 0)[0], 1u) << "value 0, delta 0, flag 1: " << v;
+    double d[2] = {NAN, NAN};
+    packsell_diagonal(M, d);
+    EXPECT_EQ(d[0], 0.0);
+    EXPECT_EQ(d[1], 0.0) << "row 1 has no diagonal entry";
+    check_format(A, packsell_config(32, 1, v, "none", PackSellScaling::None, true), 4);
+  }
+  const RgCsrMatrix R = build_rgcsr(A.view(), RgCsrOptions{});
+  EXPECT_EQ(R.stats().nnz, 3);
+}
+
+TEST(PackSell, SortsByWordCountInsideSigmaWindowsStably) {
+  // Word counts (fp16): row 0: 1, row 1: 3, row 2: 2, row 3: 3, row 4: 0, row 5: 2 nonzeros
+  // but 2 dummies = 4 words, then 26 empty rows, then a second window.
+  std::vector<std::vector<RowEntry>> rows(40);
+  rows[0] = {{0, 1}};
+  rows[1] = {{0, 1}, {1, 1}, {2, 1}};
+  rows[2] = {{5, 1}, {6, 1}};
+  rows[3] = {{1, 1}, {2, 1}, {3, 1}};
+  rows[5] = {{40000, 1}, {80000, 1}};
+  rows[33] = {{1, 1}};
+  rows[35] = {{1, 1}, {2, 1}};
+  const CsrMatrix A = csr_from_rows(90000, rows);
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 32, "fp16", "none"));
+  EXPECT_EQ(std::vector<int32_t>(M.perm.begin(), M.perm.begin() + 6), (std::vector<int32_t>{5, 1, 3, 2, 0, 4}));
+  EXPECT_EQ(M.perm[6], 6);
+  EXPECT_EQ(std::vector<int32_t>(M.perm.begin() + 32, M.perm.begin() + 35), (std::vector<int32_t>{35, 33, 32}));
+  EXPECT_EQ(M.slice_pointers, (std::vector<int64_t>{0, 4 * 32, 4 * 32 + 2 * 32}));
+  const PackSellMatrix N = build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+  for (int32_t i = 0; i < A.rows; ++i) EXPECT_EQ(N.perm[size_t(i)], i) << "sigma 1 does not sort";
+  check_format(A, packsell_config(32, 32, "fp16", "auto", PackSellScaling::None, true), 2);
+  check_format(A, packsell_config(32, 64, "e8m14", "1", PackSellScaling::None, true), 3);
+}
+
+TEST(PackSell, RefusesBadSliceHeightSigmaWidthAndFormat) {
+  const CsrMatrix A = csr_from_rows(3, {{{0, 1}}, {{2, 1}}});
+  for (int32_t C : {0, -32, 16, 48, 33, 1056, 2048}) {
+    try {
+      build_packsell(A.view(), opts(C, 1, "fp16", "auto"));
+      ADD_FAILURE() << "slice height " << C << " accepted";
+    } catch (const FormatError &e) {
+      EXPECT_NE(std::string(e.what()).find("multiple of 32 in [32, 1024]"), std::string::npos) << e.what();
+    }
+  }
+  for (int32_t C : {32, 64, 1024}) EXPECT_NO_THROW(build_packsell(A.view(), opts(C, 1, "fp16", "auto")));
+  for (int32_t sigma : {0, -1, -32, 2, 16, 48, 100}) {
+    try {
+      build_packsell(A.view(), opts(32, sigma, "fp16", "auto"));
+      ADD_FAILURE() << "sigma " << sigma << " accepted";
+    } catch (const FormatError &e) {
+      EXPECT_NE(std::string(e.what()).find("sigma"), std::string::npos) << e.what();
+    }
+  }
+  for (int32_t sigma : {1, 64, 128, 1 << 20}) EXPECT_NO_THROW(build_packsell(A.view(), opts(64, sigma, "bf16", "auto")));
+  PackSellOptions o = opts(32, 1, "fp16", "auto");
+  o.hybrid.mode = HybridOption::Mode::Fixed;
+  o.hybrid.width = 0;
+  EXPECT_THROW(build_packsell(A.view(), o), FormatError);
+  o = opts(32, 1, "fp16", "auto");
+  o.value_format.mantissa_bits = 7; // FP16 with a BF16 mantissa: inconsistent
+  EXPECT_THROW(build_packsell(A.view(), o), FormatError);
+  const CsrMatrix unsorted = csr_from_rows(3, {{{2, 1}, {1, 1}}});
+  EXPECT_THROW(build_packsell(unsorted.view(), opts(32, 1, "fp16", "auto")), FormatError);
+  const CsrMatrix out_of_range = csr_from_rows(3, {{{0, 1}, {7, 1}}});
+  EXPECT_THROW(build_packsell(out_of_range.view(), opts(32, 1, "fp16", "auto")), FormatError);
+}
+
+TEST(PackSell, OverflowIsAClearErrorNamingRowColumnValueAndRemedy) {
+  const CsrMatrix A = csr_from_rows(8, {{{1, 1.0}}, {}, {{0, 2.0}, {5, 1e6}, {7, -3e6}}});
+  try {
+    build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_STREQ(e.what(), "row 2, column 5: value 1000000 overflows the PackSELL value format fp16 "
+                           "(largest finite magnitude 65504); use a wider value format such as "
+                           "e8m14, or -mat_packsell_scaling auto");
+  }
+  // Also when the value would go to the tail.
+  EXPECT_THROW(build_packsell(A.view(), opts(32, 1, "fp16", "1")), ValueRangeError);
+  // An FP64 value beyond E8Mm's range too.
+  const CsrMatrix huge = csr_from_rows(2, {{{1, -1e39}}});
+  EXPECT_THROW(build_packsell(huge.view(), opts(32, 1, "e8m14", "none")), ValueRangeError);
+  EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "e8m14", "none")));
+  EXPECT_NO_THROW(build_packsell(huge.view(), opts(32, 1, "exact", "none")));
+}
+
+TEST(PackSell, InfAndNanValuesAreKeptNotReportedAsOverflow) {
+  const CsrMatrix A = csr_from_rows(3, {{{0, INFINITY}}, {{1, std::nan("")}}, {{2, -INFINITY}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+  double d[3];
+  packsell_diagonal(M, d);
+  EXPECT_EQ(d[0], INFINITY);
+  EXPECT_TRUE(std::isnan(d[1]));
+  EXPECT_EQ(d[2], -INFINITY);
+}
+
+TEST(PackSell, AutoScalingStoresTooLargeValuesWithAPowerOfTwo) {
+  RandomSpec s;
+  s.rows = 300;
+  s.cols = 250;
+  s.max_len = 12;
+  s.min_magnitude = 1e2;
+  s.max_magnitude = 1e9; // beyond FP16
+  const CsrMatrix A = random_csr(s);
+  ASSERT_FALSE(values_fit(A, ValueFormat::fp16()));
+  PackSellMatrix M = build_packsell(A.view(), opts(32, 64, "fp16", "auto", PackSellScaling::Auto));
+  EXPECT_LT(M.scale_exponent, 0);
+  EXPECT_EQ(M.scaling, PackSellScaling::Auto);
+  check_format(A, packsell_config(32, 64, "fp16", "auto", PackSellScaling::Auto, true), 5);
+  check_format(A, packsell_config(64, 1, "fp16", "3", PackSellScaling::Auto, true), 6);
+  check_format(A, packsell_config(32, 1, "fp16", "none", PackSellScaling::None), 7); // expects the error
+  // Values that fit keep s = 0 with auto.
+  const CsrMatrix small = with_new_values(A, 3, 1e-1, 1e3);
+  EXPECT_EQ(build_packsell(small.view(), opts(32, 64, "fp16", "auto", PackSellScaling::Auto)).scale_exponent, 0);
+
+  // Update: values that fit the current exponent keep it ...
+  const int32_t s0 = M.scale_exponent;
+  update_packsell_values(small.view(), M);
+  EXPECT_EQ(M.scale_exponent, s0) << "the exponent is kept while the new values fit";
+  expect_packsell_layout(small, M, false);
+  // ... larger ones get a new exponent, and the words are re-encoded with it.
+  const CsrMatrix larger = with_new_values(A, 4, 1e10, 1e14);
+  update_packsell_values(larger.view(), M);
+  EXPECT_LT(M.scale_exponent, s0);
+  expect_packsell_layout(larger, M, true);
+  EXPECT_TRUE(check_product(larger, [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+                            packsell_error_model(M), 8));
+}
+
+TEST(PackSell, AutoScalingAppliesWhenTheExponentStartedAtZero) {
+  const CsrMatrix A = csr_from_rows(3, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}});
+  PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "auto", PackSellScaling::Auto));
+  EXPECT_EQ(M.scale_exponent, 0);
+  const CsrMatrix big = csr_from_rows(3, {{{0, 1e5}, {2, 2.0}}, {{1, 3.0}}});
+  update_packsell_values(big.view(), M);
+  EXPECT_EQ(M.scale_exponent, -1) << "1e5 fits FP16 after one halving";
+  double d[2];
+  packsell_diagonal(M, d);
+  EXPECT_EQ(d[0], 1e5 - 32) << "1e5 / 2 rounds to 49984 in FP16";
+  EXPECT_EQ(d[1], 3.0);
+}
+
+TEST(PackSell, UpdateWithoutScalingRefusesOverflowAndLeavesTheLayout) {
+  const CsrMatrix A = csr_from_rows(3, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}});
+  PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "1"));
+  const std::vector<uint32_t> words = M.words;
+  const std::vector<double> tail = M.tail.val;
+  const CsrMatrix big = csr_from_rows(3, {{{0, 1.0}, {2, 7e4}}, {{1, 3.0}}}); // the tail entry overflows
+  try {
+    update_packsell_values(big.view(), M);
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_NE(std::string(e.what()).find("row 0, column 2: value 70000"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(M.words, words);
+  EXPECT_EQ(M.tail.val, tail);
+  const CsrMatrix other_shape = csr_from_rows(4, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}});
+  EXPECT_THROW(update_packsell_values(other_shape.view(), M), FormatError);
+  const CsrMatrix other_rows = csr_from_rows(3, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}, {}});
+  EXPECT_THROW(update_packsell_values(other_rows.view(), M), FormatError);
+}
+
+TEST(PackSell, NoPaddingNoDummiesWhenRowsAreEqual) {
+  RandomSpec s;
+  s.rows = 256;
+  s.cols = 5000;
+  s.min_len = s.max_len = 6;
+  const CsrMatrix A = random_csr(s);
+  const FormatStats st = build_packsell(A.view(), opts(64, 128, "bf16", "auto")).stats();
+  EXPECT_EQ(st.padding_slots, 0);
+  EXPECT_EQ(st.dummy_words, 0);
+  EXPECT_EQ(st.stored_slots, 256 * 6);
+  EXPECT_EQ(st.padding_ratio(), 1.0);
+  EXPECT_EQ(st.tail_share(), 0.0);
+  EXPECT_EQ(st.stored_bytes, 256 * 6 * 4 + 5 * 8 + 256 * 4);
+  EXPECT_NE(st.to_string().find("dummy_words: 0\n"), std::string::npos);
+}
+
+TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {
+  const CsrMatrix A = csr_from_rows(4, {{{0, 0.1}, {1, 0.2}, {2, 0.3}, {3, 1e5}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "2", PackSellScaling::Auto));
+  EXPECT_EQ(M.scale_exponent, -1);
+  ASSERT_EQ(M.tail.nnz(), 2);
+  const ValueFormat f = ValueFormat::fp16();
+  EncodeStatus st;
+  EXPECT_EQ(M.tail.val[0], 2 * decode_value(f, encode_value(f, 0.15, &st)));
+  EXPECT_EQ(M.tail.val[1], 2 * decode_value(f, encode_value(f, 5e4, &st)));
+  EXPECT_NE(M.tail.val[0], 0.3) << "0.3 is not an FP16 value: the tail must be rounded";
+}

@@ -29,8 +29,9 @@ struct HybridCost {
 // the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
 //            + tail_bytes * sum_rows max(0, len - K),
-// the modelled bytes of one SpMV; ties go to the larger K (smaller tail). Evaluated for every
-// candidate K in O((rows + blocks) log rows). Returns the longest row length when no tail pays.
+// the modelled bytes of one SpMV; ties go to the larger K (smaller tail); K >= 1 (0 only when
+// every row is empty). Evaluated for every candidate K in O(rows + longest row). Returns the
+// longest row length when no tail pays. Throws FormatError for block < 1 or a negative length.
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost);
 
 // The COO tail: entries sorted by row, then by column (CSR order), FP64 values.

@@ -45,7 +45,8 @@ struct PackSellMatrix {
   std::vector<int32_t> perm;           // rows: original row of each sorted row
   std::vector<uint32_t> words;         // slice_pointers.back() words
   std::vector<double> exact_values;    // words.size() values in Exact mode, else empty
-  CooTail tail;                        // tail values already rounded through value_format
+  CooTail tail;                        // values rounded through value_format, unscaled
+                                       // (2^-scale_exponent already applied): no inv_scale
 
   int32_t num_slices() const { return static_cast<int32_t>(slice_pointers.size()) - 1; }
   FormatStats stats() const;

@@ -15,6 +15,9 @@ struct Family {
   RandomSpec spec;
 };
 
+// gtest prints the family by name instead of its bytes.
+void PrintTo(const Family &f, std::ostream *os) { *os << f.name; }
+
 Family family(const std::string &name, int32_t rows, int32_t cols, int32_t min_len, int32_t max_len) {
   Family f{name, RandomSpec{}};
   f.spec.rows = rows;

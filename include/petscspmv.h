@@ -1,5 +1,5 @@
 /* petscspmv: GPU sparse-matrix formats for fast SpMV as PETSc Mat types.
-   Public C API: type names, registration, format options. */
+   Public C API: type names, registration, format options, storage statistics. */
 #pragma once
 #include <petscmat.h>
 
@@ -24,3 +24,346 @@ PETSC_EXTERN PetscErrorCode PetscSpMVInitializePackage(void);
 PETSC_EXTERN PetscErrorCode PetscSpMVFinalizePackage(void);
 /* Called by PETSc when the library is loaded with -dll_append / -dll_prepend. */
 PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscspmv(void);
+
+/*
+  Format options. Every setter may be called before or after assembly: before, the value is
+  used when the layout is built at MatAssemblyEnd(); after, the layout is rebuilt at once
+  (and if that fails, the previous value and layout are kept). Setters are ignored for matrices
+  of other types (PETSc convention); getters raise an error for them. On an MPI matrix the
+  value applies to the diagonal and off-diagonal blocks of every rank (collective).
+*/
+
+/*@
+  MatRgCSRSetGroupSize - Sets G, the number of consecutive rows stored together (column-major)
+  in one group of the row-grouped CSR layout.
+
+  Logically Collective
+
+  Input Parameters:
++ A - a `MATRGCSR` or `MATRGCSRCUDA` matrix (seq or mpi)
+- G - rows per group: a positive multiple of 32 (default 32)
+
+  Options Database Key:
+. -mat_rgcsr_group_size <G> - rows per group
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` when G is not a positive multiple of 32.
+
+  Reference:
+  Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse matrices on GPU
+  with implementation in CUDA", Acta Technica 56 (2011).
+
+  Level: intermediate
+
+.seealso: `MatRgCSRGetGroupSize()`, `MatRgCSRSetHybrid()`, `MATRGCSR`
+@*/
+PETSC_EXTERN PetscErrorCode MatRgCSRSetGroupSize(Mat A, PetscInt G);
+/*@
+  MatRgCSRGetGroupSize - Gets the rows per group G of an RgCSR matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+
+  Output Parameter:
+. G - rows per group
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not an RgCSR matrix.
+
+  Level: intermediate
+
+.seealso: `MatRgCSRSetGroupSize()`
+@*/
+PETSC_EXTERN PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G);
+
+/*@
+  MatRgCSRSetHybrid - Chooses the hybrid split of an RgCSR matrix: the first K nonzeros of every
+  row stay in the grouped layout, the rest go to a COO tail processed by a load-balanced kernel.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+- hybrid - "auto" (K chosen from the row-length distribution by a byte-count model, the
+           default), "none" (no tail: K is the longest row) or a positive integer K
+
+  Options Database Key:
+. -mat_rgcsr_hybrid <auto|none|K> - the hybrid split
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` when the string is none of the above.
+
+  Reference:
+  Anzt, Cojean, Flegar, Goebel, Gruetzmacher, Nayak, Ribizel, Tsai, Quintana-Orti, "Ginkgo: A
+  Modern Linear Operator Algebra Framework for High Performance Computing", ACM TOMS 48 (2022)
+  (hybrid format; load-balancing SpMV kernels).
+
+  Level: intermediate
+
+.seealso: `MatRgCSRGetHybrid()`, `MatPackSELLSetHybrid()`
+@*/
+PETSC_EXTERN PetscErrorCode MatRgCSRSetHybrid(Mat A, const char hybrid[]);
+/*@
+  MatRgCSRGetHybrid - Gets the hybrid option of an RgCSR matrix as its canonical string
+  ("auto", "none" or the width K).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+
+  Output Parameter:
+. hybrid - the option (owned by the matrix; valid until the next setter call)
+
+  Level: intermediate
+
+.seealso: `MatRgCSRSetHybrid()`
+@*/
+PETSC_EXTERN PetscErrorCode MatRgCSRGetHybrid(Mat A, const char *hybrid[]);
+
+/*@
+  MatPackSELLSetSliceHeight - Sets C, the number of (sorted) rows of one PackSELL slice.
+
+  Logically Collective
+
+  Input Parameters:
++ A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- C - slice height: a multiple of 32 in [32, 1024] (default 32)
+
+  Options Database Key:
+. -mat_packsell_slice_height <C> - slice height
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` for any other value, or when the current sigma is neither 1 nor a
+  multiple of C.
+
+  Reference:
+  Kreutzer, Hager, Wellein, Fehske, Bishop, "A unified sparse matrix data format for efficient
+  general sparse matrix-vector multiplication on modern processors with wide SIMD units",
+  SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma); the PackSELL paper for the packed words.
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetSigma()`, `MatPackSELLGetSliceHeight()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLSetSliceHeight(Mat A, PetscInt C);
+/*@
+  MatPackSELLGetSliceHeight - Gets the slice height C of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. C - slice height
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetSliceHeight()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLGetSliceHeight(Mat A, PetscInt *C);
+
+/*@
+  MatPackSELLSetSigma - Sets sigma, the window of rows inside which PackSELL sorts rows by
+  length (longest first) before cutting slices.
+
+  Logically Collective
+
+  Input Parameters:
++ A     - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- sigma - 1 (no sorting, the default) or a positive multiple of the slice height
+
+  Options Database Key:
+. -mat_packsell_sigma <sigma> - sorting window
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` for any other value.
+
+  Reference:
+  Kreutzer et al., SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma).
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetSliceHeight()`, `MatPackSELLGetSigma()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLSetSigma(Mat A, PetscInt sigma);
+/*@
+  MatPackSELLGetSigma - Gets the sorting window sigma of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. sigma - the sorting window in rows
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetSigma()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLGetSigma(Mat A, PetscInt *sigma);
+
+/*@
+  MatPackSELLSetValueFormat - Sets the reduced-precision format of the values packed with the
+  column deltas into each 32-bit PackSELL word.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- format - "fp16" (IEEE binary16, the default), "bf16" (bfloat16), "e8m<m>" (sign, 8-bit
+           exponent, m-bit mantissa, 7 <= m <= 22) or "exact" (FP64 values stored beside the
+           words: lossless)
+
+  Options Database Key:
+. -mat_packsell_value_format <fp16|bf16|e8m<m>|exact> - value format
+
+  Notes:
+  Products accumulate in double precision. A finite value that overflows the format is an
+  error (`PETSC_ERR_ARG_OUTOFRANGE`, naming row, column and value) unless
+  `MatPackSELLSetScaling()` is "auto".
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for an unknown format name.
+
+  Reference:
+  The PackSELL paper (SELL-C-sigma with delta-encoded column indices and reduced-precision
+  values packed in one word, used as the inner operator of mixed-precision Krylov solvers).
+
+  Level: intermediate
+
+.seealso: `MatPackSELLGetValueFormat()`, `MatPackSELLSetScaling()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLSetValueFormat(Mat A, const char format[]);
+/*@
+  MatPackSELLGetValueFormat - Gets the value format name of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. format - "fp16", "bf16", "e8m<m>" or "exact" (owned by the matrix)
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetValueFormat()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLGetValueFormat(Mat A, const char *format[]);
+
+/*@
+  MatPackSELLSetScaling - Chooses whether PackSELL may scale all values by a power of two so
+  that they fit the value format.
+
+  Logically Collective
+
+  Input Parameters:
++ A       - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- scaling - "none" (the default: a value that overflows is an error) or "auto" (values are
+            stored times 2^s with s <= 0 chosen so the largest one fits; products multiply by
+            2^-s, exactly)
+
+  Options Database Key:
+. -mat_packsell_scaling <none|auto> - value scaling
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for any other string.
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetValueFormat()`, `MatPackSELLGetScaling()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLSetScaling(Mat A, const char scaling[]);
+/*@
+  MatPackSELLGetScaling - Gets the scaling option ("none" or "auto") of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. scaling - "none" or "auto"
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetScaling()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLGetScaling(Mat A, const char *scaling[]);
+
+/*@
+  MatPackSELLSetHybrid - Chooses the hybrid split of a PackSELL matrix (see
+  `MatRgCSRSetHybrid()`): "auto" (default), "none" or a positive width K.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- hybrid - "auto", "none" or a positive integer K
+
+  Options Database Key:
+. -mat_packsell_hybrid <auto|none|K> - the hybrid split
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` when the string is none of the above.
+
+  Level: intermediate
+
+.seealso: `MatPackSELLGetHybrid()`, `MatRgCSRSetHybrid()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLSetHybrid(Mat A, const char hybrid[]);
+/*@
+  MatPackSELLGetHybrid - Gets the hybrid option of a PackSELL matrix ("auto", "none" or K).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. hybrid - the option (owned by the matrix)
+
+  Level: intermediate
+
+.seealso: `MatPackSELLSetHybrid()`
+@*/
+PETSC_EXTERN PetscErrorCode MatPackSELLGetHybrid(Mat A, const char *hybrid[]);
+
+/* Storage statistics of the layouts a rank holds (see MatSpMVGetStats()). */
+typedef struct {
+  PetscInt64 rows, cols;     /* local rows; columns of the diagonal block plus the off-diagonal block */
+  PetscInt64 nnz;            /* nonzeros of the pattern, explicit zeros included */
+  PetscInt64 stored_slots;   /* slots of the regular part: nonzeros + padding + dummies */
+  PetscInt64 padding_slots;  /* slots holding no nonzero and no dummy */
+  PetscInt64 dummy_words;    /* PackSELL words that only carry a long column jump */
+  PetscInt64 tail_nnz;       /* nonzeros in the COO tail of the hybrid split */
+  PetscInt64 stored_bytes;   /* bytes a product reads from the matrix arrays (x and y excluded) */
+  PetscInt   hybrid_width;   /* K of the hybrid split (largest over the blocks) */
+} MatSpMVStats;
+
+/*@
+  MatSpMVGetStats - Gets the storage statistics of the layouts held by this rank (for an MPI
+  matrix: its diagonal and off-diagonal blocks, summed).
+
+  Not Collective
+
+  Input Parameter:
+. A - an assembled matrix of one of the petscspmv types
+
+  Output Parameter:
+. stats - the statistics; the layout is brought up to date first
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a petscspmv type, `PETSC_ERR_ARG_WRONGSTATE` when it is not
+  assembled.
+
+  Level: advanced
+
+.seealso: `MatView()` with `PETSC_VIEWER_ASCII_INFO`
+@*/
+PETSC_EXTERN PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats);

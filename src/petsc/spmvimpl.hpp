@@ -1,0 +1,121 @@
+// Private declarations of the PETSc glue: the type table, the state a matrix keeps in
+// A->spptr, and the functions the files of src/petsc share.
+#pragma once
+#include <petscspmv.h>
+#include <petsc/private/matimpl.h>
+
+#include "core_error.hpp"
+#include "format_options.hpp"
+#include "shadow.hpp"
+
+#include <memory>
+#include <string>
+
+static_assert(sizeof(PetscInt) == 4, "petscspmv needs PETSc with 32-bit indices");
+static_assert(sizeof(PetscScalar) == sizeof(double), "petscspmv needs PETSc with real double scalars");
+
+namespace pspmv {
+namespace glue {
+
+/* One family of types (rgcsr, packsell, rgcsrcuda, packsellcuda): names, backend, constructors. */
+struct TypeInfo {
+  Format      format;
+  PetscBool   cuda;
+  const char *root, *seq, *mpi;
+  std::unique_ptr<Shadow> (*create_shadow)(Format); /* the backend: host or CUDA kernels */
+  PetscErrorCode (*create_root)(Mat);
+  PetscErrorCode (*create_seq)(Mat);
+  PetscErrorCode (*create_mpi)(Mat);
+  PetscErrorCode (*convert_seq)(Mat, MatType, MatReuse, Mat *); /* MATSEQAIJ -> seq */
+  PetscErrorCode (*convert_mpi)(Mat, MatType, MatReuse, Mat *); /* MATMPIAIJ -> mpi */
+};
+
+/* The families built into this library (the CUDA ones only with PETSCSPMV_HAVE_CUDA). */
+const TypeInfo *const *Types(PetscInt *n);
+
+/* State of a seq matrix of our types (A->spptr). The AIJ arrays stay the matrix; the shadow
+   layout is kept equal to them: forced at every final assembly, and before every product it is
+   compared with the object state (PetscObjectStateIncrease() is what every value-changing PETSc
+   operation calls) and the nonzero state. */
+struct SeqState {
+  const TypeInfo         *type = nullptr;
+  FormatOptions           opts;
+  std::unique_ptr<Shadow> shadow;             /* null until built */
+  PetscObjectState        synced_state   = 0; /* object state the shadow reflects */
+  PetscObjectState        synced_nzstate = 0; /* nonzero state it was built for */
+  PetscInt                synced_num_ass = 0; /* A->num_ass when synced inside MatAssemblyEnd() */
+  PetscBool               assembly_bump  = PETSC_FALSE; /* MatAssemblyEnd()'s own state increase follows */
+  PetscBool               info_transpose = PETSC_FALSE; /* the host transpose fallback was reported */
+  struct _MatOps          aijops;                       /* SeqAIJ operations (fallbacks; restored on conversion back) */
+  std::string             names[kNumOptionKeys];        /* strings returned by the getters */
+};
+
+/* State of an MPI matrix of our types (A->spptr). Its blocks are seq matrices of the family. */
+struct MPIState {
+  const TypeInfo *type = nullptr;
+  FormatOptions   opts;
+  struct _MatOps  aijops; /* MPIAIJ operations */
+  PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
+  PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
+  std::string names[kNumOptionKeys];
+};
+
+/* seqspmv.cpp */
+PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
+/* MATSEQAIJ -> t->seq; opts NULL: read from the options database (A's prefix). In place it also
+   works on unassembled (preallocated) matrices. */
+PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
+PetscErrorCode SeqConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
+/* Brings the layout up to date with the AIJ data (force: also when the states say it is). */
+PetscErrorCode SeqSync(Mat A, PetscBool force);
+/* New options; a built layout is rebuilt with them (all or nothing). */
+PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
+PetscErrorCode SeqGetStats(Mat A, FormatStats *s);
+SeqState      *SeqGetState(Mat A); /* NULL if A is not a seq matrix of our types */
+
+/* mpispmv.cpp */
+PetscErrorCode MPICreate(Mat A, const TypeInfo *t);
+PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *B);
+PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
+PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
+
+/* options.cpp: reads the -mat_<format>_* options of A into *opts (validated as a set); with a
+   PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
+PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts);
+/* Applies one setter call to *opts (unchanged on error); errors carry the class of the option:
+   PETSC_ERR_ARG_OUTOFRANGE for integers, PETSC_ERR_ARG_WRONG for strings. */
+PetscErrorCode SetOption(Format f, FormatOptions *opts, OptionKey key, PetscInt ivalue, const char svalue[]);
+/* A getter call: integers in *ivalue, strings in *svalue (kept in names[key]). */
+PetscErrorCode GetOption(Format f, const FormatOptions &opts, std::string names[], OptionKey key, PetscInt *ivalue, const char *svalue[]);
+/* Names of the composed setter/getter functions of format f. */
+const char *SetOptionName(Format f);
+const char *GetOptionName(Format f);
+typedef PetscErrorCode (*SetOptionFn)(Mat, OptionKey, PetscInt, const char[]);
+typedef PetscErrorCode (*GetOptionFn)(Mat, OptionKey, PetscInt *, const char *[]);
+typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
+/* Composes (functions non-NULL) or removes the option setter/getter of format f and the
+   statistics function on A. */
+PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats);
+
+/* convert.cpp: the MatConvert_<from>_<to>_C functions of a matrix of family t (on: compose,
+   off: remove). */
+PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on);
+
+/* view.cpp */
+/* True for an ASCII viewer in an INFO format: the one MatView prints the layout statistics in. */
+PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const char *scope);
+void           AddStats(FormatStats *sum, const FormatStats &s);
+void           ToPublicStats(const FormatStats &s, MatSpMVStats *out);
+
+/* register.cpp */
+extern PetscLogEvent EventBuild, EventValues;
+/* > 0 while an MPI matrix of ours assembles: its blocks leave building to it. */
+extern PetscInt DeferBlockBuild;
+
+} // namespace glue
+} // namespace pspmv
+
+/* SeqAIJ and MPIAIJ constructors: exported by libpetsc, not declared in its public headers. */
+PETSC_EXTERN PetscErrorCode MatCreate_SeqAIJ(Mat);
+PETSC_EXTERN PetscErrorCode MatCreate_MPIAIJ(Mat);

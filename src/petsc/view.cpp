@@ -1,0 +1,67 @@
+// MatView (ASCII info formats) and the storage statistics of the layouts.
+#include "spmvimpl.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace pspmv {
+namespace glue {
+
+PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
+{
+  PetscBool         ascii;
+  PetscViewerFormat format;
+
+  PetscFunctionBegin;
+  *flg = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  *flg = (format == PETSC_VIEWER_ASCII_INFO || format == PETSC_VIEWER_ASCII_INFO_DETAIL) ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const char *scope)
+{
+  std::string options, stats, line;
+
+  PetscFunctionBegin;
+  PetscCallCXX(options = o.Describe(t->format));
+  PetscCallCXX(stats = s.to_string());
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels; %s):\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host", scope));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "options: %s\n", options.c_str()));
+  std::istringstream in(stats);
+  while (std::getline(in, line)) PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line.c_str()));
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void AddStats(FormatStats *sum, const FormatStats &s)
+{
+  sum->rows += s.rows;
+  sum->cols += s.cols;
+  sum->nnz += s.nnz;
+  sum->stored_slots += s.stored_slots;
+  sum->padding_slots += s.padding_slots;
+  sum->dummy_words += s.dummy_words;
+  sum->tail_nnz += s.tail_nnz;
+  sum->stored_bytes += s.stored_bytes;
+  sum->hybrid_width = std::max(sum->hybrid_width, s.hybrid_width);
+}
+
+void ToPublicStats(const FormatStats &s, MatSpMVStats *out)
+{
+  out->rows          = s.rows;
+  out->cols          = s.cols;
+  out->nnz           = s.nnz;
+  out->stored_slots  = s.stored_slots;
+  out->padding_slots = s.padding_slots;
+  out->dummy_words   = s.dummy_words;
+  out->tail_nnz      = s.tail_nnz;
+  out->stored_bytes  = s.stored_bytes;
+  out->hybrid_width  = s.hybrid_width;
+}
+
+} // namespace glue
+} // namespace pspmv

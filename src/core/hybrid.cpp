@@ -1,5 +1,6 @@
 // Hybrid split: option parsing, the cost rule that picks K, and the COO tail.
 #include "hybrid.hpp"
+#include "layout_util.hpp"
 #include <algorithm>
 
 namespace pspmv {
@@ -82,6 +83,10 @@ int64_t tail_count(const CsrView &A, int32_t K) {
 CooTail build_coo_tail(const CsrView &A, int32_t K) {
   check_csr(A);
   if (K < 0) throw FormatError("hybrid width must be non-negative, got " + std::to_string(K));
+  return detail::coo_tail_of(A, K);
+}
+
+CooTail detail::coo_tail_of(const CsrView &A, int32_t K) {
   CooTail t;
   const int64_t n = tail_count(A, K);
   t.row.reserve(size_t(n));

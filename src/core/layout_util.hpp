@@ -34,6 +34,9 @@ inline void check_same_shape(const CsrView &A, int32_t rows, int32_t cols, int64
                       "; the nonzero pattern changed, rebuild the layout");
 }
 
+// build_coo_tail without the O(nnz) check_csr (the builders have checked A already).
+CooTail coo_tail_of(const CsrView &A, int32_t K);
+
 inline FormatError pattern_changed(int32_t row) {
   return FormatError("value update: row " + std::to_string(row) +
                      ": the nonzero pattern differs from the one the layout was built from; "

@@ -183,7 +183,8 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   M.slice_pointers.assign(size_t(nslices) + 1, 0);
   for (int32_t s = 0; s < nslices; ++s) {
     int32_t width = 0;
-    for (int32_t i = s * C; i < std::min(A.rows, s * C + C); ++i)
+    const int32_t i1 = int32_t(std::min<int64_t>(A.rows, int64_t(s) * C + C));
+    for (int32_t i = s * C; i < i1; ++i)
       width = std::max(width, words[size_t(M.perm[size_t(i)])]);
     // Every slice has stride C, the last one too.
     M.slice_pointers[size_t(s) + 1] = M.slice_pointers[size_t(s)] + int64_t(width) * C;
@@ -192,7 +193,7 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   if (!opt.value_format.lossy()) M.exact_values.assign(M.words.size(), 0.0);
   fill_words(A, M);
 
-  M.tail = build_coo_tail(A, M.hybrid_width);
+  M.tail = detail::coo_tail_of(A, M.hybrid_width);
   round_tail(M.tail, M.value_format, M.scale_exponent);
   return M;
 }

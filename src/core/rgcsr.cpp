@@ -52,7 +52,7 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   const int32_t ngroups = int32_t((int64_t(A.rows) + G - 1) / G);
   M.group_pointers.assign(size_t(ngroups) + 1, 0);
   for (int32_t g = 0; g < ngroups; ++g) {
-    const int32_t r0 = g * G, r1 = std::min(A.rows, r0 + G);
+    const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A.rows, int64_t(r0) + G));
     int32_t width = 0;
     for (int32_t r = r0; r < r1; ++r) width = std::max(width, M.row_length[size_t(r)]);
     // The last group is padded to G rows as well: every group has stride G.
@@ -70,7 +70,7 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
       M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
     }
   }
-  M.tail = build_coo_tail(A, K);
+  M.tail = detail::coo_tail_of(A, K);
   return M;
 }
 

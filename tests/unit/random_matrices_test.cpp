@@ -78,6 +78,8 @@ std::vector<FormatConfig> grid() {
       for (const char *h : {"none", "auto", "2"})
         g.push_back(packsell_config(C, sigma, v, h, PackSellScaling::Auto, true));
   g.push_back(packsell_config(32, 1, "fp16", "auto", PackSellScaling::None, true));
+  g.push_back(rgcsr_config(1024, "auto", true)); // the largest blocks: one group/slice per matrix here
+  g.push_back(packsell_config(1024, 2048, "bf16", "auto", PackSellScaling::Auto, true));
   g.push_back(packsell_config(32, 32, "e8m14", "none", PackSellScaling::None, true));
   return g;
 }

@@ -32,12 +32,12 @@ $(BUILD)/main.petsc: build
 	/usr/bin/python3 scripts/mtx2petsc.py $(MATRIX) $@
 
 run: $(BUILD)/main.petsc
-	@for t in rgcsr packsell; do \
-	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t $(PACKSELL) $(RUNOPTS) || exit 1; done
+	@for t in rgcsr "packsell $(PACKSELL)"; do \
+	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t $(RUNOPTS) || exit 1; done
 
 run-gpu: $(BUILD)/main.petsc
-	@for t in rgcsrcuda packsellcuda; do \
-	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t $(PACKSELL) -use_gpu_aware_mpi 0 $(RUNOPTS) || exit 1; done
+	@for t in rgcsrcuda "packsellcuda $(PACKSELL)"; do \
+	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t -use_gpu_aware_mpi 0 $(RUNOPTS) || exit 1; done
 
 clean:
 	rm -rf $(BUILD)

@@ -43,6 +43,9 @@ public:
   void upload(const std::vector<T> &h) {
     ASSERT_EQ(h.size(), n_);
     if (n_) ASSERT_CUDA(cudaMemcpy(p_, h.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    // cudaMemcpy from pageable memory may return before the DMA lands, and the legacy stream
+    // does not order against the tests' non-blocking stream: wait for it.
+    ASSERT_CUDA(cudaDeviceSynchronize());
   }
   std::vector<T> download() const {
     std::vector<T> h(n_);
@@ -52,6 +55,7 @@ public:
   // All bytes 0xFF: a NaN for double, so an unwritten entry shows.
   void poison() {
     if (n_) ASSERT_CUDA(cudaMemset(p_, 0xFF, n_ * sizeof(T)));
+    ASSERT_CUDA(cudaDeviceSynchronize()); // cudaMemset is asynchronous (see upload)
   }
 
 private:

@@ -20,11 +20,14 @@ import os
 import sys
 from collections import OrderedDict, defaultdict
 
-import matplotlib
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.colors import LogNorm  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+except ImportError as exc:  # pragma: no cover
+    sys.exit(f"plot.py: matplotlib is missing ({exc}): apt-get install python3-matplotlib and run it with /usr/bin/python3")
 
 COLUMNS = ["matrix", "rows", "nnz", "format", "time_us", "gbytes_per_s", "gflops", "copy_bw_fraction", "speedup_vs_aijcusparse"]
 

@@ -556,13 +556,18 @@ struct DevMem {
 };
 
 template <class T>
-PetscErrorCode Upload(DevMem &d, const std::vector<T> &h, T **out)
+PetscErrorCode Upload(DevMem &d, const T *h, size_t n, T **out)
 {
   PetscFunctionBegin;
-  *out = static_cast<T *>(d.alloc(sizeof(T) * h.size()));
-  PetscCheck(*out, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMalloc of %zu bytes failed", sizeof(T) * h.size());
-  if (!h.empty()) PetscCallCUDA(cudaMemcpy(*out, h.data(), sizeof(T) * h.size(), cudaMemcpyHostToDevice));
+  *out = static_cast<T *>(d.alloc(sizeof(T) * n));
+  PetscCheck(*out, PETSC_COMM_SELF, PETSC_ERR_MEM, "cudaMalloc of %zu bytes failed", sizeof(T) * n);
+  if (n) PetscCallCUDA(cudaMemcpy(*out, h, sizeof(T) * n, cudaMemcpyHostToDevice));
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+template <class T>
+PetscErrorCode Upload(DevMem &d, const std::vector<T> &h, T **out)
+{
+  return Upload(d, h.data(), h.size(), out);
 }
 
 PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, const Reference &ref, Result &r)
@@ -582,14 +587,18 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
     while (std::ldexp(m, -k) > 16384.0) ++k;
     if (k) r.info.emplace_back("scale", "values stored times 2^-" + std::to_string(k) + " (fp16 range); y rescaled on the host");
   }
-  auto conv_vals = [&](const double *src, size_t n, std::vector<double> &v64, std::vector<__half> &v16) {
+  // values to the device: FP64 as they are, FP16 rounded after the 2^-k scaling
+  // values to the device: FP64 as they are, FP16 rounded after the 2^-k scaling
+  auto upload_vals = [&](const double *src, size_t n, void **out) -> PetscErrorCode {
+    PetscFunctionBegin;
     if (half) {
-      v16.resize(n);
+      std::unique_ptr<__half[]> v16(new __half[n ? n : 1]);
+#pragma omp parallel for schedule(static)
       for (size_t i = 0; i < n; ++i) v16[i] = __double2half(std::ldexp(src[i], -k));
-    } else v64.assign(src, src + n);
+      PetscCall(Upload(d, v16.get(), n, reinterpret_cast<__half **>(out)));
+    } else PetscCall(Upload(d, src, n, reinterpret_cast<double **>(out)));
+    PetscFunctionReturn(PETSC_SUCCESS);
   };
-  std::vector<double> v64;
-  std::vector<__half> v16;
   void               *dvals = nullptr;
   long long           slots = H.nnz(), nslices = 0;
   cusparseIndexType_t offtype = CUSPARSE_INDEX_32I;
@@ -597,9 +606,7 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
     int32_t *drp, *dci;
     PetscCall(Upload(d, H.rowptr, &drp));
     PetscCall(Upload(d, H.colidx, &dci));
-    conv_vals(H.values.data(), H.values.size(), v64, v16);
-    if (half) PetscCall(Upload(d, v16, reinterpret_cast<__half **>(&dvals)));
-    else PetscCall(Upload(d, v64, reinterpret_cast<double **>(&dvals)));
+    PetscCall(upload_vals(H.values.data(), H.values.size(), &dvals));
     PetscCallCUSPARSE(cusparseCreateCsr(&d.A, H.rows, H.cols, H.nnz(), drp, dci, dvals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_64F));
     r.matrix_bytes = double(H.nnz()) * double(vb + 4) + double(H.rows + 1) * 4;
     r.bytes_source = "nnz*(value+4)+(rows+1)*4";
@@ -613,14 +620,20 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
       off[size_t(s) + 1] = off[size_t(s)] + int64_t(C) * w;
     }
     slots = off.back();
-    std::vector<int32_t> col(size_t(slots), -1);
-    std::vector<double>  val(size_t(slots), 0.0);
-    for (int32_t i = 0; i < H.rows; ++i) {
-      const int64_t base = off[size_t(i / C)] + (i % C);
-      for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
-        const int64_t at = base + int64_t(q - H.rowptr[i]) * C;
-        col[size_t(at)]  = H.colidx[size_t(q)];
-        val[size_t(at)]  = H.values[size_t(q)];
+    // padding: column -1, value 0; slices filled in parallel (uninitialised buffers: no serial memset)
+    std::unique_ptr<int32_t[]> col(new int32_t[size_t(std::max<long long>(slots, 1))]);
+    std::unique_ptr<double[]>  val(new double[size_t(std::max<long long>(slots, 1))]);
+#pragma omp parallel for schedule(dynamic, 64)
+    for (long long sl = 0; sl < nslices; ++sl) {
+      std::fill(col.get() + off[size_t(sl)], col.get() + off[size_t(sl) + 1], -1);
+      std::fill(val.get() + off[size_t(sl)], val.get() + off[size_t(sl) + 1], 0.0);
+      for (int32_t i = int32_t(sl * C); i < std::min<int32_t>(H.rows, int32_t((sl + 1) * C)); ++i) {
+        const int64_t base = off[size_t(sl)] + (i % C);
+        for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
+          const int64_t at = base + int64_t(q - H.rowptr[i]) * C;
+          col[size_t(at)]  = H.colidx[size_t(q)];
+          val[size_t(at)]  = H.values[size_t(q)];
+        }
       }
     }
     void *doff;
@@ -632,19 +645,15 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
       PetscCall(Upload(d, off, reinterpret_cast<int64_t **>(&doff)));
     }
     int32_t *dcol;
-    PetscCall(Upload(d, col, &dcol));
-    std::vector<int32_t>().swap(col);
-    conv_vals(val.data(), val.size(), v64, v16);
-    std::vector<double>().swap(val);
-    if (half) PetscCall(Upload(d, v16, reinterpret_cast<__half **>(&dvals)));
-    else PetscCall(Upload(d, v64, reinterpret_cast<double **>(&dvals)));
+    PetscCall(Upload(d, col.get(), size_t(slots), &dcol));
+    col.reset();
+    PetscCall(upload_vals(val.get(), size_t(slots), &dvals));
+    val.reset();
     PetscCallCUSPARSE(cusparseCreateSlicedEll(&d.A, H.rows, H.cols, H.nnz(), slots, C, doff, dcol, dvals, offtype, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_64F));
     r.matrix_bytes = double(slots) * double(vb + 4) + double(nslices + 1) * (offtype == CUSPARSE_INDEX_32I ? 4 : 8);
     r.bytes_source = "slots*(value+4)+(slices+1)*offset, slice 32, padding column -1";
     r.stats        = {{"stored_slots", double(slots)}, {"padding_slots", double(slots - H.nnz())}, {"bytes_per_nnz", H.nnz() ? r.matrix_bytes / double(H.nnz()) : kNaN}};
   }
-  std::vector<double>().swap(v64);
-  std::vector<__half>().swap(v16);
 
   // vectors
   void *dx, *dy;

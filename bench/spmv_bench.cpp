@@ -570,6 +570,74 @@ PetscErrorCode Upload(DevMem &d, const std::vector<T> &h, T **out)
   return Upload(d, h.data(), h.size(), out);
 }
 
+// Sliced ELL with slices of C rows in cuSPARSE's layout: the k-th nonzero of row i at
+// off[i / C] + k * C + i % C; padding column -1, value 0; every slice C * (its longest row) slots.
+struct Sell {
+  int32_t                    C       = 32;
+  long long                  nslices = 0, slots = 0;
+  std::vector<int64_t>       off;
+  std::unique_ptr<int32_t[]> col;
+  std::unique_ptr<double[]>  val;
+};
+
+void BuildSell(const HostCsr &H, int32_t C, Sell &S)
+{
+  S.C       = C;
+  S.nslices = (H.rows + C - 1) / C;
+  S.off.assign(size_t(S.nslices) + 1, 0);
+  for (long long sl = 0; sl < S.nslices; ++sl) {
+    int32_t w = 0;
+    for (int32_t i = int32_t(sl * C); i < std::min<int32_t>(H.rows, int32_t((sl + 1) * C)); ++i) w = std::max(w, H.rowptr[i + 1] - H.rowptr[i]);
+    S.off[size_t(sl) + 1] = S.off[size_t(sl)] + int64_t(C) * w;
+  }
+  S.slots = S.off.back();
+  // uninitialised buffers filled slice by slice in parallel (no serial memset of GBs)
+  S.col.reset(new int32_t[size_t(std::max<long long>(S.slots, 1))]);
+  S.val.reset(new double[size_t(std::max<long long>(S.slots, 1))]);
+#pragma omp parallel for schedule(dynamic, 64)
+  for (long long sl = 0; sl < S.nslices; ++sl) {
+    std::fill(S.col.get() + S.off[size_t(sl)], S.col.get() + S.off[size_t(sl) + 1], -1);
+    std::fill(S.val.get() + S.off[size_t(sl)], S.val.get() + S.off[size_t(sl) + 1], 0.0);
+    for (int32_t i = int32_t(sl * C); i < std::min<int32_t>(H.rows, int32_t((sl + 1) * C)); ++i) {
+      const int64_t base = S.off[size_t(sl)] + (i % C);
+      for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
+        const int64_t at   = base + int64_t(q - H.rowptr[i]) * C;
+        S.col[size_t(at)] = H.colidx[size_t(q)];
+        S.val[size_t(at)] = H.values[size_t(q)];
+      }
+    }
+  }
+}
+
+// Host stand-in of the cuSPARSE product (cpu mode): the same arrays, FP16 rounding of A, x and y
+// emulated with FP32 sums; y in FP64 (rescaled by 2^k).
+void EmulateCusparse(const HostCsr &H, const Sell *S, bool half, int k, const std::vector<double> &x, std::vector<double> &y)
+{
+  auto a_of = [&](double v) { return half ? double(__half2float(__double2half(std::ldexp(v, -k)))) : v; };
+  auto x_of = [&](int32_t j) { return half ? double(__half2float(__double2half(x[size_t(j)]))) : x[size_t(j)]; };
+  y.assign(size_t(H.rows), 0.0);
+#pragma omp parallel for schedule(dynamic, 1024)
+  for (int32_t i = 0; i < H.rows; ++i) {
+    double sd = 0;
+    float  sf = 0;
+    if (S) {
+      const int64_t base = S->off[size_t(i / S->C)] + (i % S->C), w = (S->off[size_t(i / S->C) + 1] - S->off[size_t(i / S->C)]) / S->C;
+      for (int64_t q = 0; q < w; ++q) {
+        const int32_t c = S->col[size_t(base + q * S->C)];
+        if (c < 0) continue;
+        if (half) sf += float(a_of(S->val[size_t(base + q * S->C)]) * x_of(c));
+        else sd += S->val[size_t(base + q * S->C)] * x[size_t(c)];
+      }
+    } else {
+      for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
+        if (half) sf += float(a_of(H.values[size_t(q)]) * x_of(H.colidx[size_t(q)]));
+        else sd += H.values[size_t(q)] * x[size_t(H.colidx[size_t(q)])];
+      }
+    }
+    y[size_t(i)] = half ? std::ldexp(double(__half2float(__float2half(sf))), k) : sd;
+  }
+}
+
 PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, const Reference &ref, Result &r)
 {
   const bool   half = f.value_format == "fp16", sell = f.family == "cusparse_sell";
@@ -586,8 +654,32 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
     const double m = std::max(amax, ref.scale);
     while (std::ldexp(m, -k) > 16384.0) ++k;
     if (k) r.info.emplace_back("scale", "values stored times 2^-" + std::to_string(k) + " (fp16 range); y rescaled on the host");
+    r.error_bound = 3 * std::ldexp(1.0, -11) + double(H.max_row_length()) * std::ldexp(1.0, -24); // A, x, y rounded; FP32 sums
   }
-  // values to the device: FP64 as they are, FP16 rounded after the 2^-k scaling
+  Sell S;
+  if (sell) {
+    BuildSell(H, 32, S);
+    r.matrix_bytes = double(S.slots) * double(vb + 4) + double(S.nslices + 1) * (S.slots <= std::numeric_limits<int32_t>::max() ? 4 : 8);
+    r.bytes_source = "slots*(value+4)+(slices+1)*offset, slice 32, padding column -1";
+    r.stats        = {{"stored_slots", double(S.slots)}, {"padding_slots", double(S.slots - H.nnz())}, {"bytes_per_nnz", H.nnz() ? r.matrix_bytes / double(H.nnz()) : kNaN}};
+  } else {
+    r.matrix_bytes = double(H.nnz()) * double(vb + 4) + double(H.rows + 1) * 4;
+    r.bytes_source = "nnz*(value+4)+(rows+1)*4";
+  }
+  if (b.cpu) {
+    // no GPU: the same arrays through the host stand-in (checks the layout and the fp16 path)
+    std::vector<double> y;
+    r.info.emplace_back("types", half ? "host emulation (cpu mode): A=fp16,x=fp16,y=fp16,compute=fp32" : "host emulation (cpu mode): fp64");
+    r.setup_s = now_s() - t0;
+    r.bytes   = r.matrix_bytes + double(H.cols) * double(vb) + double(H.rows) * double(vb);
+    auto op   = [&]() -> PetscErrorCode {
+      EmulateCusparse(H, sell ? &S : nullptr, half, k, ref.x, y);
+      return PETSC_SUCCESS;
+    };
+    PetscCall(TimeOp(b, op, r));
+    ComputeError(ref, y.data(), y.size(), r);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   // values to the device: FP64 as they are, FP16 rounded after the 2^-k scaling
   auto upload_vals = [&](const double *src, size_t n, void **out) -> PetscErrorCode {
     PetscFunctionBegin;
@@ -599,60 +691,29 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
     } else PetscCall(Upload(d, src, n, reinterpret_cast<double **>(out)));
     PetscFunctionReturn(PETSC_SUCCESS);
   };
-  void               *dvals = nullptr;
-  long long           slots = H.nnz(), nslices = 0;
-  cusparseIndexType_t offtype = CUSPARSE_INDEX_32I;
+  void *dvals = nullptr;
   if (!sell) {
     int32_t *drp, *dci;
     PetscCall(Upload(d, H.rowptr, &drp));
     PetscCall(Upload(d, H.colidx, &dci));
     PetscCall(upload_vals(H.values.data(), H.values.size(), &dvals));
     PetscCallCUSPARSE(cusparseCreateCsr(&d.A, H.rows, H.cols, H.nnz(), drp, dci, dvals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_64F));
-    r.matrix_bytes = double(H.nnz()) * double(vb + 4) + double(H.rows + 1) * 4;
-    r.bytes_source = "nnz*(value+4)+(rows+1)*4";
   } else {
-    const int32_t        C = 32;
-    nslices                = (H.rows + C - 1) / C;
-    std::vector<int64_t> off(size_t(nslices) + 1, 0);
-    for (long long s = 0; s < nslices; ++s) {
-      int32_t w = 0;
-      for (int32_t i = int32_t(s * C); i < std::min<int32_t>(H.rows, int32_t((s + 1) * C)); ++i) w = std::max(w, H.rowptr[i + 1] - H.rowptr[i]);
-      off[size_t(s) + 1] = off[size_t(s)] + int64_t(C) * w;
-    }
-    slots = off.back();
-    // padding: column -1, value 0; slices filled in parallel (uninitialised buffers: no serial memset)
-    std::unique_ptr<int32_t[]> col(new int32_t[size_t(std::max<long long>(slots, 1))]);
-    std::unique_ptr<double[]>  val(new double[size_t(std::max<long long>(slots, 1))]);
-#pragma omp parallel for schedule(dynamic, 64)
-    for (long long sl = 0; sl < nslices; ++sl) {
-      std::fill(col.get() + off[size_t(sl)], col.get() + off[size_t(sl) + 1], -1);
-      std::fill(val.get() + off[size_t(sl)], val.get() + off[size_t(sl) + 1], 0.0);
-      for (int32_t i = int32_t(sl * C); i < std::min<int32_t>(H.rows, int32_t((sl + 1) * C)); ++i) {
-        const int64_t base = off[size_t(sl)] + (i % C);
-        for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
-          const int64_t at = base + int64_t(q - H.rowptr[i]) * C;
-          col[size_t(at)]  = H.colidx[size_t(q)];
-          val[size_t(at)]  = H.values[size_t(q)];
-        }
-      }
-    }
-    void *doff;
-    if (slots <= std::numeric_limits<int32_t>::max()) {
-      std::vector<int32_t> off32(off.begin(), off.end());
+    void               *doff;
+    cusparseIndexType_t offtype = CUSPARSE_INDEX_32I;
+    if (S.slots <= std::numeric_limits<int32_t>::max()) {
+      std::vector<int32_t> off32(S.off.begin(), S.off.end());
       PetscCall(Upload(d, off32, reinterpret_cast<int32_t **>(&doff)));
     } else {
       offtype = CUSPARSE_INDEX_64I;
-      PetscCall(Upload(d, off, reinterpret_cast<int64_t **>(&doff)));
+      PetscCall(Upload(d, S.off, reinterpret_cast<int64_t **>(&doff)));
     }
     int32_t *dcol;
-    PetscCall(Upload(d, col.get(), size_t(slots), &dcol));
-    col.reset();
-    PetscCall(upload_vals(val.get(), size_t(slots), &dvals));
-    val.reset();
-    PetscCallCUSPARSE(cusparseCreateSlicedEll(&d.A, H.rows, H.cols, H.nnz(), slots, C, doff, dcol, dvals, offtype, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_64F));
-    r.matrix_bytes = double(slots) * double(vb + 4) + double(nslices + 1) * (offtype == CUSPARSE_INDEX_32I ? 4 : 8);
-    r.bytes_source = "slots*(value+4)+(slices+1)*offset, slice 32, padding column -1";
-    r.stats        = {{"stored_slots", double(slots)}, {"padding_slots", double(slots - H.nnz())}, {"bytes_per_nnz", H.nnz() ? r.matrix_bytes / double(H.nnz()) : kNaN}};
+    PetscCall(Upload(d, S.col.get(), size_t(S.slots), &dcol));
+    S.col.reset();
+    PetscCall(upload_vals(S.val.get(), size_t(S.slots), &dvals));
+    S.val.reset();
+    PetscCallCUSPARSE(cusparseCreateSlicedEll(&d.A, H.rows, H.cols, H.nnz(), S.slots, S.C, doff, dcol, dvals, offtype, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, half ? CUDA_R_16F : CUDA_R_64F));
   }
 
   // vectors
@@ -705,7 +766,6 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
   r.info.emplace_back("types", std::string("A=") + (half ? "fp16" : "fp64") + ",x=" + (half ? "fp16" : "fp64") + ",y=" + (yb == 2 ? "fp16" : yb == 4 ? "fp32" : "fp64") + ",compute=" + (half ? "fp32" : "fp64"));
   r.info.emplace_back("algorithm", sell ? "CUSPARSE_SPMV_SELL_ALG1" : "CUSPARSE_SPMV_CSR_ALG1");
   if (!tried.empty()) r.info.emplace_back("refused", tried);
-  if (half) r.error_bound = 3 * std::ldexp(1.0, -11) + double(H.max_row_length()) * std::ldexp(1.0, -24); // + FP32 sums
   PetscCallCUDA(cudaDeviceSynchronize());
   r.setup_s = now_s() - t0;
   r.bytes   = r.matrix_bytes + double(H.cols) * double(vb) + double(H.rows) * double(yb);
@@ -1087,11 +1147,6 @@ Result RunFormat(Bench &b, const HostCsr &H, PetscMats &m, const FormatSpec &f, 
   Result      r;
   std::string why;
 
-  if (!f.petsc && b.cpu) {
-    r.error_bound = f.error_bound();
-    r.message     = "cuSPARSE formats need the GPU (cpu mode)";
-    return r;
-  }
   if (Attempt(b, H, m, f, false, ref, r)) r.message = "could not run the attempt (error handler)";
   if (!r.completed && CudaContextLost(b, &why)) {
     *aborted      = true;

@@ -344,6 +344,8 @@ typedef struct {
   PetscInt64 tail_nnz;       /* nonzeros in the COO tail of the hybrid split */
   PetscInt64 stored_bytes;   /* bytes a product reads from the matrix arrays (x and y excluded) */
   PetscInt   hybrid_width;   /* K of the hybrid split (largest over the blocks) */
+  PetscInt   scale_exponent; /* PackSELL: values are stored times 2^scale_exponent (smallest over
+                                the blocks; 0 unless -mat_packsell_scaling auto had to scale) */
 } MatSpMVStats;
 
 /*@

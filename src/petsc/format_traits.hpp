@@ -18,6 +18,7 @@ struct FormatTraits<Format::RgCSR> {
   static void Update(const CsrView &A, Host &M) { update_rgcsr_values(A, M); }
   static void Spmv(const Host &M, const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); }
   static void Diagonal(const Host &M, double *d) { rgcsr_diagonal(M, d); }
+  static int  ScaleExponent(const Host &) { return 0; }
 };
 
 template <>
@@ -27,6 +28,7 @@ struct FormatTraits<Format::PackSELL> {
   static void Update(const CsrView &A, Host &M) { update_packsell_values(A, M); }
   static void Spmv(const Host &M, const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); }
   static void Diagonal(const Host &M, double *d) { packsell_diagonal(M, d); }
+  static int  ScaleExponent(const Host &M) { return M.scale_exponent; }
 };
 
 } // namespace glue

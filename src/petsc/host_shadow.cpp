@@ -68,6 +68,7 @@ public:
 
   PetscErrorCode Release() override { return PETSC_SUCCESS; }
   FormatStats    Stats() const override { return M_.stats(); }
+  PetscInt       ScaleExponent() const override { return T::ScaleExponent(M_); }
 
 private:
   typename T::Host M_;

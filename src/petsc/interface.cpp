@@ -3,6 +3,8 @@
 #include "spmvimpl.hpp"
 
 using pspmv::glue::Format;
+using pspmv::glue::FormatTitle;
+using pspmv::glue::GetOptionFn;
 using pspmv::glue::GetOptionName;
 using pspmv::glue::OptionKey;
 using pspmv::glue::SetOptionName;
@@ -27,23 +29,45 @@ PetscErrorCode SetString(Mat A, Format f, OptionKey key, const char v[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetInt(Mat A, Format f, OptionKey key, PetscInt *v)
+/* Getters need a matrix of the format: anything else is an error that says so. */
+PetscErrorCode GetOptionFunction(Mat A, Format f, const char *caller, GetOptionFn *fn)
 {
+  MatType type;
+
   PetscFunctionBegin;
-  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
-  PetscAssertPointer(v, 2);
-  PetscUseMethod(A, GetOptionName(f), (Mat, OptionKey, PetscInt *, const char *[]), (A, key, v, nullptr));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, GetOptionName(f), fn));
+  PetscCall(MatGetType(A, &type));
+  PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s and %s, seq or mpi); this one is %s", caller, FormatTitle(f), f == Format::RgCSR ? MATRGCSR : MATPACKSELL,
+             f == Format::RgCSR ? MATRGCSRCUDA : MATPACKSELLCUDA, type ? type : "untyped");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetString(Mat A, Format f, OptionKey key, const char *v[])
+PetscErrorCode GetInt(Mat A, Format f, OptionKey key, PetscInt *v, const char *caller)
 {
+  GetOptionFn fn;
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(v, 2);
-  PetscUseMethod(A, GetOptionName(f), (Mat, OptionKey, PetscInt *, const char *[]), (A, key, nullptr, v));
+  PetscCall(GetOptionFunction(A, f, caller, &fn));
+  PetscCall((*fn)(A, key, v, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode GetString(Mat A, Format f, OptionKey key, const char *v[], const char *caller)
+{
+  GetOptionFn fn;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscAssertPointer(v, 2);
+  PetscCall(GetOptionFunction(A, f, caller, &fn));
+  PetscCall((*fn)(A, key, nullptr, v));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetIntC(Mat A, Format f, OptionKey key, PetscInt v, const char *) { return SetInt(A, f, key, v); }
+PetscErrorCode SetStringC(Mat A, Format f, OptionKey key, const char v[], const char *) { return SetString(A, f, key, v); }
 
 } // namespace
 
@@ -52,23 +76,23 @@ PetscErrorCode GetString(Mat A, Format f, OptionKey key, const char *v[])
   PetscErrorCode name(Mat A, type value) \
   { \
     PetscFunctionBegin; \
-    PetscCall(helper(A, Format::fmt, OptionKey::key, value)); \
+    PetscCall(helper(A, Format::fmt, OptionKey::key, value, #name)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   }
 
-PSPMV_OPTION_API(MatRgCSRSetGroupSize, SetInt, PetscInt, RgCSR, GroupSize)
+PSPMV_OPTION_API(MatRgCSRSetGroupSize, SetIntC, PetscInt, RgCSR, GroupSize)
 PSPMV_OPTION_API(MatRgCSRGetGroupSize, GetInt, PetscInt *, RgCSR, GroupSize)
-PSPMV_OPTION_API(MatRgCSRSetHybrid, SetString, const char *, RgCSR, Hybrid)
+PSPMV_OPTION_API(MatRgCSRSetHybrid, SetStringC, const char *, RgCSR, Hybrid)
 PSPMV_OPTION_API(MatRgCSRGetHybrid, GetString, const char **, RgCSR, Hybrid)
-PSPMV_OPTION_API(MatPackSELLSetSliceHeight, SetInt, PetscInt, PackSELL, SliceHeight)
+PSPMV_OPTION_API(MatPackSELLSetSliceHeight, SetIntC, PetscInt, PackSELL, SliceHeight)
 PSPMV_OPTION_API(MatPackSELLGetSliceHeight, GetInt, PetscInt *, PackSELL, SliceHeight)
-PSPMV_OPTION_API(MatPackSELLSetSigma, SetInt, PetscInt, PackSELL, Sigma)
+PSPMV_OPTION_API(MatPackSELLSetSigma, SetIntC, PetscInt, PackSELL, Sigma)
 PSPMV_OPTION_API(MatPackSELLGetSigma, GetInt, PetscInt *, PackSELL, Sigma)
-PSPMV_OPTION_API(MatPackSELLSetValueFormat, SetString, const char *, PackSELL, ValueFormat)
+PSPMV_OPTION_API(MatPackSELLSetValueFormat, SetStringC, const char *, PackSELL, ValueFormat)
 PSPMV_OPTION_API(MatPackSELLGetValueFormat, GetString, const char **, PackSELL, ValueFormat)
-PSPMV_OPTION_API(MatPackSELLSetScaling, SetString, const char *, PackSELL, Scaling)
+PSPMV_OPTION_API(MatPackSELLSetScaling, SetStringC, const char *, PackSELL, Scaling)
 PSPMV_OPTION_API(MatPackSELLGetScaling, GetString, const char **, PackSELL, Scaling)
-PSPMV_OPTION_API(MatPackSELLSetHybrid, SetString, const char *, PackSELL, Hybrid)
+PSPMV_OPTION_API(MatPackSELLSetHybrid, SetStringC, const char *, PackSELL, Hybrid)
 PSPMV_OPTION_API(MatPackSELLGetHybrid, GetString, const char **, PackSELL, Hybrid)
 
 PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
@@ -76,6 +100,13 @@ PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(stats, 2);
-  PetscUseMethod(A, "MatSpMVGetStats_C", (Mat, MatSpMVStats *), (A, stats));
+  {
+    pspmv::glue::GetStatsFn fn;
+    MatType                 type;
+    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSpMVGetStats_C", &fn));
+    PetscCall(MatGetType(A, &type));
+    PetscCheck(fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatSpMVGetStats() needs a matrix of a petscspmv type (rgcsr, packsell, rgcsrcuda, packsellcuda); this one is %s", type ? type : "untyped");
+    PetscCall((*fn)(A, stats));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

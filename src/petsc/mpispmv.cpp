@@ -29,6 +29,38 @@ PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Errors of the layouts are data dependent (a value that overflows the value format lives on
+   one rank): every rank returns an error when one rank has one, so a collective operation
+   never leaves the ranks in different states. MaxError() agrees on the worst error code,
+   RaiseError() returns this rank's error or a sentence pointing at the other rank's. */
+PetscErrorCode MaxError(MPI_Comm comm, PetscErrorCode ierr, PetscErrorCode *maxcode)
+{
+  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, comm));
+  *maxcode = (PetscErrorCode)mx;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode RaiseError(const TypeInfo *t, PetscErrorCode ierr, PetscErrorCode maxcode)
+{
+  PetscFunctionBegin;
+  PetscCall(ierr);
+  PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s layouts of this %s matrix could not be built on another rank (see the error reported there)", FormatTitle(t->format), t->mpi);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Collective(Mat A, PetscErrorCode ierr)
+{
+  PetscErrorCode maxcode;
+
+  PetscFunctionBegin;
+  PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
+  PetscCall(RaiseError(State(A)->type, ierr, maxcode));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Makes both blocks seq matrices of A's family with A's options; with `assembled` also brings
    their layouts up to date (values may have changed through MatSetValues()). */
 PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
@@ -78,7 +110,7 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   ierr = mp->aijops.assemblyend(A, mode);
   DeferBlockBuild--;
   PetscCall(ierr);
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(SetUpBlocks(A, PETSC_TRUE));
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Collective(A, SetUpBlocks(A, PETSC_TRUE)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -90,19 +122,22 @@ PetscErrorCode MatDuplicate_MPISpMV(Mat A, MatDuplicateOption op, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode LocalStats(Mat A, FormatStats *sum)
+PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt *scale)
 {
   Mat blocks[2];
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "the layouts of a %s matrix exist once the matrix is assembled", ((PetscObject)A)->type_name);
-  *sum = FormatStats();
+  *sum   = FormatStats();
+  *scale = 0;
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks) {
     FormatStats s;
+    PetscInt    e;
     if (!blk) continue;
-    PetscCall(SeqGetStats(blk, &s));
+    PetscCall(SeqGetStats(blk, &s, &e));
     AddStats(sum, s);
+    *scale = PetscMin(*scale, e);
   }
   sum->rows = A->rmap->n;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -118,9 +153,10 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   if (info && A->assembled) {
     FormatStats local, global;
     PetscInt64  sums[7], tot[7];
-    PetscInt    width;
+    PetscInt    width, scale, minscale;
 
-    PetscCall(LocalStats(A, &local));
+    PetscCall(LocalStats(A, &local, &scale));
+    PetscCallMPI(MPIU_Allreduce(&scale, &minscale, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
     sums[0] = local.nnz;
     sums[1] = local.stored_slots;
     sums[2] = local.padding_slots;
@@ -139,7 +175,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.tail_nnz      = tot[4];
     global.stored_bytes  = tot[5];
     global.hybrid_width  = width;
-    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, "all ranks, diagonal and off-diagonal blocks"));
+    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, minscale, "all ranks, diagonal and off-diagonal blocks"));
   }
   PetscCall(mp->aijops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -154,12 +190,16 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   PetscFunctionBegin;
   if (o.Equals(mp->type->format, old)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GetBlocks(A, &Ad, &Ao));
-  if (Ad && SeqGetState(Ad)) PetscCall(SeqSetOptions(Ad, o));
-  if (Ao && SeqGetState(Ao)) {
-    PetscErrorCode ierr = SeqSetOptions(Ao, o);
-    /* all or nothing: Ad was rebuilt with the new options, put the old ones back */
-    if (ierr && Ad && SeqGetState(Ad)) PetscCall(SeqSetOptions(Ad, old));
-    PetscCall(ierr);
+  {
+    PetscErrorCode ierr = PETSC_SUCCESS, maxcode;
+    if (Ad && SeqGetState(Ad)) ierr = SeqSetOptions(Ad, o);
+    if (!ierr && Ao && SeqGetState(Ao)) ierr = SeqSetOptions(Ao, o);
+    PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
+    if (maxcode) { /* all or nothing, on every rank: blocks rebuilt with the new options get the old ones back */
+      if (Ad && SeqGetState(Ad)) PetscCall(SeqSetOptions(Ad, old));
+      if (Ao && SeqGetState(Ao)) PetscCall(SeqSetOptions(Ao, old));
+    }
+    PetscCall(RaiseError(mp->type, ierr, maxcode));
   }
   mp->opts = o;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -200,10 +240,11 @@ PetscErrorCode GetOption_MPI(Mat A, OptionKey key, PetscInt *iv, const char *sv[
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {
   FormatStats s;
+  PetscInt    scale = 0;
 
   PetscFunctionBegin;
-  PetscCall(LocalStats(A, &s));
-  ToPublicStats(s, out);
+  PetscCall(LocalStats(A, &s, &scale));
+  ToPublicStats(s, scale, out);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -302,7 +343,7 @@ PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *
 {
   FormatOptions  o;
   Mat            B;
-  PetscErrorCode ierr;
+  PetscErrorCode ierr, maxcode;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -315,12 +356,13 @@ PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *
   B = *newmat;
   PetscCall(Adopt(B, t, o));
   ierr = SetUpBlocks(B, PETSC_FALSE); /* assembled blocks are built as they are converted */
-  if (ierr) {
+  PetscCall(MaxError(PetscObjectComm((PetscObject)B), ierr, &maxcode));
+  if (maxcode) {
     /* a block could not be built (a value overflows the value format, ...): B stays AIJ */
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
     else PetscCall(Strip(B));
   }
-  PetscCall(ierr);
+  PetscCall(RaiseError(t, ierr, maxcode));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

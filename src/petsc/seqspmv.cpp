@@ -172,8 +172,9 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscCall(ViewWantsFormatInfo(viewer, &info));
   if (info && A->assembled) {
     FormatStats stats;
-    PetscCall(SeqGetStats(A, &stats));
-    PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, "this matrix"));
+    PetscInt    scale = 0;
+    PetscCall(SeqGetStats(A, &stats, &scale));
+    PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, scale, "this matrix"));
   }
   PetscCall(sp->aijops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -214,10 +215,11 @@ PetscErrorCode GetOption_Seq(Mat A, OptionKey key, PetscInt *iv, const char *sv[
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
   FormatStats s;
+  PetscInt    scale = 0;
 
   PetscFunctionBegin;
-  PetscCall(SeqGetStats(A, &s));
-  ToPublicStats(s, out);
+  PetscCall(SeqGetStats(A, &s, &scale));
+  ToPublicStats(s, scale, out);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -356,12 +358,13 @@ PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqGetStats(Mat A, FormatStats *s)
+PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
 {
   PetscFunctionBegin;
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the layout of a %s matrix exists once the matrix is assembled", ((PetscObject)A)->type_name);
   PetscCall(SeqSync(A, PETSC_FALSE));
   *s = State(A)->shadow->Stats();
+  if (scale_exponent) *scale_exponent = State(A)->shadow->ScaleExponent();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

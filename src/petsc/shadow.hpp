@@ -27,6 +27,8 @@ public:
   // Frees device memory (host memory goes with the object).
   virtual PetscErrorCode Release() = 0;
   virtual FormatStats Stats() const = 0;
+  // PackSELL: the values are stored times 2^ScaleExponent() (0 for RgCSR).
+  virtual PetscInt ScaleExponent() const = 0;
 };
 
 // Host kernels of the core (reference backend).

@@ -70,7 +70,8 @@ PetscErrorCode SeqConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
 PetscErrorCode SeqSync(Mat A, PetscBool force);
 /* New options; a built layout is rebuilt with them (all or nothing). */
 PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
-PetscErrorCode SeqGetStats(Mat A, FormatStats *s);
+/* Statistics of the (synced) layout and its PackSELL scale exponent (0 for RgCSR). */
+PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent);
 SeqState      *SeqGetState(Mat A); /* NULL if A is not a seq matrix of our types */
 
 /* mpispmv.cpp */
@@ -104,9 +105,9 @@ PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscB
 /* view.cpp */
 /* True for an ASCII viewer in an INFO format: the one MatView prints the layout statistics in. */
 PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const char *scope);
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, PetscInt scale_exponent, const char *scope);
 void           AddStats(FormatStats *sum, const FormatStats &s);
-void           ToPublicStats(const FormatStats &s, MatSpMVStats *out);
+void           ToPublicStats(const FormatStats &s, PetscInt scale_exponent, MatSpMVStats *out);
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;

@@ -21,7 +21,7 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const char *scope)
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, PetscInt scale_exponent, const char *scope)
 {
   std::string options, stats, line;
 
@@ -33,6 +33,7 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
   PetscCall(PetscViewerASCIIPrintf(viewer, "options: %s\n", options.c_str()));
   std::istringstream in(stats);
   while (std::getline(in, line)) PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line.c_str()));
+  if (t->format == Format::PackSELL) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT "\n", scale_exponent));
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -50,8 +51,9 @@ void AddStats(FormatStats *sum, const FormatStats &s)
   sum->hybrid_width = std::max(sum->hybrid_width, s.hybrid_width);
 }
 
-void ToPublicStats(const FormatStats &s, MatSpMVStats *out)
+void ToPublicStats(const FormatStats &s, PetscInt scale_exponent, MatSpMVStats *out)
 {
+  out->scale_exponent = scale_exponent;
   out->rows          = s.rows;
   out->cols          = s.cols;
   out->nnz           = s.nnz;

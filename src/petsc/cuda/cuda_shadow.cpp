@@ -160,6 +160,7 @@ public:
   }
 
   FormatStats Stats() const override { return H_.stats(); }
+  PetscInt    ScaleExponent() const override { return T::ScaleExponent(H_); }
 
 private:
   static PetscErrorCode Stage(double **buf, PetscInt64 *cap, PetscInt64 n)

@@ -1,0 +1,330 @@
+/* Helpers shared by the PETSc-level tests (see spmv_test_util.h). */
+#include "spmv_test_util.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Replaces the values of an AIJ matrix (seq or mpi) by |a| (abs) or by 1 (pattern). */
+static PetscErrorCode MapValues(Mat A, PetscBool pattern)
+{
+  Mat       blocks[2] = {NULL, NULL};
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], NULL));
+  else blocks[0] = A;
+  for (int b = 0; b < 2; b++) {
+    PetscScalar *a;
+    PetscInt     nz;
+    MatInfo      info;
+    if (!blocks[b]) continue;
+    PetscCall(MatGetInfo(blocks[b], MAT_LOCAL, &info));
+    nz = (PetscInt)info.nz_used;
+    PetscCall(MatSeqAIJGetArray(blocks[b], &a));
+    for (PetscInt k = 0; k < nz; k++) a[k] = pattern ? 1.0 : PetscAbsScalar(a[k]);
+    PetscCall(MatSeqAIJRestoreArray(blocks[b], &a));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode DerivedMatrix(Mat Aref, PetscBool pattern, Mat *D)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert(Aref, MATAIJ, MAT_INITIAL_MATRIX, D));
+  PetscCall(MapValues(*D, pattern));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Copies src into dst entry by entry through host arrays (the two may differ in type: host
+   vectors of the AIJ reference, CUDA vectors of the CUDA types). */
+PetscErrorCode TestCopyValues(Vec src, Vec dst)
+{
+  const PetscScalar *s;
+  PetscScalar       *d;
+  PetscInt           n, m;
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(src, &n));
+  PetscCall(VecGetLocalSize(dst, &m));
+  PetscCheck(n == m, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "local sizes differ: %" PetscInt_FMT " and %" PetscInt_FMT, n, m);
+  PetscCall(VecGetArrayRead(src, &s));
+  PetscCall(VecGetArrayWrite(dst, &d));
+  if (n) PetscCall(PetscArraycpy(d, s, n));
+  PetscCall(VecRestoreArrayWrite(dst, &d));
+  PetscCall(VecRestoreArrayRead(src, &s));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestRandomVec(Vec v, unsigned long seed)
+{
+  PetscRandom r;
+
+  PetscFunctionBegin;
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)v), &r));
+  PetscCall(PetscRandomSetType(r, PETSCRAND48));
+  PetscCall(PetscRandomSetInterval(r, -1.0, 1.0));
+  PetscCall(PetscRandomSetSeed(r, seed));
+  PetscCall(PetscRandomSeed(r));
+  PetscCall(VecSetRandom(v, r));
+  PetscCall(PetscRandomDestroy(&r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* |got - ref| <= rel * w + abs * c entry by entry (NaN fails); collective. */
+static PetscErrorCode Compare(Vec ref, Vec got, Vec w, Vec c, TestBound b, const char *what, const char *product)
+{
+  const PetscScalar *r, *g, *wa, *ca = NULL;
+  PetscInt           n, rstart, bad = 0, badrow = -1, nbad;
+  PetscReal          worst = 0, badref = 0, badgot = 0, badbound = 0, gworst;
+  MPI_Comm           comm = PetscObjectComm((PetscObject)ref);
+
+  PetscFunctionBegin;
+  PetscCall(VecGetLocalSize(ref, &n));
+  PetscCall(VecGetOwnershipRange(ref, &rstart, NULL));
+  PetscCall(VecGetArrayRead(ref, &r));
+  PetscCall(VecGetArrayRead(got, &g));
+  PetscCall(VecGetArrayRead(w, &wa));
+  if (c) PetscCall(VecGetArrayRead(c, &ca));
+  for (PetscInt i = 0; i < n; i++) {
+    const PetscReal bound = b.rel * PetscRealPart(wa[i]) + (ca ? b.abs * PetscRealPart(ca[i]) : 0);
+    const PetscReal err   = PetscAbsScalar(g[i] - r[i]);
+    if (!(err <= bound)) {
+      if (!bad) {
+        badrow   = rstart + i;
+        badref   = PetscRealPart(r[i]);
+        badgot   = PetscRealPart(g[i]);
+        badbound = bound;
+      }
+      bad++;
+    } else if (bound > 0) worst = PetscMax(worst, err / bound);
+  }
+  if (c) PetscCall(VecRestoreArrayRead(c, &ca));
+  PetscCall(VecRestoreArrayRead(w, &wa));
+  PetscCall(VecRestoreArrayRead(got, &g));
+  PetscCall(VecRestoreArrayRead(ref, &r));
+  PetscCallMPI(MPIU_Allreduce(&bad, &nbad, 1, MPIU_INT, MPI_SUM, comm));
+  PetscCallMPI(MPIU_Allreduce(&worst, &gworst, 1, MPIU_REAL, MPI_MAX, comm));
+  if (bad) PetscCall(PetscSynchronizedPrintf(comm, "  %s %s: row %" PetscInt_FMT ": reference %.17g, got %.17g, allowed error %.3g\n", what, product, badrow, (double)badref, (double)badgot, (double)badbound));
+  PetscCall(PetscSynchronizedFlush(comm, PETSC_STDOUT));
+  PetscCheck(!nbad, comm, PETSC_ERR_PLIB, "%s: %s differs from AIJ in %" PetscInt_FMT " entries beyond the bound (rel %.3g, abs %.3g)", what, product, nbad, (double)b.rel, (double)b.abs);
+  PetscCall(PetscInfo(ref, "%s %s: largest error / bound %.3g\n", what, product, (double)gworst));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestGetBound(Mat Aref, Mat B, TestBound *bound)
+{
+  PetscBool   packsell = PETSC_FALSE;
+  const char *fmt = NULL, *scaling = NULL;
+  MatType     type;
+
+  PetscFunctionBegin;
+  bound->rel   = 1e-13;
+  bound->abs   = 0;
+  bound->lossy = PETSC_FALSE;
+  PetscCall(MatGetType(B, &type));
+  packsell = strstr(type, "packsell") ? PETSC_TRUE : PETSC_FALSE;
+  if (!packsell) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatPackSELLGetValueFormat(B, &fmt));
+  PetscCall(MatPackSELLGetScaling(B, &scaling));
+  if (!strcmp(fmt, "exact")) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    int          m, e;
+    MatSpMVStats st;
+    PetscInt     s, smin;
+    if (!strcmp(fmt, "fp16")) {
+      m = 10;
+      e = 5;
+    } else if (!strcmp(fmt, "bf16")) {
+      m = 7;
+      e = 8;
+    } else {
+      PetscCheck(sscanf(fmt, "e8m%d", &m) == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "unknown value format %s", fmt);
+      e = 8;
+    }
+    /* subnormal spacing 2^(2 - 2^(e-1) - m); half of it is the largest rounding error there */
+    bound->rel   = PetscPowReal(2.0, -(m + 1)) + 1e-13;
+    bound->abs   = PetscPowReal(2.0, 2 - PetscPowReal(2.0, e - 1) - m - 1);
+    bound->lossy = PETSC_TRUE;
+    /* values stored as a * 2^s (scaling auto): the subnormal spacing counts 2^-s times */
+    PetscCall(MatSpMVGetStats(B, &st));
+    s = st.scale_exponent;
+    PetscCallMPI(MPIU_Allreduce(&s, &smin, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)B)));
+    PetscCheck(smin == 0 || !strcmp(scaling, "auto"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "values scaled by 2^%" PetscInt_FMT " without scaling auto", smin);
+    bound->abs *= PetscPowReal(2.0, (PetscReal)-smin);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CompareProducts(Mat Aref, Mat B, const char *what, PetscBool all)
+{
+  TestBound b, exact = {1e-13, 0, PETSC_FALSE};
+  Mat       Aabs, Apat;
+  Vec       x, xa, y, yr, w, c, xB, yB, zB, yrB, xt, xta, xtB, t, tB, wt, v, tmp;
+  PetscInt  M, N;
+  PetscBool congruent;
+
+  PetscFunctionBegin;
+  PetscCall(TestGetBound(Aref, B, &b));
+  {
+    /* -test_bound_scale r shrinks the bounds: a check of the checks (lossy layouts must fail) */
+    PetscReal scale = 1.0;
+    PetscCall(PetscOptionsGetReal(NULL, NULL, "-test_bound_scale", &scale, NULL));
+    b.rel *= scale;
+    b.abs *= scale;
+  }
+  PetscCall(DerivedMatrix(Aref, PETSC_FALSE, &Aabs));
+  PetscCall(DerivedMatrix(Aref, PETSC_TRUE, &Apat));
+  PetscCall(MatCreateVecs(Aref, &x, &y));
+  PetscCall(MatCreateVecs(B, &xB, &yB));
+  PetscCall(VecDuplicate(x, &xa));
+  PetscCall(VecDuplicate(y, &w));
+  PetscCall(VecDuplicate(y, &c));
+  PetscCall(VecDuplicate(y, &yr));
+  PetscCall(VecDuplicate(y, &tmp));
+  PetscCall(VecDuplicate(yB, &zB));
+  PetscCall(VecDuplicate(yB, &yrB));
+  PetscCall(TestRandomVec(x, 11));
+  PetscCall(TestRandomVec(yr, 12));
+  PetscCall(TestCopyValues(x, xB));
+  PetscCall(TestCopyValues(yr, yrB));
+  PetscCall(VecCopy(x, xa));
+  PetscCall(VecAbs(xa));
+  PetscCall(MatMult(Aabs, xa, w));
+  PetscCall(MatMult(Apat, xa, c));
+
+  /* y = A x */
+  PetscCall(MatMult(Aref, x, y));
+  PetscCall(VecSet(yB, NAN));
+  PetscCall(MatMult(B, xB, yB));
+  PetscCall(Compare(y, yB, w, c, b, what, "MatMult"));
+  if (all) {
+    /* z = y + A x, z != y and z == y */
+    PetscCall(MatMultAdd(Aref, x, yr, y));
+    PetscCall(VecCopy(yr, tmp));
+    PetscCall(VecAbs(tmp));
+    PetscCall(VecAXPY(w, 1.0, tmp));
+    PetscCall(VecSet(zB, NAN));
+    PetscCall(MatMultAdd(B, xB, yrB, zB));
+    PetscCall(Compare(y, zB, w, c, b, what, "MatMultAdd"));
+    PetscCall(TestCopyValues(yr, zB));
+    PetscCall(MatMultAdd(B, xB, zB, zB));
+    PetscCall(Compare(y, zB, w, c, b, what, "MatMultAdd in place"));
+
+    /* transposes: AIJ's kernel on the same AIJ arrays (so the lossless bound holds) */
+    PetscCall(MatCreateVecs(Aref, &t, &xt));
+    PetscCall(MatCreateVecs(B, &tB, &xtB));
+    PetscCall(VecDuplicate(t, &wt));
+    PetscCall(VecDuplicate(t, &v));
+    PetscCall(VecDuplicate(xt, &xta));
+    PetscCall(TestRandomVec(xt, 13));
+    PetscCall(TestRandomVec(v, 14));
+    PetscCall(TestCopyValues(xt, xtB));
+    PetscCall(VecCopy(xt, xta));
+    PetscCall(VecAbs(xta));
+    PetscCall(MatMultTranspose(Aabs, xta, wt));
+    PetscCall(MatMultTranspose(Aref, xt, t));
+    PetscCall(VecSet(tB, NAN));
+    PetscCall(MatMultTranspose(B, xtB, tB));
+    PetscCall(Compare(t, tB, wt, NULL, exact, what, "MatMultTranspose"));
+    PetscCall(MatMultTransposeAdd(Aref, xt, v, t));
+    PetscCall(TestCopyValues(v, tB));
+    PetscCall(MatMultTransposeAdd(B, xtB, tB, tB));
+    PetscCall(VecAbs(v));
+    PetscCall(VecAXPY(wt, 1.0, v));
+    PetscCall(Compare(t, tB, wt, NULL, exact, what, "MatMultTransposeAdd in place"));
+    PetscCall(VecDestroy(&t));
+    PetscCall(VecDestroy(&xt));
+    PetscCall(VecDestroy(&xta));
+    PetscCall(VecDestroy(&v));
+    PetscCall(VecDestroy(&tB));
+    PetscCall(VecDestroy(&xtB));
+    PetscCall(VecDestroy(&wt));
+
+    /* diagonal (square matrices with the same row and column layout) */
+    PetscCall(MatGetSize(Aref, &M, &N));
+    PetscCall(MatHasCongruentLayouts(Aref, &congruent));
+    if (M == N && congruent) {
+      PetscCall(MatGetDiagonal(Aref, y));
+      PetscCall(VecCopy(y, w));
+      PetscCall(VecAbs(w));
+      PetscCall(VecSet(c, 1.0));
+      PetscCall(VecSet(yB, NAN));
+      PetscCall(MatGetDiagonal(B, yB));
+      PetscCall(Compare(y, yB, w, c, b, what, "MatGetDiagonal"));
+    }
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&yr));
+  PetscCall(VecDestroy(&w));
+  PetscCall(VecDestroy(&c));
+  PetscCall(VecDestroy(&tmp));
+  PetscCall(VecDestroy(&xB));
+  PetscCall(VecDestroy(&yB));
+  PetscCall(VecDestroy(&zB));
+  PetscCall(VecDestroy(&yrB));
+  PetscCall(MatDestroy(&Aabs));
+  PetscCall(MatDestroy(&Apat));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestCompareProducts(Mat Aref, Mat B, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCall(CompareProducts(Aref, B, what, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestCompareMult(Mat Aref, Mat B, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCall(CompareProducts(Aref, B, what, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestCheckZeroMult(Mat B, const char *what)
+{
+  Vec       x, y;
+  PetscReal nrm;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(TestRandomVec(x, 15));
+  PetscCall(VecSet(y, NAN));
+  PetscCall(MatMult(B, x, y));
+  PetscCall(VecNorm(y, NORM_INFINITY, &nrm));
+  PetscCheck(nrm == 0.0, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "%s: the product of a zeroed matrix has norm %g", what, (double)nrm);
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestCheckType(Mat B, const char *family)
+{
+  PetscMPIInt size;
+  char        expect[64];
+  PetscBool   same;
+  MatType     type;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
+  PetscCall(PetscSNPrintf(expect, sizeof(expect), "%s%s", size == 1 ? "seq" : "mpi", family));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, expect, &same));
+  PetscCall(MatGetType(B, &type));
+  PetscCheck(same, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "expected a %s matrix, got %s", expect, type);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestEventCount(const char *event, PetscInt *count)
+{
+  PetscLogEvent      id;
+  PetscEventPerfInfo info;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventGetId(event, &id));
+  PetscCall(PetscLogEventGetPerfInfo(PETSC_DETERMINE, id, &info));
+  *count = info.count;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,39 @@
+/* Helpers shared by the PETSc-level tests: products of a petscspmv matrix checked against the
+   same products of the AIJ matrix it came from, with poisoned outputs and explicit bounds. */
+#pragma once
+#include <petscspmv.h>
+
+/* Error bound of the products of a matrix of our types, entry by entry:
+     |y_i - y_ref_i| <= rel * (|A| |x|)_i + abs * (pattern(A) |x|)_i
+   rel = 1e-13 for lossless layouts; for PackSELL with a lossy value format rel = 2^-(M+1) +
+   1e-13 (one rounding of each value to M mantissa bits, accumulation in double) and abs is
+   half the spacing of the format's subnormals, times 2^-s when values are scaled by 2^s. */
+typedef struct {
+  PetscReal rel, abs;
+  PetscBool lossy;
+} TestBound;
+
+/* The bound for B (a matrix of our types made from Aref). */
+PetscErrorCode TestGetBound(Mat Aref, Mat B, TestBound *bound);
+
+/* Compares MatMult, MatMultAdd (y != z and y == z), MatMultTranspose, MatMultTransposeAdd and
+   MatGetDiagonal of B with those of Aref (AIJ) for a random x; every output is filled with NaN
+   first. Collective; fails with a PETSc error naming the product, the row and both values. */
+PetscErrorCode TestCompareProducts(Mat Aref, Mat B, const char *what);
+
+/* Only MatMult (cheaper; used after each modification). */
+PetscErrorCode TestCompareMult(Mat Aref, Mat B, const char *what);
+
+/* Checks that B's products are exactly zero (after MatZeroEntries). */
+PetscErrorCode TestCheckZeroMult(Mat B, const char *what);
+
+/* Checks the type name of B: `family` with the seq or mpi prefix of B's communicator. */
+PetscErrorCode TestCheckType(Mat B, const char *family);
+
+/* Number of times a log event ran so far on this rank (PetscLogDefaultBegin() must be on). */
+PetscErrorCode TestEventCount(const char *event, PetscInt *count);
+
+/* Copies values between vectors of possibly different types (host arrays), same local size. */
+PetscErrorCode TestCopyValues(Vec src, Vec dst);
+/* Fills v with reproducible random values in [-1, 1]. */
+PetscErrorCode TestRandomVec(Vec v, unsigned long seed);

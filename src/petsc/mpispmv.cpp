@@ -114,11 +114,20 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode MatCreateGraph_MPISpMV(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt index_size, PetscInt index[], Mat *graph)
+{
+  PetscFunctionBegin;
+  PetscCall(UnderAIJName(A, MATMPIAIJ, State(A)->aijops.creategraph, sym, scale, filter, index_size, index, graph));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscBool IsMPI(Mat A);
+
 PetscErrorCode MatDuplicate_MPISpMV(Mat A, MatDuplicateOption op, Mat *B)
 {
   PetscFunctionBegin;
   PetscCall(State(A)->aijops.duplicate(A, op, B)); /* blocks duplicated by their own type */
-  State(*B)->opts = State(A)->opts;
+  if (IsMPI(*B)) State(*B)->opts = State(A)->opts; /* plain AIJ when A runs under its AIJ name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -254,6 +263,8 @@ void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
 {
   A->ops->assemblyend    = ours ? MatAssemblyEnd_MPISpMV : aij.assemblyend;
   A->ops->duplicate      = ours ? MatDuplicate_MPISpMV : aij.duplicate;
+  A->ops->creategraph    = ours ? MatCreateGraph_MPISpMV : aij.creategraph;
+  A->ops->productsetfromoptions = ours ? MatProductSetFromOptions_MPISpMV : aij.productsetfromoptions;
   A->ops->view           = ours ? MatView_MPISpMV : aij.view;
   A->ops->setfromoptions = ours ? MatSetFromOptions_MPISpMV : aij.setfromoptions;
   A->ops->destroy        = ours ? MatDestroy_MPISpMV : aij.destroy;
@@ -282,6 +293,7 @@ PetscErrorCode Strip(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
+  PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
   if (mp->type->cuda) PetscCall(SetVecType(A, VECSTANDARD));
   PetscCallCXX(delete mp);
   A->spptr = nullptr;
@@ -300,6 +312,7 @@ PetscErrorCode MatDestroy_MPISpMV(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
+  PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
   PetscCallCXX(delete mp);
   A->spptr = nullptr;
   PetscCall((*destroy)(A));
@@ -332,12 +345,15 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPISpMV));
   PetscCall(ComposeOptionFunctions(B, t->format, SetOption_MPI, GetOption_MPI, GetStats_MPI));
   PetscCall(ComposeConverters(B, t, PETSC_TRUE, PETSC_TRUE));
+  PetscCall(ComposeProductFunctions(B, t->mpi, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscBool IsMPI(Mat A) { return A->ops->assemblyend == MatAssemblyEnd_MPISpMV ? PETSC_TRUE : PETSC_FALSE; }
 
 } // namespace
+
+MPIState *MPIGetState(Mat A) { return IsMPI(A) ? State(A) : nullptr; }
 
 PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *newmat)
 {

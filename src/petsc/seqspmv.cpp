@@ -151,6 +151,46 @@ PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* SeqAIJ's transpose fills a new SeqAIJ matrix and then calls MatSetType(At, A's type name);
+   MatSetType() converts in place only for names that start with "seqaij" and would empty the
+   matrix for ours. So it runs under A's AIJ name and its result is converted here. */
+PetscErrorCode MatTranspose_SeqSpMV(Mat A, MatReuse reuse, Mat *B)
+{
+  SeqState       *sp   = State(A);
+  const TypeInfo *t    = sp->type;
+  FormatOptions   opt  = sp->opts, bopt = sp->opts;
+  const TypeInfo *bt   = t;
+  char           *name = nullptr;
+  PetscBool       ourname;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  if (reuse == MAT_REUSE_MATRIX && SeqGetState(*B)) {
+    bt   = SeqGetState(*B)->type;
+    bopt = SeqGetState(*B)->opts;
+  }
+  PetscCall(PetscStrallocpy(((PetscObject)A)->type_name, &name));
+  PetscCall(PetscStrcmp(name, t->seq, &ourname));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
+  ierr = sp->aijops.transpose(A, reuse, B);
+  if (SeqGetState(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
+  PetscCall(PetscFree(name));
+  PetscCall(ierr);
+  /* under an AIJ name (inside an operation that renamed A), the result stays AIJ as asked */
+  if (!ourname) PetscFunctionReturn(PETSC_SUCCESS);
+  if (reuse == MAT_INPLACE_MATRIX && !SeqGetState(A)) PetscCall(SeqConvertFromAIJ(A, t, &opt, MAT_INPLACE_MATRIX, &A)); /* A was replaced by its transpose */
+  else if (reuse != MAT_INPLACE_MATRIX && !SeqGetState(*B)) PetscCall(SeqConvertFromAIJ(*B, bt, &bopt, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The graph of A for GAMG and friends (an AIJ matrix). */
+PetscErrorCode MatCreateGraph_SeqSpMV(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt index_size, PetscInt index[], Mat *graph)
+{
+  PetscFunctionBegin;
+  PetscCall(UnderAIJName(A, MATSEQAIJ, State(A)->aijops.creategraph, sym, scale, filter, index_size, index, graph));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatDuplicate_SeqSpMV(Mat A, MatDuplicateOption op, Mat *B)
 {
   SeqState *sp = State(A);
@@ -159,7 +199,7 @@ PetscErrorCode MatDuplicate_SeqSpMV(Mat A, MatDuplicateOption op, Mat *B)
   /* SeqAIJ's duplicate creates *B with MatSetType(A's type): a fresh matrix of our type whose
      layout is built at its first product (or assembly) */
   PetscCall(sp->aijops.duplicate(A, op, B));
-  State(*B)->opts = sp->opts;
+  if (SeqGetState(*B)) State(*B)->opts = sp->opts; /* plain AIJ when A runs under its AIJ name */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -235,6 +275,8 @@ void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
   A->ops->multtransposeadd = ours ? MatMultTransposeAdd_SeqSpMV : aij.multtransposeadd;
   A->ops->getdiagonal      = ours ? MatGetDiagonal_SeqSpMV : aij.getdiagonal;
   A->ops->duplicate        = ours ? MatDuplicate_SeqSpMV : aij.duplicate;
+  A->ops->transpose        = ours ? MatTranspose_SeqSpMV : aij.transpose;
+  A->ops->creategraph      = ours ? MatCreateGraph_SeqSpMV : aij.creategraph;
   A->ops->view             = ours ? MatView_SeqSpMV : aij.view;
   A->ops->setfromoptions   = ours ? MatSetFromOptions_SeqSpMV : aij.setfromoptions;
   A->ops->destroy          = ours ? MatDestroy_SeqSpMV : aij.destroy;

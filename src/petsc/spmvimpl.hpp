@@ -60,6 +60,26 @@ struct MPIState {
   std::string names[kNumOptionKeys];
 };
 
+/* Runs fn(A, args...) with A's type name set to aijname (MATSEQAIJ or MATMPIAIJ) for its
+   duration. PETSc recognizes AIJ subclasses by a type-name prefix ("seqaij", "mpiaij") that
+   ours do not have; the AIJ code these operations reach works on our matrices (their data are
+   AIJ's), only the name check refuses them. */
+template <typename Fn, typename... Args>
+PetscErrorCode UnderAIJName(Mat A, const char *aijname, Fn fn, Args... args)
+{
+  char          *name = nullptr;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrallocpy(((PetscObject)A)->type_name, &name));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, aijname));
+  ierr = fn(A, args...);
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
+  PetscCall(PetscFree(name));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* seqspmv.cpp */
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
 /* MATSEQAIJ -> t->seq; opts NULL: read from the options database (A's prefix). In place it also
@@ -79,6 +99,11 @@ PetscErrorCode MPICreate(Mat A, const TypeInfo *t);
 PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *B);
 PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
 PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
+MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our types */
+
+/* products.cpp: MatProduct with MPI matrices of ours (MPIAIJ's algorithms under the MPIAIJ name) */
+PetscErrorCode MatProductSetFromOptions_MPISpMV(Mat C);
+PetscErrorCode ComposeProductFunctions(Mat A, const char *self, PetscBool on);
 
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (validated as a set); with a
    PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */

@@ -307,9 +307,10 @@ PetscErrorCode MatDestroy_MPISpMV(Mat A)
   PetscErrorCode (*destroy)(Mat) = mp->aijops.destroy;
 
   PetscFunctionBegin;
-  /* the blocks are destroyed by MPIAIJ (they free their own layouts) */
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", mp->preallocate));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
+  /* the blocks are destroyed by MPIAIJ (they free their own layouts). Only removals here:
+     MatHeaderMerge() calls this after freeing A's function list, a new entry would leak. */
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", nullptr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", nullptr));
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
   PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));

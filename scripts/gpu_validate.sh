@@ -30,7 +30,7 @@ for f in sys.argv[2:]:
     with lzma.open(f) as i, open(os.path.join(sys.argv[1], os.path.basename(f)[:-3]), "wb") as o: shutil.copyfileobj(i, o)' $mdir .deps/matrices-xz/*.mtx.xz && touch $mdir/.done
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee -a "$summary"
-note "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown) stages: $stages"
+note "commit ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} stages: $stages"
 
 if has build; then
   # The image has no GoogleTest: build Debian's source tree that travels in .deps/googletest.
@@ -59,10 +59,13 @@ if has sanitize; then
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
     note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
   done
-  if [ -x "$build/tests/petsc/sanitize_mat_gpu.sh" ]; then
-    bash "$build/tests/petsc/sanitize_mat_gpu.sh" > "$out/sanitizer-petsc.log" 2>&1
-    note "compute-sanitizer memcheck (PETSc Mat types) rc=$? : $(grep -E 'ERROR SUMMARY' "$out/sanitizer-petsc.log" | sort | uniq -c | tr '\n' ' ')"
-  fi
+  # the Mat types end to end (conversion, upload, products, diagonal, value updates), one rank
+  m=$build/tests/petsc/matrices/west0479.petsc
+  [ -f "$m" ] || python3 scripts/mtx2petsc.py $mdir/west0479.mtx "$m" > /dev/null
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
+    note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E 'ERROR SUMMARY' "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
+  done
 fi
 
 if has run; then

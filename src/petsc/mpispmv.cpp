@@ -295,6 +295,7 @@ PetscErrorCode Strip(Mat A)
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
   PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
   if (mp->type->cuda) PetscCall(SetVecType(A, VECSTANDARD));
+  A->boundtocpu = mp->aij_boundtocpu;
   PetscCallCXX(delete mp);
   A->spptr = nullptr;
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
@@ -341,6 +342,10 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   B->spptr = mp;
   SwitchOps(B, mp->aijops, PETSC_TRUE);
   if (t->cuda) PetscCall(SetVecType(B, VECCUDA));
+  /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
+     MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
+  mp->aij_boundtocpu = B->boundtocpu;
+  if (t->cuda) B->boundtocpu = PETSC_FALSE;
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->mpi));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPISpMV));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPISpMV));

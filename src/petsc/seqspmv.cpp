@@ -301,6 +301,7 @@ PetscErrorCode Strip(Mat A)
   PetscCall(ComposeOptionFunctions(A, sp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, sp->type, PETSC_FALSE, PETSC_FALSE));
   if (sp->type->cuda) PetscCall(SetVecType(A, VECSTANDARD));
+  A->boundtocpu = sp->aij_boundtocpu;
   PetscCallCXX(delete sp);
   A->spptr = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -334,6 +335,10 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   B->spptr   = sp;
   SwitchOps(B, sp->aijops, PETSC_TRUE);
   if (t->cuda) PetscCall(SetVecType(B, VECCUDA));
+  /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
+     MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
+  sp->aij_boundtocpu = B->boundtocpu;
+  if (t->cuda) B->boundtocpu = PETSC_FALSE;
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
   PetscCall(ComposeOptionFunctions(B, t->format, SetOption_Seq, GetOption_Seq, GetStats_Seq));
   PetscCall(ComposeConverters(B, t, PETSC_FALSE, PETSC_TRUE));

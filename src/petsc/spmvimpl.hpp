@@ -47,6 +47,7 @@ struct SeqState {
   PetscBool               assembly_bump  = PETSC_FALSE; /* MatAssemblyEnd()'s own state increase follows */
   PetscBool               info_transpose = PETSC_FALSE; /* the host transpose fallback was reported */
   struct _MatOps          aijops;                       /* SeqAIJ operations (fallbacks; restored on conversion back) */
+  PetscBool               aij_boundtocpu = PETSC_TRUE;  /* A->boundtocpu before it became ours (restored) */
   std::string             names[kNumOptionKeys];        /* strings returned by the getters */
 };
 
@@ -55,6 +56,7 @@ struct MPIState {
   const TypeInfo *type = nullptr;
   FormatOptions   opts;
   struct _MatOps  aijops; /* MPIAIJ operations */
+  PetscBool       aij_boundtocpu = PETSC_TRUE; /* A->boundtocpu before it became ours (restored) */
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   std::string names[kNumOptionKeys];

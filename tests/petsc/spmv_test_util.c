@@ -314,6 +314,12 @@ PetscErrorCode TestCheckType(Mat B, const char *family)
   PetscCall(PetscObjectTypeCompare((PetscObject)B, expect, &same));
   PetscCall(MatGetType(B, &type));
   PetscCheck(same, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "expected a %s matrix, got %s", expect, type);
+  PetscCall(PetscStrendswith(family, "cuda", &same));
+  if (same) { /* a CUDA type bound to the CPU would multiply with the host AIJ kernel */
+    PetscBool bound;
+    PetscCall(MatBoundToCPU(B, &bound));
+    PetscCheck(!bound, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "%s matrix is bound to the CPU: its products would not run on the GPU", type);
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

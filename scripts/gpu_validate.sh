@@ -57,14 +57,14 @@ if has sanitize; then
   filter='*Small*:*Random*'
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
-    note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+    note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
   done
   # the Mat types end to end (conversion, upload, products, diagonal, value updates), one rank
   m=$build/tests/petsc/matrices/west0479.petsc
   [ -f "$m" ] || python3 scripts/mtx2petsc.py $mdir/west0479.mtx "$m" > /dev/null
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
-    note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E 'ERROR SUMMARY' "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
+    note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
   done
 fi
 

@@ -51,14 +51,9 @@ bin=${BENCH_BIN:-}
 done
 if [ -z "$bin" ]; then
   say "building spmv_bench in build-gpu"
-  cmake -S . -B build-gpu -DPETSCSPMV_ENABLE_TESTS=OFF > "$out/bench-configure.log" 2>&1
-  if ! cmake --build build-gpu -j "$ncpu" --target spmv_bench >> "$out/bench-configure.log" 2>&1; then
-    # the top CMakeLists does not add bench/ yet: add it through a project hook
-    say "top CMakeLists has no bench/: building it through bench/standalone.cmake"
-    cmake -S . -B build-gpu -DPETSCSPMV_ENABLE_TESTS=OFF -DCMAKE_PROJECT_petscspmv_INCLUDE="$top/bench/standalone.cmake" >> "$out/bench-configure.log" 2>&1 &&
-      cmake --build build-gpu -j "$ncpu" --target spmv_bench >> "$out/bench-configure.log" 2>&1
-  fi
-  for b in build-gpu/bench/spmv_bench build-gpu/spmv_bench; do [ -x "$b" ] && bin=$b; done
+  cmake -S . -B build-gpu -DPETSCSPMV_ENABLE_TESTS=OFF > "$out/bench-configure.log" 2>&1 &&
+    cmake --build build-gpu -j "$ncpu" --target spmv_bench >> "$out/bench-configure.log" 2>&1
+  [ -x build-gpu/bench/spmv_bench ] && bin=build-gpu/bench/spmv_bench
   [ -n "$bin" ] || { say "building spmv_bench FAILED"; tail -30 "$out/bench-configure.log"; exit 1; }
 fi
 say "using $bin"

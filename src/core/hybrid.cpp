@@ -32,6 +32,15 @@ std::string HybridOption::name() const {
   return "unknown";
 }
 
+int32_t hybrid_width_cap(const std::vector<int32_t> &len) {
+  if (len.empty()) return kHybridMinCap;
+  int64_t sum = 0;
+  for (int32_t l : len) sum += l;
+  const int64_t n = int64_t(len.size());
+  const int64_t cap = (kHybridMeanFactor * sum + n - 1) / n; // ceil(4 * mean), no rounding
+  return int32_t(std::max<int64_t>(kHybridMinCap, std::min<int64_t>(cap, INT32_MAX)));
+}
+
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost) {
   if (block < 1) throw FormatError("hybrid width: block size must be positive");
   int32_t maxlen = 0;
@@ -56,14 +65,23 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
   }
   for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[k] += blocks_reaching[k + 1];
 
-  // Start at K = maxlen (no tail) and walk down; keep a smaller K only if strictly cheaper,
-  // so ties go to the larger K. K >= 1: the regular format stays the main one.
+  // Latency cap: one thread walks up to K slots of its row serially, so K may not exceed
+  // max(32, ceil(4 * mean length)) (mean over all rows, empty ones included).
+  const int32_t cap = hybrid_width_cap(len);
+
+  // Costs of every K from maxlen down; keep a smaller K only if strictly cheaper, so ties go
+  // to the larger K. Only K <= cap may be chosen. K >= 1: the regular format stays the main one.
   int64_t slots = 0; // sum_blocks block * min(K, maxlen_block) for K = maxlen
   for (int32_t k = 1; k <= maxlen; ++k) slots += int64_t(block) * blocks_reaching[k];
   int64_t tail = 0;
-  double best_cost = cost.slot_bytes * double(slots);
-  int32_t best = maxlen;
-  for (int32_t K = maxlen - 1; K >= 1; --K) {
+  const int32_t top = std::min(maxlen, cap);
+  for (int32_t K = maxlen - 1; K >= top; --K) {
+    slots -= int64_t(block) * blocks_reaching[K + 1];
+    tail += rows_longer[K];
+  }
+  double best_cost = cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail);
+  int32_t best = top;
+  for (int32_t K = top - 1; K >= 1; --K) {
     slots -= int64_t(block) * blocks_reaching[K + 1];
     tail += rows_longer[K];
     const double c = cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail);

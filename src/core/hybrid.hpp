@@ -29,10 +29,19 @@ struct HybridCost {
 // the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
 //            + tail_bytes * sum_rows max(0, len - K),
-// the modelled bytes of one SpMV; ties go to the larger K (smaller tail); K >= 1 (0 only when
-// every row is empty). Evaluated for every candidate K in O(rows + longest row). Returns the
-// longest row length when no tail pays. Throws FormatError for block < 1 or a negative length.
+// the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len));
+// ties go to the larger K (smaller tail); K >= 1 (0 only when every row is empty). Evaluated
+// for every candidate K in O(rows + longest row). Returns min(longest row, cap) when no
+// smaller K is cheaper. Throws FormatError for block < 1 or a negative length.
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost);
+
+// Latency cap of the automatic width: a device thread walks the K slots of its row serially,
+// so the critical path grows with K while the storage model does not see it (bundle1: K=1600
+// for a mean of 73). Cap = max(kHybridMinCap, ceil(kHybridMeanFactor * mean length)), the mean
+// over all len entries (empty rows included); kHybridMinCap for no rows.
+constexpr int32_t kHybridMinCap = 32;
+constexpr int64_t kHybridMeanFactor = 4;
+int32_t hybrid_width_cap(const std::vector<int32_t> &len);
 
 // The COO tail: entries sorted by row, then by column (CSR order), FP64 values.
 struct CooTail {

@@ -22,6 +22,9 @@ struct DeviceCooTail {
 struct DeviceRgCsr {
   int32_t rows = 0, cols = 0, group_size = 32, num_groups = 0;
   int64_t num_slots = 0;
+  // T threads per row of the kernel (1, 2 or 4): set by upload (rgcsr_threads_per_row with
+  // the device's resident threads); may be overwritten before spmv (tests force 1, 2, 4).
+  int32_t threads_per_row = 1;
   int64_t *group_pointers = nullptr; // num_groups+1
   int32_t *row_length = nullptr;     // rows
   int32_t *columns = nullptr;        // num_slots

@@ -10,6 +10,13 @@
 // Matrix arrays are read with streaming loads (__ldcs: evict-first), x through the
 // read-only path (__ldg) so it stays cached. Slot offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
+//
+// T threads per row (T = 2, 4; DeviceRgCsr::threads_per_row, chosen at upload for few rows
+// with long regular rows): T consecutive threads share a row; thread t reads slots k = t,
+// t+T, ... (same k*G + lane layout: a warp reads 32/T >= 8 consecutive rows per k, so every
+// 32-byte sector of columns and values it touches is fully used), sums them in FP64, and the
+// T partial sums are added by a shuffle reduction of width T; thread t = 0 writes y. No
+// thread returns before the shuffle (full-warp mask). T = 1 is the kernel above, unchanged.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
@@ -70,6 +77,83 @@ __global__ void __launch_bounds__(kRgThreads)
     y[r] = sum;
 }
 
+template <bool Add, int T>
+__global__ void __launch_bounds__(kRgThreads)
+    rgcsr_kernel_multi(int32_t rows, int32_t G, const int64_t *__restrict__ group_pointers,
+                       const int32_t *__restrict__ row_length, const int32_t *__restrict__ columns,
+                       const double *__restrict__ values, const double *__restrict__ x,
+                       double *__restrict__ y) {
+  static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is rgcsr_kernel)");
+  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t row = tid / T;
+  const int32_t t = static_cast<int32_t>(tid % T);
+  const bool active = row < rows;
+  double sum = 0.0;
+  if (active) {
+    const int32_t r = static_cast<int32_t>(row);
+    const int32_t g = r / G;
+    const int32_t lane = r - g * G;
+    const int32_t n = __ldcs(row_length + r);
+    const int64_t stride = static_cast<int64_t>(T) * G; // from slot k to slot k + T
+    int64_t slot = group_pointers[g] + lane + static_cast<int64_t>(t) * G;
+    int32_t k = t;
+    for (; k < n - 3 * T; k += 4 * T) { // k, k+T, k+2T, k+3T < n
+      const int32_t c0 = __ldcs(columns + slot);
+      const int32_t c1 = __ldcs(columns + slot + stride);
+      const int32_t c2 = __ldcs(columns + slot + 2 * stride);
+      const int32_t c3 = __ldcs(columns + slot + 3 * stride);
+      const double v0 = __ldcs(values + slot);
+      const double v1 = __ldcs(values + slot + stride);
+      const double v2 = __ldcs(values + slot + 2 * stride);
+      const double v3 = __ldcs(values + slot + 3 * stride);
+      const double x0 = __ldg(x + c0);
+      const double x1 = __ldg(x + c1);
+      const double x2 = __ldg(x + c2);
+      const double x3 = __ldg(x + c3);
+      sum = fma(v0, x0, sum);
+      sum = fma(v1, x1, sum);
+      sum = fma(v2, x2, sum);
+      sum = fma(v3, x3, sum);
+      slot += 4 * stride;
+    }
+    for (; k < n; k += T) {
+      sum = fma(__ldcs(values + slot), __ldg(x + __ldcs(columns + slot)), sum);
+      slot += stride;
+    }
+  }
+  // Every thread of the warp gets here (blocks are whole warps; rows past the end are
+  // inactive, not returned). The T threads of a row are aligned lanes of one warp.
+#pragma unroll
+  for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, T);
+  if (active && t == 0) {
+    if (Add)
+      y[row] += sum;
+    else
+      y[row] = sum;
+  }
+}
+
+template <int T>
+void launch_multi(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream) {
+  const unsigned int blocks = detail::blocks_for(static_cast<int64_t>(A.rows) * T, kRgThreads);
+  if (add)
+    rgcsr_kernel_multi<true, T><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers,
+                                                                  A.row_length, A.columns, A.values, x, y);
+  else
+    rgcsr_kernel_multi<false, T><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers,
+                                                                   A.row_length, A.columns, A.values, x, y);
+}
+
+// Threads the device holds at once (SMs x max threads per SM), for rgcsr_threads_per_row.
+cudaError_t resident_threads(int64_t *n) {
+  int dev = 0, sms = 0, per_sm = 0;
+  PSPMV_CUDA_TRY(cudaGetDevice(&dev));
+  PSPMV_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PSPMV_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  *n = static_cast<int64_t>(sms) * per_sm;
+  return cudaSuccess;
+}
+
 } // namespace
 
 cudaError_t release(DeviceRgCsr *d) {
@@ -105,6 +189,9 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   d->group_size = h.group_size;
   d->num_groups = h.group_pointers.empty() ? 0 : h.num_groups();
   d->num_slots = slots;
+  int64_t resident = 0;
+  PSPMV_CUDA_TRY(resident_threads(&resident));
+  d->threads_per_row = rgcsr_threads_per_row(h, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));
@@ -136,8 +223,19 @@ cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d) {
 }
 
 cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream) {
+  if (A.threads_per_row != 1 && A.threads_per_row != 2 && A.threads_per_row != 4) return cudaErrorInvalidValue;
   if (A.rows <= 0) return cudaSuccess;
   // With add, rows without regular nonzeros need no work; still one launch (cheap, uniform).
+  if (A.threads_per_row == 2) {
+    launch_multi<2>(A, x, y, add, stream);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+    return detail::coo_tail_spmv_add(A.tail, x, y, stream);
+  }
+  if (A.threads_per_row == 4) {
+    launch_multi<4>(A, x, y, add, stream);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+    return detail::coo_tail_spmv_add(A.tail, x, y, stream);
+  }
   const unsigned int blocks = detail::blocks_for(A.rows, kRgThreads);
   if (add)
     rgcsr_kernel<true><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers, A.row_length,

@@ -20,7 +20,10 @@ HybridOption hybrid_fixed(int32_t K) {
   return h;
 }
 
-std::string RgConfig::name() const { return "RgCSR G=" + std::to_string(group_size) + " hybrid=" + hybrid.name(); }
+std::string RgConfig::name() const {
+  return "RgCSR G=" + std::to_string(group_size) + " hybrid=" + hybrid.name() +
+         (threads_per_row ? " T=" + std::to_string(threads_per_row) : "");
+}
 
 std::string PsConfig::name() const {
   return "PackSELL C=" + std::to_string(slice_height) + " sigma=" + std::to_string(sigma) + " " + format.name() +
@@ -30,7 +33,11 @@ std::string PsConfig::name() const {
 std::vector<RgConfig> rgcsr_configs() {
   std::vector<RgConfig> v;
   for (int32_t G : {32, 64, 128})
-    for (const HybridOption &h : {hybrid_none(), hybrid_auto(), hybrid_fixed(2)}) v.push_back({G, h});
+    for (const HybridOption &h : {hybrid_none(), hybrid_auto(), hybrid_fixed(2)}) v.push_back({G, h, 0});
+  for (int32_t T : {1, 2, 4}) {
+    v.push_back({32, hybrid_none(), T});
+    v.push_back({64, hybrid_fixed(5), T});
+  }
   return v;
 }
 
@@ -49,6 +56,15 @@ std::vector<PsConfig> packsell_configs(PackSellScaling scaling) {
 }
 
 namespace {
+
+// SMs x max threads per SM of the current device, as upload computes it.
+int64_t resident_threads() {
+  int dev = 0, sms = 0, per_sm = 0;
+  EXPECT_CUDA(cudaGetDevice(&dev));
+  EXPECT_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  EXPECT_CUDA(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  return int64_t(sms) * per_sm;
+}
 
 // Releases a device matrix when a failed assertion leaves the check early.
 template <class D>
@@ -87,6 +103,8 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   ASSERT_CUDA(cuda::upload(M, &d));
   EXPECT_EQ(d.rows, A.rows);
   EXPECT_EQ(d.cols, A.cols);
+  EXPECT_EQ(d.threads_per_row, rgcsr_threads_per_row(M, resident_threads())) << "upload's choice of T";
+  if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.num_slots, M.group_pointers.back());
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);

@@ -11,6 +11,7 @@ namespace gputest {
 struct RgConfig {
   int32_t group_size = 32;
   pspmv::HybridOption hybrid;
+  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4: forced before the product
   std::string name() const;
 };
 
@@ -27,7 +28,8 @@ pspmv::HybridOption hybrid_none();
 pspmv::HybridOption hybrid_auto();
 pspmv::HybridOption hybrid_fixed(int32_t K);
 
-// G = 32, 64, 128 x hybrid none, auto, fixed 2.
+// G = 32, 64, 128 x hybrid none, auto, fixed 2 (threads per row as upload chose), plus
+// (G = 32, none) and (G = 64, fixed 5) with T = 1, 2, 4 forced.
 std::vector<RgConfig> rgcsr_configs();
 // exact, fp16, bf16, e8m14, e8m22 x sigma 1, 1024 x hybrid none, auto, fixed 2 (C = 32),
 // plus C = 64, 128, 256 with sorting and auto hybrid. `scaling` for every lossy format.

@@ -3,6 +3,7 @@
 // sizes stay small; each case targets one way a kernel can go wrong.
 #include "format_checks.hpp"
 #include "random_matrices.hpp"
+#include "cuda/device_formats.hpp"
 
 using namespace gputest;
 
@@ -81,6 +82,15 @@ HostCsr short_rows() {
   s.seed = 18;
   return random_csr(s);
 }
+// 700 rows (not a multiple of 32) of 16..64 nonzeros, 5% empty: few rows with a mean
+// regular length >= 16, so upload picks T = 4 threads per row.
+HostCsr medium_rows() {
+  RandomSpec s;
+  s.rows = s.cols = 700;
+  s.length = [](int32_t, uint64_t rnd) { return rnd % 20 == 0 ? 0 : uniform_len(rnd >> 8, 16, 64); };
+  s.seed = 19;
+  return random_csr(s);
+}
 // Tiny row counts around the warp size.
 HostCsr tiny(int32_t rows, uint64_t seed) {
   RandomSpec s;
@@ -108,6 +118,19 @@ TEST(RandomRgCsr, DenseRow) { all_rgcsr(dense_row(), "dense_row"); }
 TEST(RandomRgCsr, HugeColumnGaps) { all_rgcsr(huge_column_gaps(), "huge_column_gaps"); }
 TEST(RandomRgCsr, LongRowsTail) { all_rgcsr(long_rows(), "long_rows"); }
 TEST(RandomRgCsr, ShortRowsTail) { all_rgcsr(short_rows(), "short_rows"); }
+// Threads per row: upload's choice on few medium rows is T = 4 (the configs also force 1, 2, 4;
+// long_rows runs T = 2 and 4 over rows of 50..400 regular slots).
+TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
+  const HostCsr A = medium_rows();
+  pspmv::RgCsrOptions opt;
+  opt.hybrid = hybrid_none();
+  const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(A.view(), opt);
+  pspmv::cuda::DeviceRgCsr d;
+  ASSERT_CUDA(pspmv::cuda::upload(M, &d));
+  EXPECT_EQ(d.threads_per_row, 4);
+  EXPECT_CUDA(pspmv::cuda::release(&d));
+  all_rgcsr(A, "medium_rows");
+}
 TEST(RandomRgCsr, TinyRowCounts) {
   for (int32_t rows : {1, 31, 32, 33, 97}) all_rgcsr(tiny(rows, 100 + rows), "tiny" + std::to_string(rows));
 }

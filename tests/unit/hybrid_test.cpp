@@ -3,6 +3,7 @@
 #include "csr_matrix.hpp"
 #include "random_matrix.hpp"
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace pspmv;
@@ -63,6 +64,37 @@ TEST(ChooseHybridWidth, HandCases) {
   EXPECT_THROW(choose_hybrid_width({1}, 0, rg), FormatError);
 }
 
+TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth) {
+  // Block 1 pads nothing, so without the cap K = longest row is storage-minimal (cost
+  // sum of lengths). Under a cap c the cost is c + 16 (L - c) + rest, falling in K: K = c.
+  const HybridCost cheap{1, 16};
+  // {1000, 10 x 9}: mean 109, cap 436.
+  std::vector<int32_t> len(10, 10);
+  len[0] = 1000;
+  EXPECT_EQ(hybrid_width_cap(len), 436);
+  EXPECT_EQ(choose_hybrid_width(len, 1, cheap), 436);
+  // {1001, 0 x 9}: 4 * mean = 400.4, rounded up to 401.
+  std::vector<int32_t> up(10, 0);
+  up[0] = 1001;
+  EXPECT_EQ(hybrid_width_cap(up), 401);
+  EXPECT_EQ(choose_hybrid_width(up, 1, cheap), 401);
+  // {100, 0 x 99}: 4 * mean = 4, the floor 32 applies.
+  std::vector<int32_t> low(100, 0);
+  low[0] = 100;
+  EXPECT_EQ(hybrid_width_cap(low), 32);
+  EXPECT_EQ(choose_hybrid_width(low, 1, cheap), 32);
+  // Rows no longer than the cap: the cap changes nothing ({40, 0, 0}: cap 54 > 40).
+  EXPECT_EQ(hybrid_width_cap({40, 0, 0}), 54);
+  EXPECT_EQ(choose_hybrid_width({40, 0, 0}, 1, cheap), 40);
+  EXPECT_EQ(hybrid_width_cap({}), 32);
+  // The cap bounds the search; below it the cheapest K still wins (one row of 1000 among
+  // 63 rows of 2, block 32: K = 2, as in HandCases).
+  std::vector<int32_t> one(64, 2);
+  one[5] = 1000;
+  EXPECT_EQ(hybrid_width_cap(one), 71); // 4 * 1126 / 64 = 70.375
+  EXPECT_EQ(choose_hybrid_width(one, 32, HybridCost{12, 16}), 2);
+}
+
 TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
   Rng rng(42);
   for (int t = 0; t < 300; ++t) {
@@ -72,8 +104,16 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
     const int32_t block = int32_t(1 + rng.below(70));
     const HybridCost c = t % 2 ? HybridCost{12, 16} : HybridCost{4, 16};
     const int32_t maxlen = *std::max_element(len.begin(), len.end());
-    int32_t best = maxlen;
-    for (int32_t K = maxlen; K >= 1; --K)
+    // Latency cap, recomputed in floating point: max(32, ceil(4 * mean)).
+    double sum = 0;
+    for (int32_t l : len) sum += l;
+    const int32_t cap = std::max(32, int32_t(std::ceil(4.0 * sum / double(n))));
+    if (maxlen == 0) {
+      ASSERT_EQ(choose_hybrid_width(len, block, c), 0) << "trial " << t;
+      continue;
+    }
+    int32_t best = std::min(maxlen, cap);
+    for (int32_t K = best; K >= 1; --K)
       if (cost_of(len, block, c, K) < cost_of(len, block, c, best)) best = K;
     ASSERT_EQ(choose_hybrid_width(len, block, c), best) << "trial " << t;
   }

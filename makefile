@@ -19,7 +19,7 @@ setup:
 	@bash scripts/setup.sh
 
 build: setup
-	cmake -S . -B $(BUILD) -DPETSC_DIR=$(PETSC_DIR)
+	cmake -S . -B $(BUILD) -DPETSC_DIR=$(PETSC_DIR) -DPETSCSPMV_MATRIX_DIR=$(SHARED)/matrices
 	cmake --build $(BUILD) -j $(JOBS)
 
 check: build

@@ -41,13 +41,13 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscspmv(void);
 
   Input Parameters:
 + A - a `MATRGCSR` or `MATRGCSRCUDA` matrix (seq or mpi)
-- G - rows per group: a positive multiple of 32 (default 32)
+- G - rows per group: a multiple of 32 from 32 to 1024 (default 32)
 
   Options Database Key:
 . -mat_rgcsr_group_size <G> - rows per group
 
   Errors:
-  `PETSC_ERR_ARG_OUTOFRANGE` when G is not a positive multiple of 32.
+  `PETSC_ERR_ARG_OUTOFRANGE` when G is not a multiple of 32 in [32, 1024].
 
   Reference:
   Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse matrices on GPU
@@ -264,9 +264,11 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetValueFormat(Mat A, const char *format[
 
   Input Parameters:
 + A       - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
-- scaling - "none" (the default: a value that overflows is an error) or "auto" (values are
-            stored times 2^s with s <= 0 chosen so the largest one fits; products multiply by
-            2^-s, exactly)
+- scaling - "none" (the default: a value that overflows, or a nonzero that would round to
+            zero, is an error) or "auto" (values are stored times 2^s, s of either sign chosen
+            afresh at every assembly so the largest one sits in the format's top binade;
+            products multiply by 2^-s, exactly; values below the format's range after
+            scaling become zero)
 
   Options Database Key:
 . -mat_packsell_scaling <none|auto> - value scaling

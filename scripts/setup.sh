@@ -4,14 +4,15 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${PETSCSPMV_SHARED:-$top/../shared}
-if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.so.40 "; then
-  sh "$shared/petsc/install.sh"
-fi
-pkgs="cmake make g++ pkg-config libgtest-dev zlib1g-dev python3-numpy python3-scipy libopenmpi-dev openmpi-bin"
+# Debian packages first: PETSc's archive is unpacked with xz, and it needs Open MPI and LAPACK.
+pkgs="xz-utils cmake make g++ pkg-config libgtest-dev zlib1g-dev python3-numpy python3-scipy libopenmpi-dev openmpi-bin liblapack3 libblas3"
 missing=""
 for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
 if [ -n "$missing" ]; then
   echo "setup: installing$missing"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.so.40 "; then
+  sh "$shared/petsc/install.sh"
 fi

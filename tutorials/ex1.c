@@ -22,6 +22,7 @@ int main(int argc, char **argv)
   MatType        type;
   PetscReal      bnorm, rnorm;
   PetscLogDouble t0, t1;
+  KSPConvergedReason reason;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -65,6 +66,7 @@ int main(int argc, char **argv)
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(PetscTime(&t1));
   PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
 
   /* true residual, computed with the same operator */
   PetscCall(MatMult(A, x, r));
@@ -73,6 +75,8 @@ int main(int argc, char **argv)
   PetscCall(VecNorm(b, NORM_2, &bnorm));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   PetscCall(MatGetType(A, &type));
+  /* the reason first: a lossy operator that lost definiteness still prints a residual line */
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSP %s after %" PetscInt_FMT " iterations\n", KSPConvergedReasons[reason], its));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "type=%s rows=%" PetscInt_FMT " nnz=%.0f iterations=%" PetscInt_FMT " residual=%.3e solve_time=%.6f\n", type, m, info.nz_used, its, (double)(bnorm > 0 ? rnorm / bnorm : rnorm),
                         (double)(t1 - t0)));
 

@@ -68,29 +68,40 @@ double max_abs(const CsrView &A) {
   return m;
 }
 
-// The exponent the values are stored with. Auto keeps `current` when everything fits with
-// it, else picks the largest s <= 0 with max|a| * 2^s representable. None: s = 0, and the
-// first value (CSR order) that overflows is reported.
-int32_t choose_scale(const CsrView &A, const ValueFormat &f, PackSellScaling scaling, int32_t current) {
-  if (!f.lossy()) return 0;
-  if (scaling == PackSellScaling::None) {
-    for (int32_t r = 0; r < A.rows; ++r)
-      for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k)
-        if (!fits(f, A.values[k], 0)) throw overflow_error(f, r, A.colidx[k], A.values[k]);
-    return 0;
-  }
-  const double m = max_abs(A);
-  if (fits(f, m, current)) return current;
-  if (fits(f, m, 0)) return 0;
-  int32_t s = std::ilogb(f.max_finite()) - std::ilogb(m); // same binade as max_finite
-  if (!fits(f, m, s)) --s;                                 // rounding carried over the top
-  return s;
-}
-
 // The stored bits of value a scaled by 2^s (fits() was checked by choose_scale).
 uint32_t encode_scaled(const ValueFormat &f, double a, int32_t s) {
   EncodeStatus st;
   return encode_value(f, std::ldexp(a, s), &st);
+}
+
+ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
+  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) +
+                         ": value " + format_double(v) + " underflows the PackSELL value format " +
+                         f.name() + " to zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
+}
+
+// The exponent the values are stored with, chosen afresh from the values at every build and
+// update. Auto: the s (positive or negative) that puts max|a| * 2^s in the binade of the
+// largest finite value, one lower if rounding carries over the top, so the whole range of the
+// format is used. None: s = 0, and the first value (CSR order) that overflows or that is a
+// nonzero rounded to zero is reported: a lossy format never silently drops an entry.
+int32_t choose_scale(const CsrView &A, const ValueFormat &f, PackSellScaling scaling) {
+  if (!f.lossy()) return 0;
+  if (scaling == PackSellScaling::None) {
+    for (int32_t r = 0; r < A.rows; ++r)
+      for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
+        const double v = A.values[k];
+        if (!fits(f, v, 0)) throw overflow_error(f, r, A.colidx[k], v);
+        if (v != 0.0 && std::isfinite(v) && decode_value(f, encode_scaled(f, v, 0)) == 0.0)
+          throw underflow_error(f, r, A.colidx[k], v);
+      }
+    return 0;
+  }
+  const double m = max_abs(A);
+  if (m == 0.0) return 0;
+  int32_t s = std::ilogb(f.max_finite()) - std::ilogb(m); // same binade as max_finite
+  if (!fits(f, m, s)) --s;                                 // rounding carried over the top
+  return s;
 }
 
 // Tail values get the same rounding as the words, expressed back in unscaled units, so the
@@ -170,7 +181,7 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   M.value_format = opt.value_format;
   M.delta_bits = detail::packsell_delta_bits(opt.value_format);
   M.scaling = opt.scaling;
-  M.scale_exponent = choose_scale(A, opt.value_format, opt.scaling, 0);
+  M.scale_exponent = choose_scale(A, opt.value_format, opt.scaling);
   M.hybrid_width = resolve_width(A, opt, M.delta_bits);
 
   std::vector<int32_t> words(size_t(A.rows));
@@ -216,7 +227,7 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M) {
   }
   detail::check_same_shape(A, M.rows, M.cols, regular + M.tail.nnz());
 
-  const int32_t s = choose_scale(A, M.value_format, M.scaling, M.scale_exponent);
+  const int32_t s = choose_scale(A, M.value_format, M.scaling);
   CooTail tail = M.tail;
   update_coo_tail_values(A, M.hybrid_width, tail); // checks the tail pattern
   round_tail(tail, M.value_format, s);

@@ -32,9 +32,11 @@ int64_t regular_nnz(const RgCsrMatrix &M) {
 } // namespace
 
 RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
-  if (opt.group_size < 32 || opt.group_size % 32 != 0)
+  // Above 1024 a group gains nothing (a kernel block holds at most 1024 threads) and the
+  // padding of the last group to G rows would cost memory for no reason.
+  if (opt.group_size < 32 || opt.group_size % 32 != 0 || opt.group_size > 1024)
     throw FormatError("RgCSR group size " + std::to_string(opt.group_size) +
-                      " is not valid: use a positive multiple of 32 (e.g. 32, 64, 128)");
+                      " is not valid: use a positive multiple of 32 up to 1024 (e.g. 32, 64, 128)");
   detail::check_hybrid_option(opt.hybrid);
   check_csr(A);
 

@@ -17,7 +17,7 @@
 namespace pspmv {
 
 struct RgCsrOptions {
-  int32_t group_size = 32; // G: multiple of 32, >= 32
+  int32_t group_size = 32; // G: multiple of 32 in [32, 1024]
   HybridOption hybrid;     // default auto
 };
 

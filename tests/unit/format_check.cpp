@@ -120,7 +120,7 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
       !values_fit(A, opt.value_format)) {
     try {
       (void)pspmv::build_packsell(A.view(), opt);
-      ADD_FAILURE() << "a value overflows " << cfg.value << " but the build did not throw";
+      ADD_FAILURE() << "a value overflows " << cfg.value << " or underflows it to zero, but the build did not throw";
     } catch (const pspmv::ValueRangeError &e) {
       const std::string what = e.what();
       for (const char *part : {"row ", "column ", "value ", "e8m14", "-mat_packsell_scaling auto"})
@@ -145,14 +145,22 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
   EXPECT_TRUE(check_product(A, product, packsell_error_model(M), seed));
   if (!cfg.check_update) return;
 
-  // New values inside A's range, so they fit whenever A's did.
+  // New values inside A's range (which may still underflow a format without scaling: then
+  // the update must refuse them and leave the layout as it was).
   const double hi = std::max(max_abs(A), 1e-300);
   const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
+  if (opt.value_format.lossy() && cfg.scaling == PackSellScaling::None && !values_fit(B, opt.value_format)) {
+    const std::vector<uint32_t> before = M.words;
+    EXPECT_THROW(pspmv::update_packsell_values(B.view(), M), pspmv::ValueRangeError);
+    EXPECT_TRUE(before == M.words) << "a refused update changed the layout";
+    return;
+  }
   pspmv::update_packsell_values(B.view(), M);
   expect_packsell_layout(B, M, false);
   EXPECT_TRUE(check_product(B, product, packsell_error_model(M), seed + 1));
   const pspmv::PackSellMatrix fresh = pspmv::build_packsell(B.view(), opt);
-  if (fresh.scale_exponent == M.scale_exponent) {
+  {
+    EXPECT_EQ(fresh.scale_exponent, M.scale_exponent) << "an update chooses the exponent a fresh build chooses";
     EXPECT_TRUE(fresh.words == M.words && fresh.exact_values == M.exact_values &&
                 fresh.tail.val == M.tail.val)
         << "an update differs from a fresh build";
@@ -215,8 +223,12 @@ FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
 
 bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f) {
   if (!f.lossy()) return true;
-  for (double v : A.values)
-    if (!fits_at(f, v, 0)) return false;
+  pspmv::EncodeStatus st;
+  for (double v : A.values) {
+    if (!fits_at(f, v, 0)) return false; // overflows
+    if (v != 0.0 && std::isfinite(v) && pspmv::decode_value(f, pspmv::encode_value(f, v, &st)) == 0.0)
+      return false; // a nonzero that would be stored as zero
+  }
   return true;
 }
 
@@ -311,13 +323,15 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   ASSERT_EQ(M.delta_bits, D);
   ASSERT_LE(K, A.max_row_length());
 
-  // Exponent: none -> 0; auto (fresh build) -> 0 if A fits, else the largest s that fits.
+  // Exponent: none -> 0; auto (build or update alike) -> the largest s with max|a| * 2^s
+  // representable (positive for small values), 0 for an all-zero matrix.
+  (void)fresh;
   if (!f.lossy() || M.scaling == PackSellScaling::None) {
     EXPECT_EQ(s, 0);
-  } else if (fresh) {
+  } else {
     const double m = max_abs(A);
-    if (fits_at(f, m, 0)) EXPECT_EQ(s, 0);
-    else EXPECT_TRUE(s < 0 && fits_at(f, m, s) && !fits_at(f, m, s + 1)) << "exponent " << s;
+    if (m == 0.0) EXPECT_EQ(s, 0);
+    else EXPECT_TRUE(fits_at(f, m, s) && !fits_at(f, m, s + 1)) << "exponent " << s;
   }
 
   // perm: a permutation; identity for sigma 1; rows stay inside their sigma window.

@@ -39,7 +39,8 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
 
 // u and eta of a PackSELL layout (see ErrorModel).
 ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M);
-// Whether every value of A encodes into f without overflow (no scaling).
+// Whether every value of A encodes into f (no scaling) without overflow and without a nonzero
+// rounding to zero: exactly the builds with -mat_packsell_scaling none that succeed.
 bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f);
 // K the documented rules give for this matrix and configuration.
 int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg);

@@ -214,37 +214,7 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatSetFromOptions_MPISpMV(Mat A, PetscOptionItems *PetscOptionsObject)
-{
-  MPIState     *mp = State(A);
-  FormatOptions o  = mp->opts;
-
-  PetscFunctionBegin;
-  if (mp->aijops.setfromoptions) PetscCall(mp->aijops.setfromoptions(A, PetscOptionsObject));
-  PetscCall(ReadOptions(A, PetscOptionsObject, mp->type->format, &o));
-  PetscCall(MPISetOptions(A, o));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SetOption_MPI(Mat A, OptionKey key, PetscInt iv, const char sv[])
-{
-  MPIState     *mp = State(A);
-  FormatOptions o  = mp->opts;
-
-  PetscFunctionBegin;
-  PetscCall(SetOption(mp->type->format, &o, key, iv, sv));
-  PetscCall(MPISetOptions(A, o));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GetOption_MPI(Mat A, OptionKey key, PetscInt *iv, const char *sv[])
-{
-  MPIState *mp = State(A);
-
-  PetscFunctionBegin;
-  PetscCall(GetOption(mp->type->format, mp->opts, mp->names, key, iv, sv));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+using Options = OptionOps<MPIState, MPISetOptions>;
 
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {
@@ -266,17 +236,10 @@ void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
   A->ops->creategraph    = ours ? MatCreateGraph_MPISpMV : aij.creategraph;
   A->ops->productsetfromoptions = ours ? MatProductSetFromOptions_MPISpMV : aij.productsetfromoptions;
   A->ops->view           = ours ? MatView_MPISpMV : aij.view;
-  A->ops->setfromoptions = ours ? MatSetFromOptions_MPISpMV : aij.setfromoptions;
+  A->ops->setfromoptions = ours ? Options::SetFromOptions : aij.setfromoptions;
   A->ops->destroy        = ours ? MatDestroy_MPISpMV : aij.destroy;
 }
 
-PetscErrorCode SetVecType(Mat A, VecType type)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFree(A->defaultvectype));
-  PetscCall(PetscStrallocpy(type, &A->defaultvectype));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* A becomes a plain MATMPIAIJ again (blocks included). */
 PetscErrorCode Strip(Mat A)
@@ -294,7 +257,7 @@ PetscErrorCode Strip(Mat A)
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
   PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
-  if (mp->type->cuda) PetscCall(SetVecType(A, VECSTANDARD));
+  if (mp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
   A->boundtocpu = mp->aij_boundtocpu;
   PetscCallCXX(delete mp);
   A->spptr = nullptr;
@@ -341,7 +304,7 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   PetscCheck(mp->preallocate && mp->preallocate_coo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATMPIAIJ without its preallocation functions");
   B->spptr = mp;
   SwitchOps(B, mp->aijops, PETSC_TRUE);
-  if (t->cuda) PetscCall(SetVecType(B, VECCUDA));
+  if (t->cuda) PetscCall(SetDefaultVecType(B, VECCUDA));
   /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
      MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
   mp->aij_boundtocpu = B->boundtocpu;
@@ -349,7 +312,7 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->mpi));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPISpMV));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPISpMV));
-  PetscCall(ComposeOptionFunctions(B, t->format, SetOption_MPI, GetOption_MPI, GetStats_MPI));
+  PetscCall(ComposeOptionFunctions(B, t->format, Options::Set, Options::Get, GetStats_MPI));
   PetscCall(ComposeConverters(B, t, PETSC_TRUE, PETSC_TRUE));
   PetscCall(ComposeProductFunctions(B, t->mpi, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -220,37 +220,7 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatSetFromOptions_SeqSpMV(Mat A, PetscOptionItems *PetscOptionsObject)
-{
-  SeqState     *sp = State(A);
-  FormatOptions o  = sp->opts;
-
-  PetscFunctionBegin;
-  if (sp->aijops.setfromoptions) PetscCall(sp->aijops.setfromoptions(A, PetscOptionsObject));
-  PetscCall(ReadOptions(A, PetscOptionsObject, sp->type->format, &o));
-  PetscCall(SeqSetOptions(A, o));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SetOption_Seq(Mat A, OptionKey key, PetscInt iv, const char sv[])
-{
-  SeqState     *sp = State(A);
-  FormatOptions o  = sp->opts;
-
-  PetscFunctionBegin;
-  PetscCall(SetOption(sp->type->format, &o, key, iv, sv));
-  PetscCall(SeqSetOptions(A, o));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode GetOption_Seq(Mat A, OptionKey key, PetscInt *iv, const char *sv[])
-{
-  SeqState *sp = State(A);
-
-  PetscFunctionBegin;
-  PetscCall(GetOption(sp->type->format, sp->opts, sp->names, key, iv, sv));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+using Options = OptionOps<SeqState, SeqSetOptions>;
 
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
@@ -278,17 +248,10 @@ void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
   A->ops->transpose        = ours ? MatTranspose_SeqSpMV : aij.transpose;
   A->ops->creategraph      = ours ? MatCreateGraph_SeqSpMV : aij.creategraph;
   A->ops->view             = ours ? MatView_SeqSpMV : aij.view;
-  A->ops->setfromoptions   = ours ? MatSetFromOptions_SeqSpMV : aij.setfromoptions;
+  A->ops->setfromoptions   = ours ? Options::SetFromOptions : aij.setfromoptions;
   A->ops->destroy          = ours ? MatDestroy_SeqSpMV : aij.destroy;
 }
 
-PetscErrorCode SetVecType(Mat A, VecType type)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFree(A->defaultvectype));
-  PetscCall(PetscStrallocpy(type, &A->defaultvectype));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* Removes everything of ours from A (which becomes a plain MATSEQAIJ); frees the layout. */
 PetscErrorCode Strip(Mat A)
@@ -300,7 +263,7 @@ PetscErrorCode Strip(Mat A)
   SwitchOps(A, sp->aijops, PETSC_FALSE);
   PetscCall(ComposeOptionFunctions(A, sp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, sp->type, PETSC_FALSE, PETSC_FALSE));
-  if (sp->type->cuda) PetscCall(SetVecType(A, VECSTANDARD));
+  if (sp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
   A->boundtocpu = sp->aij_boundtocpu;
   PetscCallCXX(delete sp);
   A->spptr = nullptr;
@@ -334,18 +297,26 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   sp->aijops = *B->ops;
   B->spptr   = sp;
   SwitchOps(B, sp->aijops, PETSC_TRUE);
-  if (t->cuda) PetscCall(SetVecType(B, VECCUDA));
+  if (t->cuda) PetscCall(SetDefaultVecType(B, VECCUDA));
   /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
      MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
   sp->aij_boundtocpu = B->boundtocpu;
   if (t->cuda) B->boundtocpu = PETSC_FALSE;
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
-  PetscCall(ComposeOptionFunctions(B, t->format, SetOption_Seq, GetOption_Seq, GetStats_Seq));
+  PetscCall(ComposeOptionFunctions(B, t->format, Options::Set, Options::Get, GetStats_Seq));
   PetscCall(ComposeConverters(B, t, PETSC_FALSE, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 } // namespace
+
+PetscErrorCode SetDefaultVecType(Mat A, VecType type)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscFree(A->defaultvectype));
+  PetscCall(PetscStrallocpy(type, &A->defaultvectype));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 SeqState *SeqGetState(Mat A) { return A->ops->mult == MatMult_SeqSpMV ? State(A) : nullptr; }
 

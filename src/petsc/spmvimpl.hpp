@@ -125,6 +125,44 @@ typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
    statistics function on A. */
 PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats);
 
+/* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
+   State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A. */
+template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &)>
+struct OptionOps {
+  static PetscErrorCode SetFromOptions(Mat A, PetscOptionItems *PetscOptionsObject)
+  {
+    State        *st = static_cast<State *>(A->spptr);
+    FormatOptions o  = st->opts;
+
+    PetscFunctionBegin;
+    if (st->aijops.setfromoptions) PetscCall(st->aijops.setfromoptions(A, PetscOptionsObject));
+    PetscCall(ReadOptions(A, PetscOptionsObject, st->type->format, &o));
+    PetscCall(Apply(A, o));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  static PetscErrorCode Set(Mat A, OptionKey key, PetscInt iv, const char sv[])
+  {
+    State        *st = static_cast<State *>(A->spptr);
+    FormatOptions o  = st->opts;
+
+    PetscFunctionBegin;
+    PetscCall(SetOption(st->type->format, &o, key, iv, sv));
+    PetscCall(Apply(A, o));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  static PetscErrorCode Get(Mat A, OptionKey key, PetscInt *iv, const char *sv[])
+  {
+    State *st = static_cast<State *>(A->spptr);
+
+    PetscFunctionBegin;
+    PetscCall(GetOption(st->type->format, st->opts, st->names, key, iv, sv));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+};
+
+/* Sets the vector type MatCreateVecs() gives (VECCUDA for the CUDA types). */
+PetscErrorCode SetDefaultVecType(Mat A, VecType type);
+
 /* convert.cpp: the MatConvert_<from>_<to>_C functions of a matrix of family t (on: compose,
    off: remove). */
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on);

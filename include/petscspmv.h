@@ -20,9 +20,47 @@
 #define MATSEQPACKSELLCUDA  "seqpacksellcuda"
 #define MATMPIPACKSELLCUDA  "mpipacksellcuda"
 
+/*@C
+  PetscSpMVInitializePackage - Registers the petscspmv Mat types (the 12 names above; the CUDA
+  ones only in a build with CUDA), their MatConvert() functions, options and log events.
+
+  Not Collective
+
+  Notes:
+  Idempotent: later calls return at once. Call it after PetscInitialize() in programs linked
+  with the library; programs that load it with -dll_append get it called by
+  PetscDLLibraryRegister_petscspmv(). PetscFinalize() undoes it (PetscSpMVFinalizePackage()).
+
+  Errors:
+  Whatever MatRegister() or PetscLogEventRegister() raise (out of memory).
+
+  Reference:
+  Formats: Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse
+  matrices on GPU with implementation in CUDA" (RgCSR); the PackSELL paper (SELL-C-sigma with
+  packed delta/value words); Anzt, Cojean, Flegar et al., Ginkgo's load-balancing SpMV (hybrid
+  split). See docs/design.md.
+
+.seealso: `PetscSpMVFinalizePackage()`, `PetscDLLibraryRegister_petscspmv()`
+@*/
 PETSC_EXTERN PetscErrorCode PetscSpMVInitializePackage(void);
+/*@C
+  PetscSpMVFinalizePackage - Marks the package as not initialized (registered by
+  PetscSpMVInitializePackage() with PetscRegisterFinalize(), so PetscFinalize() calls it).
+
+  Not Collective
+
+.seealso: `PetscSpMVInitializePackage()`
+@*/
 PETSC_EXTERN PetscErrorCode PetscSpMVFinalizePackage(void);
-/* Called by PETSc when the library is loaded with -dll_append / -dll_prepend. */
+/*@C
+  PetscDLLibraryRegister_petscspmv - Entry point PETSc calls when the library is loaded with
+  -dll_append <path>/libpetscspmv.so (or -dll_prepend): calls PetscSpMVInitializePackage(), so
+  unmodified PETSc programs accept -mat_type rgcsr, packsell, rgcsrcuda and packsellcuda.
+
+  Not Collective
+
+.seealso: `PetscSpMVInitializePackage()`
+@*/
 PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscspmv(void);
 
 /*

@@ -164,7 +164,8 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     PetscInt64  sums[7], tot[7];
     PetscInt    width, scale, minscale;
 
-    PetscCall(LocalStats(A, &local, &scale));
+    /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
+    PetscCall(Collective(A, LocalStats(A, &local, &scale)));
     PetscCallMPI(MPIU_Allreduce(&scale, &minscale, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
     sums[0] = local.nnz;
     sums[1] = local.stored_slots;

@@ -62,35 +62,19 @@ int main(int argc, char **argv)
 {
   char               file[PETSC_MAX_PATH_LEN], *types[MAXTYPES], *formats[MAXTYPES];
   PetscInt           ntypes = MAXTYPES, nformats = MAXTYPES, its_ref, its;
-  PetscBool          flg, setformats;
   PetscReal          rtol = 1e-8, res_ref, res, scale = 1.0;
   KSPConvergedReason reason;
-  PetscViewer        viewer;
   Mat                A, B;
   Vec                b;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscSpMVInitializePackage());
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &flg));
-  PetscCheck(flg, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the matrix with -f <file>");
-  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", types, &ntypes, &flg));
-  PetscCheck(flg && ntypes > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the families with -types rgcsr,packsell,...");
-  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-value_formats", formats, &nformats, &setformats));
-  if (!setformats) {
-    nformats = 3;
-    PetscCall(PetscStrallocpy("exact", &formats[0]));
-    PetscCall(PetscStrallocpy("fp16", &formats[1]));
-    PetscCall(PetscStrallocpy("bf16", &formats[2]));
-  }
+  PetscCall(TestGetFileAndFamilies(file, sizeof(file), types, &ntypes, formats, &nformats));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-rtol", &rtol, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-scale", &scale, NULL));
 
-  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
-  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetType(A, MATAIJ));
-  PetscCall(MatLoad(A, viewer));
-  PetscCall(PetscViewerDestroy(&viewer));
+  PetscCall(TestLoadAIJ(file, &A));
   /* AIJ's inode kernel sums two products at a time; the plain CSR kernel sums in row order like
      the layouts do, so lossless layouts give bit-identical products and iterations */
   PetscCall(MatSetOption(A, MAT_USE_INODES, PETSC_FALSE));

@@ -254,8 +254,7 @@ int main(int argc, char **argv)
 {
   char        file[PETSC_MAX_PATH_LEN], *types[MAXTYPES], *formats[MAXTYPES];
   PetscInt    ntypes = MAXTYPES, nformats = MAXTYPES;
-  PetscBool   flg, rank0_empty = PETSC_FALSE, view = PETSC_FALSE, setformats;
-  PetscViewer viewer;
+  PetscBool   rank0_empty = PETSC_FALSE, view = PETSC_FALSE;
   Mat         A;
   PetscInt    M, N;
 
@@ -263,25 +262,11 @@ int main(int argc, char **argv)
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscSpMVInitializePackage());
   PetscCall(PetscLogDefaultBegin());
-  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &flg));
-  PetscCheck(flg, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the matrix with -f <file>");
-  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", types, &ntypes, &flg));
-  PetscCheck(flg && ntypes > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the families with -types rgcsr,packsell,...");
-  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-value_formats", formats, &nformats, &setformats));
-  if (!setformats) {
-    nformats = 3;
-    PetscCall(PetscStrallocpy("exact", &formats[0]));
-    PetscCall(PetscStrallocpy("fp16", &formats[1]));
-    PetscCall(PetscStrallocpy("bf16", &formats[2]));
-  }
+  PetscCall(TestGetFileAndFamilies(file, sizeof(file), types, &ntypes, formats, &nformats));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-rank0_empty", &rank0_empty, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-view", &view, NULL));
 
-  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
-  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetType(A, MATAIJ));
-  PetscCall(MatLoad(A, viewer));
-  PetscCall(PetscViewerDestroy(&viewer));
+  PetscCall(TestLoadAIJ(file, &A));
   if (rank0_empty) PetscCall(Rank0Empty(&A));
   PetscCall(MatGetSize(A, &M, &N));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " x %" PetscInt_FMT "\n", file, M, N));

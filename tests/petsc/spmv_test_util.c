@@ -334,3 +334,37 @@ PetscErrorCode TestEventCount(const char *event, PetscInt *count)
   *count = info.count;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+PetscErrorCode TestGetFileAndFamilies(char file[], size_t len, char *types[], PetscInt *ntypes, char *formats[], PetscInt *nformats)
+{
+  PetscBool flg, setformats;
+  PetscInt  room = *nformats; /* PetscOptionsGetStringArray() sets *nformats to what it found */
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, len, &flg));
+  PetscCheck(flg, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the matrix with -f <file>");
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", types, ntypes, &flg));
+  PetscCheck(flg && *ntypes > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the families with -types rgcsr,packsell,...");
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-value_formats", formats, nformats, &setformats));
+  if (!setformats) {
+    PetscCheck(room >= 3, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "room for 3 value formats needed");
+    *nformats = 3;
+    PetscCall(PetscStrallocpy("exact", &formats[0]));
+    PetscCall(PetscStrallocpy("fp16", &formats[1]));
+    PetscCall(PetscStrallocpy("bf16", &formats[2]));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestLoadAIJ(const char file[], Mat *A)
+{
+  PetscViewer viewer;
+
+  PetscFunctionBegin;
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatLoad(*A, viewer));
+  PetscCall(PetscViewerDestroy(&viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -37,3 +37,10 @@ PetscErrorCode TestEventCount(const char *event, PetscInt *count);
 PetscErrorCode TestCopyValues(Vec src, Vec dst);
 /* Fills v with reproducible random values in [-1, 1]. */
 PetscErrorCode TestRandomVec(Vec v, unsigned long seed);
+
+/* The arguments the matrix-file tests share: -f <file> (required), -types <families>
+   (required, at most *ntypes), -value_formats <formats> (default exact,fp16,bf16; at most
+   *nformats). The strings are the caller's to PetscFree(). */
+PetscErrorCode TestGetFileAndFamilies(char file[], size_t len, char *types[], PetscInt *ntypes, char *formats[], PetscInt *nformats);
+/* Loads the PETSc binary matrix in file as MATAIJ. */
+PetscErrorCode TestLoadAIJ(const char file[], Mat *A);

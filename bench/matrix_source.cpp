@@ -385,10 +385,13 @@ HostCsr powerlaw(int64_t rows, double avg, double alpha, uint64_t seed, const st
   return A;
 }
 
+} // namespace
+
 std::vector<std::string> split(const std::string &s, char sep)
 {
   std::vector<std::string> out;
-  size_t                   b = 0;
+  if (s.empty()) return out;
+  size_t b = 0;
   for (;;) {
     const size_t e = s.find(sep, b);
     out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
@@ -398,14 +401,12 @@ std::vector<std::string> split(const std::string &s, char sep)
   return out;
 }
 
-} // namespace
-
 HostCsr generate_matrix(const std::string &spec)
 {
   const std::vector<std::string> t = split(spec, ':');
   try {
-    if ((t[0] == "lap7" || t[0] == "lap27") && t.size() == 2) return laplacian(std::stoll(t[1]), t[0] == "lap7" ? 7 : 27);
-    if (t[0] == "powerlaw" && t.size() == 5) return powerlaw(std::stoll(t[1]), std::stod(t[2]), std::stod(t[3]), std::stoull(t[4]), spec);
+    if (t.size() == 2 && (t[0] == "lap7" || t[0] == "lap27")) return laplacian(std::stoll(t[1]), t[0] == "lap7" ? 7 : 27);
+    if (t.size() == 5 && t[0] == "powerlaw") return powerlaw(std::stoll(t[1]), std::stod(t[2]), std::stod(t[3]), std::stoull(t[4]), spec);
   } catch (const std::logic_error &e) { // stoll/stod on a bad number
     throw std::runtime_error("bad generator spec '" + spec + "': " + e.what());
   }

@@ -40,6 +40,8 @@ HostCsr read_matrix_market(const std::string &path);
 //             ROWS; uniformly random distinct columns; values uniform in +-[0.1, 1].
 // Deterministic for a given spec whatever the number of threads.
 HostCsr generate_matrix(const std::string &spec);
+// Fields of s between sep characters ("" gives no field, "a:" gives "a" and "").
+std::vector<std::string> split(const std::string &s, char sep);
 
 // y = A x and absy = |A| |x| in FP64 (the reference every format is checked against).
 void reference_spmv(const HostCsr &A, const double *x, double *y, double *absy);

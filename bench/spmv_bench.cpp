@@ -85,23 +85,10 @@ static const char help[] =
 namespace {
 
 using bench::HostCsr;
+using bench::split;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-std::vector<std::string> split(const std::string &s, char sep)
-{
-  std::vector<std::string> out;
-  if (s.empty()) return out;
-  size_t b = 0;
-  for (;;) {
-    const size_t e = s.find(sep, b);
-    out.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) break;
-    b = e + 1;
-  }
-  return out;
-}
 
 // ------------------------------------------------------------------------------ JSON output
 std::string jstr(const std::string &s)

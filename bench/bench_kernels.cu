@@ -38,6 +38,14 @@ int grid_for(size_t n, int threads)
 
 } // namespace
 
+__global__ void empty_kernel() {}
+
+cudaError_t bench_empty(cudaStream_t stream)
+{
+  empty_kernel<<<1, 32, 0, stream>>>();
+  return cudaGetLastError();
+}
+
 cudaError_t bench_copy(const void *src, void *dst, size_t bytes, cudaStream_t stream)
 {
   const size_t n = bytes / sizeof(double2);

@@ -290,6 +290,7 @@ struct Bench {
   std::vector<cudaEvent_t> ev;
   cusparseHandle_t sp = nullptr;
   double copy_bw = kNaN, copy_bw_memcpy = kNaN, copy_bw_kernel = kNaN, read_bw = kNaN;
+  double launch_floor_us = kNaN; // median events-to-events time of one empty kernel after the L2 flush
   std::string copy_bw_method;
   int         attempt = 0;
   ErrorCapture cap;
@@ -889,7 +890,7 @@ void WriteJson(const Bench &b, const std::string &path, const std::vector<Matrix
   o << "    \"gpu\": {\"name\": " << jstr(b.gpu_name) << ", \"multiprocessors\": " << b.gpu_sms << ", \"l2_bytes\": " << b.gpu_l2 << ", \"memory_bytes\": " << b.gpu_mem << "},\n";
   o << "    \"cuda_runtime\": " << jstr(b.cuda_runtime) << ", \"cuda_driver\": " << jstr(b.cuda_driver) << ", \"cusparse\": " << jstr(b.cusparse_version) << ", \"petsc\": " << jstr(b.petsc_version) << ",\n";
   o << "    \"cpu_mode\": " << jbool(b.cpu) << ", \"omp_threads\": " << b.omp_threads << ",\n";
-  o << "    \"copy_bw_gbps\": " << jnum(b.copy_bw) << ", \"copy_bw_memcpy_gbps\": " << jnum(b.copy_bw_memcpy) << ", \"copy_bw_kernel_gbps\": " << jnum(b.copy_bw_kernel) << ", \"read_bw_gbps\": " << jnum(b.read_bw)
+  o << "    \"copy_bw_gbps\": " << jnum(b.copy_bw) << ", \"copy_bw_memcpy_gbps\": " << jnum(b.copy_bw_memcpy) << ", \"copy_bw_kernel_gbps\": " << jnum(b.copy_bw_kernel) << ", \"read_bw_gbps\": " << jnum(b.read_bw) << ", \"launch_floor_us\": " << jnum(b.launch_floor_us)
     << ", \"copy_bw_method\": " << jstr(b.copy_bw_method) << ",\n";
   o << "    \"repetitions\": " << b.reps << ", \"warmup\": " << b.warmup << ", \"flush_l2\": " << jbool(b.flush) << ", \"flush_bytes\": " << b.flushbytes << ",\n";
   o << "    \"timing_stream\": " << jstr(b.stream_desc) << ", \"petsc_default_cuda_stream\": " << jstr(b.default_stream_desc) << ",\n";
@@ -1065,8 +1066,15 @@ PetscErrorCode Setup(Bench &b)
     PetscCallCUDA(cudaMalloc(&b.flushbuf, b.flushbytes));
     PetscCallCUDA(cudaMemset(b.flushbuf, 0x3f, b.flushbytes));
   }
-  PetscCall(PetscPrintf(PETSC_COMM_SELF, "spmv_bench: %s, CUDA %s (driver %s), cuSPARSE %s, %s; copy bandwidth %.0f GB/s (memcpy %.0f, kernel %.0f), read %.0f GB/s\n", b.gpu_name.c_str(), b.cuda_runtime.c_str(), b.cuda_driver.c_str(),
-                        b.cusparse_version.c_str(), b.petsc_version.c_str(), b.copy_bw, b.copy_bw_memcpy, b.copy_bw_kernel, b.read_bw));
+  if (!b.cpu) { // the floor under any product: one empty kernel timed exactly like a MatMult
+    Result floor;
+    PetscCall(TimeOp(b, [&]() -> PetscErrorCode { PetscFunctionBegin; PetscCallCUDA(bench_empty(b.stream)); PetscFunctionReturn(PETSC_SUCCESS); }, floor));
+    std::vector<double> s = floor.us;
+    std::sort(s.begin(), s.end());
+    b.launch_floor_us = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_SELF, "spmv_bench: %s, CUDA %s (driver %s), cuSPARSE %s, %s; copy bandwidth %.0f GB/s (memcpy %.0f, kernel %.0f), read %.0f GB/s; launch floor %.2f us\n", b.gpu_name.c_str(), b.cuda_runtime.c_str(), b.cuda_driver.c_str(),
+                        b.cusparse_version.c_str(), b.petsc_version.c_str(), b.copy_bw, b.copy_bw_memcpy, b.copy_bw_kernel, b.read_bw, b.launch_floor_us));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -4,7 +4,9 @@
 # the main job with both CUDA types at 1 and 2 ranks. Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
-#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build gpu sanitize run bench
+#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build kernels gpu sanitize run bench profile
+# kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
+# shared matrices with a COO tail; profile: bench/profile.sh (Nsight Compute counters, SASS).
 set -uo pipefail
 out=${1:?usage: gpu_validate.sh OUTDIR [stage ...]}
 shift
@@ -47,6 +49,12 @@ if has build; then
   [ $rc -eq 0 ] || grep -E "error|Error" "$out/configure.log" "$out/build.log" | head -20
 fi
 
+if has kernels; then
+  tails=$(for m in bundle1 Maragal_6 email-Enron astro-ph wiki-Vote rajat01 PGPgiantcompo watt_2 west0479 power; do printf '%s,' $mdir/$m.mtx; done)
+  "$build/bench/kernel_bench" -gen lap27:128,lap7:128,lap7:200,lap27:160 -f "${tails%,}" -reps 50 -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
+  note "kernel_bench rc=$? (kernel_bench.txt)"
+fi
+
 if has gpu; then
   (cd "$build" && ctest -L gpu -j 8 --output-on-failure --timeout 300) > "$out/ctest-gpu.log" 2>&1
   note "ctest -L gpu rc=$? : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")"
@@ -81,5 +89,9 @@ fi
 if has bench && [ -x bench/run_bench.sh ]; then
   bash bench/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
   note "bench rc=$? (see bench.log)"
+fi
+if has profile; then
+  bash bench/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1
+  note "profile rc=$? (profile/)"
 fi
 note "done"

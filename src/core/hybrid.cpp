@@ -79,12 +79,15 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
     slots -= int64_t(block) * blocks_reaching[K + 1];
     tail += rows_longer[K];
   }
-  double best_cost = cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail);
+  const auto cost_of = [&]() {
+    return cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+  };
+  double best_cost = cost_of();
   int32_t best = top;
   for (int32_t K = top - 1; K >= 1; --K) {
     slots -= int64_t(block) * blocks_reaching[K + 1];
     tail += rows_longer[K];
-    const double c = cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail);
+    const double c = cost_of();
     if (c < best_cost) { best_cost = c; best = K; }
   }
   return best;

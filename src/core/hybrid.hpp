@@ -22,13 +22,21 @@ struct HybridOption {
 struct HybridCost {
   double slot_bytes;  // one stored slot of the regular part (value + index, padding included)
   double tail_bytes;  // one COO tail entry (row + column + value)
+  // What having a tail at all costs a product, in bytes of equal time: the tail's warps run
+  // after (or wait for) the regular part, and a large tail needs a launch of its own.
+  double tail_fixed_bytes = 0;
 };
+
+// The fixed cost of a tail used by the formats: about 1 us of H200 bandwidth (4 MiB). On a
+// small matrix a tail of a few entries saved kilobytes of padding and cost a ~3 us kernel
+// launch (ncu, docs/benchmarks.md); with the fused tail the cost is smaller but not zero.
+constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 
 // Chooses K for row lengths len[0..rows) whose regular part is padded per block of `block`
 // consecutive rows (group size G for RgCSR; for PackSELL the slice height after sorting, so
 // the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
-//            + tail_bytes * sum_rows max(0, len - K),
+//            + tail_bytes * sum_rows max(0, len - K) + (tail_fixed_bytes if any row > K),
 // the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len));
 // ties go to the larger K (smaller tail); K >= 1 (0 only when every row is empty). Evaluated
 // for every candidate K in O(rows + longest row). Returns min(longest row, cap) when no

@@ -12,7 +12,6 @@ namespace {
 
 // Bytes per regular word and per COO tail entry. Dummy words are counted as slots: the
 // width passed to the rule is in words, so dummies are approximated by their count.
-constexpr HybridCost kPackSellCost{4.0, 16.0};
 
 void check_options(const PackSellOptions &opt) {
   const int32_t C = opt.slice_height;
@@ -138,7 +137,7 @@ int32_t resolve_width(const CsrView &A, const PackSellOptions &opt, int32_t D) {
   const std::vector<int32_t> perm = sort_rows(words, opt.sigma);
   std::vector<int32_t> sorted(words.size());
   for (size_t i = 0; i < perm.size(); ++i) sorted[i] = words[size_t(perm[i])];
-  return std::min(choose_hybrid_width(sorted, opt.slice_height, kPackSellCost), maxlen);
+  return std::min(choose_hybrid_width(sorted, opt.slice_height, kPackSellHybridCost), maxlen);
 }
 
 // Writes the words (and exact values) of the regular part of every row.

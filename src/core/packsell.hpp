@@ -25,6 +25,9 @@ namespace pspmv {
 
 enum class PackSellScaling : int { None = 0, Auto = 1 };
 
+// Hybrid cost model of PackSELL: a slot is one 32-bit word, a tail entry row + column + value.
+constexpr HybridCost kPackSellHybridCost{4.0, 16.0, kTailFixedBytes};
+
 struct PackSellOptions {
   int32_t slice_height = 32;   // C: multiple of 32 in [32, 1024]
   int32_t sigma = 1;           // sort window in rows: 1 (no sort) or a multiple of C

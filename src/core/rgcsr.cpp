@@ -8,7 +8,6 @@ namespace pspmv {
 namespace {
 
 // Bytes moved per regular slot (FP64 value + int32 column) and per COO tail entry.
-constexpr HybridCost kRgCsrCost{12.0, 16.0};
 
 int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
   const int32_t maxlen = detail::max_row_length(A);
@@ -19,7 +18,7 @@ int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
   }
   std::vector<int32_t> len(size_t(A.rows));
   for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
-  return std::min(choose_hybrid_width(len, G, kRgCsrCost), maxlen);
+  return std::min(choose_hybrid_width(len, G, kRgCsrHybridCost), maxlen);
 }
 
 // Regular nonzeros of the layout: sum of row_length.

@@ -16,6 +16,10 @@
 
 namespace pspmv {
 
+// Hybrid cost model of RgCSR: a slot is an FP64 value + an int32 column (padding included),
+// a tail entry row + column + value.
+constexpr HybridCost kRgCsrHybridCost{12.0, 16.0, kTailFixedBytes};
+
 struct RgCsrOptions {
   int32_t group_size = 32; // G: multiple of 32 in [32, 1024]
   HybridOption hybrid;     // default auto

@@ -1,5 +1,33 @@
-// COO tail of the hybrid split on the device: upload helpers and the load-balanced
-// y += T x kernel launch (PETSc-free).
+// COO tail of the hybrid split on the device (PETSc-free): uploads, the load-balanced
+// y += T x warp routine, and the launch that runs it either in its own kernel or fused into
+// the regular format's kernel.
+//
+// Load balancing (Ginkgo-style "coo" SpMV): the tail's nnz entries (sorted by row) are cut
+// into equal contiguous chunks, one per warp (a multiple of 32 entries, so every batch of 32
+// loads is aligned). A warp walks its chunk 32 entries at a time: lane l takes entry base+l
+// (row, col, val: 16 B, coalesced) and forms val * x[col].
+//   * Batch entirely in the row carried from the previous batch (long rows, the usual case in
+//     a hybrid tail): each lane adds its product to its own register accumulator; one warp
+//     vote, no shuffle, no atomic.
+//   * Otherwise: the carried accumulators are summed across the warp, a segmented suffix sum
+//     by row (5 shuffle steps; rows are sorted so equal rows are contiguous lanes) leaves each
+//     row segment's total in its first lane, and the first lane of every segment but the
+//     last does one atomicAdd (native FP64 atomics on sm_60+). The last segment may go on in
+//     the next batch, so it becomes the new carry.
+// At the chunk end the carry is flushed with one atomicAdd. A row costs one atomic per chunk
+// it touches; the work per warp is equal whatever the row lengths are.
+//
+// Fused launch (why: on a small matrix the tail's own launch costs about 3 us on an H200,
+// as much as the regular kernel; measured with ncu, docs/kernels.md). The regular kernel's
+// grid gets extra blocks that run the tail. The tail's atomics must land after the regular
+// part wrote its rows (y = A_reg x overwrites), so each regular block, when done, fences and
+// increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
+// sync[0] equals the number of regular blocks before its first atomic. The last tail block to
+// finish resets both counters for the next product (which is ordered after this one on the
+// stream). Deadlock-free whatever order the blocks are dispatched in: at most
+// kFusedTailBlocksPerSM tail blocks per multiprocessor exist, so regular blocks always find
+// room and never wait for anything. Consequence: two products of one matrix must not run
+// concurrently on different streams (they would share the counters).
 #pragma once
 #include "../core/hybrid.hpp"
 #include "device_formats.hpp"
@@ -9,14 +37,181 @@ namespace pspmv {
 namespace cuda {
 namespace detail {
 
+constexpr int kTailThreads = 256;           // also the block size of the fused kernels
+constexpr int kFusedTailBlocksPerSM = 2;    // of kTailThreads threads: a quarter of an SM at most
+constexpr int kSeparateTailWarpsPerSM = 64; // full occupancy when the tail has its own kernel
+
 cudaError_t upload_tail(const CooTail &h, DeviceCooTail *d);        // allocates exactly
 cudaError_t upload_tail_values(const CooTail &h, DeviceCooTail *d); // same nnz, new values
 void release_tail(DeviceCooTail *d, cudaError_t *first);
 int64_t tail_bytes(const DeviceCooTail &t);
 
-// y += T x on stream; launches nothing when the tail is empty. Must run after the regular
-// kernel on the same stream (that kernel writes every row when add == false).
-cudaError_t coo_tail_spmv_add(const DeviceCooTail &t, const double *x, double *y, cudaStream_t stream);
+// How a product runs the tail: fused_blocks extra blocks in the regular kernel's grid
+// (0: none), or a kernel of its own launched after it (separate == true).
+struct TailPlan {
+  int64_t chunk = 0;         // entries per warp, a multiple of 32
+  unsigned int fused_blocks = 0;
+  bool separate = false;
+};
+cudaError_t plan_tail(const DeviceCooTail &t, TailPlan *plan);
+
+// Runs the separate tail kernel (y += T x) when plan.separate; must follow the regular kernel
+// on the same stream.
+cudaError_t launch_separate_tail(const DeviceCooTail &t, const TailPlan &plan, const double *x, double *y,
+                                 cudaStream_t stream);
+
+// ------------------------------------------------------------------ device side
+constexpr unsigned kFull = 0xffffffffu;
+
+__device__ __forceinline__ double warp_sum(double v) {
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(kFull, v, off);
+  return v;
+}
+
+// Arguments of the tail part of a fused kernel (or of the separate tail kernel, sync == null).
+struct TailArgs {
+  int64_t nnz = 0, chunk = 0;
+  const int32_t *row = nullptr, *col = nullptr;
+  const double *val = nullptr;
+  unsigned int *sync = nullptr; // [regular blocks done, tail blocks done]; null: no waiting
+  unsigned int regular_blocks = 0, tail_blocks = 0;
+};
+
+// Regular block epilogue of a fused kernel: publish this block's y writes, then count it.
+__device__ __forceinline__ void signal_regular_done(const TailArgs &t) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) atomicAdd(t.sync, 1u);
+}
+
+// Before a tail warp's first atomic: wait until every regular block has written its rows.
+__device__ __forceinline__ void wait_regular_done(const TailArgs &t, bool &ready) {
+  if (ready || t.sync == nullptr) return;
+  if ((threadIdx.x & 31u) == 0) {
+    unsigned int done;
+    while (true) {
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(done) : "l"(t.sync) : "memory");
+      if (done >= t.regular_blocks) break;
+      __nanosleep(128);
+    }
+  }
+  __syncwarp();
+  __threadfence();
+  ready = true;
+}
+
+// y += (entries of chunk `warp`) x, by one whole warp (every lane calls it).
+__device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, const double *__restrict__ x,
+                                              double *__restrict__ y) {
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  const int64_t begin = warp * t.chunk;
+  if (begin >= t.nnz) return; // whole warp leaves together
+  const int64_t end = min(begin + t.chunk, t.nnz);
+  bool ready = false; // warp-uniform: waited for the regular part (fused kernels)
+
+  double acc = 0.0;   // per-lane partial sums of row carry_row (warp-uniform row)
+  int carry_row = -1; // -1: nothing carried
+  for (int64_t base = begin; base < end; base += 32) {
+    const int64_t idx = base + lane;
+    const bool valid = idx < end;
+    int r = -1;
+    double p = 0.0;
+    if (valid) {
+      r = __ldcs(t.row + idx);
+      p = __ldcs(t.val + idx) * __ldg(x + __ldcs(t.col + idx));
+    }
+    // Fast path: the whole batch continues the carried row.
+    if (__all_sync(kFull, valid && r == carry_row)) {
+      acc += p;
+      continue;
+    }
+    // Segmented suffix sum: afterwards the first lane of each row segment holds its total.
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      const double po = __shfl_down_sync(kFull, p, off);
+      const int ro = __shfl_down_sync(kFull, r, off);
+      if (lane + off < 32 && ro == r) p += po;
+    }
+    const int rprev = __shfl_up_sync(kFull, r, 1);
+    const bool head = valid && (lane == 0 || rprev != r);
+    const double carried = warp_sum(acc);
+    const unsigned heads = __ballot_sync(kFull, head);
+    const int last = 31 - __clz(static_cast<int>(heads)); // first lane of the last segment
+    const int r0 = __shfl_sync(kFull, r, 0);
+    if ((carry_row >= 0 && r0 != carry_row) || heads != (1u << last)) wait_regular_done(t, ready); // atomics follow
+    if (lane == 0 && carry_row >= 0) { // lane 0 is valid: base < end
+      if (r == carry_row)
+        p += carried;
+      else
+        atomicAdd(y + carry_row, carried);
+    }
+    if (head && lane != last) atomicAdd(y + r, p);
+    const double last_sum = __shfl_sync(kFull, p, last);
+    carry_row = __shfl_sync(kFull, r, last);
+    acc = lane == 0 ? last_sum : 0.0;
+  }
+  const double carried = warp_sum(acc);
+  wait_regular_done(t, ready);
+  if (lane == 0 && carry_row >= 0) atomicAdd(y + carry_row, carried);
+}
+
+// Tail block `b` (0-based among the tail blocks) of a fused kernel; the last one to finish
+// resets the counters.
+__device__ __forceinline__ void coo_tail_block(const TailArgs &t, unsigned int b, const double *__restrict__ x,
+                                               double *__restrict__ y) {
+  const int64_t warp = (static_cast<int64_t>(b) * blockDim.x + threadIdx.x) >> 5;
+  coo_tail_warp(t, warp, x, y);
+  __syncthreads();
+  if (threadIdx.x == 0 && atomicAdd(t.sync + 1, 1u) == t.tail_blocks - 1) {
+    atomicExch(t.sync, 0u);
+    atomicExch(t.sync + 1, 0u);
+  }
+}
+
+// The arguments for the tail part of a fused kernel with `regular_blocks` regular blocks.
+inline TailArgs fused_tail_args(const DeviceCooTail &t, const TailPlan &plan, unsigned int regular_blocks) {
+  TailArgs a;
+  if (plan.fused_blocks == 0) return a; // tail_blocks = 0: the kernel is the regular one alone
+  a.nnz = t.nnz;
+  a.chunk = plan.chunk;
+  a.row = t.row;
+  a.col = t.col;
+  a.val = t.val;
+  a.sync = t.sync;
+  a.regular_blocks = regular_blocks;
+  a.tail_blocks = plan.fused_blocks;
+  return a;
+}
+
+// The kernel of a hybrid product: blocks [0, regular_blocks) run Regular (a functor with
+// __device__ void operator()(unsigned block) const, which must not exit threads early: the
+// epilogue synchronizes the block), the remaining t.tail_blocks blocks run the tail.
+template <class Regular>
+__global__ void __launch_bounds__(kTailThreads)
+    hybrid_kernel(Regular reg, TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
+  if (blockIdx.x < t.regular_blocks || t.tail_blocks == 0) {
+    reg(blockIdx.x);
+    if (t.tail_blocks > 0) signal_regular_done(t);
+    return;
+  }
+  coo_tail_block(t, blockIdx.x - t.regular_blocks, x, y);
+}
+
+// Launches hybrid_kernel for `regular_blocks` blocks of Regular plus the planned tail (fused
+// blocks, or its own kernel after it).
+template <class Regular>
+cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, const DeviceCooTail &tail,
+                          const double *x, double *y, cudaStream_t stream) {
+  TailPlan plan;
+  cudaError_t err = plan_tail(tail, &plan);
+  if (err != cudaSuccess) return err;
+  const TailArgs args = fused_tail_args(tail, plan, regular_blocks);
+  hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(reg, args, x, y);
+  err = cudaGetLastError();
+  if (err != cudaSuccess) return err;
+  return launch_separate_tail(tail, plan, x, y, stream);
+}
 
 } // namespace detail
 } // namespace cuda

@@ -17,6 +17,11 @@ struct DeviceCooTail {
   int32_t *row = nullptr;
   int32_t *col = nullptr;
   double *val = nullptr;
+  // Two counters of the fused launch (src/cuda/coo_tail.cuh), zero between products.
+  unsigned int *sync = nullptr;
+  // A small tail runs as extra blocks of the regular kernel (one launch instead of two);
+  // tests may set false to force the tail's own kernel.
+  bool allow_fused = true;
 };
 
 struct DeviceRgCsr {
@@ -38,6 +43,9 @@ struct DevicePackSell {
   int32_t delta_bits = 15;
   ValueFormat value_format;
   double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
+  // Kernel loop: software-pipelined word loads (true) or plain groups of 4 (false); tests
+  // and the kernel benchmark run both.
+  bool pipelined = true;
   int64_t num_words = 0;
   int64_t *slice_pointers = nullptr; // num_slices+1
   int32_t *perm = nullptr;           // rows

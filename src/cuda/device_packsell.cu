@@ -15,12 +15,14 @@
 // column of the row (a dummy jumps to the column of the nonzero it precedes, padding keeps
 // the last column) or 0 for an empty row, and a matrix with words has cols >= 1; padding
 // loads hit the L1 line of the row's last x. The product is selected out, never multiplied by
-// a zero value, so even an Inf/NaN in x cannot leak into a row through padding. Four words are
-// loaded before their columns are resolved (independent loads in flight); the column chain
-// is integer adds. Sum in FP64 in word order (the host reference's order), times inv_scale
-// once, written to y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself
-// (no 64-bit division for the slice width).
-// ptxas -v (sm_90, CUDA 13.0): Exact 32, FP16 30, E8M 31 registers; no stack, no spills.
+// a zero value, so even an Inf/NaN in x cannot leak into a row through padding. Words go in
+// groups of 4 whose loads are issued before their columns are resolved, and (pipelined loop,
+// the default) before the previous group's gathers; the column chain is integer adds. Sum in
+// FP64 in word order (the host reference's order), times inv_scale once, written to
+// y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
+// division for the slice width). The COO tail of the hybrid split runs fused into the same
+// launch when small (coo_tail.cuh).
+// ptxas -v (sm_90, CUDA 13.0): 30-32 registers for every variant; no stack, no spills.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
@@ -34,7 +36,7 @@ namespace cuda {
 
 namespace {
 
-constexpr int kPsThreads = 256;
+constexpr int kPsThreads = detail::kTailThreads; // one block size for the fused kernel
 
 template <ValueKind K>
 __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
@@ -43,55 +45,95 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
   const uint32_t flag = w & 1u;
   col += detail::word_jump(w, flag, f);
   const double v = detail::decode_word<K>(w, f, exact, slot);
-  const double xv = __ldg(x + col); // col is always in range: see the note above the kernel
+  const double xv = __ldg(x + col); // col is always in range: see the note at the top
   sum = detail::select_f64(flag, fma(v, xv, sum), sum); // a dummy's value bits never reach sum
 }
 
-template <ValueKind K, bool Add>
-__global__ void __launch_bounds__(kPsThreads)
-    packsell_kernel(int32_t rows, int32_t C, detail::WordFormat f, double inv_scale,
-                    const int64_t *__restrict__ slice_pointers, const int32_t *__restrict__ perm,
-                    const uint32_t *__restrict__ words, const double *__restrict__ exact,
-                    const double *__restrict__ x, double *__restrict__ y) {
-  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= rows) return; // rows of the last slice beyond `rows` hold padding only
-  const int32_t sr = static_cast<int32_t>(t);
-  const int32_t s = sr / C;
-  const int32_t i = sr - s * C;
-  const int64_t stride = C;
-  const int64_t end = slice_pointers[s + 1];
-  int64_t slot = slice_pointers[s] + i;
-  uint32_t col = 0; // the first nonzero of a row counts from column 0
-  double sum = 0.0;
-  for (; slot + 3 * stride < end; slot += 4 * stride) {
-    const uint32_t w0 = __ldcs(words + slot);
-    const uint32_t w1 = __ldcs(words + slot + stride);
-    const uint32_t w2 = __ldcs(words + slot + 2 * stride);
-    const uint32_t w3 = __ldcs(words + slot + 3 * stride);
-    packsell_step<K>(w0, slot, f, exact, x, col, sum);
-    packsell_step<K>(w1, slot + stride, f, exact, x, col, sum);
-    packsell_step<K>(w2, slot + 2 * stride, f, exact, x, col, sum);
-    packsell_step<K>(w3, slot + 3 * stride, f, exact, x, col, sum);
+// The arrays and constants a product reads.
+struct PackSellArgs {
+  int32_t rows, C;
+  detail::WordFormat f;
+  double inv_scale;
+  const int64_t *slice_pointers;
+  const int32_t *perm;
+  const uint32_t *words;
+  const double *exact, *x;
+  double *y;
+};
+
+// One thread per sorted row: sorted rows [block*256, block*256 + 256).
+// Pipelined (Pipe == true): the 4 words of the next group are loaded before the current
+// group's x gathers and FMAs, so every thread keeps 4 word loads in flight behind the
+// gathers. Left alone, ptxas interleaves the 4 loads of a group with the gathers of the
+// previous words (SASS, 2026-11-29): up to four dependent memory latencies per 4 words.
+template <ValueKind K, bool Add, bool Pipe>
+struct PackSellRows {
+  PackSellArgs a;
+  __device__ __forceinline__ void operator()(unsigned int block) const {
+    const int64_t t = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
+    if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
+    const int32_t sr = static_cast<int32_t>(t);
+    const int32_t s = sr / a.C;
+    const int32_t i = sr - s * a.C;
+    const int64_t stride = a.C;
+    const int64_t end = a.slice_pointers[s + 1];
+    int64_t slot = a.slice_pointers[s] + i;
+    uint32_t col = 0; // the first nonzero of a row counts from column 0
+    double sum = 0.0;
+    if (Pipe) {
+      if (slot + 3 * stride < end) {
+        uint32_t w0 = __ldcs(a.words + slot), w1 = __ldcs(a.words + slot + stride);
+        uint32_t w2 = __ldcs(a.words + slot + 2 * stride), w3 = __ldcs(a.words + slot + 3 * stride);
+        while (true) {
+          const int64_t next = slot + 4 * stride;
+          const bool more = next + 3 * stride < end; // the same for every lane of the warp
+          // Always a valid address: the current group again when there is no next one.
+          const int64_t pre = more ? next : slot;
+          const uint32_t n0 = __ldcs(a.words + pre), n1 = __ldcs(a.words + pre + stride);
+          const uint32_t n2 = __ldcs(a.words + pre + 2 * stride), n3 = __ldcs(a.words + pre + 3 * stride);
+          packsell_step<K>(w0, slot, a.f, a.exact, a.x, col, sum);
+          packsell_step<K>(w1, slot + stride, a.f, a.exact, a.x, col, sum);
+          packsell_step<K>(w2, slot + 2 * stride, a.f, a.exact, a.x, col, sum);
+          packsell_step<K>(w3, slot + 3 * stride, a.f, a.exact, a.x, col, sum);
+          slot = next;
+          if (!more) break;
+          w0 = n0;
+          w1 = n1;
+          w2 = n2;
+          w3 = n3;
+        }
+      }
+    } else {
+      for (; slot + 3 * stride < end; slot += 4 * stride) {
+        const uint32_t w0 = __ldcs(a.words + slot);
+        const uint32_t w1 = __ldcs(a.words + slot + stride);
+        const uint32_t w2 = __ldcs(a.words + slot + 2 * stride);
+        const uint32_t w3 = __ldcs(a.words + slot + 3 * stride);
+        packsell_step<K>(w0, slot, a.f, a.exact, a.x, col, sum);
+        packsell_step<K>(w1, slot + stride, a.f, a.exact, a.x, col, sum);
+        packsell_step<K>(w2, slot + 2 * stride, a.f, a.exact, a.x, col, sum);
+        packsell_step<K>(w3, slot + 3 * stride, a.f, a.exact, a.x, col, sum);
+      }
+    }
+    for (; slot < end; slot += stride) packsell_step<K>(__ldcs(a.words + slot), slot, a.f, a.exact, a.x, col, sum);
+    const int32_t r = __ldcs(a.perm + sr);
+    if (Add)
+      a.y[r] += sum * a.inv_scale;
+    else
+      a.y[r] = sum * a.inv_scale;
   }
-  for (; slot < end; slot += stride) packsell_step<K>(__ldcs(words + slot), slot, f, exact, x, col, sum);
-  const int32_t r = __ldcs(perm + sr);
-  if (Add)
-    y[r] += sum * inv_scale;
-  else
-    y[r] = sum * inv_scale;
+};
+
+template <ValueKind K, bool Pipe>
+cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
+  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
+  if (add) return detail::launch_hybrid(PackSellRows<K, true, Pipe>{a}, blocks, A.tail, a.x, a.y, stream);
+  return detail::launch_hybrid(PackSellRows<K, false, Pipe>{a}, blocks, A.tail, a.x, a.y, stream);
 }
 
 template <ValueKind K>
-cudaError_t launch(const DevicePackSell &A, const detail::WordFormat &f, const double *x, double *y, bool add,
-                   cudaStream_t stream) {
-  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
-  if (add)
-    packsell_kernel<K, true><<<blocks, kPsThreads, 0, stream>>>(A.rows, A.slice_height, f, A.inv_scale,
-                                                                A.slice_pointers, A.perm, A.words, A.exact_values, x, y);
-  else
-    packsell_kernel<K, false><<<blocks, kPsThreads, 0, stream>>>(A.rows, A.slice_height, f, A.inv_scale,
-                                                                 A.slice_pointers, A.perm, A.words, A.exact_values, x, y);
-  return cudaGetLastError();
+cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
+  return A.pipelined ? launch<K, true>(A, a, add, stream) : launch<K, false>(A, a, add, stream);
 }
 
 // The word constants of a format; false if D does not match the value format (V + D + 1 = 32).
@@ -182,16 +224,15 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
 
 cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
   if (A.rows <= 0) return cudaSuccess;
-  detail::WordFormat f;
-  if (!word_format(A.value_format, A.delta_bits, &f)) return cudaErrorInvalidValue;
+  PackSellArgs a{A.rows, A.slice_height, {}, A.inv_scale, A.slice_pointers, A.perm, A.words, A.exact_values, x, y};
+  if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
   switch (A.value_format.kind) {
-  case ValueKind::Exact: PSPMV_CUDA_TRY(launch<ValueKind::Exact>(A, f, x, y, add, stream)); break;
-  case ValueKind::FP16: PSPMV_CUDA_TRY(launch<ValueKind::FP16>(A, f, x, y, add, stream)); break;
+  case ValueKind::Exact: return launch<ValueKind::Exact>(A, a, add, stream);
+  case ValueKind::FP16: return launch<ValueKind::FP16>(A, a, add, stream);
   case ValueKind::BF16: // BF16 is E8M7: the same decode
-  case ValueKind::E8M: PSPMV_CUDA_TRY(launch<ValueKind::E8M>(A, f, x, y, add, stream)); break;
+  case ValueKind::E8M: return launch<ValueKind::E8M>(A, a, add, stream);
   default: return cudaErrorInvalidValue;
   }
-  return detail::coo_tail_spmv_add(A.tail, x, y, stream);
 }
 
 int64_t stored_bytes(const DevicePackSell &A) {

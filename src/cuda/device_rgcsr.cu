@@ -10,6 +10,7 @@
 // Matrix arrays are read with streaming loads (__ldcs: evict-first), x through the
 // read-only path (__ldg) so it stays cached. Slot offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
+// The COO tail of the hybrid split runs fused into the same launch when small (coo_tail.cuh).
 //
 // T threads per row (T = 2, 4; DeviceRgCsr::threads_per_row, chosen at upload for few rows
 // with long regular rows): T consecutive threads share a row; thread t reads slots k = t,
@@ -28,121 +29,130 @@ namespace cuda {
 
 namespace {
 
-constexpr int kRgThreads = 256;
+constexpr int kRgThreads = detail::kTailThreads; // one block size for the fused kernel
 
+// The arrays a product reads.
+struct RgCsrArgs {
+  int32_t rows, G;
+  const int64_t *group_pointers;
+  const int32_t *row_length, *columns;
+  const double *values, *x;
+  double *y;
+};
+
+// One thread per row: rows [block*256, block*256 + 256).
 template <bool Add>
-__global__ void __launch_bounds__(kRgThreads)
-    rgcsr_kernel(int32_t rows, int32_t G, const int64_t *__restrict__ group_pointers,
-                 const int32_t *__restrict__ row_length, const int32_t *__restrict__ columns,
-                 const double *__restrict__ values, const double *__restrict__ x,
-                 double *__restrict__ y) {
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= rows) return;
-  const int32_t r = static_cast<int32_t>(row);
-  const int32_t g = r / G;
-  const int32_t lane = r - g * G;
-  const int32_t n = __ldcs(row_length + r);
-  double sum = 0.0;
-  if (n > 0) {
-    const int64_t stride = G;
-    int64_t slot = group_pointers[g] + lane;
-    int32_t k = 0;
-    for (; k + 4 <= n; k += 4) {
-      const int32_t c0 = __ldcs(columns + slot);
-      const int32_t c1 = __ldcs(columns + slot + stride);
-      const int32_t c2 = __ldcs(columns + slot + 2 * stride);
-      const int32_t c3 = __ldcs(columns + slot + 3 * stride);
-      const double v0 = __ldcs(values + slot);
-      const double v1 = __ldcs(values + slot + stride);
-      const double v2 = __ldcs(values + slot + 2 * stride);
-      const double v3 = __ldcs(values + slot + 3 * stride);
-      const double x0 = __ldg(x + c0);
-      const double x1 = __ldg(x + c1);
-      const double x2 = __ldg(x + c2);
-      const double x3 = __ldg(x + c3);
-      sum = fma(v0, x0, sum);
-      sum = fma(v1, x1, sum);
-      sum = fma(v2, x2, sum);
-      sum = fma(v3, x3, sum);
-      slot += 4 * stride;
-    }
-    for (; k < n; ++k) {
-      sum = fma(__ldcs(values + slot), __ldg(x + __ldcs(columns + slot)), sum);
-      slot += stride;
-    }
-  }
-  if (Add)
-    y[r] += sum;
-  else
-    y[r] = sum;
-}
-
-template <bool Add, int T>
-__global__ void __launch_bounds__(kRgThreads)
-    rgcsr_kernel_multi(int32_t rows, int32_t G, const int64_t *__restrict__ group_pointers,
-                       const int32_t *__restrict__ row_length, const int32_t *__restrict__ columns,
-                       const double *__restrict__ values, const double *__restrict__ x,
-                       double *__restrict__ y) {
-  static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is rgcsr_kernel)");
-  const int64_t tid = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t row = tid / T;
-  const int32_t t = static_cast<int32_t>(tid % T);
-  const bool active = row < rows;
-  double sum = 0.0;
-  if (active) {
+struct RgCsrRows {
+  RgCsrArgs a;
+  __device__ __forceinline__ void operator()(unsigned int block) const {
+    const int64_t row = static_cast<int64_t>(block) * kRgThreads + threadIdx.x;
+    if (row >= a.rows) return;
     const int32_t r = static_cast<int32_t>(row);
-    const int32_t g = r / G;
-    const int32_t lane = r - g * G;
-    const int32_t n = __ldcs(row_length + r);
-    const int64_t stride = static_cast<int64_t>(T) * G; // from slot k to slot k + T
-    int64_t slot = group_pointers[g] + lane + static_cast<int64_t>(t) * G;
-    int32_t k = t;
-    for (; k < n - 3 * T; k += 4 * T) { // k, k+T, k+2T, k+3T < n
-      const int32_t c0 = __ldcs(columns + slot);
-      const int32_t c1 = __ldcs(columns + slot + stride);
-      const int32_t c2 = __ldcs(columns + slot + 2 * stride);
-      const int32_t c3 = __ldcs(columns + slot + 3 * stride);
-      const double v0 = __ldcs(values + slot);
-      const double v1 = __ldcs(values + slot + stride);
-      const double v2 = __ldcs(values + slot + 2 * stride);
-      const double v3 = __ldcs(values + slot + 3 * stride);
-      const double x0 = __ldg(x + c0);
-      const double x1 = __ldg(x + c1);
-      const double x2 = __ldg(x + c2);
-      const double x3 = __ldg(x + c3);
-      sum = fma(v0, x0, sum);
-      sum = fma(v1, x1, sum);
-      sum = fma(v2, x2, sum);
-      sum = fma(v3, x3, sum);
-      slot += 4 * stride;
+    const int32_t g = r / a.G;
+    const int32_t lane = r - g * a.G;
+    const int32_t n = __ldcs(a.row_length + r);
+    double sum = 0.0;
+    if (n > 0) {
+      const int64_t stride = a.G;
+      int64_t slot = a.group_pointers[g] + lane;
+      int32_t k = 0;
+      for (; k + 4 <= n; k += 4) {
+        const int32_t c0 = __ldcs(a.columns + slot);
+        const int32_t c1 = __ldcs(a.columns + slot + stride);
+        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
+        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
+        const double v0 = __ldcs(a.values + slot);
+        const double v1 = __ldcs(a.values + slot + stride);
+        const double v2 = __ldcs(a.values + slot + 2 * stride);
+        const double v3 = __ldcs(a.values + slot + 3 * stride);
+        const double x0 = __ldg(a.x + c0);
+        const double x1 = __ldg(a.x + c1);
+        const double x2 = __ldg(a.x + c2);
+        const double x3 = __ldg(a.x + c3);
+        sum = fma(v0, x0, sum);
+        sum = fma(v1, x1, sum);
+        sum = fma(v2, x2, sum);
+        sum = fma(v3, x3, sum);
+        slot += 4 * stride;
+      }
+      for (; k < n; ++k) {
+        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
+        slot += stride;
+      }
     }
-    for (; k < n; k += T) {
-      sum = fma(__ldcs(values + slot), __ldg(x + __ldcs(columns + slot)), sum);
-      slot += stride;
-    }
-  }
-  // Every thread of the warp gets here (blocks are whole warps; rows past the end are
-  // inactive, not returned). The T threads of a row are aligned lanes of one warp.
-#pragma unroll
-  for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, T);
-  if (active && t == 0) {
     if (Add)
-      y[row] += sum;
+      a.y[r] += sum;
     else
-      y[row] = sum;
+      a.y[r] = sum;
   }
-}
+};
 
-template <int T>
-void launch_multi(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream) {
-  const unsigned int blocks = detail::blocks_for(static_cast<int64_t>(A.rows) * T, kRgThreads);
-  if (add)
-    rgcsr_kernel_multi<true, T><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers,
-                                                                  A.row_length, A.columns, A.values, x, y);
-  else
-    rgcsr_kernel_multi<false, T><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers,
-                                                                   A.row_length, A.columns, A.values, x, y);
+// T threads per row: rows [block*256/T, (block+1)*256/T).
+template <bool Add, int T>
+struct RgCsrRowsMulti {
+  static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is RgCsrRows)");
+  RgCsrArgs a;
+  __device__ __forceinline__ void operator()(unsigned int block) const {
+    const int64_t tid = static_cast<int64_t>(block) * kRgThreads + threadIdx.x;
+    const int64_t row = tid / T;
+    const int32_t t = static_cast<int32_t>(tid % T);
+    const bool active = row < a.rows;
+    double sum = 0.0;
+    if (active) {
+      const int32_t r = static_cast<int32_t>(row);
+      const int32_t g = r / a.G;
+      const int32_t lane = r - g * a.G;
+      const int32_t n = __ldcs(a.row_length + r);
+      const int64_t stride = static_cast<int64_t>(T) * a.G; // from slot k to slot k + T
+      int64_t slot = a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G;
+      int32_t k = t;
+      for (; k < n - 3 * T; k += 4 * T) { // k, k+T, k+2T, k+3T < n
+        const int32_t c0 = __ldcs(a.columns + slot);
+        const int32_t c1 = __ldcs(a.columns + slot + stride);
+        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
+        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
+        const double v0 = __ldcs(a.values + slot);
+        const double v1 = __ldcs(a.values + slot + stride);
+        const double v2 = __ldcs(a.values + slot + 2 * stride);
+        const double v3 = __ldcs(a.values + slot + 3 * stride);
+        const double x0 = __ldg(a.x + c0);
+        const double x1 = __ldg(a.x + c1);
+        const double x2 = __ldg(a.x + c2);
+        const double x3 = __ldg(a.x + c3);
+        sum = fma(v0, x0, sum);
+        sum = fma(v1, x1, sum);
+        sum = fma(v2, x2, sum);
+        sum = fma(v3, x3, sum);
+        slot += 4 * stride;
+      }
+      for (; k < n; k += T) {
+        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
+        slot += stride;
+      }
+    }
+    // Every thread of the warp gets here (rows past the end are inactive, not returned). The
+    // T threads of a row are aligned lanes of one warp.
+#pragma unroll
+    for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, T);
+    if (active && t == 0) {
+      if (Add)
+        a.y[row] += sum;
+      else
+        a.y[row] = sum;
+    }
+  }
+};
+
+template <template <bool> class Rows>
+cudaError_t launch_rows(const DeviceRgCsr &A, const RgCsrArgs &a, int threads_per_row, bool add, cudaStream_t stream) {
+  const unsigned int blocks = detail::blocks_for(static_cast<int64_t>(A.rows) * threads_per_row, kRgThreads);
+  if (add) return detail::launch_hybrid(Rows<true>{a}, blocks, A.tail, a.x, a.y, stream);
+  return detail::launch_hybrid(Rows<false>{a}, blocks, A.tail, a.x, a.y, stream);
 }
+template <bool Add>
+using RgCsrRows2 = RgCsrRowsMulti<Add, 2>;
+template <bool Add>
+using RgCsrRows4 = RgCsrRowsMulti<Add, 4>;
 
 // Threads the device holds at once (SMs x max threads per SM), for rgcsr_threads_per_row.
 cudaError_t resident_threads(int64_t *n) {
@@ -226,25 +236,12 @@ cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cud
   if (A.threads_per_row != 1 && A.threads_per_row != 2 && A.threads_per_row != 4) return cudaErrorInvalidValue;
   if (A.rows <= 0) return cudaSuccess;
   // With add, rows without regular nonzeros need no work; still one launch (cheap, uniform).
-  if (A.threads_per_row == 2) {
-    launch_multi<2>(A, x, y, add, stream);
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    return detail::coo_tail_spmv_add(A.tail, x, y, stream);
+  const RgCsrArgs a{A.rows, A.group_size, A.group_pointers, A.row_length, A.columns, A.values, x, y};
+  switch (A.threads_per_row) {
+  case 2: return launch_rows<RgCsrRows2>(A, a, 2, add, stream);
+  case 4: return launch_rows<RgCsrRows4>(A, a, 4, add, stream);
+  default: return launch_rows<RgCsrRows>(A, a, 1, add, stream);
   }
-  if (A.threads_per_row == 4) {
-    launch_multi<4>(A, x, y, add, stream);
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    return detail::coo_tail_spmv_add(A.tail, x, y, stream);
-  }
-  const unsigned int blocks = detail::blocks_for(A.rows, kRgThreads);
-  if (add)
-    rgcsr_kernel<true><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers, A.row_length,
-                                                         A.columns, A.values, x, y);
-  else
-    rgcsr_kernel<false><<<blocks, kRgThreads, 0, stream>>>(A.rows, A.group_size, A.group_pointers, A.row_length,
-                                                          A.columns, A.values, x, y);
-  PSPMV_CUDA_TRY(cudaGetLastError());
-  return detail::coo_tail_spmv_add(A.tail, x, y, stream);
 }
 
 int64_t stored_bytes(const DeviceRgCsr &A) {

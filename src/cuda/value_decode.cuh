@@ -6,13 +6,12 @@
 //        mantissa bits were cut off. The FP32 is (w >> (D+1)) << (23-m); since V = 9+m gives
 //        D+1 = 23-m, that equals w with its low D+1 bits cleared: one AND with
 //        value_mask = ~0u << (D+1). Exact: FP32 -> FP64 keeps subnormals, Inf and NaN (no -ftz).
-//   FP16: the 16 value bits are an IEEE binary16, converted exactly through __half.
+//   FP16: the 16 value bits are an IEEE binary16, converted exactly to FP64 (cvt.f64.f16).
 //   Exact: the word has no value bits; the FP64 value is exact_values[slot].
 // Dummies and padding (flag 0) never contribute: callers SELECT on the flag (never multiply
 // by it), so whatever bits a dummy's value field holds (NaN included) cannot leak.
 #pragma once
 #include "../core/value_codec.hpp"
-#include <cuda_fp16.h>
 #include <cstdint>
 
 namespace pspmv {
@@ -36,8 +35,12 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f,
   } else if constexpr (K == ValueKind::FP16) {
     (void)exact;
     (void)slot;
+    // Straight FP16 -> FP64 (exact, subnormals and NaN/Inf kept), one conversion instead of
+    // __half2float's FP16 -> FP32 followed by FP32 -> FP64.
     const unsigned short h = static_cast<unsigned short>(w >> f.value_shift);
-    return static_cast<double>(__half2float(__ushort_as_half(h)));
+    double v;
+    asm("cvt.f64.f16 %0, %1;" : "=d"(v) : "h"(h));
+    return v;
   } else { // E8M and BF16 (= E8M7)
     (void)exact;
     (void)slot;

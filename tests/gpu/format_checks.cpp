@@ -2,6 +2,8 @@
 #include "format_checks.hpp"
 #include "cuda/device_formats.hpp"
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace gputest {
 
@@ -89,6 +91,27 @@ void check_diagonal(const std::vector<double> &host, const double *device, const
     }
 }
 
+// The fused tail's counters are back to zero after every product (the next one waits on them).
+void check_tail_counters(const cuda::DeviceCooTail &t, const std::string &what) {
+  if (t.nnz == 0) {
+    EXPECT_EQ(t.sync, nullptr) << what << ": no counters without a tail";
+    return;
+  }
+  ASSERT_NE(t.sync, nullptr) << what;
+  unsigned int c[2] = {7, 7};
+  ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
+  ASSERT_CUDA(cudaMemcpy(c, t.sync, sizeof(c), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(c[0], 0u) << what << ": regular-blocks counter not reset";
+  EXPECT_EQ(c[1], 0u) << what << ": tail-blocks counter not reset";
+}
+
+// Tail paths a product is checked with: fused into the regular kernel (upload's default for
+// small tails) and, when there is a tail, its own kernel.
+std::vector<bool> tail_paths(const cuda::DeviceCooTail &t) {
+  if (t.nnz == 0) return {true};
+  return {true, false};
+}
+
 } // namespace
 
 void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed) {
@@ -111,10 +134,14 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
   if (!diag.empty()) rgcsr_diagonal(M, diag.data());
   check_diagonal(diag, d.diagonal, what);
-  check_product(
-      A, what, [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-      [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, LossyBound{},
-      seed);
+  for (const bool fused : tail_paths(d.tail)) {
+    d.tail.allow_fused = fused;
+    check_product(
+        A, what + (fused ? "" : " separate tail"), [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, LossyBound{},
+        seed);
+    check_tail_counters(d.tail, what);
+  }
   EXPECT_CUDA(cuda::release(&d));
   EXPECT_EQ(d.values, nullptr);
 }
@@ -142,10 +169,20 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
   if (!diag.empty()) packsell_diagonal(M, diag.data());
   check_diagonal(diag, d.diagonal, what);
-  check_product(
-      A, what, [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
-      [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
-      lossy_bound(c.format, M.scale_exponent), seed);
+  EXPECT_TRUE(d.pipelined) << "upload's default loop";
+  // (pipelined, fused tail), (plain loop, fused tail), (pipelined, separate tail if any)
+  std::vector<std::pair<bool, bool>> variants = {{true, true}, {false, true}};
+  if (d.tail.nnz > 0) variants.push_back({true, false});
+  for (const auto &v : variants) {
+    d.pipelined = v.first;
+    d.tail.allow_fused = v.second;
+    check_product(
+        A, what + (v.first ? "" : " plain loop") + (v.second ? "" : " separate tail"),
+        [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
+        lossy_bound(c.format, M.scale_exponent), seed);
+    check_tail_counters(d.tail, what);
+  }
   EXPECT_CUDA(cuda::release(&d));
   EXPECT_EQ(d.words, nullptr);
 }

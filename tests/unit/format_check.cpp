@@ -250,7 +250,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   std::vector<int32_t> len(size_t(A.rows));
   if (cfg.kind == FormatConfig::Kind::RgCsr) {
     for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
-    return std::min(pspmv::choose_hybrid_width(len, cfg.block, {12.0, 16.0}), maxlen);
+    return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::kRgCsrHybridCost), maxlen);
   }
   // PackSELL: whole-row word counts, sorted inside sigma windows, padded per slice.
   const pspmv::ValueFormat f = pspmv::ValueFormat::parse(cfg.value);
@@ -260,7 +260,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
     for (size_t w0 = 0; w0 < len.size(); w0 += size_t(cfg.sigma))
       std::stable_sort(len.begin() + w0, len.begin() + std::min(len.size(), w0 + size_t(cfg.sigma)),
                        std::greater<int32_t>());
-  return std::min(pspmv::choose_hybrid_width(len, cfg.block, {4.0, 16.0}), maxlen);
+  return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::kPackSellHybridCost), maxlen);
 }
 
 void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {

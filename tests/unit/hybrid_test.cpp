@@ -1,5 +1,6 @@
 // Hybrid option parsing, the cost rule that picks K (against brute force), and the COO tail.
 #include "core/hybrid.hpp"
+#include "core/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "random_matrix.hpp"
 #include <algorithm>
@@ -20,7 +21,7 @@ double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int
     slots += double(block) * std::min(K, m);
   }
   for (int32_t l : len) tail += std::max(0, l - K);
-  return c.slot_bytes * slots + c.tail_bytes * tail;
+  return c.slot_bytes * slots + c.tail_bytes * tail + (tail > 0 ? c.tail_fixed_bytes : 0.0);
 }
 
 } // namespace
@@ -64,6 +65,23 @@ TEST(ChooseHybridWidth, HandCases) {
   EXPECT_THROW(choose_hybrid_width({1}, 0, rg), FormatError);
 }
 
+TEST(ChooseHybridWidth, FixedTailCostKeepsSmallSavingsRegular) {
+  // One row of 30 among 63 rows of 2 (block 32, cap 32): K=30 stores 1024 slots (12288 B);
+  // K=2 stores 128 slots + a 28-entry tail (1536 + 448 B), saving 10304 B. Without a fixed
+  // cost the tail wins; with a fixed cost above the saving (the formats use
+  // kTailFixedBytes = 4 MiB) K stays 30.
+  std::vector<int32_t> len(64, 2);
+  len[5] = 30;
+  EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16}), 2);
+  EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 20000}), 30);
+  EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 10000}), 2) << "a saving above the fixed cost still splits";
+  EXPECT_EQ(choose_hybrid_width(len, 32, kRgCsrHybridCost), 30);
+  // The latency cap still forces a tail when the longest row is above it (cap 32 here).
+  len[5] = 1000;
+  // (mean 17.6, cap 71): every K <= 71 pays the fixed cost, so the storage minimum K = 2 stays.
+  EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 1e12}), 2) << "forced tail: every K pays the fixed cost";
+}
+
 TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth) {
   // Block 1 pads nothing, so without the cap K = longest row is storage-minimal (cost
   // sum of lengths). Under a cap c the cost is c + 16 (L - c) + rest, falling in K: K = c.
@@ -102,7 +120,7 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
     std::vector<int32_t> len(n);
     for (auto &l : len) l = rng.uniform() < 0.05 ? int32_t(rng.below(500)) : int32_t(rng.below(12));
     const int32_t block = int32_t(1 + rng.below(70));
-    const HybridCost c = t % 2 ? HybridCost{12, 16} : HybridCost{4, 16};
+    const HybridCost c = t % 3 == 0 ? HybridCost{12, 16} : t % 3 == 1 ? HybridCost{4, 16} : HybridCost{4, 16, 2000};
     const int32_t maxlen = *std::max_element(len.begin(), len.end());
     // Latency cap, recomputed in floating point: max(32, ceil(4 * mean)).
     double sum = 0;

@@ -1,0 +1,185 @@
+// kernel_bench: the CUDA kernels of src/cuda alone (no PETSc), to compare kernel variants
+// that the Mat types do not expose: the PackSELL loop (software-pipelined word loads or plain
+// groups of 4) and the COO tail path (fused into the regular kernel or in its own kernel).
+//
+//   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv]
+//
+// Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
+// `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
+// result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
+// variant shows. Layouts use the formats' defaults (hybrid auto; PackSELL C = 32, sigma 1,
+// scaling auto for the lossy formats); RgCSR with G = 64.
+#include "bench_kernels.hpp"
+#include "core/packsell.hpp"
+#include "core/rgcsr.hpp"
+#include "cuda/device_formats.hpp"
+#include "matrix_source.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+#define CK(call)                                                                                   \
+  do {                                                                                             \
+    const cudaError_t e_ = (call);                                                                 \
+    if (e_ != cudaSuccess) {                                                                       \
+      std::fprintf(stderr, "CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(1);                                                                                \
+    }                                                                                              \
+  } while (0)
+
+struct Env {
+  cudaStream_t stream;
+  void *flush;
+  size_t flush_bytes;
+  double *sink;
+  int reps;
+  FILE *csv;
+};
+
+// Median time (us) of `reps` products after 3 warm-ups, L2 flushed before each.
+double time_product(const Env &e, const std::function<cudaError_t()> &op) {
+  for (int i = 0; i < 3; ++i) CK(op());
+  std::vector<cudaEvent_t> ev(2 * size_t(e.reps));
+  for (auto &v : ev) CK(cudaEventCreate(&v));
+  for (int i = 0; i < e.reps; ++i) {
+    CK(bench_read(e.flush, e.flush_bytes, e.sink, e.stream));
+    CK(cudaEventRecord(ev[2 * size_t(i)], e.stream));
+    CK(op());
+    CK(cudaEventRecord(ev[2 * size_t(i) + 1], e.stream));
+  }
+  CK(cudaStreamSynchronize(e.stream));
+  std::vector<double> t;
+  for (int i = 0; i < e.reps; ++i) {
+    float ms = 0;
+    CK(cudaEventElapsedTime(&ms, ev[2 * size_t(i)], ev[2 * size_t(i) + 1]));
+    t.push_back(1e3 * ms);
+  }
+  for (auto &v : ev) CK(cudaEventDestroy(v));
+  std::sort(t.begin(), t.end());
+  return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+}
+
+struct Problem {
+  bench::HostCsr A;
+  std::vector<double> x, yref, absy;
+  double *dx = nullptr, *dy = nullptr;
+};
+
+// max |y - yref| / max |A||x| of the device result.
+double rel_error(const Problem &p) {
+  std::vector<double> y(p.yref.size());
+  CK(cudaMemcpy(y.data(), p.dy, y.size() * sizeof(double), cudaMemcpyDeviceToHost));
+  double err = 0, scale = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    err = std::max(err, std::isfinite(y[i]) ? std::fabs(y[i] - p.yref[i]) : INFINITY);
+    scale = std::max(scale, p.absy[i]);
+  }
+  return scale > 0 ? err / scale : err;
+}
+
+void report(const Env &e, const Problem &p, const std::string &format, const std::string &variant, double us,
+            int64_t stored, int64_t tail_nnz, int32_t K) {
+  const double bytes = double(stored) + 8.0 * (p.A.rows + p.A.cols);
+  const double err = rel_error(p);
+  std::printf("%-28s %-20s %-22s %10.2f %9.1f %10lld %7d %9.2e\n", p.A.name.c_str(), format.c_str(), variant.c_str(), us,
+              bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
+  if (e.csv)
+    std::fprintf(e.csv, "%s,%d,%lld,%s,%s,%.3f,%.1f,%lld,%d,%.3e\n", p.A.name.c_str(), p.A.rows, (long long)p.A.nnz(),
+                 format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
+}
+
+void run_rgcsr(const Env &e, Problem &p, const pspmv::CsrView &v) {
+  pspmv::RgCsrOptions o;
+  o.group_size = 64;
+  const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
+  pspmv::cuda::DeviceRgCsr d;
+  CK(pspmv::cuda::upload(M, &d));
+  for (const bool fused : {true, false}) {
+    if (!fused && d.tail.nnz == 0) continue;
+    d.tail.allow_fused = fused;
+    const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
+    CK(cudaStreamSynchronize(e.stream));
+    report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row), fused ? "fused-tail" : "separate-tail", us,
+           pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width);
+  }
+  CK(pspmv::cuda::release(&d));
+}
+
+void run_packsell(const Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f) {
+  pspmv::PackSellOptions o;
+  o.value_format = f;
+  o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
+  const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
+  pspmv::cuda::DevicePackSell d;
+  CK(pspmv::cuda::upload(M, &d));
+  for (const bool pipe : {true, false})
+    for (const bool fused : {true, false}) {
+      if (!fused && d.tail.nnz == 0) continue;
+      d.pipelined = pipe;
+      d.tail.allow_fused = fused;
+      const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
+      CK(cudaStreamSynchronize(e.stream));
+      report(e, p, "packsell:" + f.name(), std::string(pipe ? "pipelined" : "plain") + (fused ? "" : ",separate-tail"),
+             us, pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width);
+    }
+  CK(pspmv::cuda::release(&d));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> gens, files;
+  Env e{};
+  e.reps = 50;
+  const char *csv = nullptr;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "-gen")) gens = bench::split(argv[i + 1], ',');
+    else if (!std::strcmp(argv[i], "-f")) files = bench::split(argv[i + 1], ',');
+    else if (!std::strcmp(argv[i], "-reps")) e.reps = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "-csv")) csv = argv[i + 1];
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  CK(cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking));
+  e.flush_bytes = size_t(256) << 20;
+  CK(cudaMalloc(&e.flush, e.flush_bytes));
+  CK(cudaMemset(e.flush, 0x3f, e.flush_bytes));
+  CK(cudaMalloc(&e.sink, sizeof(double)));
+  e.csv = csv ? std::fopen(csv, "w") : nullptr;
+  if (e.csv) std::fprintf(e.csv, "matrix,rows,nnz,format,variant,time_us,gbytes_per_s,tail_nnz,hybrid_width,rel_error\n");
+  std::printf("%-28s %-20s %-22s %10s %9s %10s %7s %9s\n", "matrix", "format", "variant", "median_us", "GB/s", "tail_nnz",
+              "K", "error");
+  std::vector<std::string> specs;
+  for (auto &g : gens) specs.push_back("gen:" + g);
+  for (auto &f : files) specs.push_back(f);
+  for (const auto &spec : specs) {
+    Problem p;
+    p.A = spec.rfind("gen:", 0) == 0 ? bench::generate_matrix(spec.substr(4)) : bench::read_matrix_market(spec);
+    p.x = bench::make_x(p.A.cols, 7);
+    p.yref.resize(size_t(p.A.rows));
+    p.absy.resize(size_t(p.A.rows));
+    bench::reference_spmv(p.A, p.x.data(), p.yref.data(), p.absy.data());
+    CK(cudaMalloc(&p.dx, sizeof(double) * std::max<size_t>(1, p.x.size())));
+    CK(cudaMalloc(&p.dy, sizeof(double) * std::max<size_t>(1, p.yref.size())));
+    CK(cudaMemcpy(p.dx, p.x.data(), sizeof(double) * p.x.size(), cudaMemcpyHostToDevice));
+    const pspmv::CsrView v{p.A.rows, p.A.cols, p.A.rowptr.data(), p.A.colidx.data(), p.A.values.data()};
+    run_rgcsr(e, p, v);
+    for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14),
+                          pspmv::ValueFormat::exact()})
+      run_packsell(e, p, v, f);
+    CK(cudaFree(p.dx));
+    CK(cudaFree(p.dy));
+    std::fflush(stdout);
+  }
+  if (e.csv) std::fclose(e.csv);
+  return 0;
+}

@@ -4,7 +4,9 @@
 # the main job with both CUDA types at 1 and 2 ranks. Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
-#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build kernels gpu sanitize run bench profile
+#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build kernels gpu kernel-tests sanitize run bench profile
+# gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
+# SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
 # shared matrices with a COO tail; profile: bench/profile.sh (Nsight Compute counters, SASS).
 set -uo pipefail
@@ -61,9 +63,15 @@ if has gpu; then
   grep -E "^\s+[0-9]+ - .*(Failed|Timeout|Exception)" "$out/ctest-gpu.log" | head -30 | tee -a "$summary"
 fi
 
+if has kernel-tests; then
+  (cd "$build" && ctest -L gpu -E '^gpu_petsc' -j 16 --output-on-failure --timeout 300) > "$out/ctest-gpu-kernels.log" 2>&1
+  note "ctest -L gpu -E ^gpu_petsc rc=$? : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu-kernels.log")"
+  grep -E "^\s+[0-9]+ - .*(Failed|Timeout|Exception)" "$out/ctest-gpu-kernels.log" | head -30 | tee -a "$summary"
+fi
+
 if has sanitize; then
   filter='*Small*:*Random*'
-  for tool in memcheck racecheck; do
+  for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
     note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
   done

@@ -12,9 +12,11 @@ namespace detail {
 namespace {
 
 // A fused tail is planned when every fused warp gets at most this many batches of 32
-// entries: beyond that the tail's own kernel at full occupancy is faster than a quarter of
-// the machine, and its launch cost no longer matters.
-constexpr int64_t kFusedBatchesPerWarp = 8;
+// entries (about 200k entries on an H200): beyond that the tail's own kernel at full
+// occupancy is faster than a quarter of the machine. Measured with bench/kernel_bench on the
+// H200 (docs/benchmarks.md): fused faster up to astro-ph's 199k entries (12.3 vs 12.6 us),
+// slower from email-Enron's 331k (14.3 vs 12.6 us).
+constexpr int64_t kFusedBatchesPerWarp = 3;
 
 __global__ void __launch_bounds__(kTailThreads)
     coo_tail_kernel(TailArgs t, const double *__restrict__ x, double *__restrict__ y) {

@@ -68,14 +68,15 @@ TEST(ChooseHybridWidth, HandCases) {
 TEST(ChooseHybridWidth, FixedTailCostKeepsSmallSavingsRegular) {
   // One row of 30 among 63 rows of 2 (block 32, cap 32): K=30 stores 1024 slots (12288 B);
   // K=2 stores 128 slots + a 28-entry tail (1536 + 448 B), saving 10304 B. Without a fixed
-  // cost the tail wins; with a fixed cost above the saving (the formats use
+  // cost the tail wins; with a fixed cost above the saving (PackSELL uses
   // kTailFixedBytes = 4 MiB) K stays 30.
   std::vector<int32_t> len(64, 2);
   len[5] = 30;
   EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16}), 2);
   EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 20000}), 30);
   EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 10000}), 2) << "a saving above the fixed cost still splits";
-  EXPECT_EQ(choose_hybrid_width(len, 32, kRgCsrHybridCost), 30);
+  EXPECT_EQ(choose_hybrid_width(len, 32, {4, 16, kTailFixedBytes}), 30);
+  EXPECT_EQ(choose_hybrid_width(len, 32, kRgCsrHybridCost), 2) << "RgCSR has no fixed tail cost";
   // The latency cap still forces a tail when the longest row is above it (cap 32 here).
   len[5] = 1000;
   // (mean 17.6, cap 71): every K <= 71 pays the fixed cost, so the storage minimum K = 2 stays.

@@ -1,4 +1,4 @@
-// PackSELL's automatic sort window (sigma auto): regular matrices keep sigma 1,
+// PackSELL's automatic sort window (sigma auto, the default): regular matrices keep sigma 1,
 // irregular ones get a sorted window that cuts the stored bytes; the choice follows the rule
 // re-derived from explicit builds; products and value updates on the chosen layout.
 #include "core/packsell.hpp"
@@ -48,6 +48,12 @@ PackSellOptions with_sigma(int32_t sigma) {
 }
 
 } // namespace
+
+TEST(PackSellSigma, AutoIsTheDefault) {
+  EXPECT_EQ(PackSellOptions{}.sigma, kPackSellSigmaAuto);
+  const PackSellMatrix M = build_packsell(CsrView{}, PackSellOptions{});
+  EXPECT_EQ(M.sigma, 1) << "no rows: nothing to sort";
+}
 
 // All rows of a slice have nearly the same length: sorting cannot pay 2%.
 TEST(PackSellSigma, RegularStencilKeepsOne) {

@@ -174,8 +174,8 @@ PETSC_EXTERN PetscErrorCode MatRgCSRGetHybrid(Mat A, const char *hybrid[]);
 . -mat_packsell_slice_height <C> - slice height
 
   Errors:
-  `PETSC_ERR_ARG_OUTOFRANGE` for any other value, or when the current sigma is neither 1 nor a
-  multiple of C.
+  `PETSC_ERR_ARG_OUTOFRANGE` for any other value, or when the current sigma is neither
+  `PETSC_DECIDE`, 1 nor a multiple of C.
 
   Reference:
   Kreutzer, Hager, Wellein, Fehske, Bishop, "A unified sparse matrix data format for efficient
@@ -206,22 +206,35 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetSliceHeight(Mat A, PetscInt *C);
 
 /*@
   MatPackSELLSetSigma - Sets sigma, the window of rows inside which PackSELL sorts rows by
-  length (longest first) before cutting slices.
+  length (longest first) before cutting slices, or lets it be chosen at assembly.
 
   Logically Collective
 
   Input Parameters:
 + A     - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
-- sigma - 1 (no sorting, the default) or a positive multiple of the slice height
+- sigma - `PETSC_DECIDE` (the default: chosen from the row lengths when the layout is built),
+          1 (no sorting) or a positive multiple of the slice height
 
   Options Database Key:
-. -mat_packsell_sigma <sigma> - sorting window
+. -mat_packsell_sigma <sigma> - sorting window (`PETSC_DECIDE` or `DECIDE` for the automatic choice)
+
+  Notes:
+  Sorting packs rows of similar length into the same slice, so slices carry less padding, but it
+  scatters the writes of y and the rows of a slice no longer read neighbouring parts of x. With
+  `PETSC_DECIDE` each layout (on an MPI matrix: each diagonal and off-diagonal block) takes the
+  smallest of 1, C, 2C, 4C, ... (up to the first power-of-two multiple of the slice height C that
+  covers all rows) whose stored bytes, regular words plus hybrid tail, are within 2% of the
+  smallest; so matrices whose slices hold rows of nearly equal length keep 1. The choice depends
+  on the nonzero pattern only; value-only re-assemblies keep it.
 
   Errors:
-  `PETSC_ERR_ARG_OUTOFRANGE` for any other value.
+  `PETSC_ERR_ARG_OUTOFRANGE` for 0, a negative value other than `PETSC_DECIDE`, or a value that
+  is not 1 and not a positive multiple of the slice height.
 
   Reference:
-  Kreutzer et al., SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma).
+  Kreutzer, Hager, Wellein, Fehske, Bishop, "A unified sparse matrix data format for efficient
+  general sparse matrix-vector multiplication on modern processors with wide SIMD units",
+  SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma).
 
   Level: intermediate
 
@@ -237,7 +250,18 @@ PETSC_EXTERN PetscErrorCode MatPackSELLSetSigma(Mat A, PetscInt sigma);
 . A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
 
   Output Parameter:
-. sigma - the sorting window in rows
+. sigma - once A is assembled, the window of the layout actually built (1 or a multiple of the
+          slice height; `PETSC_DECIDE` resolved); before assembly, the option as set
+          (`PETSC_DECIDE` by default)
+
+  Notes:
+  For an MPI matrix the value after assembly is the one of this rank's diagonal block; other
+  blocks and ranks may have chosen other windows (`MatView()` with `PETSC_VIEWER_ASCII_INFO`
+  shows the largest). The layout is brought up to date first, as in `MatSpMVGetStats()`.
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix; after assembly, the errors of bringing the
+  layout up to date (a value that overflows the value format).
 
   Level: intermediate
 

@@ -13,6 +13,7 @@ struct FormatStats {
   int64_t dummy_words = 0;   // PackSELL words that only carry a long column jump
   int64_t tail_nnz = 0;      // nonzeros in the COO tail of the hybrid split
   int32_t hybrid_width = 0;  // K of the hybrid split (longest row when there is no tail)
+  int32_t sigma = 0;         // PackSELL: sort window of the layout as built (0 for RgCSR)
   int64_t stored_bytes = 0;  // every array a product reads, in bytes (x and y excluded)
 
   double bytes_per_nnz() const { return nnz ? double(stored_bytes) / double(nnz) : 0.0; }
@@ -22,7 +23,7 @@ struct FormatStats {
     return reg ? double(stored_slots) / double(reg) : 1.0;
   }
   double tail_share() const { return nnz ? double(tail_nnz) / double(nnz) : 0.0; }
-  std::string to_string() const; // one line per field, "name: value", for MatView
+  std::string to_string() const; // one line per field, "name: value", for MatView (sigma if > 0)
 };
 
 } // namespace pspmv

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <numeric>
 
 namespace pspmv {
@@ -18,10 +19,10 @@ void check_options(const PackSellOptions &opt) {
   if (C < 32 || C > 1024 || C % 32 != 0)
     throw FormatError("PackSELL slice height " + std::to_string(C) +
                       " is not valid: use a multiple of 32 in [32, 1024]");
-  if (opt.sigma != 1 && (opt.sigma < C || opt.sigma % C != 0))
+  if (opt.sigma != kPackSellSigmaAuto && opt.sigma != 1 && (opt.sigma < C || opt.sigma % C != 0))
     throw FormatError("PackSELL sigma " + std::to_string(opt.sigma) +
-                      " is not valid: use 1 (no sorting) or a positive multiple of the slice height " +
-                      std::to_string(C));
+                      " is not valid: use 1 (no sorting), a positive multiple of the slice height " +
+                      std::to_string(C) + ", or the automatic choice (PETSC_DECIDE; 0 in the core)");
   if (opt.scaling != PackSellScaling::None && opt.scaling != PackSellScaling::Auto)
     throw FormatError("PackSELL scaling has an unknown value: use none or auto");
   const ValueFormat &f = opt.value_format;
@@ -123,21 +124,98 @@ std::vector<int32_t> sort_rows(const std::vector<int32_t> &words, int32_t sigma)
   return perm;
 }
 
-int32_t resolve_width(const CsrView &A, const PackSellOptions &opt, int32_t D) {
-  const int32_t maxlen = detail::max_row_length(A);
-  switch (opt.hybrid.mode) {
+// Words of the first min(length, K) nonzeros of every row.
+std::vector<int32_t> row_word_counts(const CsrView &A, int32_t K, int32_t D) {
+  std::vector<int32_t> words(size_t(A.rows));
+  for (int32_t r = 0; r < A.rows; ++r) words[size_t(r)] = detail::row_words(A, r, std::min(A.row_length(r), K), D);
+  return words;
+}
+
+// K in nonzeros. The auto rule sees the word counts of whole rows in the layout's order,
+// padded per slice; its width (in words) is then used as K in nonzeros.
+int32_t width_for(const std::vector<int32_t> &sorted_words, const HybridOption &h, int32_t C, int32_t maxlen) {
+  switch (h.mode) {
   case HybridOption::Mode::None: return maxlen;
-  case HybridOption::Mode::Fixed: return std::min(opt.hybrid.width, maxlen);
+  case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
   case HybridOption::Mode::Auto: break;
   }
-  // The rule sees word counts of whole rows in sorted order, padded per slice; its width
-  // (in words) is then used as K in nonzeros.
-  std::vector<int32_t> words(size_t(A.rows));
-  for (int32_t r = 0; r < A.rows; ++r) words[size_t(r)] = detail::row_words(A, r, A.row_length(r), D);
-  const std::vector<int32_t> perm = sort_rows(words, opt.sigma);
-  std::vector<int32_t> sorted(words.size());
-  for (size_t i = 0; i < perm.size(); ++i) sorted[i] = words[size_t(perm[i])];
-  return std::min(choose_hybrid_width(sorted, opt.slice_height, kPackSellHybridCost), maxlen);
+  return std::min(choose_hybrid_width(sorted_words, C, kPackSellHybridCost), maxlen);
+}
+
+// Regular words of a layout whose rows, in stored order, have these word counts: every slice
+// of C rows is as wide as its longest row.
+int64_t slice_words(const std::vector<int32_t> &words, int32_t C) {
+  int64_t total = 0;
+  for (size_t s0 = 0; s0 < words.size(); s0 += size_t(C))
+    total += int64_t(C) * *std::max_element(words.begin() + s0, words.begin() + std::min(words.size(), s0 + size_t(C)));
+  return total;
+}
+
+// Calls f(sigma, v) for the candidate windows sigma = 1, C, 2C, 4C, ... up to the first one
+// >= v.size() (or the last one that fits 32 bits), with v sorted in descending order inside
+// windows of sigma entries, until f returns false. Each window is the merge of two windows
+// of the previous candidate, so a candidate costs O(n), not a sort.
+template <class F> void for_each_sigma_candidate(std::vector<int32_t> v, int32_t C, F &&f) {
+  if (!f(1, v)) return;
+  const size_t n = v.size();
+  for (size_t w0 = 0; w0 < n; w0 += size_t(C))
+    std::sort(v.begin() + w0, v.begin() + std::min(n, w0 + size_t(C)), std::greater<int32_t>());
+  std::vector<int32_t> merged(n);
+  for (int64_t sigma = C;; sigma *= 2) {
+    if (!f(int32_t(sigma), v) || sigma >= int64_t(n) || 2 * sigma > INT32_MAX) return;
+    for (size_t w0 = 0; w0 < n; w0 += 2 * size_t(sigma)) {
+      const size_t mid = std::min(n, w0 + size_t(sigma)), end = std::min(n, w0 + 2 * size_t(sigma));
+      std::merge(v.begin() + w0, v.begin() + mid, v.begin() + mid, v.begin() + end, merged.begin() + w0,
+                 std::greater<int32_t>());
+    }
+    v.swap(merged);
+  }
+}
+
+// The automatic sigma (docs/design.md). Every candidate is costed as the build would store
+// it: K from the whole-row word counts sorted in its windows, rows then sorted by the words
+// of their first K nonzeros, slices padded to their longest row, the rest in the tail; bytes
+// at kPackSellHybridCost (stored bytes only: its fixed tail cost would just dilute the 2%
+// comparison). A larger window scatters the y writes and loses x locality, so the smallest
+// window within 2% of the cheapest one wins: regular matrices keep 1.
+constexpr double kSigmaTolerance = 1.02;
+
+int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::vector<int32_t> &words,
+                     int32_t maxlen, int32_t D) {
+  struct Candidate {
+    int32_t sigma, K;
+    int64_t regular; // stored words, -1 until known
+  };
+  const int32_t C = opt.slice_height;
+  std::vector<Candidate> cand;
+  for_each_sigma_candidate(words, C, [&](int32_t sigma, const std::vector<int32_t> &sorted) {
+    const int32_t K = width_for(sorted, opt.hybrid, C, maxlen);
+    cand.push_back({sigma, K, K >= maxlen ? slice_words(sorted, C) : -1}); // no row cut: same words
+    return true;
+  });
+  // Rows cut at K are sorted by their truncated word counts: one pass per distinct K.
+  for (const Candidate &c : cand) {
+    if (c.regular >= 0) continue;
+    const int32_t K = c.K;
+    for_each_sigma_candidate(row_word_counts(A, K, D), C, [&](int32_t sigma, const std::vector<int32_t> &sorted) {
+      bool pending = false;
+      for (Candidate &d : cand) {
+        if (d.K == K && d.sigma == sigma) d.regular = slice_words(sorted, C);
+        pending = pending || (d.K == K && d.regular < 0);
+      }
+      return pending;
+    });
+  }
+  std::vector<double> cost;
+  for (const Candidate &c : cand) {
+    int64_t tail = 0;
+    for (int32_t r = 0; r < A.rows; ++r) tail += std::max(0, A.row_length(r) - c.K);
+    cost.push_back(kPackSellHybridCost.slot_bytes * double(c.regular) + kPackSellHybridCost.tail_bytes * double(tail));
+  }
+  const double best = *std::min_element(cost.begin(), cost.end());
+  size_t i = 0;
+  while (cost[i] > kSigmaTolerance * best) ++i;
+  return cand[i].sigma;
 }
 
 // Writes the words (and exact values) of the regular part of every row.
@@ -176,17 +254,20 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   M.rows = A.rows;
   M.cols = A.cols;
   M.slice_height = opt.slice_height;
-  M.sigma = opt.sigma;
   M.value_format = opt.value_format;
   M.delta_bits = detail::packsell_delta_bits(opt.value_format);
   M.scaling = opt.scaling;
   M.scale_exponent = choose_scale(A, opt.value_format, opt.scaling);
-  M.hybrid_width = resolve_width(A, opt, M.delta_bits);
 
-  std::vector<int32_t> words(size_t(A.rows));
-  for (int32_t r = 0; r < A.rows; ++r)
-    words[size_t(r)] = detail::row_words(A, r, std::min(A.row_length(r), M.hybrid_width), M.delta_bits);
-  M.perm = sort_rows(words, opt.sigma);
+  const int32_t maxlen = detail::max_row_length(A);
+  std::vector<int32_t> words = row_word_counts(A, maxlen, M.delta_bits); // whole rows
+  M.sigma = opt.sigma == kPackSellSigmaAuto ? choose_sigma(A, opt, words, maxlen, M.delta_bits) : opt.sigma;
+  std::vector<int32_t> sorted; // whole-row counts in layout order: only the auto width reads them
+  if (opt.hybrid.mode == HybridOption::Mode::Auto)
+    for (int32_t r : sort_rows(words, M.sigma)) sorted.push_back(words[size_t(r)]);
+  M.hybrid_width = width_for(sorted, opt.hybrid, opt.slice_height, maxlen);
+  if (M.hybrid_width < maxlen) words = row_word_counts(A, M.hybrid_width, M.delta_bits);
+  M.perm = sort_rows(words, M.sigma);
 
   const int32_t C = M.slice_height;
   const int32_t nslices = int32_t((int64_t(A.rows) + C - 1) / C);

@@ -9,8 +9,9 @@
 // flag 0: a dummy; the upper 31 bits hold a column jump that did not fit in D bits. The real
 //         nonzero follows with delta 0. Padding words are 0: a dummy with jump 0.
 // Rows are sorted by word count (longest first, stable) inside windows of sigma rows;
-// perm[i] is the original row of sorted row i. Slices of C sorted rows are stored
-// column-major: word k of sorted row s*C+i is at slice_pointers[s] + k*C + i.
+// perm[i] is the original row of sorted row i; by default (kPackSellSigmaAuto) the builder
+// chooses sigma, see build_packsell. Slices of C sorted rows are stored column-major: word k
+// of sorted row s*C+i is at slice_pointers[s] + k*C + i.
 // Values are scaled by 2^scale_exponent before encoding (0 unless asked for); a product
 // multiplies the accumulated FP64 sum by 2^-scale_exponent.
 #pragma once
@@ -28,9 +29,12 @@ enum class PackSellScaling : int { None = 0, Auto = 1 };
 // Hybrid cost model of PackSELL: a slot is one 32-bit word, a tail entry row + column + value.
 constexpr HybridCost kPackSellHybridCost{4.0, 16.0, kTailFixedBytes};
 
+// PackSellOptions::sigma asking the builder to choose the window (PETSC_DECIDE in PETSc).
+constexpr int32_t kPackSellSigmaAuto = 0;
+
 struct PackSellOptions {
   int32_t slice_height = 32;   // C: multiple of 32 in [32, 1024]
-  int32_t sigma = 1;           // sort window in rows: 1 (no sort) or a multiple of C
+  int32_t sigma = kPackSellSigmaAuto; // sort window in rows: auto, 1 (no sort) or a multiple of C
   ValueFormat value_format = ValueFormat::fp16();
   PackSellScaling scaling = PackSellScaling::None;
   HybridOption hybrid;         // default auto
@@ -38,7 +42,8 @@ struct PackSellOptions {
 
 struct PackSellMatrix {
   int32_t rows = 0, cols = 0;
-  int32_t slice_height = 32, sigma = 1;
+  int32_t slice_height = 32;
+  int32_t sigma = 1;                   // window of this layout (auto resolved): 1 or a multiple of C
   ValueFormat value_format;
   int32_t delta_bits = 15;             // D
   int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent
@@ -55,14 +60,20 @@ struct PackSellMatrix {
   FormatStats stats() const;
 };
 
-// Builds the layout. Throws FormatError for a slice height that is not a multiple of 32 in
-// [32, 1024], a sigma that is neither 1 nor a positive multiple of the slice height, or a bad
-// hybrid width; ValueRangeError (naming row, column and value, and the remedy: a wider
-// format or scaling auto) when a finite value overflows the value format.
+// Builds the layout. With sigma kPackSellSigmaAuto the window is chosen from the row word
+// counts (rule in docs/design.md): among 1, C, 2C, 4C, ... up to the first power-of-two
+// multiple of C >= rows, the smallest whose modelled bytes (regular words with the hybrid
+// width K the build would choose for it, plus tail entries) are within 2% of the cheapest;
+// O(nnz + rows log(rows/C)) once, and again for each further K the candidates need (rows cut
+// at K). The result is in PackSellMatrix::sigma. Throws FormatError for a slice height that
+// is not a multiple of 32 in [32, 1024], a sigma that is neither auto, 1 nor a positive
+// multiple of the slice height, or a bad hybrid width; ValueRangeError (naming row, column
+// and value, and the remedy: a wider format or scaling auto) when a finite value overflows
+// the value format.
 PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt);
-// Same pattern, new values: re-encodes values only (same errors for overflow; with scaling
-// auto the exponent is kept if the new values fit, else the layout's words are re-encoded
-// with a new exponent). Throws FormatError if the shape or nnz differs.
+// Same pattern, new values: re-encodes values only, keeping perm, sigma and K (never
+// re-chosen). Same errors for overflow; with scaling auto the exponent is chosen afresh from
+// the new values. Throws FormatError if the shape, nnz or pattern differs.
 void update_packsell_values(const CsrView &A, PackSellMatrix &M);
 // y = A x or y = y + A x with values decoded to FP64 and accumulated in FP64.
 void packsell_spmv(const PackSellMatrix &M, const double *x, double *y, bool add);

@@ -57,6 +57,7 @@ FormatStats PackSellMatrix::stats() const {
   s.padding_slots = padding;
   s.dummy_words = dummies;
   s.hybrid_width = hybrid_width;
+  s.sigma = sigma;
   s.stored_bytes = int64_t(words.size() * sizeof(uint32_t) + exact_values.size() * sizeof(double) +
                            slice_pointers.size() * sizeof(int64_t) + perm.size() * sizeof(int32_t)) +
                    s.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));

@@ -56,7 +56,13 @@ void FormatOptions::Set(Format f, OptionKey key, long long ivalue, const char *s
   switch (key) {
   case OptionKey::GroupSize: o.rgcsr.group_size = ToInt32(key, ivalue); break;
   case OptionKey::SliceHeight: o.packsell.slice_height = ToInt32(key, ivalue); break;
-  case OptionKey::Sigma: o.packsell.sigma = ToInt32(key, ivalue); break;
+  case OptionKey::Sigma:
+    // 0 is the core's auto, not a window: through PETSc only PETSC_DECIDE asks for the choice
+    if (ivalue != kSigmaDecide && ivalue < 1)
+      throw FormatError("PackSELL sigma " + std::to_string(ivalue) +
+                        " is not valid: use PETSC_DECIDE (chosen from the row lengths), 1 (no sorting) or a positive multiple of the slice height");
+    o.packsell.sigma = ivalue == kSigmaDecide ? kPackSellSigmaAuto : ToInt32(key, ivalue);
+    break;
   case OptionKey::ValueFormat: o.packsell.value_format = ValueFormat::parse(s); break;
   case OptionKey::Scaling: o.packsell.scaling = ParseScaling(s); break;
   case OptionKey::Hybrid:
@@ -72,7 +78,7 @@ long long FormatOptions::GetInt(OptionKey key) const {
   switch (key) {
   case OptionKey::GroupSize: return rgcsr.group_size;
   case OptionKey::SliceHeight: return packsell.slice_height;
-  case OptionKey::Sigma: return packsell.sigma;
+  case OptionKey::Sigma: return packsell.sigma == kPackSellSigmaAuto ? kSigmaDecide : packsell.sigma;
   default: throw FormatError(std::string("the ") + KeyName(key) + " option is a string, not an integer");
   }
 }
@@ -98,7 +104,8 @@ void FormatOptions::Validate(Format f) const {
 
 std::string FormatOptions::Describe(Format f) const {
   if (f == Format::RgCSR) return "group size " + std::to_string(rgcsr.group_size) + ", hybrid " + rgcsr.hybrid.name();
-  return "slice height " + std::to_string(packsell.slice_height) + ", sigma " + std::to_string(packsell.sigma) + ", value format " + packsell.value_format.name() +
+  const std::string sigma = packsell.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(packsell.sigma);
+  return "slice height " + std::to_string(packsell.slice_height) + ", sigma " + sigma + ", value format " + packsell.value_format.name() +
          ", scaling " + GetString(f, OptionKey::Scaling) + ", hybrid " + packsell.hybrid.name();
 }
 

@@ -20,6 +20,10 @@ const char *FormatTitle(Format f);
 // True for the integer options (their bad values are out-of-range errors), false for strings.
 bool IsIntegerOption(OptionKey key);
 
+// The sigma option's value for "choose from the row lengths" (core kPackSellSigmaAuto): PETSc's
+// PETSC_DECIDE, checked in options.cpp.
+constexpr long long kSigmaDecide = -1;
+
 struct FormatOptions {
   RgCsrOptions    rgcsr;
   PackSellOptions packsell;
@@ -30,7 +34,7 @@ struct FormatOptions {
   // is unchanged then. Without validate only the value itself is parsed (a batch of options is
   // validated once at the end, so their order does not matter).
   void Set(Format f, OptionKey key, long long ivalue, const char *svalue, bool validate = true);
-  // Integer value of an integer option.
+  // Integer value of an integer option (sigma: kSigmaDecide when it is chosen automatically).
   long long GetInt(OptionKey key) const;
   // Canonical string of a string option ("fp16", "auto", "none", "48", ...).
   std::string GetString(Format f, OptionKey key) const;

@@ -162,7 +162,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   if (info && A->assembled) {
     FormatStats local, global;
     PetscInt64  sums[7], tot[7];
-    PetscInt    width, scale, minscale;
+    PetscInt    ints[2], maxints[2], scale, minscale;
 
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
     PetscCall(Collective(A, LocalStats(A, &local, &scale)));
@@ -175,7 +175,9 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     sums[5] = local.stored_bytes;
     sums[6] = local.cols;
     PetscCallMPI(MPIU_Allreduce(sums, tot, 7, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
-    PetscCallMPI(MPIU_Allreduce(&local.hybrid_width, &width, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+    ints[0] = local.hybrid_width;
+    ints[1] = local.sigma;
+    PetscCallMPI(MPIU_Allreduce(ints, maxints, 2, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
     global.rows          = A->rmap->N;
     global.cols          = A->cmap->N;
     global.nnz           = tot[0];
@@ -184,7 +186,8 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.dummy_words   = tot[3];
     global.tail_nnz      = tot[4];
     global.stored_bytes  = tot[5];
-    global.hybrid_width  = width;
+    global.hybrid_width  = maxints[0];
+    global.sigma         = maxints[1]; /* largest over the blocks, like the width */
     PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, minscale, "all ranks, diagonal and off-diagonal blocks"));
   }
   PetscCall(mp->aijops.view(A, viewer));
@@ -215,7 +218,19 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<MPIState, MPISetOptions>;
+/* Each block chooses its own window; the getter reports this rank's diagonal block, the one
+   that holds most of the work. */
+PetscErrorCode MPIBuiltSigma(Mat A, PetscInt *sigma)
+{
+  Mat Ad, Ao;
+
+  PetscFunctionBegin;
+  PetscCall(GetBlocks(A, &Ad, &Ao));
+  PetscCall(SeqBuiltSigma(Ad, sigma));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+using Options = OptionOps<MPIState, MPISetOptions, MPIBuiltSigma>;
 
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {

@@ -220,7 +220,7 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<SeqState, SeqSetOptions>;
+using Options = OptionOps<SeqState, SeqSetOptions, SeqBuiltSigma>;
 
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
@@ -383,6 +383,16 @@ PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
   PetscCall(SeqSync(A, PETSC_FALSE));
   *s = State(A)->shadow->Stats();
   if (scale_exponent) *scale_exponent = State(A)->shadow->ScaleExponent();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqBuiltSigma(Mat A, PetscInt *sigma)
+{
+  FormatStats s;
+
+  PetscFunctionBegin;
+  PetscCall(SeqGetStats(A, &s, nullptr));
+  *sigma = s.sigma;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -94,6 +94,8 @@ PetscErrorCode SeqSync(Mat A, PetscBool force);
 PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
 /* Statistics of the (synced) layout and its PackSELL scale exponent (0 for RgCSR). */
 PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent);
+/* PackSELL: sigma of the (synced) layout of the assembled matrix A. */
+PetscErrorCode SeqBuiltSigma(Mat A, PetscInt *sigma);
 SeqState      *SeqGetState(Mat A); /* NULL if A is not a seq matrix of our types */
 
 /* mpispmv.cpp */
@@ -126,8 +128,9 @@ typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
 PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats);
 
 /* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
-   State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A. */
-template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &)>
+   State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A,
+   BuiltSigma gives the sigma of A's (synced) layout. */
+template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*BuiltSigma)(Mat, PetscInt *)>
 struct OptionOps {
   static PetscErrorCode SetFromOptions(Mat A, PetscOptionItems *PetscOptionsObject)
   {
@@ -156,6 +159,8 @@ struct OptionOps {
 
     PetscFunctionBegin;
     PetscCall(GetOption(st->type->format, st->opts, st->names, key, iv, sv));
+    /* once assembled, the window the layout was built with (PETSC_DECIDE resolved) */
+    if (key == OptionKey::Sigma && A->assembled) PetscCall(BuiltSigma(A, iv));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 };

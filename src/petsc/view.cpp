@@ -49,6 +49,7 @@ void AddStats(FormatStats *sum, const FormatStats &s)
   sum->tail_nnz += s.tail_nnz;
   sum->stored_bytes += s.stored_bytes;
   sum->hybrid_width = std::max(sum->hybrid_width, s.hybrid_width);
+  sum->sigma        = std::max(sum->sigma, s.sigma);
 }
 
 void ToPublicStats(const FormatStats &s, PetscInt scale_exponent, MatSpMVStats *out)

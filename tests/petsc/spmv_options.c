@@ -38,6 +38,24 @@ static PetscErrorCode BuildMatrix(MPI_Comm comm, MatType type, PetscInt n, Petsc
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Rows of very different lengths: every 64th row has 40 nonzeros, the others 2, so unsorted
+   slices are padded to the long rows and the automatic sigma must sort. */
+static PetscErrorCode BuildIrregular(MPI_Comm comm, PetscInt n, Mat *A)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateAIJ(comm, PETSC_DECIDE, PETSC_DECIDE, n, n, 40, NULL, 40, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt len = i % 64 ? 2 : 40;
+    for (PetscInt k = 0; k < len; k++) PetscCall(MatSetValue(*A, i, (i + k) % n, 1.0 + 0.25 * k, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* True if msg contains one of the '|'-separated alternatives of text. */
 static PetscBool Mentions(const char *msg, const char *text)
 {
@@ -128,6 +146,56 @@ static PetscErrorCode RunRgCSR(MPI_Comm comm, const char *family, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* sigma: PETSC_DECIDE (the default) resolved at assembly; the getter reports the option before
+   assembly and the window of the built layout (this rank's diagonal block) after it. */
+static PetscErrorCode RunSigma(MPI_Comm comm, const char *family)
+{
+  Mat          A, B;
+  PetscInt     iv, chosen;
+  PetscMPIInt  size;
+  MatSpMVStats st, one;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatCreate(comm, &B));
+  PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, 64, 64));
+  PetscCall(MatSetType(B, family));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, PETSC_DECIDE, "sigma before assembly"));
+  PetscCall(MatPackSELLSetSigma(B, 64));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, 64, "sigma set before assembly"));
+  PetscCall(MatPackSELLSetSigma(B, PETSC_DECIDE));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, PETSC_DECIDE, "sigma set to PETSC_DECIDE before assembly"));
+  PetscCall(MatDestroy(&B));
+
+  /* irregular rows: the automatic window sorts and stores fewer bytes than sigma 1 */
+  PetscCall(BuildIrregular(comm, 2048, &A));
+  PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatPackSELLGetSigma(B, &chosen));
+  PetscCheck(chosen > 1 && chosen % 32 == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "irregular rows: built sigma %" PetscInt_FMT ", expected a multiple of 32", chosen);
+  PetscCall(MatSpMVGetStats(B, &st));
+  PetscCall(TestCompareProducts(A, B, "packsell with the automatic sigma"));
+  PetscCall(MatPackSELLSetSigma(B, 1));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, 1, "sigma 1 after assembly"));
+  PetscCall(MatSpMVGetStats(B, &one));
+  PetscCheck(st.stored_bytes < one.stored_bytes, PETSC_COMM_SELF, PETSC_ERR_PLIB, "automatic sigma %" PetscInt_FMT ": %" PetscInt64_FMT " bytes, not fewer than sigma 1's %" PetscInt64_FMT, chosen, st.stored_bytes, one.stored_bytes);
+  if (size == 1) { /* one layout: the reported window rebuilds the same layout */
+    PetscCall(MatPackSELLSetSigma(B, chosen));
+    PetscCall(MatSpMVGetStats(B, &one));
+    PetscCheck(one.stored_bytes == st.stored_bytes && one.tail_nnz == st.tail_nnz, PETSC_COMM_SELF, PETSC_ERR_PLIB, "sigma %" PetscInt_FMT " set explicitly differs from the automatic layout", chosen);
+  }
+  PetscCall(MatPackSELLSetSigma(B, PETSC_DECIDE));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, chosen, "sigma after going back to PETSC_DECIDE"));
+  PetscCall(TestCompareProducts(A, B, "packsell back to the automatic sigma"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode RunPackSELL(MPI_Comm comm, const char *family, Mat A)
 {
   Mat         B, D, Abig;
@@ -140,8 +208,8 @@ static PetscErrorCode RunPackSELL(MPI_Comm comm, const char *family, Mat A)
   PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatPackSELLGetSliceHeight(B, &iv));
   PetscCall(CheckInt(iv, 32, "default slice height"));
-  PetscCall(MatPackSELLGetSigma(B, &iv));
-  PetscCall(CheckInt(iv, 1, "default sigma"));
+  PetscCall(MatPackSELLGetSigma(B, &iv)); /* default PETSC_DECIDE: assembled, so the built window */
+  PetscCheck(iv == 1 || (iv > 0 && iv % 32 == 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "built sigma %" PetscInt_FMT " is neither 1 nor a multiple of 32", iv);
   PetscCall(MatPackSELLGetValueFormat(B, &sv));
   PetscCall(CheckString(sv, "fp16", "default value format"));
   PetscCall(MatPackSELLGetScaling(B, &sv));
@@ -152,6 +220,8 @@ static PetscErrorCode RunPackSELL(MPI_Comm comm, const char *family, Mat A)
   EXPECT_ERROR(comm, MatPackSELLSetSliceHeight(B, 48), PETSC_ERR_ARG_OUTOFRANGE, "slice height 48 is not valid");
   EXPECT_ERROR(comm, MatPackSELLSetSliceHeight(B, 2048), PETSC_ERR_ARG_OUTOFRANGE, "[32, 1024]");
   EXPECT_ERROR(comm, MatPackSELLSetSigma(B, 40), PETSC_ERR_ARG_OUTOFRANGE, "sigma 40 is not valid");
+  EXPECT_ERROR(comm, MatPackSELLSetSigma(B, 0), PETSC_ERR_ARG_OUTOFRANGE, "sigma 0 is not valid: use PETSC_DECIDE");
+  EXPECT_ERROR(comm, MatPackSELLSetSigma(B, -2), PETSC_ERR_ARG_OUTOFRANGE, "sigma -2 is not valid");
   EXPECT_ERROR(comm, MatPackSELLSetValueFormat(B, "fp8"), PETSC_ERR_ARG_WRONG, "unknown value format 'fp8'");
   EXPECT_ERROR(comm, MatPackSELLSetValueFormat(B, "e8m30"), PETSC_ERR_ARG_WRONG, "e8m30");
   EXPECT_ERROR(comm, MatPackSELLSetScaling(B, "sometimes"), PETSC_ERR_ARG_WRONG, "scaling 'sometimes' is not valid");
@@ -169,6 +239,8 @@ static PetscErrorCode RunPackSELL(MPI_Comm comm, const char *family, Mat A)
   PetscCall(TestCompareProducts(A, B, "packsell 64/128/e8m14"));
   PetscCall(MatRgCSRSetGroupSize(B, 33)); /* ignored: not an RgCSR matrix */
   PetscCall(MatDestroy(&B));
+
+  PetscCall(RunSigma(comm, family));
 
   /* a value that overflows fp16: conversion refused, the source untouched */
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &Abig));

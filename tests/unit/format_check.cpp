@@ -129,7 +129,12 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
     return;
   }
   pspmv::PackSellMatrix M = pspmv::build_packsell(A.view(), opt);
-  EXPECT_EQ(M.hybrid_width, expected_width(A, cfg));
+  FormatConfig built = cfg; // the window actually built (auto resolved)
+  if (cfg.sigma == pspmv::kPackSellSigmaAuto) {
+    expect_auto_sigma(A, opt, M);
+    built.sigma = M.sigma;
+  }
+  EXPECT_EQ(M.hybrid_width, expected_width(A, built));
   expect_packsell_layout(A, M, true);
 
   const int32_t n = std::min(A.rows, A.cols);
@@ -155,7 +160,9 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
     EXPECT_TRUE(before == M.words) << "a refused update changed the layout";
     return;
   }
+  const std::vector<int32_t> perm = M.perm;
   pspmv::update_packsell_values(B.view(), M);
+  EXPECT_TRUE(M.perm == perm && M.sigma == built.sigma) << "an update changed the row order";
   expect_packsell_layout(B, M, false);
   EXPECT_TRUE(check_product(B, product, packsell_error_model(M), seed + 1));
   const pspmv::PackSellMatrix fresh = pspmv::build_packsell(B.view(), opt);
@@ -178,7 +185,8 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
 
 std::string FormatConfig::name() const {
   if (kind == Kind::RgCsr) return "rgcsr G=" + std::to_string(block) + " hybrid=" + hybrid;
-  return "packsell C=" + std::to_string(block) + " sigma=" + std::to_string(sigma) + " " + value +
+  const std::string s = sigma == pspmv::kPackSellSigmaAuto ? "auto" : std::to_string(sigma);
+  return "packsell C=" + std::to_string(block) + " sigma=" + s + " " + value +
          " hybrid=" + hybrid + " scaling=" + (scaling == PackSellScaling::Auto ? "auto" : "none");
 }
 
@@ -422,6 +430,36 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   EXPECT_EQ(st.hybrid_width, K);
   EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) +
                                  8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
+}
+
+std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C) {
+  std::vector<int32_t> v{1};
+  for (int64_t s = C;; s *= 2) {
+    v.push_back(int32_t(s));
+    if (s >= rows) return v;
+  }
+}
+
+double packsell_model_bytes(const pspmv::PackSellMatrix &M) {
+  return 4.0 * double(M.words.size()) + 16.0 * double(M.tail.nnz());
+}
+
+void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M) {
+  std::vector<double> bytes;
+  const std::vector<int32_t> cand = sigma_candidates(A.rows, opt.slice_height);
+  for (int32_t sigma : cand) {
+    pspmv::PackSellOptions o = opt;
+    o.sigma = sigma;
+    const pspmv::PackSellMatrix N = pspmv::build_packsell(A.view(), o);
+    bytes.push_back(packsell_model_bytes(N));
+    if (sigma == M.sigma)
+      EXPECT_TRUE(N.perm == M.perm && N.words == M.words && N.hybrid_width == M.hybrid_width)
+          << "auto differs from the explicit build with sigma " << sigma;
+  }
+  const double best = *std::min_element(bytes.begin(), bytes.end());
+  size_t i = 0;
+  while (bytes[i] > 1.02 * best) ++i;
+  EXPECT_EQ(M.sigma, cand[i]) << "stored bytes per candidate from sigma 1 up: " << ::testing::PrintToString(bytes);
 }
 
 void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {

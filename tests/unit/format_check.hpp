@@ -15,7 +15,7 @@ struct FormatConfig {
   enum class Kind { RgCsr, PackSell };
   Kind kind = Kind::RgCsr;
   int32_t block = 32; // G (RgCSR) or C (PackSELL)
-  int32_t sigma = 1;
+  int32_t sigma = 1; // pspmv::kPackSellSigmaAuto: chosen by the builder, checked against the rule
   std::string value = "exact";
   std::string hybrid = "none";
   pspmv::PackSellScaling scaling = pspmv::PackSellScaling::Auto;
@@ -36,6 +36,14 @@ void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed);
 // Entry-by-entry layout checks; fresh = right after a build (checks the auto exponent rule).
 void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t expected_K);
 void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh);
+
+// Candidate windows of the automatic sigma: 1, C, 2C, 4C, ... up to the first >= rows.
+std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C);
+// Bytes the automatic sigma rule compares: 4 per stored word, 16 per tail entry.
+double packsell_model_bytes(const pspmv::PackSellMatrix &M);
+// M was built with sigma auto from A and opt: its sigma is the smallest candidate whose layout,
+// built explicitly, stores bytes within 2% of the cheapest candidate's, and M is that layout.
+void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M);
 
 // u and eta of a PackSELL layout (see ErrorModel).
 ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M);

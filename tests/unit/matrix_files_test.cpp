@@ -44,6 +44,7 @@ std::vector<FormatConfig> standard_configs() {
       packsell_config(64, 64, "bf16", "5", PackSellScaling::Auto),
       packsell_config(32, 1024, "e8m14", "auto", PackSellScaling::None, true),
       packsell_config(128, 128, "e8m22", "none", PackSellScaling::Auto),
+      packsell_config(32, pspmv::kPackSellSigmaAuto, "bf16", "auto", PackSellScaling::Auto, true), // checked against the rule
   };
 }
 

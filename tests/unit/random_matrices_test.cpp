@@ -74,7 +74,7 @@ std::vector<FormatConfig> grid() {
   for (int32_t G : {32, 96})
     for (const char *h : {"none", "auto", "1", "3"}) g.push_back(rgcsr_config(G, h, true));
   for (const char *v : {"exact", "fp16", "bf16", "e8m14", "e8m22"})
-    for (auto [C, sigma] : {std::pair<int32_t, int32_t>{32, 1}, {64, 256}, {32, 32}})
+    for (auto [C, sigma] : {std::pair<int32_t, int32_t>{32, 1}, {64, 256}, {32, 32}, {32, pspmv::kPackSellSigmaAuto}})
       for (const char *h : {"none", "auto", "2"})
         g.push_back(packsell_config(C, sigma, v, h, PackSellScaling::Auto, true));
   g.push_back(packsell_config(32, 1, "fp16", "auto", PackSellScaling::None, true));

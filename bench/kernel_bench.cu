@@ -1,6 +1,6 @@
 // kernel_bench: the CUDA kernels of src/cuda alone (no PETSc), to compare kernel variants
-// that the Mat types do not expose: the RgCSR and PackSELL loops (software-pipelined loads or
-// plain groups of 4) and the COO tail path (fused into the regular kernel or in its own kernel).
+// that the Mat types do not expose: the PackSELL loop (software-pipelined word loads or plain
+// groups of 4) and the COO tail path (fused into the regular kernel or in its own kernel).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv]
 //
@@ -101,17 +101,14 @@ void run_rgcsr(const Env &e, Problem &p, const pspmv::CsrView &v) {
   const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
   pspmv::cuda::DeviceRgCsr d;
   CK(pspmv::cuda::upload(M, &d));
-  for (const bool pipe : {true, false})
-    for (const bool fused : {true, false}) {
-      if (!fused && d.tail.nnz == 0) continue;
-      d.pipelined = pipe;
-      d.tail.allow_fused = fused;
-      const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
-      CK(cudaStreamSynchronize(e.stream));
-      report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row),
-             std::string(pipe ? "pipelined" : "plain") + (fused ? "" : ",separate-tail"), us, pspmv::cuda::stored_bytes(d),
-             d.tail.nnz, M.hybrid_width);
-    }
+  for (const bool fused : {true, false}) {
+    if (!fused && d.tail.nnz == 0) continue;
+    d.tail.allow_fused = fused;
+    const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
+    CK(cudaStreamSynchronize(e.stream));
+    report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row), fused ? "fused-tail" : "separate-tail", us,
+           pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width);
+  }
   CK(pspmv::cuda::release(&d));
 }
 

@@ -30,9 +30,6 @@ struct DeviceRgCsr {
   // T threads per row of the kernel (1, 2 or 4): set by upload (rgcsr_threads_per_row with
   // the device's resident threads); may be overwritten before spmv (tests force 1, 2, 4).
   int32_t threads_per_row = 1;
-  // Kernel loop: next group's columns loaded with the current group's gathers (true: set by
-  // upload for matrices with rows < 2 x resident threads) or plain groups of 4 (false).
-  bool pipelined = false;
   int64_t *group_pointers = nullptr; // num_groups+1
   int32_t *row_length = nullptr;     // rows
   int32_t *columns = nullptr;        // num_slots

@@ -5,10 +5,8 @@
 // group_pointers[g] + k*G + lane for consecutive lanes: 32 consecutive columns (128 B) and
 // values (256 B) per k, fully coalesced. The loop runs to the row's own length, so padding is
 // never read (a lane whose row ended is masked; sectors nobody needs are not fetched).
-// Slots go in groups of 4 (4 columns and 4 values loaded before the first multiply); with
-// the pipelined loop (upload's choice for matrices with few rows, which are latency-bound)
-// the next group's columns are loaded with the current group's values and gathers. The FP64
-// sum is one accumulator in k order, the order of the host reference.
+// Four nonzeros are loaded before the first multiply (independent loads in flight); the
+// FP64 sum is one accumulator in k order, the order of the host reference.
 // Matrix arrays are read with streaming loads (__ldcs: evict-first), x through the
 // read-only path (__ldg) so it stays cached. Slot offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
@@ -19,7 +17,7 @@
 // t+T, ... (same k*G + lane layout: a warp reads 32/T >= 8 consecutive rows per k, so every
 // 32-byte sector of columns and values it touches is fully used), sums them in FP64, and the
 // T partial sums are added by a shuffle reduction of width T; thread t = 0 writes y. No
-// thread returns before the shuffle (full-warp mask). T = 1 is the mapping above.
+// thread returns before the shuffle (full-warp mask). T = 1 is the kernel above, unchanged.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
@@ -42,71 +40,8 @@ struct RgCsrArgs {
   double *y;
 };
 
-// Sum of values[slot] * x[columns[slot]] over the slots k = k0, k0 + T, ... < n of one row,
-// slot advancing by `stride`; in groups of 4 (4 columns and 4 values loaded, then 4 gathers,
-// then 4 FMAs into one accumulator in k order), then one at a time.
-// Pipelined (Pipe == true): the next group's columns are loaded with the current group's
-// values and gathers, so a group costs one memory latency instead of two (columns, then x).
-// The plain loop is the one measured at 92-103% of copy bandwidth on the large Laplacians.
-template <bool Pipe>
-__device__ __forceinline__ double rgcsr_row_sum(const RgCsrArgs &a, int64_t slot, int64_t stride, int32_t k,
-                                                int32_t T, int32_t n) {
-  double sum = 0.0;
-  if (Pipe) {
-    if (k + 3 * T < n) {
-      int32_t c0 = __ldcs(a.columns + slot), c1 = __ldcs(a.columns + slot + stride);
-      int32_t c2 = __ldcs(a.columns + slot + 2 * stride), c3 = __ldcs(a.columns + slot + 3 * stride);
-      while (true) {
-        const bool more = k + 7 * T < n; // a next full group; the same for the T threads of a row
-        const int64_t pre = more ? slot + 4 * stride : slot; // always a valid address
-        const int32_t n0 = __ldcs(a.columns + pre), n1 = __ldcs(a.columns + pre + stride);
-        const int32_t n2 = __ldcs(a.columns + pre + 2 * stride), n3 = __ldcs(a.columns + pre + 3 * stride);
-        const double v0 = __ldcs(a.values + slot), v1 = __ldcs(a.values + slot + stride);
-        const double v2 = __ldcs(a.values + slot + 2 * stride), v3 = __ldcs(a.values + slot + 3 * stride);
-        const double x0 = __ldg(a.x + c0), x1 = __ldg(a.x + c1), x2 = __ldg(a.x + c2), x3 = __ldg(a.x + c3);
-        sum = fma(v0, x0, sum);
-        sum = fma(v1, x1, sum);
-        sum = fma(v2, x2, sum);
-        sum = fma(v3, x3, sum);
-        slot += 4 * stride;
-        k += 4 * T;
-        if (!more) break;
-        c0 = n0;
-        c1 = n1;
-        c2 = n2;
-        c3 = n3;
-      }
-    }
-  } else {
-    for (; k + 3 * T < n; k += 4 * T) { // k, k+T, k+2T, k+3T < n
-      const int32_t c0 = __ldcs(a.columns + slot);
-      const int32_t c1 = __ldcs(a.columns + slot + stride);
-      const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
-      const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
-      const double v0 = __ldcs(a.values + slot);
-      const double v1 = __ldcs(a.values + slot + stride);
-      const double v2 = __ldcs(a.values + slot + 2 * stride);
-      const double v3 = __ldcs(a.values + slot + 3 * stride);
-      const double x0 = __ldg(a.x + c0);
-      const double x1 = __ldg(a.x + c1);
-      const double x2 = __ldg(a.x + c2);
-      const double x3 = __ldg(a.x + c3);
-      sum = fma(v0, x0, sum);
-      sum = fma(v1, x1, sum);
-      sum = fma(v2, x2, sum);
-      sum = fma(v3, x3, sum);
-      slot += 4 * stride;
-    }
-  }
-  for (; k < n; k += T) {
-    sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
-    slot += stride;
-  }
-  return sum;
-}
-
 // One thread per row: rows [block*256, block*256 + 256).
-template <bool Add, bool Pipe>
+template <bool Add>
 struct RgCsrRows {
   RgCsrArgs a;
   __device__ __forceinline__ void operator()(unsigned int block) const {
@@ -116,7 +51,35 @@ struct RgCsrRows {
     const int32_t g = r / a.G;
     const int32_t lane = r - g * a.G;
     const int32_t n = __ldcs(a.row_length + r);
-    const double sum = n > 0 ? rgcsr_row_sum<Pipe>(a, a.group_pointers[g] + lane, a.G, 0, 1, n) : 0.0;
+    double sum = 0.0;
+    if (n > 0) {
+      const int64_t stride = a.G;
+      int64_t slot = a.group_pointers[g] + lane;
+      int32_t k = 0;
+      for (; k + 4 <= n; k += 4) {
+        const int32_t c0 = __ldcs(a.columns + slot);
+        const int32_t c1 = __ldcs(a.columns + slot + stride);
+        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
+        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
+        const double v0 = __ldcs(a.values + slot);
+        const double v1 = __ldcs(a.values + slot + stride);
+        const double v2 = __ldcs(a.values + slot + 2 * stride);
+        const double v3 = __ldcs(a.values + slot + 3 * stride);
+        const double x0 = __ldg(a.x + c0);
+        const double x1 = __ldg(a.x + c1);
+        const double x2 = __ldg(a.x + c2);
+        const double x3 = __ldg(a.x + c3);
+        sum = fma(v0, x0, sum);
+        sum = fma(v1, x1, sum);
+        sum = fma(v2, x2, sum);
+        sum = fma(v3, x3, sum);
+        slot += 4 * stride;
+      }
+      for (; k < n; ++k) {
+        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
+        slot += stride;
+      }
+    }
     if (Add)
       a.y[r] += sum;
     else
@@ -124,9 +87,8 @@ struct RgCsrRows {
   }
 };
 
-// T threads per row: rows [block*256/T, (block+1)*256/T). Thread t of a row takes slots
-// t, t+T, ...; the T partial sums are added by a shuffle reduction of width T.
-template <bool Add, bool Pipe, int T>
+// T threads per row: rows [block*256/T, (block+1)*256/T).
+template <bool Add, int T>
 struct RgCsrRowsMulti {
   static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is RgCsrRows)");
   RgCsrArgs a;
@@ -141,9 +103,32 @@ struct RgCsrRowsMulti {
       const int32_t g = r / a.G;
       const int32_t lane = r - g * a.G;
       const int32_t n = __ldcs(a.row_length + r);
-      // from slot k to slot k + T: stride T*G
-      sum = rgcsr_row_sum<Pipe>(a, a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G,
-                                static_cast<int64_t>(T) * a.G, t, T, n);
+      const int64_t stride = static_cast<int64_t>(T) * a.G; // from slot k to slot k + T
+      int64_t slot = a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G;
+      int32_t k = t;
+      for (; k < n - 3 * T; k += 4 * T) { // k, k+T, k+2T, k+3T < n
+        const int32_t c0 = __ldcs(a.columns + slot);
+        const int32_t c1 = __ldcs(a.columns + slot + stride);
+        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
+        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
+        const double v0 = __ldcs(a.values + slot);
+        const double v1 = __ldcs(a.values + slot + stride);
+        const double v2 = __ldcs(a.values + slot + 2 * stride);
+        const double v3 = __ldcs(a.values + slot + 3 * stride);
+        const double x0 = __ldg(a.x + c0);
+        const double x1 = __ldg(a.x + c1);
+        const double x2 = __ldg(a.x + c2);
+        const double x3 = __ldg(a.x + c3);
+        sum = fma(v0, x0, sum);
+        sum = fma(v1, x1, sum);
+        sum = fma(v2, x2, sum);
+        sum = fma(v3, x3, sum);
+        slot += 4 * stride;
+      }
+      for (; k < n; k += T) {
+        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
+        slot += stride;
+      }
     }
     // Every thread of the warp gets here (rows past the end are inactive, not returned). The
     // T threads of a row are aligned lanes of one warp.
@@ -158,22 +143,16 @@ struct RgCsrRowsMulti {
   }
 };
 
-template <template <bool, bool> class Rows>
+template <template <bool> class Rows>
 cudaError_t launch_rows(const DeviceRgCsr &A, const RgCsrArgs &a, int threads_per_row, bool add, cudaStream_t stream) {
   const unsigned int blocks = detail::blocks_for(static_cast<int64_t>(A.rows) * threads_per_row, kRgThreads);
-  const double *x = a.x;
-  double *y = a.y;
-  if (A.pipelined) {
-    if (add) return detail::launch_hybrid(Rows<true, true>{a}, blocks, A.tail, x, y, stream);
-    return detail::launch_hybrid(Rows<false, true>{a}, blocks, A.tail, x, y, stream);
-  }
-  if (add) return detail::launch_hybrid(Rows<true, false>{a}, blocks, A.tail, x, y, stream);
-  return detail::launch_hybrid(Rows<false, false>{a}, blocks, A.tail, x, y, stream);
+  if (add) return detail::launch_hybrid(Rows<true>{a}, blocks, A.tail, a.x, a.y, stream);
+  return detail::launch_hybrid(Rows<false>{a}, blocks, A.tail, a.x, a.y, stream);
 }
-template <bool Add, bool Pipe>
-using RgCsrRows2 = RgCsrRowsMulti<Add, Pipe, 2>;
-template <bool Add, bool Pipe>
-using RgCsrRows4 = RgCsrRowsMulti<Add, Pipe, 4>;
+template <bool Add>
+using RgCsrRows2 = RgCsrRowsMulti<Add, 2>;
+template <bool Add>
+using RgCsrRows4 = RgCsrRowsMulti<Add, 4>;
 
 // Threads the device holds at once (SMs x max threads per SM), for rgcsr_threads_per_row.
 cudaError_t resident_threads(int64_t *n) {
@@ -223,9 +202,6 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   int64_t resident = 0;
   PSPMV_CUDA_TRY(resident_threads(&resident));
   d->threads_per_row = rgcsr_threads_per_row(h, resident);
-  // Latency-bound when the rows cannot fill the GPU twice over: take the pipelined loop there;
-  // the large matrices keep the plain loop measured at the bandwidth limit.
-  d->pipelined = h.rows < 2 * resident;
   PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));

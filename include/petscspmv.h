@@ -212,8 +212,8 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetSliceHeight(Mat A, PetscInt *C);
 
   Input Parameters:
 + A     - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
-- sigma - `PETSC_DECIDE` (the default: chosen from the row lengths when the layout is built),
-          1 (no sorting) or a positive multiple of the slice height
+- sigma - 1 (no sorting, the default), `PETSC_DECIDE` (chosen from the row lengths when the
+          layout is built) or a positive multiple of the slice height
 
   Options Database Key:
 . -mat_packsell_sigma <sigma> - sorting window (`PETSC_DECIDE` or `DECIDE` for the automatic choice)
@@ -252,7 +252,7 @@ PETSC_EXTERN PetscErrorCode MatPackSELLSetSigma(Mat A, PetscInt sigma);
   Output Parameter:
 . sigma - once A is assembled, the window of the layout actually built (1 or a multiple of the
           slice height; `PETSC_DECIDE` resolved); before assembly, the option as set
-          (`PETSC_DECIDE` by default)
+          (1 by default)
 
   Notes:
   For an MPI matrix the value after assembly is the one of this rank's diagonal block; other

@@ -9,8 +9,8 @@
 // flag 0: a dummy; the upper 31 bits hold a column jump that did not fit in D bits. The real
 //         nonzero follows with delta 0. Padding words are 0: a dummy with jump 0.
 // Rows are sorted by word count (longest first, stable) inside windows of sigma rows;
-// perm[i] is the original row of sorted row i; by default (kPackSellSigmaAuto) the builder
-// chooses sigma, see build_packsell. Slices of C sorted rows are stored column-major: word k
+// perm[i] is the original row of sorted row i; with kPackSellSigmaAuto the builder chooses
+// sigma, see build_packsell (the default is 1: docs/design.md says why). Slices of C sorted rows are stored column-major: word k
 // of sorted row s*C+i is at slice_pointers[s] + k*C + i.
 // Values are scaled by 2^scale_exponent before encoding (0 unless asked for); a product
 // multiplies the accumulated FP64 sum by 2^-scale_exponent.
@@ -34,7 +34,7 @@ constexpr int32_t kPackSellSigmaAuto = 0;
 
 struct PackSellOptions {
   int32_t slice_height = 32;   // C: multiple of 32 in [32, 1024]
-  int32_t sigma = kPackSellSigmaAuto; // sort window in rows: auto, 1 (no sort) or a multiple of C
+  int32_t sigma = 1; // sort window in rows: 1 (no sort, the default), kPackSellSigmaAuto or a multiple of C
   ValueFormat value_format = ValueFormat::fp16();
   PackSellScaling scaling = PackSellScaling::None;
   HybridOption hybrid;         // default auto

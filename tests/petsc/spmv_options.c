@@ -146,7 +146,7 @@ static PetscErrorCode RunRgCSR(MPI_Comm comm, const char *family, Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* sigma: PETSC_DECIDE (the default) resolved at assembly; the getter reports the option before
+/* sigma: 1 by default; PETSC_DECIDE is resolved at assembly; the getter reports the option before
    assembly and the window of the built layout (this rank's diagonal block) after it. */
 static PetscErrorCode RunSigma(MPI_Comm comm, const char *family)
 {
@@ -161,7 +161,7 @@ static PetscErrorCode RunSigma(MPI_Comm comm, const char *family)
   PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, 64, 64));
   PetscCall(MatSetType(B, family));
   PetscCall(MatPackSELLGetSigma(B, &iv));
-  PetscCall(CheckInt(iv, PETSC_DECIDE, "sigma before assembly"));
+  PetscCall(CheckInt(iv, 1, "default sigma before assembly"));
   PetscCall(MatPackSELLSetSigma(B, 64));
   PetscCall(MatPackSELLGetSigma(B, &iv));
   PetscCall(CheckInt(iv, 64, "sigma set before assembly"));
@@ -173,6 +173,9 @@ static PetscErrorCode RunSigma(MPI_Comm comm, const char *family)
   /* irregular rows: the automatic window sorts and stores fewer bytes than sigma 1 */
   PetscCall(BuildIrregular(comm, 2048, &A));
   PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatPackSELLGetSigma(B, &iv));
+  PetscCall(CheckInt(iv, 1, "default sigma after assembly"));
+  PetscCall(MatPackSELLSetSigma(B, PETSC_DECIDE));
   PetscCall(MatPackSELLGetSigma(B, &chosen));
   PetscCheck(chosen > 1 && chosen % 32 == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "irregular rows: built sigma %" PetscInt_FMT ", expected a multiple of 32", chosen);
   PetscCall(MatSpMVGetStats(B, &st));

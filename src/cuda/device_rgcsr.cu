@@ -17,7 +17,7 @@
 // t+T, ... (same k*G + lane layout: a warp reads 32/T >= 8 consecutive rows per k, so every
 // 32-byte sector of columns and values it touches is fully used), sums them in FP64, and the
 // T partial sums are added by a shuffle reduction of width T; thread t = 0 writes y. No
-// thread returns before the shuffle (full-warp mask). T = 1 is the kernel above, unchanged.
+// thread returns before the shuffle (full-warp mask). T = 1 is the mapping above.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
@@ -40,6 +40,38 @@ struct RgCsrArgs {
   double *y;
 };
 
+// Sum of values[slot] * x[columns[slot]] over the slots k = k0, k0 + T, ... < n of one row,
+// slot advancing by `stride`: in groups of 4 (4 columns and 4 values loaded, then 4 gathers,
+// then 4 FMAs into one accumulator in k order), then one at a time.
+__device__ __forceinline__ double rgcsr_row_sum(const RgCsrArgs &a, int64_t slot, int64_t stride, int32_t k, int32_t T,
+                                                int32_t n) {
+  double sum = 0.0;
+  for (; k + 3 * T < n; k += 4 * T) { // k, k+T, k+2T, k+3T < n
+    const int32_t c0 = __ldcs(a.columns + slot);
+    const int32_t c1 = __ldcs(a.columns + slot + stride);
+    const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
+    const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
+    const double v0 = __ldcs(a.values + slot);
+    const double v1 = __ldcs(a.values + slot + stride);
+    const double v2 = __ldcs(a.values + slot + 2 * stride);
+    const double v3 = __ldcs(a.values + slot + 3 * stride);
+    const double x0 = __ldg(a.x + c0);
+    const double x1 = __ldg(a.x + c1);
+    const double x2 = __ldg(a.x + c2);
+    const double x3 = __ldg(a.x + c3);
+    sum = fma(v0, x0, sum);
+    sum = fma(v1, x1, sum);
+    sum = fma(v2, x2, sum);
+    sum = fma(v3, x3, sum);
+    slot += 4 * stride;
+  }
+  for (; k < n; k += T) {
+    sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
+    slot += stride;
+  }
+  return sum;
+}
+
 // One thread per row: rows [block*256, block*256 + 256).
 template <bool Add>
 struct RgCsrRows {
@@ -51,35 +83,7 @@ struct RgCsrRows {
     const int32_t g = r / a.G;
     const int32_t lane = r - g * a.G;
     const int32_t n = __ldcs(a.row_length + r);
-    double sum = 0.0;
-    if (n > 0) {
-      const int64_t stride = a.G;
-      int64_t slot = a.group_pointers[g] + lane;
-      int32_t k = 0;
-      for (; k + 4 <= n; k += 4) {
-        const int32_t c0 = __ldcs(a.columns + slot);
-        const int32_t c1 = __ldcs(a.columns + slot + stride);
-        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
-        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
-        const double v0 = __ldcs(a.values + slot);
-        const double v1 = __ldcs(a.values + slot + stride);
-        const double v2 = __ldcs(a.values + slot + 2 * stride);
-        const double v3 = __ldcs(a.values + slot + 3 * stride);
-        const double x0 = __ldg(a.x + c0);
-        const double x1 = __ldg(a.x + c1);
-        const double x2 = __ldg(a.x + c2);
-        const double x3 = __ldg(a.x + c3);
-        sum = fma(v0, x0, sum);
-        sum = fma(v1, x1, sum);
-        sum = fma(v2, x2, sum);
-        sum = fma(v3, x3, sum);
-        slot += 4 * stride;
-      }
-      for (; k < n; ++k) {
-        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
-        slot += stride;
-      }
-    }
+    const double sum = n > 0 ? rgcsr_row_sum(a, a.group_pointers[g] + lane, a.G, 0, 1, n) : 0.0;
     if (Add)
       a.y[r] += sum;
     else
@@ -87,7 +91,8 @@ struct RgCsrRows {
   }
 };
 
-// T threads per row: rows [block*256/T, (block+1)*256/T).
+// T threads per row: rows [block*256/T, (block+1)*256/T). Thread t of a row takes slots
+// t, t+T, ...; the T partial sums are added by a shuffle reduction of width T.
 template <bool Add, int T>
 struct RgCsrRowsMulti {
   static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is RgCsrRows)");
@@ -103,32 +108,9 @@ struct RgCsrRowsMulti {
       const int32_t g = r / a.G;
       const int32_t lane = r - g * a.G;
       const int32_t n = __ldcs(a.row_length + r);
-      const int64_t stride = static_cast<int64_t>(T) * a.G; // from slot k to slot k + T
-      int64_t slot = a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G;
-      int32_t k = t;
-      for (; k < n - 3 * T; k += 4 * T) { // k, k+T, k+2T, k+3T < n
-        const int32_t c0 = __ldcs(a.columns + slot);
-        const int32_t c1 = __ldcs(a.columns + slot + stride);
-        const int32_t c2 = __ldcs(a.columns + slot + 2 * stride);
-        const int32_t c3 = __ldcs(a.columns + slot + 3 * stride);
-        const double v0 = __ldcs(a.values + slot);
-        const double v1 = __ldcs(a.values + slot + stride);
-        const double v2 = __ldcs(a.values + slot + 2 * stride);
-        const double v3 = __ldcs(a.values + slot + 3 * stride);
-        const double x0 = __ldg(a.x + c0);
-        const double x1 = __ldg(a.x + c1);
-        const double x2 = __ldg(a.x + c2);
-        const double x3 = __ldg(a.x + c3);
-        sum = fma(v0, x0, sum);
-        sum = fma(v1, x1, sum);
-        sum = fma(v2, x2, sum);
-        sum = fma(v3, x3, sum);
-        slot += 4 * stride;
-      }
-      for (; k < n; k += T) {
-        sum = fma(__ldcs(a.values + slot), __ldg(a.x + __ldcs(a.columns + slot)), sum);
-        slot += stride;
-      }
+      // from slot k to slot k + T: stride T*G
+      sum = rgcsr_row_sum(a, a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G, static_cast<int64_t>(T) * a.G,
+                          t, T, n);
     }
     // Every thread of the warp gets here (rows past the end are inactive, not returned). The
     // T threads of a row are aligned lanes of one warp.

@@ -14,7 +14,7 @@ struct OptionSpec {
 };
 
 const OptionSpec kOptions[] = {
-  {Format::RgCSR, OptionKey::GroupSize, "-mat_rgcsr_group_size", "Rows per RgCSR group, stored column-major (a positive multiple of 32)", "MatRgCSRSetGroupSize"},
+  {Format::RgCSR, OptionKey::GroupSize, "-mat_rgcsr_group_size", "Rows per RgCSR group, stored column-major (a multiple of 32 in [32, 1024])", "MatRgCSRSetGroupSize"},
   {Format::RgCSR, OptionKey::Hybrid, "-mat_rgcsr_hybrid", "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)", "MatRgCSRSetHybrid"},
   {Format::PackSELL, OptionKey::SliceHeight, "-mat_packsell_slice_height", "Rows per PackSELL slice (a multiple of 32 in [32, 1024])", "MatPackSELLSetSliceHeight"},
   {Format::PackSELL, OptionKey::Sigma, "-mat_packsell_sigma", "Window of rows sorted by length before slicing: 1 (no sorting, the default), PETSC_DECIDE (-1: chosen from the row lengths at assembly) or a multiple of the slice height", "MatPackSELLSetSigma"},

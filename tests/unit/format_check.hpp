@@ -15,7 +15,7 @@ struct FormatConfig {
   enum class Kind { RgCsr, PackSell };
   Kind kind = Kind::RgCsr;
   int32_t block = 32; // G (RgCSR) or C (PackSELL)
-  int32_t sigma = 1; // pspmv::kPackSellSigmaAuto: chosen by the builder, checked against the rule
+  int32_t sigma = 1; // or pspmv::kPackSellSigmaAuto: chosen by the builder, checked against the rule
   std::string value = "exact";
   std::string hybrid = "none";
   pspmv::PackSellScaling scaling = pspmv::PackSellScaling::Auto;

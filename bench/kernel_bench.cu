@@ -8,10 +8,13 @@
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
 // variant shows. Layouts use the formats' defaults (hybrid auto; PackSELL C = 32, sigma 1,
-// scaling auto for the lossy formats); RgCSR with G = 64.
+// scaling auto for the lossy formats); RgCSR with G = 64. Exits 1 if any result is off by more
+// than its format allows (max |error| / max |A||x|: 1e-12 for FP64 values, twice the unit
+// roundoff for the others).
 #include "bench_kernels.hpp"
 #include "core/packsell.hpp"
 #include "core/rgcsr.hpp"
+#include "cuda/coo_tail.cuh"
 #include "cuda/device_formats.hpp"
 #include "matrix_source.hpp"
 
@@ -35,6 +38,7 @@ namespace {
   } while (0)
 
 struct Env {
+  bool failed;
   cudaStream_t stream;
   void *flush;
   size_t flush_bytes;
@@ -84,10 +88,23 @@ double rel_error(const Problem &p) {
   return scale > 0 ? err / scale : err;
 }
 
-void report(const Env &e, const Problem &p, const std::string &format, const std::string &variant, double us,
-            int64_t stored, int64_t tail_nnz, int32_t K) {
+// The tail path a product takes: the plan decides (fused only up to ~200k entries).
+std::string tail_label(const pspmv::cuda::DeviceCooTail &t) {
+  if (t.nnz == 0) return "";
+  pspmv::cuda::detail::TailPlan plan;
+  CK(pspmv::cuda::detail::plan_tail(t, &plan));
+  return plan.fused_blocks > 0 ? "fused-tail" : "separate-tail";
+}
+
+void report(Env &e, const Problem &p, const std::string &format, const std::string &variant, double us,
+            int64_t stored, int64_t tail_nnz, int32_t K, double bound) {
   const double bytes = double(stored) + 8.0 * (p.A.rows + p.A.cols);
   const double err = rel_error(p);
+  if (!(err <= bound)) {
+    e.failed = true;
+    std::fprintf(stderr, "kernel_bench: %s %s %s: error %.3e above %.1e\n", p.A.name.c_str(), format.c_str(),
+                 variant.c_str(), err, bound);
+  }
   std::printf("%-28s %-20s %-22s %10.2f %9.1f %10lld %7d %9.2e\n", p.A.name.c_str(), format.c_str(), variant.c_str(), us,
               bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
   if (e.csv)
@@ -95,7 +112,7 @@ void report(const Env &e, const Problem &p, const std::string &format, const std
                  format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
 }
 
-void run_rgcsr(const Env &e, Problem &p, const pspmv::CsrView &v) {
+void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v) {
   pspmv::RgCsrOptions o;
   o.group_size = 64;
   const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
@@ -106,13 +123,13 @@ void run_rgcsr(const Env &e, Problem &p, const pspmv::CsrView &v) {
     d.tail.allow_fused = fused;
     const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
     CK(cudaStreamSynchronize(e.stream));
-    report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row), fused ? "fused-tail" : "separate-tail", us,
-           pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width);
+    report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row), d.tail.nnz ? tail_label(d.tail) : "no-tail", us,
+           pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width, 1e-12);
   }
   CK(pspmv::cuda::release(&d));
 }
 
-void run_packsell(const Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f) {
+void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f) {
   pspmv::PackSellOptions o;
   o.value_format = f;
   o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
@@ -126,8 +143,9 @@ void run_packsell(const Env &e, Problem &p, const pspmv::CsrView &v, const pspmv
       d.tail.allow_fused = fused;
       const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
       CK(cudaStreamSynchronize(e.stream));
-      report(e, p, "packsell:" + f.name(), std::string(pipe ? "pipelined" : "plain") + (fused ? "" : ",separate-tail"),
-             us, pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width);
+      report(e, p, "packsell:" + f.name(),
+             std::string(pipe ? "pipelined" : "plain") + (d.tail.nnz ? "," + tail_label(d.tail) : ""), us,
+             pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
     }
   CK(pspmv::cuda::release(&d));
 }
@@ -181,5 +199,5 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
   }
   if (e.csv) std::fclose(e.csv);
-  return 0;
+  return e.failed ? 1 : 0;
 }

@@ -133,13 +133,14 @@ std::vector<int32_t> row_word_counts(const CsrView &A, int32_t K, int32_t D) {
 
 // K in nonzeros. The auto rule sees the word counts of whole rows in the layout's order,
 // padded per slice; its width (in words) is then used as K in nonzeros.
-int32_t width_for(const std::vector<int32_t> &sorted_words, const HybridOption &h, int32_t C, int32_t maxlen) {
+int32_t width_for(const std::vector<int32_t> &sorted_words, const HybridOption &h, int32_t C, int32_t maxlen,
+                  const ValueFormat &f) {
   switch (h.mode) {
   case HybridOption::Mode::None: return maxlen;
   case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
   case HybridOption::Mode::Auto: break;
   }
-  return std::min(choose_hybrid_width(sorted_words, C, kPackSellHybridCost), maxlen);
+  return std::min(choose_hybrid_width(sorted_words, C, packsell_hybrid_cost(f)), maxlen);
 }
 
 // Regular words of a layout whose rows, in stored order, have these word counts: every slice
@@ -175,7 +176,7 @@ template <class F> void for_each_sigma_candidate(std::vector<int32_t> v, int32_t
 // The automatic sigma (docs/design.md). Every candidate is costed as the build would store
 // it: K from the whole-row word counts sorted in its windows, rows then sorted by the words
 // of their first K nonzeros, slices padded to their longest row, the rest in the tail; bytes
-// at kPackSellHybridCost (stored bytes only: its fixed tail cost would just dilute the 2%
+// at packsell_hybrid_cost (stored bytes only: its fixed tail cost would just dilute the 2%
 // comparison). A larger window scatters the y writes and loses x locality, so the smallest
 // window within 2% of the cheapest one wins: regular matrices keep 1.
 constexpr double kSigmaTolerance = 1.02;
@@ -189,7 +190,7 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
   const int32_t C = opt.slice_height;
   std::vector<Candidate> cand;
   for_each_sigma_candidate(words, C, [&](int32_t sigma, const std::vector<int32_t> &sorted) {
-    const int32_t K = width_for(sorted, opt.hybrid, C, maxlen);
+    const int32_t K = width_for(sorted, opt.hybrid, C, maxlen, opt.value_format);
     cand.push_back({sigma, K, K >= maxlen ? slice_words(sorted, C) : -1}); // no row cut: same words
     return true;
   });
@@ -206,11 +207,12 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
       return pending;
     });
   }
+  const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format);
   std::vector<double> cost;
   for (const Candidate &c : cand) {
     int64_t tail = 0;
     for (int32_t r = 0; r < A.rows; ++r) tail += std::max(0, A.row_length(r) - c.K);
-    cost.push_back(kPackSellHybridCost.slot_bytes * double(c.regular) + kPackSellHybridCost.tail_bytes * double(tail));
+    cost.push_back(slot_cost.slot_bytes * double(c.regular) + slot_cost.tail_bytes * double(tail));
   }
   const double best = *std::min_element(cost.begin(), cost.end());
   size_t i = 0;
@@ -265,7 +267,7 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   std::vector<int32_t> sorted; // whole-row counts in layout order: only the auto width reads them
   if (opt.hybrid.mode == HybridOption::Mode::Auto)
     for (int32_t r : sort_rows(words, M.sigma)) sorted.push_back(words[size_t(r)]);
-  M.hybrid_width = width_for(sorted, opt.hybrid, opt.slice_height, maxlen);
+  M.hybrid_width = width_for(sorted, opt.hybrid, opt.slice_height, maxlen, opt.value_format);
   if (M.hybrid_width < maxlen) words = row_word_counts(A, M.hybrid_width, M.delta_bits);
   M.perm = sort_rows(words, M.sigma);
 

@@ -25,7 +25,8 @@
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
 // finish resets both counters for the next product (which is ordered after this one on the
 // stream). Deadlock-free whatever order the blocks are dispatched in: at most
-// kFusedTailBlocksPerSM tail blocks per multiprocessor exist, so regular blocks always find
+// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and a multiprocessor holds 8
+// blocks of these 32-register kernels (the argument needs >= 3), so regular blocks always find
 // room and never wait for anything. Consequence: two products of one matrix must not run
 // concurrently on different streams (they would share the counters).
 #pragma once
@@ -38,7 +39,7 @@ namespace cuda {
 namespace detail {
 
 constexpr int kTailThreads = 256;           // also the block size of the fused kernels
-constexpr int kFusedTailBlocksPerSM = 2;    // of kTailThreads threads: a quarter of an SM at most
+constexpr int kFusedTailBlocksPerSM = 2;    // tail blocks per multiprocessor of the device, in total
 constexpr int kSeparateTailWarpsPerSM = 64; // full occupancy when the tail has its own kernel
 
 cudaError_t upload_tail(const CooTail &h, DeviceCooTail *d);        // allocates exactly

@@ -268,7 +268,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
     for (size_t w0 = 0; w0 < len.size(); w0 += size_t(cfg.sigma))
       std::stable_sort(len.begin() + w0, len.begin() + std::min(len.size(), w0 + size_t(cfg.sigma)),
                        std::greater<int32_t>());
-  return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::kPackSellHybridCost), maxlen);
+  return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::packsell_hybrid_cost(f)), maxlen);
 }
 
 void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {
@@ -440,8 +440,9 @@ std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C) {
   }
 }
 
-double packsell_model_bytes(const pspmv::PackSellMatrix &M) {
-  return 4.0 * double(M.words.size()) + 16.0 * double(M.tail.nnz());
+double packsell_model_bytes(const pspmv::PackSellMatrix &M) { // the bytes the words and the tail occupy
+  const double word = M.value_format.lossy() ? 4.0 : 12.0;
+  return word * double(M.words.size()) + 16.0 * double(M.tail.nnz());
 }
 
 void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M) {

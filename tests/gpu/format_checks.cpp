@@ -32,6 +32,23 @@ std::string PsConfig::name() const {
          (scaling == PackSellScaling::Auto ? " scaling=auto" : "") + " hybrid=" + hybrid.name();
 }
 
+RgCsrOptions RgConfig::options() const {
+  RgCsrOptions o;
+  o.group_size = group_size;
+  o.hybrid = hybrid;
+  return o;
+}
+
+PackSellOptions PsConfig::options() const {
+  PackSellOptions o;
+  o.slice_height = slice_height;
+  o.sigma = sigma;
+  o.value_format = format;
+  o.scaling = scaling;
+  o.hybrid = hybrid;
+  return o;
+}
+
 std::vector<RgConfig> rgcsr_configs() {
   std::vector<RgConfig> v;
   for (int32_t G : {32, 64, 128})
@@ -117,10 +134,7 @@ std::vector<bool> tail_paths(const cuda::DeviceCooTail &t) {
 void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed) {
   const std::string what = label + " " + c.name();
   SCOPED_TRACE(what);
-  RgCsrOptions opt;
-  opt.group_size = c.group_size;
-  opt.hybrid = c.hybrid;
-  const RgCsrMatrix M = build_rgcsr(A.view(), opt);
+  const RgCsrMatrix M = build_rgcsr(A.view(), c.options());
   cuda::DeviceRgCsr d;
   ReleaseGuard<cuda::DeviceRgCsr> guard{&d};
   ASSERT_CUDA(cuda::upload(M, &d));
@@ -149,13 +163,7 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
 void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &label, uint64_t seed) {
   const std::string what = label + " " + c.name();
   SCOPED_TRACE(what);
-  PackSellOptions opt;
-  opt.slice_height = c.slice_height;
-  opt.sigma = c.sigma;
-  opt.value_format = c.format;
-  opt.scaling = c.scaling;
-  opt.hybrid = c.hybrid;
-  const PackSellMatrix M = build_packsell(A.view(), opt);
+  const PackSellMatrix M = build_packsell(A.view(), c.options());
   cuda::DevicePackSell d;
   ReleaseGuard<cuda::DevicePackSell> guard{&d};
   ASSERT_CUDA(cuda::upload(M, &d));

@@ -13,6 +13,7 @@ struct RgConfig {
   pspmv::HybridOption hybrid;
   int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4: forced before the product
   std::string name() const;
+  pspmv::RgCsrOptions options() const;
 };
 
 struct PsConfig {
@@ -22,6 +23,7 @@ struct PsConfig {
   pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None;
   pspmv::HybridOption hybrid;
   std::string name() const;
+  pspmv::PackSellOptions options() const;
 };
 
 pspmv::HybridOption hybrid_none();

@@ -118,10 +118,7 @@ TEST(SmallEdge, ValueUpdateRgCsr) {
   const HostCsr A = small_random(700, 600, 30, 8);
   for (const RgConfig &c : {RgConfig{32, hybrid_fixed(3)}, RgConfig{64, hybrid_auto()}}) {
     SCOPED_TRACE(c.name());
-    RgCsrOptions opt;
-    opt.group_size = c.group_size;
-    opt.hybrid = c.hybrid;
-    RgCsrMatrix M = build_rgcsr(A.view(), opt);
+    RgCsrMatrix M = build_rgcsr(A.view(), c.options());
     cuda::DeviceRgCsr d;
     ASSERT_CUDA(cuda::upload(M, &d));
     const cuda::DeviceRgCsr before = d;
@@ -154,12 +151,7 @@ TEST(SmallEdge, ValueUpdatePackSell) {
   };
   for (const PsConfig &c : configs) {
     SCOPED_TRACE(c.name());
-    PackSellOptions opt;
-    opt.slice_height = c.slice_height;
-    opt.sigma = c.sigma;
-    opt.value_format = c.format;
-    opt.scaling = c.scaling;
-    opt.hybrid = c.hybrid;
+    const PackSellOptions opt = c.options();
     const HostCsr A1 = c.scaling == PackSellScaling::Auto ? with_new_values(A, 1e6, 5) : A;
     PackSellMatrix M = build_packsell(A1.view(), opt);
     const int32_t old_scale = M.scale_exponent;

@@ -152,4 +152,9 @@ void coo_tail_spmv_add(const CooTail &tail, const double *x, double *y) {
   }
 }
 
+void coo_tail_diagonal(const CooTail &tail, int32_t n, double *d) {
+  for (size_t t = 0; t < tail.row.size(); ++t)
+    if (tail.row[t] == tail.col[t] && tail.row[t] < n) d[tail.row[t]] = tail.val[t];
+}
+
 } // namespace pspmv

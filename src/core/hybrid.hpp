@@ -65,5 +65,7 @@ CooTail build_coo_tail(const CsrView &A, int32_t K);
 void update_coo_tail_values(const CsrView &A, int32_t K, CooTail &tail);
 // y += tail * x (host reference of the load-balanced kernel).
 void coo_tail_spmv_add(const CooTail &tail, const double *x, double *y);
+// d[r] = the tail's entry (r, r) for r < n, where the tail has one (d[0..n) otherwise untouched).
+void coo_tail_diagonal(const CooTail &tail, int32_t n, double *d);
 
 } // namespace pspmv

@@ -37,8 +37,7 @@ void packsell_diagonal(const PackSellMatrix &M, double *d) {
       if (col == r) d[r] = word_value(M, p) * inv_scale;
     });
   }
-  for (size_t t = 0; t < M.tail.row.size(); ++t)
-    if (M.tail.row[t] == M.tail.col[t] && M.tail.row[t] < n) d[M.tail.row[t]] = M.tail.val[t];
+  coo_tail_diagonal(M.tail, n, d);
 }
 
 FormatStats PackSellMatrix::stats() const {

@@ -30,8 +30,7 @@ void rgcsr_diagonal(const RgCsrMatrix &M, double *d) {
       if (M.columns[s] == r) d[r] = M.values[s];
     }
   }
-  for (size_t t = 0; t < M.tail.row.size(); ++t)
-    if (M.tail.row[t] == M.tail.col[t] && M.tail.row[t] < n) d[M.tail.row[t]] = M.tail.val[t];
+  coo_tail_diagonal(M.tail, n, d);
 }
 
 FormatStats RgCsrMatrix::stats() const {

@@ -1,6 +1,6 @@
 // kernel_bench: the CUDA kernels of src/cuda alone (no PETSc), to compare kernel variants
-// that the Mat types do not expose: the PackSELL loop (software-pipelined word loads or plain
-// groups of 4) and the COO tail path (fused into the regular kernel or in its own kernel).
+// that the Mat types do not expose (now: the COO tail fused into the regular kernel or in its
+// own kernel; runs 4-5 of docs/benchmarks.md also compared PackSELL and RgCSR loops).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv]
 //
@@ -112,21 +112,28 @@ void report(Env &e, const Problem &p, const std::string &format, const std::stri
                  format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
 }
 
+// Times the product of the uploaded matrix d with the tail allowed to fuse and, when it has
+// a tail, with the tail in its own kernel; releases d.
+template <class D>
+void run_tail_paths(Env &e, Problem &p, D &d, const std::string &format, int32_t K, double bound) {
+  for (const bool fused : {true, false}) {
+    if (!fused && d.tail.nnz == 0) continue;
+    d.tail.allow_fused = fused;
+    const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
+    CK(cudaStreamSynchronize(e.stream));
+    report(e, p, format, d.tail.nnz ? tail_label(d.tail) : "no-tail", us, pspmv::cuda::stored_bytes(d), d.tail.nnz, K,
+           bound);
+  }
+  CK(pspmv::cuda::release(&d));
+}
+
 void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v) {
   pspmv::RgCsrOptions o;
   o.group_size = 64;
   const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
   pspmv::cuda::DeviceRgCsr d;
   CK(pspmv::cuda::upload(M, &d));
-  for (const bool fused : {true, false}) {
-    if (!fused && d.tail.nnz == 0) continue;
-    d.tail.allow_fused = fused;
-    const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
-    CK(cudaStreamSynchronize(e.stream));
-    report(e, p, "rgcsr:g64:T" + std::to_string(d.threads_per_row), d.tail.nnz ? tail_label(d.tail) : "no-tail", us,
-           pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width, 1e-12);
-  }
-  CK(pspmv::cuda::release(&d));
+  run_tail_paths(e, p, d, "rgcsr:g64:T" + std::to_string(d.threads_per_row), M.hybrid_width, 1e-12);
 }
 
 void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f) {
@@ -136,18 +143,7 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
   const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
   pspmv::cuda::DevicePackSell d;
   CK(pspmv::cuda::upload(M, &d));
-  for (const bool pipe : {true, false})
-    for (const bool fused : {true, false}) {
-      if (!fused && d.tail.nnz == 0) continue;
-      d.pipelined = pipe;
-      d.tail.allow_fused = fused;
-      const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
-      CK(cudaStreamSynchronize(e.stream));
-      report(e, p, "packsell:" + f.name(),
-             std::string(pipe ? "pipelined" : "plain") + (d.tail.nnz ? "," + tail_label(d.tail) : ""), us,
-             pspmv::cuda::stored_bytes(d), d.tail.nnz, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
-    }
-  CK(pspmv::cuda::release(&d));
+  run_tail_paths(e, p, d, "packsell:" + f.name(), M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
 }
 
 } // namespace

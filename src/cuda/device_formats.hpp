@@ -43,9 +43,6 @@ struct DevicePackSell {
   int32_t delta_bits = 15;
   ValueFormat value_format;
   double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
-  // Kernel loop: software-pipelined word loads (true) or plain groups of 4 (false); tests
-  // and the kernel benchmark run both.
-  bool pipelined = true;
   int64_t num_words = 0;
   int64_t *slice_pointers = nullptr; // num_slices+1
   int32_t *perm = nullptr;           // rows

@@ -16,8 +16,8 @@
 // the last column) or 0 for an empty row, and a matrix with words has cols >= 1; padding
 // loads hit the L1 line of the row's last x. The product is selected out, never multiplied by
 // a zero value, so even an Inf/NaN in x cannot leak into a row through padding. Words go in
-// groups of 4 whose loads are issued before their columns are resolved, and (pipelined loop,
-// the default) before the previous group's gathers; the column chain is integer adds. Sum in
+// groups of 4 whose loads are issued before their columns are resolved, and before the
+// previous group's gathers (software-pipelined); the column chain is integer adds. Sum in
 // FP64 in word order (the host reference's order), times inv_scale once, written to
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
@@ -62,11 +62,12 @@ struct PackSellArgs {
 };
 
 // One thread per sorted row: sorted rows [block*256, block*256 + 256).
-// Pipelined (Pipe == true): the 4 words of the next group are loaded before the current
-// group's x gathers and FMAs, so every thread keeps 4 word loads in flight behind the
-// gathers. Left alone, ptxas interleaves the 4 loads of a group with the gathers of the
-// previous words (SASS, 2026-11-29): up to four dependent memory latencies per 4 words.
-template <ValueKind K, bool Add, bool Pipe>
+// Software-pipelined: the 4 words of the next group are loaded before the current group's x
+// gathers and FMAs, so every thread keeps word loads in flight behind the gathers. The plain
+// loop (a group's 4 loads, then its 4 steps) let ptxas interleave the loads with the previous
+// words' gathers (SASS, 2026-11-29): up to four dependent memory latencies per 4 words; it was
+// 10-35% slower on the H200 (docs/benchmarks.md, run 4) and is gone since.
+template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
   __device__ __forceinline__ void operator()(unsigned int block) const {
@@ -80,39 +81,26 @@ struct PackSellRows {
     int64_t slot = a.slice_pointers[s] + i;
     uint32_t col = 0; // the first nonzero of a row counts from column 0
     double sum = 0.0;
-    if (Pipe) {
-      if (slot + 3 * stride < end) {
-        uint32_t w0 = __ldcs(a.words + slot), w1 = __ldcs(a.words + slot + stride);
-        uint32_t w2 = __ldcs(a.words + slot + 2 * stride), w3 = __ldcs(a.words + slot + 3 * stride);
-        while (true) {
-          const int64_t next = slot + 4 * stride;
-          const bool more = next + 3 * stride < end; // the same for every lane of the warp
-          // Always a valid address: the current group again when there is no next one.
-          const int64_t pre = more ? next : slot;
-          const uint32_t n0 = __ldcs(a.words + pre), n1 = __ldcs(a.words + pre + stride);
-          const uint32_t n2 = __ldcs(a.words + pre + 2 * stride), n3 = __ldcs(a.words + pre + 3 * stride);
-          packsell_step<K>(w0, slot, a.f, a.exact, a.x, col, sum);
-          packsell_step<K>(w1, slot + stride, a.f, a.exact, a.x, col, sum);
-          packsell_step<K>(w2, slot + 2 * stride, a.f, a.exact, a.x, col, sum);
-          packsell_step<K>(w3, slot + 3 * stride, a.f, a.exact, a.x, col, sum);
-          slot = next;
-          if (!more) break;
-          w0 = n0;
-          w1 = n1;
-          w2 = n2;
-          w3 = n3;
-        }
-      }
-    } else {
-      for (; slot + 3 * stride < end; slot += 4 * stride) {
-        const uint32_t w0 = __ldcs(a.words + slot);
-        const uint32_t w1 = __ldcs(a.words + slot + stride);
-        const uint32_t w2 = __ldcs(a.words + slot + 2 * stride);
-        const uint32_t w3 = __ldcs(a.words + slot + 3 * stride);
+    if (slot + 3 * stride < end) {
+      uint32_t w0 = __ldcs(a.words + slot), w1 = __ldcs(a.words + slot + stride);
+      uint32_t w2 = __ldcs(a.words + slot + 2 * stride), w3 = __ldcs(a.words + slot + 3 * stride);
+      while (true) {
+        const int64_t next = slot + 4 * stride;
+        const bool more = next + 3 * stride < end; // the same for every lane of the warp
+        // Always a valid address: the current group again when there is no next one.
+        const int64_t pre = more ? next : slot;
+        const uint32_t n0 = __ldcs(a.words + pre), n1 = __ldcs(a.words + pre + stride);
+        const uint32_t n2 = __ldcs(a.words + pre + 2 * stride), n3 = __ldcs(a.words + pre + 3 * stride);
         packsell_step<K>(w0, slot, a.f, a.exact, a.x, col, sum);
         packsell_step<K>(w1, slot + stride, a.f, a.exact, a.x, col, sum);
         packsell_step<K>(w2, slot + 2 * stride, a.f, a.exact, a.x, col, sum);
         packsell_step<K>(w3, slot + 3 * stride, a.f, a.exact, a.x, col, sum);
+        slot = next;
+        if (!more) break;
+        w0 = n0;
+        w1 = n1;
+        w2 = n2;
+        w3 = n3;
       }
     }
     for (; slot < end; slot += stride) packsell_step<K>(__ldcs(a.words + slot), slot, a.f, a.exact, a.x, col, sum);
@@ -124,16 +112,11 @@ struct PackSellRows {
   }
 };
 
-template <ValueKind K, bool Pipe>
-cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
-  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
-  if (add) return detail::launch_hybrid(PackSellRows<K, true, Pipe>{a}, blocks, A.tail, a.x, a.y, stream);
-  return detail::launch_hybrid(PackSellRows<K, false, Pipe>{a}, blocks, A.tail, a.x, a.y, stream);
-}
-
 template <ValueKind K>
 cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
-  return A.pipelined ? launch<K, true>(A, a, add, stream) : launch<K, false>(A, a, add, stream);
+  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
+  if (add) return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, A.tail, a.x, a.y, stream);
+  return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, A.tail, a.x, a.y, stream);
 }
 
 // The word constants of a format; false if D does not match the value format (V + D + 1 = 32).

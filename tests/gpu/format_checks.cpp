@@ -177,16 +177,10 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
   if (!diag.empty()) packsell_diagonal(M, diag.data());
   check_diagonal(diag, d.diagonal, what);
-  EXPECT_TRUE(d.pipelined) << "upload's default loop";
-  // (pipelined, fused tail), (plain loop, fused tail), (pipelined, separate tail if any)
-  std::vector<std::pair<bool, bool>> variants = {{true, true}, {false, true}};
-  if (d.tail.nnz > 0) variants.push_back({true, false});
-  for (const auto &v : variants) {
-    d.pipelined = v.first;
-    d.tail.allow_fused = v.second;
+  for (const bool fused : tail_paths(d.tail)) {
+    d.tail.allow_fused = fused;
     check_product(
-        A, what + (v.first ? "" : " plain loop") + (v.second ? "" : " separate tail"),
-        [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        A, what + (fused ? "" : " separate tail"), [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
         [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
         lossy_bound(c.format, M.scale_exponent), seed);
     check_tail_counters(d.tail, what);

@@ -1,9 +1,12 @@
 // kernel_bench: the CUDA kernels of src/cuda alone (no PETSc), to compare kernel variants
-// that the Mat types do not expose (now: the COO tail fused into the regular kernel or in its
-// own kernel; runs 4-5 of docs/benchmarks.md also compared PackSELL and RgCSR loops).
+// that the Mat types do not expose: the COO tail fused into the regular kernel or in its own
+// kernel, and the threads per row T (runs 4-5 of docs/benchmarks.md also compared PackSELL
+// and RgCSR loops).
 //
-//   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv]
+//   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
 //
+// Variants: the T upload chose (format name marked "*") with both tail paths, then every
+// other T of -threads (default none) with the tail as planned.
 // Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
@@ -112,44 +115,62 @@ void report(Env &e, const Problem &p, const std::string &format, const std::stri
                  format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
 }
 
-// Times the product of the uploaded matrix d with the tail allowed to fuse and, when it has
-// a tail, with the tail in its own kernel; releases d.
+// Times one product variant of the uploaded matrix d (its threads_per_row and tail path).
 template <class D>
-void run_tail_paths(Env &e, Problem &p, D &d, const std::string &format, int32_t K, double bound) {
+void time_variant(Env &e, Problem &p, D &d, const std::string &format, int32_t K, double bound) {
+  const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
+  CK(cudaStreamSynchronize(e.stream));
+  const std::string tail = d.tail.nnz == 0 ? "no-tail" : d.tail.allow_fused ? tail_label(d.tail) : "separate-tail";
+  report(e, p, format, "T" + std::to_string(d.threads_per_row) + ":" + tail, us, pspmv::cuda::stored_bytes(d),
+         d.tail.nnz, K, bound);
+}
+
+// Times the uploaded matrix d with the threads per row upload chose (marked "*"), with the
+// tail allowed to fuse and, when it has a tail, in its own kernel; then with each other T of
+// `threads` (tail as planned); releases d.
+template <class D>
+void run_variants(Env &e, Problem &p, D &d, const std::string &format, const std::vector<int> &threads, int32_t K,
+                  double bound) {
+  const int32_t chosen = d.threads_per_row;
   for (const bool fused : {true, false}) {
     if (!fused && d.tail.nnz == 0) continue;
     d.tail.allow_fused = fused;
-    const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
-    CK(cudaStreamSynchronize(e.stream));
-    report(e, p, format, d.tail.nnz ? tail_label(d.tail) : "no-tail", us, pspmv::cuda::stored_bytes(d), d.tail.nnz, K,
-           bound);
+    time_variant(e, p, d, format + "*", K, bound);
+  }
+  d.tail.allow_fused = true;
+  for (const int T : threads) {
+    if (T == chosen) continue;
+    d.threads_per_row = T;
+    time_variant(e, p, d, format, K, bound);
   }
   CK(pspmv::cuda::release(&d));
 }
 
-void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v) {
+void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<int> &threads) {
   pspmv::RgCsrOptions o;
   o.group_size = 64;
   const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
   pspmv::cuda::DeviceRgCsr d;
   CK(pspmv::cuda::upload(M, &d));
-  run_tail_paths(e, p, d, "rgcsr:g64:T" + std::to_string(d.threads_per_row), M.hybrid_width, 1e-12);
+  run_variants(e, p, d, "rgcsr:g64", threads, M.hybrid_width, 1e-12);
 }
 
-void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f) {
+void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f,
+                  const std::vector<int> &threads) {
   pspmv::PackSellOptions o;
   o.value_format = f;
   o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
   const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
   pspmv::cuda::DevicePackSell d;
   CK(pspmv::cuda::upload(M, &d));
-  run_tail_paths(e, p, d, "packsell:" + f.name(), M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+  run_variants(e, p, d, "packsell:" + f.name(), threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   std::vector<std::string> gens, files;
+  std::vector<int> threads; // threads per row to time besides upload's choice
   Env e{};
   e.reps = 50;
   const char *csv = nullptr;
@@ -158,6 +179,10 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "-f")) files = bench::split(argv[i + 1], ',');
     else if (!std::strcmp(argv[i], "-reps")) e.reps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "-csv")) csv = argv[i + 1];
+    else if (!std::strcmp(argv[i], "-threads")) {
+      threads.clear();
+      for (const auto &t : bench::split(argv[i + 1], ',')) threads.push_back(std::atoi(t.c_str()));
+    }
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -186,10 +211,10 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&p.dy, sizeof(double) * std::max<size_t>(1, p.yref.size())));
     CK(cudaMemcpy(p.dx, p.x.data(), sizeof(double) * p.x.size(), cudaMemcpyHostToDevice));
     const pspmv::CsrView v{p.A.rows, p.A.cols, p.A.rowptr.data(), p.A.colidx.data(), p.A.values.data()};
-    run_rgcsr(e, p, v);
+    run_rgcsr(e, p, v, threads);
     for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14),
                           pspmv::ValueFormat::exact()})
-      run_packsell(e, p, v, f);
+      run_packsell(e, p, v, f, threads);
     CK(cudaFree(p.dx));
     CK(cudaFree(p.dy));
     std::fflush(stdout);

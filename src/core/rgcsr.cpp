@@ -76,12 +76,7 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
 }
 
 int32_t rgcsr_threads_per_row(const RgCsrMatrix &M, int64_t resident_threads) {
-  const int64_t rows = M.rows;
-  if (rows <= 0 || rows >= 2 * resident_threads) return 1;
-  const int64_t nnz = regular_nnz(M); // m >= t  <=>  nnz >= t * rows (no rounding)
-  if (nnz >= 16 * rows) return 4;
-  if (nnz >= 8 * rows) return 2;
-  return 1;
+  return threads_per_row(M.rows, regular_nnz(M), resident_threads);
 }
 
 void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {

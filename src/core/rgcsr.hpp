@@ -11,6 +11,7 @@
 #include "csr.hpp"
 #include "format_stats.hpp"
 #include "hybrid.hpp"
+#include "threads_per_row.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -52,12 +53,8 @@ void rgcsr_spmv(const RgCsrMatrix &M, const double *x, double *y, bool add);
 // d[r] = A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal entry).
 void rgcsr_diagonal(const RgCsrMatrix &M, double *d);
 
-// Threads per row T of the device kernel (1, 2 or 4), chosen at upload. `resident_threads`
-// is what the GPU holds at once (SMs x max threads per SM; 270336 on an H200). Rule:
-//   T = 1 if rows == 0 or rows >= 2 * resident_threads (enough rows to fill the GPU: the
-//         large Laplacians keep the one-thread-per-row path);
-//   otherwise, with the mean regular row length m = sum(row_length) / rows,
-//   T = 4 if m >= 16, T = 2 if m >= 8, else T = 1.
+// Threads per row T of the device kernel (1, 2, 4 or 8), chosen at upload: threads_per_row
+// (threads_per_row.hpp) with the regular nonzeros (sum of row_length) as the work.
 int32_t rgcsr_threads_per_row(const RgCsrMatrix &M, int64_t resident_threads);
 
 } // namespace pspmv

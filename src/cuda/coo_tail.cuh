@@ -25,9 +25,10 @@
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
 // finish resets both counters for the next product (which is ordered after this one on the
 // stream). Deadlock-free whatever order the blocks are dispatched in: at most
-// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and a multiprocessor holds 8
-// blocks of these 32-register kernels (the argument needs >= 3), so regular blocks always find
-// room and never wait for anything. Consequence: two products of one matrix must not run
+// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and a multiprocessor holds at
+// least kFusedMinBlocksPerSM blocks of the fused kernel (its launch bounds make ptxas keep the
+// registers low enough; the argument needs more than kFusedTailBlocksPerSM), so regular
+// blocks always find room and never wait for anything. Consequence: two products of one matrix must not run
 // concurrently on different streams (they would share the counters).
 #pragma once
 #include "../core/hybrid.hpp"
@@ -41,6 +42,8 @@ namespace detail {
 constexpr int kTailThreads = 256;           // also the block size of the fused kernels
 constexpr int kFusedTailBlocksPerSM = 2;    // tail blocks per multiprocessor of the device, in total
 constexpr int kSeparateTailWarpsPerSM = 64; // full occupancy when the tail has its own kernel
+constexpr int kFusedMinBlocksPerSM = 4;     // launch bound of the fused kernel: > kFusedTailBlocksPerSM
+static_assert(kFusedMinBlocksPerSM > kFusedTailBlocksPerSM, "regular blocks must always find room");
 
 cudaError_t upload_tail(const CooTail &h, DeviceCooTail *d);        // allocates exactly
 cudaError_t upload_tail_values(const CooTail &h, DeviceCooTail *d); // same nnz, new values
@@ -80,10 +83,15 @@ struct TailArgs {
 };
 
 // Regular block epilogue of a fused kernel: publish this block's y writes, then count it.
+// The block barrier orders every thread's y writes before thread 0's fence (cumulative), and
+// the fence orders them before the count: the release pattern of cooperative groups' grid
+// sync, one fence per block instead of one per thread.
 __device__ __forceinline__ void signal_regular_done(const TailArgs &t) {
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) atomicAdd(t.sync, 1u);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(t.sync, 1u);
+  }
 }
 
 // Before a tail warp's first atomic: wait until every regular block has written its rows.
@@ -189,7 +197,7 @@ inline TailArgs fused_tail_args(const DeviceCooTail &t, const TailPlan &plan, un
 // __device__ void operator()(unsigned block) const, which must not exit threads early: the
 // epilogue synchronizes the block), the remaining t.tail_blocks blocks run the tail.
 template <class Regular>
-__global__ void __launch_bounds__(kTailThreads)
+__global__ void __launch_bounds__(kTailThreads, kFusedMinBlocksPerSM)
     hybrid_kernel(Regular reg, TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
   if (blockIdx.x < t.regular_blocks || t.tail_blocks == 0) {
     reg(blockIdx.x);

@@ -25,6 +25,15 @@ cudaError_t multiprocessor_count(int *count) {
   return cudaSuccess;
 }
 
+cudaError_t resident_threads(int64_t *n) {
+  int dev = 0, sms = 0, per_sm = 0;
+  PSPMV_CUDA_TRY(cudaGetDevice(&dev));
+  PSPMV_CUDA_TRY(multiprocessor_count(&sms));
+  PSPMV_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  *n = static_cast<int64_t>(sms) * per_sm;
+  return cudaSuccess;
+}
+
 } // namespace detail
 } // namespace cuda
 } // namespace pspmv

@@ -56,6 +56,10 @@ void free_ptr(T **p, cudaError_t *first) {
 // Number of multiprocessors of the current device (cached per device ordinal).
 cudaError_t multiprocessor_count(int *count);
 
+// Threads the current device holds at once (SMs x max threads per SM), for the choice of
+// threads per row at upload.
+cudaError_t resident_threads(int64_t *n);
+
 // Blocks of `threads` threads that cover n work items (n > 0).
 inline unsigned int blocks_for(int64_t n, int threads) {
   return static_cast<unsigned int>((n + threads - 1) / threads);

@@ -23,6 +23,21 @@
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
 // launch when small (coo_tail.cuh).
 // ptxas -v (sm_90, CUDA 13.0): 30-32 registers for every variant; no stack, no spills.
+//
+// T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload when the
+// rows alone cannot fill the GPU and rows have >= 4T words: small and irregular matrices,
+// where one thread walking a row's words serially is a chain of dependent latencies).
+// T consecutive threads share a sorted row and walk it in rounds of 4T words: thread t takes
+// words k0 + 4t .. k0 + 4t + 3 of round k0 (a warp's 32/T >= 4 rows per word are consecutive
+// words: every sector is shared by at most two warps). The delta chain crosses threads: each
+// thread adds its 4 jumps, an exclusive prefix sum over the T threads (log2 T shuffles of
+// width T) gives each thread the column before its first word, and the round's total moves
+// the row's column on. Words past the slice width in the last round are read as 0 (padding:
+// a dummy with jump 0, selected out), at a clamped address. Pipelined like T = 1 (the next
+// round's words are loaded before this round's gathers). The T partial sums of a row are added
+// by a shuffle reduction; the sum order differs from the host reference's word order by
+// rounding only. Every lane of a warp runs the same rounds (32/T divides C: a warp's rows
+// lie in one slice), so the shuffles use the full mask.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
@@ -51,7 +66,7 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
 
 // The arrays and constants a product reads.
 struct PackSellArgs {
-  int32_t rows, C;
+  int32_t rows, C, num_slices;
   detail::WordFormat f;
   double inv_scale;
   const int64_t *slice_pointers;
@@ -112,11 +127,104 @@ struct PackSellRows {
   }
 };
 
+// T threads per row: sorted rows [block*256/T, (block+1)*256/T); see the note at the top.
+template <ValueKind K, bool Add, int T>
+struct PackSellRowsMulti {
+  static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
+  static constexpr int kWords = 4; // words per thread and round
+  PackSellArgs a;
+
+  // Word u of this thread's part of a round (0 past the slice width; the slot is clamped so
+  // an Exact value load stays inside the array).
+  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
+#pragma unroll
+    for (int u = 0; u < kWords; ++u) {
+      const int64_t su = slot + u * static_cast<int64_t>(a.C);
+      at[u] = su < end ? su : end - 1;
+      w[u] = su < end ? __ldcs(a.words + su) : 0u;
+    }
+  }
+
+  __device__ __forceinline__ void operator()(unsigned int block) const {
+    const int64_t tid = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
+    const int64_t sr = tid / T;
+    const int t = static_cast<int>(tid % T);
+    const int64_t s = sr / a.C;
+    if (s >= a.num_slices) return; // the whole warp: its rows lie in one slice
+    const int32_t i = static_cast<int32_t>(sr - s * a.C);
+    const int64_t begin = a.slice_pointers[s], end = a.slice_pointers[s + 1];
+    const int64_t round = static_cast<int64_t>(T) * kWords * a.C; // slots from one round to the next
+    int64_t lead = begin + i;                                     // word k0 of the row: lead < end is warp-uniform
+    int64_t slot = lead + static_cast<int64_t>(t) * kWords * a.C; // this thread's first word of the round
+    uint32_t col = 0;                                             // the row's column before the round
+    double sum = 0.0;
+    if (lead < end) {
+      uint32_t w[kWords], n[kWords];
+      int64_t at[kWords], nat[kWords];
+      load(slot, end, w, at);
+      while (true) {
+        const bool more = lead + round < end;
+        load(more ? slot + round : slot, end, n, nat); // next round's words before this round's gathers
+        uint32_t part[kWords]; // this thread's jumps, summed in word order
+        uint32_t acc = 0;
+#pragma unroll
+        for (int u = 0; u < kWords; ++u) {
+          acc += detail::word_jump(w[u], w[u] & 1u, a.f);
+          part[u] = acc;
+        }
+        uint32_t incl = acc; // inclusive prefix sum of the T threads' jump totals
+#pragma unroll
+        for (int d = 1; d < T; d *= 2) {
+          const uint32_t o = __shfl_up_sync(detail::kFull, incl, d, T);
+          if (t >= d) incl += o;
+        }
+        const uint32_t base = col + incl - acc;
+        col += __shfl_sync(detail::kFull, incl, T - 1, T);
+#pragma unroll
+        for (int u = 0; u < kWords; ++u) {
+          const double v = detail::decode_word<K>(w[u], a.f, a.exact, at[u]);
+          const double xv = __ldg(a.x + (base + part[u]));
+          sum = detail::select_f64(w[u] & 1u, fma(v, xv, sum), sum);
+        }
+        if (!more) break;
+        lead += round;
+        slot += round;
+#pragma unroll
+        for (int u = 0; u < kWords; ++u) {
+          w[u] = n[u];
+          at[u] = nat[u];
+        }
+      }
+    }
+#pragma unroll
+    for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(detail::kFull, sum, off, T);
+    if (t == 0 && sr < a.rows) {
+      const int32_t r = __ldcs(a.perm + sr);
+      if (Add)
+        a.y[r] += sum * a.inv_scale;
+      else
+        a.y[r] = sum * a.inv_scale;
+    }
+  }
+};
+
 template <ValueKind K>
 cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
-  const unsigned int blocks = detail::blocks_for(A.rows, kPsThreads);
-  if (add) return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, A.tail, a.x, a.y, stream);
-  return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, A.tail, a.x, a.y, stream);
+  // Multi-thread kernels cover every row of every slice (a warp's shuffles need all lanes).
+  const int T = A.threads_per_row;
+  const unsigned int blocks =
+      detail::blocks_for(T == 1 ? A.rows : static_cast<int64_t>(A.num_slices) * A.slice_height * T, kPsThreads);
+  switch (T * 2 + (add ? 1 : 0)) {
+  case 2: return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 3: return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 4: return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 5: return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 8: return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 9: return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 16: return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, A.tail, a.x, a.y, stream);
+  default: return cudaErrorInvalidValue;
+  }
 }
 
 // The word constants of a format; false if D does not match the value format (V + D + 1 = 32).
@@ -158,6 +266,9 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   d->value_format = h.value_format;
   d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
   d->num_words = nwords;
+  int64_t resident = 0;
+  PSPMV_CUDA_TRY(detail::resident_threads(&resident));
+  d->threads_per_row = packsell_threads_per_row(h, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.slice_pointers, &d->slice_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));
@@ -207,7 +318,8 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
 
 cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
   if (A.rows <= 0) return cudaSuccess;
-  PackSellArgs a{A.rows, A.slice_height, {}, A.inv_scale, A.slice_pointers, A.perm, A.words, A.exact_values, x, y};
+  PackSellArgs a{A.rows,          A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers,
+                 A.perm,          A.words,        A.exact_values, x, y};
   if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
   switch (A.value_format.kind) {
   case ValueKind::Exact: return launch<ValueKind::Exact>(A, a, add, stream);

@@ -7,15 +7,15 @@
 // never read (a lane whose row ended is masked; sectors nobody needs are not fetched).
 // Four nonzeros are loaded before the first multiply (independent loads in flight); the
 // FP64 sum is one accumulator in k order, the order of the host reference.
-// Matrix arrays are read with streaming loads (__ldcs: evict-first), x through the
-// read-only path (__ldg) so it stays cached. Slot offsets are 64-bit.
+// Matrix arrays are read with streaming loads (__ldcs: evict-first), x and the group pointers
+// (shared by a group's rows) through the read-only path (__ldg) so they stay cached. Slot offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
 // The COO tail of the hybrid split runs fused into the same launch when small (coo_tail.cuh).
 //
-// T threads per row (T = 2, 4; DeviceRgCsr::threads_per_row, chosen at upload for few rows
+// T threads per row (T = 2, 4, 8; DeviceRgCsr::threads_per_row, chosen at upload for few rows
 // with long regular rows): T consecutive threads share a row; thread t reads slots k = t,
-// t+T, ... (same k*G + lane layout: a warp reads 32/T >= 8 consecutive rows per k, so every
-// 32-byte sector of columns and values it touches is fully used), sums them in FP64, and the
+// t+T, ... (same k*G + lane layout: a warp reads 32/T >= 4 consecutive rows per k, so every
+// 32-byte sector of values it touches is fully used, and of columns at least half), sums them in FP64, and the
 // T partial sums are added by a shuffle reduction of width T; thread t = 0 writes y. No
 // thread returns before the shuffle (full-warp mask). T = 1 is the mapping above.
 #include "coo_tail.cuh"
@@ -83,7 +83,7 @@ struct RgCsrRows {
     const int32_t g = r / a.G;
     const int32_t lane = r - g * a.G;
     const int32_t n = __ldcs(a.row_length + r);
-    const double sum = n > 0 ? rgcsr_row_sum(a, a.group_pointers[g] + lane, a.G, 0, 1, n) : 0.0;
+    const double sum = n > 0 ? rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane, a.G, 0, 1, n) : 0.0;
     if (Add)
       a.y[r] += sum;
     else
@@ -95,7 +95,7 @@ struct RgCsrRows {
 // t, t+T, ...; the T partial sums are added by a shuffle reduction of width T.
 template <bool Add, int T>
 struct RgCsrRowsMulti {
-  static_assert(T == 2 || T == 4, "T threads per row: 2 or 4 (T = 1 is RgCsrRows)");
+  static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is RgCsrRows)");
   RgCsrArgs a;
   __device__ __forceinline__ void operator()(unsigned int block) const {
     const int64_t tid = static_cast<int64_t>(block) * kRgThreads + threadIdx.x;
@@ -109,7 +109,7 @@ struct RgCsrRowsMulti {
       const int32_t lane = r - g * a.G;
       const int32_t n = __ldcs(a.row_length + r);
       // from slot k to slot k + T: stride T*G
-      sum = rgcsr_row_sum(a, a.group_pointers[g] + lane + static_cast<int64_t>(t) * a.G, static_cast<int64_t>(T) * a.G,
+      sum = rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane + static_cast<int64_t>(t) * a.G, static_cast<int64_t>(T) * a.G,
                           t, T, n);
     }
     // Every thread of the warp gets here (rows past the end are inactive, not returned). The
@@ -135,16 +135,8 @@ template <bool Add>
 using RgCsrRows2 = RgCsrRowsMulti<Add, 2>;
 template <bool Add>
 using RgCsrRows4 = RgCsrRowsMulti<Add, 4>;
-
-// Threads the device holds at once (SMs x max threads per SM), for rgcsr_threads_per_row.
-cudaError_t resident_threads(int64_t *n) {
-  int dev = 0, sms = 0, per_sm = 0;
-  PSPMV_CUDA_TRY(cudaGetDevice(&dev));
-  PSPMV_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  PSPMV_CUDA_TRY(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  *n = static_cast<int64_t>(sms) * per_sm;
-  return cudaSuccess;
-}
+template <bool Add>
+using RgCsrRows8 = RgCsrRowsMulti<Add, 8>;
 
 } // namespace
 
@@ -182,7 +174,7 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   d->num_groups = h.group_pointers.empty() ? 0 : h.num_groups();
   d->num_slots = slots;
   int64_t resident = 0;
-  PSPMV_CUDA_TRY(resident_threads(&resident));
+  PSPMV_CUDA_TRY(detail::resident_threads(&resident));
   d->threads_per_row = rgcsr_threads_per_row(h, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
@@ -215,13 +207,15 @@ cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d) {
 }
 
 cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream) {
-  if (A.threads_per_row != 1 && A.threads_per_row != 2 && A.threads_per_row != 4) return cudaErrorInvalidValue;
+  if (A.threads_per_row != 1 && A.threads_per_row != 2 && A.threads_per_row != 4 && A.threads_per_row != 8)
+    return cudaErrorInvalidValue;
   if (A.rows <= 0) return cudaSuccess;
   // With add, rows without regular nonzeros need no work; still one launch (cheap, uniform).
   const RgCsrArgs a{A.rows, A.group_size, A.group_pointers, A.row_length, A.columns, A.values, x, y};
   switch (A.threads_per_row) {
   case 2: return launch_rows<RgCsrRows2>(A, a, 2, add, stream);
   case 4: return launch_rows<RgCsrRows4>(A, a, 4, add, stream);
+  case 8: return launch_rows<RgCsrRows8>(A, a, 8, add, stream);
   default: return launch_rows<RgCsrRows>(A, a, 1, add, stream);
   }
 }

@@ -29,7 +29,8 @@ std::string RgConfig::name() const {
 
 std::string PsConfig::name() const {
   return "PackSELL C=" + std::to_string(slice_height) + " sigma=" + std::to_string(sigma) + " " + format.name() +
-         (scaling == PackSellScaling::Auto ? " scaling=auto" : "") + " hybrid=" + hybrid.name();
+         (scaling == PackSellScaling::Auto ? " scaling=auto" : "") + " hybrid=" + hybrid.name() +
+         (threads_per_row ? " T=" + std::to_string(threads_per_row) : "");
 }
 
 RgCsrOptions RgConfig::options() const {
@@ -53,7 +54,7 @@ std::vector<RgConfig> rgcsr_configs() {
   std::vector<RgConfig> v;
   for (int32_t G : {32, 64, 128})
     for (const HybridOption &h : {hybrid_none(), hybrid_auto(), hybrid_fixed(2)}) v.push_back({G, h, 0});
-  for (int32_t T : {1, 2, 4}) {
+  for (int32_t T : {1, 2, 4, 8}) {
     v.push_back({32, hybrid_none(), T});
     v.push_back({64, hybrid_fixed(5), T});
   }
@@ -71,6 +72,11 @@ std::vector<PsConfig> packsell_configs(PackSellScaling scaling) {
   v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_auto()});
   v.push_back({128, 1024, ValueFormat::fp16(), scaling, hybrid_auto()});
   v.push_back({256, 256, ValueFormat::e8m(10), scaling, hybrid_none()});
+  for (int32_t T : {2, 4, 8}) {
+    v.push_back({32, 1, ValueFormat::bf16(), scaling, hybrid_none(), T});
+    v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(5), T});
+    v.push_back({32, 1, ValueFormat::fp16(), scaling, hybrid_auto(), T});
+  }
   return v;
 }
 
@@ -171,6 +177,8 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.num_words, M.slice_pointers.back());
   EXPECT_EQ(d.delta_bits, M.delta_bits);
+  EXPECT_EQ(d.threads_per_row, packsell_threads_per_row(M, resident_threads())) << "upload's choice of T";
+  if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);
   EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);

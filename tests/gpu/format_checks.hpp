@@ -11,7 +11,7 @@ namespace gputest {
 struct RgConfig {
   int32_t group_size = 32;
   pspmv::HybridOption hybrid;
-  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4: forced before the product
+  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
   std::string name() const;
   pspmv::RgCsrOptions options() const;
 };
@@ -22,6 +22,7 @@ struct PsConfig {
   pspmv::ValueFormat format = pspmv::ValueFormat::fp16();
   pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None;
   pspmv::HybridOption hybrid;
+  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
   std::string name() const;
   pspmv::PackSellOptions options() const;
 };
@@ -31,10 +32,12 @@ pspmv::HybridOption hybrid_auto();
 pspmv::HybridOption hybrid_fixed(int32_t K);
 
 // G = 32, 64, 128 x hybrid none, auto, fixed 2 (threads per row as upload chose), plus
-// (G = 32, none) and (G = 64, fixed 5) with T = 1, 2, 4 forced.
+// (G = 32, none) and (G = 64, fixed 5) with T = 1, 2, 4, 8 forced.
 std::vector<RgConfig> rgcsr_configs();
 // exact, fp16, bf16, e8m14, e8m22 x sigma 1, 1024 x hybrid none, auto, fixed 2 (C = 32),
-// plus C = 64, 128, 256 with sorting and auto hybrid. `scaling` for every lossy format.
+// plus C = 64, 128, 256 with sorting and auto hybrid, plus T = 2, 4, 8 threads per row forced
+// on (C = 32, bf16, unsorted, none), (C = 64, exact, sorted, fixed 5) and (C = 32, fp16,
+// unsorted, auto). `scaling` for every lossy format.
 std::vector<PsConfig> packsell_configs(pspmv::PackSellScaling scaling);
 
 // Builds, uploads, checks the product (both add modes) against the host references, the

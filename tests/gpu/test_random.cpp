@@ -83,7 +83,7 @@ HostCsr short_rows() {
   return random_csr(s);
 }
 // 700 rows (not a multiple of 32) of 16..64 nonzeros, 5% empty: few rows with a mean
-// regular length >= 16, so upload picks T = 4 threads per row.
+// regular length >= 32, so upload picks T = 8 threads per row.
 HostCsr medium_rows() {
   RandomSpec s;
   s.rows = s.cols = 700;
@@ -118,8 +118,8 @@ TEST(RandomRgCsr, DenseRow) { all_rgcsr(dense_row(), "dense_row"); }
 TEST(RandomRgCsr, HugeColumnGaps) { all_rgcsr(huge_column_gaps(), "huge_column_gaps"); }
 TEST(RandomRgCsr, LongRowsTail) { all_rgcsr(long_rows(), "long_rows"); }
 TEST(RandomRgCsr, ShortRowsTail) { all_rgcsr(short_rows(), "short_rows"); }
-// Threads per row: upload's choice on few medium rows is T = 4 (the configs also force 1, 2, 4;
-// long_rows runs T = 2 and 4 over rows of 50..400 regular slots).
+// Threads per row: upload's choice on few medium rows (mean ~38 slots) is T = 8 (the configs
+// also force 1, 2, 4, 8; long_rows runs T > 1 over rows of 50..400 regular slots).
 TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
   const HostCsr A = medium_rows();
   pspmv::RgCsrOptions opt;
@@ -127,7 +127,7 @@ TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
   const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(A.view(), opt);
   pspmv::cuda::DeviceRgCsr d;
   ASSERT_CUDA(pspmv::cuda::upload(M, &d));
-  EXPECT_EQ(d.threads_per_row, 4);
+  EXPECT_EQ(d.threads_per_row, 8);
   EXPECT_CUDA(pspmv::cuda::release(&d));
   all_rgcsr(A, "medium_rows");
 }
@@ -143,6 +143,18 @@ TEST(RandomPackSell, HugeColumnGaps) { all_packsell(huge_column_gaps(), "huge_co
 TEST(RandomPackSell, ExtremeColumns) { all_packsell(extreme_columns(), "extreme_columns"); }
 TEST(RandomPackSell, LongRowsTail) { all_packsell(long_rows(), "long_rows"); }
 TEST(RandomPackSell, ShortRowsTail) { all_packsell(short_rows(), "short_rows"); }
+// PackSELL's choice on the same rows: T = 8 (words per row >= 32), every product checked.
+TEST(RandomPackSell, MediumRowsThreadsPerRow) {
+  const HostCsr A = medium_rows();
+  pspmv::PackSellOptions opt;
+  opt.hybrid = hybrid_none();
+  const pspmv::PackSellMatrix M = pspmv::build_packsell(A.view(), opt);
+  pspmv::cuda::DevicePackSell d;
+  ASSERT_CUDA(pspmv::cuda::upload(M, &d));
+  EXPECT_EQ(d.threads_per_row, 8);
+  EXPECT_CUDA(pspmv::cuda::release(&d));
+  all_packsell(A, "medium_rows");
+}
 TEST(RandomPackSell, TinyRowCounts) {
   for (int32_t rows : {1, 31, 32, 33, 97}) all_packsell(tiny(rows, 200 + rows), "tiny" + std::to_string(rows));
 }

@@ -146,8 +146,8 @@ TEST(RgCsr, ZeroSizedMatrices) {
 }
 
 TEST(RgCsr, ThreadsPerRowRule) {
-  // Only rows and row_length matter: T = 4 for mean regular length >= 16, 2 for >= 8, else 1,
-  // and 1 whenever rows >= 2 * resident threads.
+  // Only rows and row_length matter: T = 8 for mean regular length >= 32, 4 for >= 16, 2 for
+  // >= 8, else 1, and 1 whenever rows >= 2 * resident threads.
   auto with_lengths = [](std::vector<int32_t> len) {
     RgCsrMatrix M;
     M.rows = int32_t(len.size());
@@ -155,6 +155,8 @@ TEST(RgCsr, ThreadsPerRowRule) {
     return M;
   };
   const int64_t big = 1 << 20;
+  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 32)), big), 8);
+  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 31)), big), 4);
   EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 16)), big), 4);
   EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 15)), big), 2);
   EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 8)), big), 2);
@@ -168,7 +170,7 @@ TEST(RgCsr, ThreadsPerRowRule) {
   EXPECT_EQ(rgcsr_threads_per_row(with_lengths(one), big), 2);
   // Enough rows to fill the GPU: 100 rows >= 2 * 50 resident threads.
   EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 64)), 50), 1);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 64)), 51), 4);
+  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 64)), 51), 8);
   // The regular part decides, not the whole row: with K = 2 the mean is 2.
   std::vector<std::vector<RowEntry>> rows(40);
   for (auto &r : rows)

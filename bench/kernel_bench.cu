@@ -91,11 +91,12 @@ double rel_error(const Problem &p) {
   return scale > 0 ? err / scale : err;
 }
 
-// The tail path a product takes: the plan decides (fused only up to ~200k entries).
+// The tail path a product takes: the plan decides (fused only up to ~200k entries; every
+// kernel of ours holds enough blocks per multiprocessor to fuse).
 std::string tail_label(const pspmv::cuda::DeviceCooTail &t) {
   if (t.nnz == 0) return "";
   pspmv::cuda::detail::TailPlan plan;
-  CK(pspmv::cuda::detail::plan_tail(t, &plan));
+  CK(pspmv::cuda::detail::plan_tail(t, true, &plan));
   return plan.fused_blocks > 0 ? "fused-tail" : "separate-tail";
 }
 

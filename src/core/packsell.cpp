@@ -334,8 +334,4 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M) {
   M.tail = std::move(tail);
 }
 
-int32_t packsell_threads_per_row(const PackSellMatrix &M, int64_t resident_threads) {
-  return threads_per_row(M.rows, M.slice_pointers.empty() ? 0 : M.slice_pointers.back(), resident_threads);
-}
-
 } // namespace pspmv

@@ -18,7 +18,6 @@
 #include "csr.hpp"
 #include "format_stats.hpp"
 #include "hybrid.hpp"
-#include "threads_per_row.hpp"
 #include "value_codec.hpp"
 #include <cstdint>
 #include <vector>
@@ -83,10 +82,5 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M);
 void packsell_spmv(const PackSellMatrix &M, const double *x, double *y, bool add);
 // d[r] = decoded A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal).
 void packsell_diagonal(const PackSellMatrix &M, double *d);
-
-// Threads per row T of the device kernel (1, 2, 4 or 8), chosen at upload: threads_per_row
-// (threads_per_row.hpp) with the stored words (dummies and padding included: a row's threads
-// walk the whole slice width) as the work.
-int32_t packsell_threads_per_row(const PackSellMatrix &M, int64_t resident_threads);
 
 } // namespace pspmv

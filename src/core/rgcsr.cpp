@@ -75,10 +75,6 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   return M;
 }
 
-int32_t rgcsr_threads_per_row(const RgCsrMatrix &M, int64_t resident_threads) {
-  return threads_per_row(M.rows, regular_nnz(M), resident_threads);
-}
-
 void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
   detail::check_same_shape(A, M.rows, M.cols, regular_nnz(M) + M.tail.nnz());
   check_csr(A);

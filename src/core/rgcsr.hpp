@@ -11,7 +11,6 @@
 #include "csr.hpp"
 #include "format_stats.hpp"
 #include "hybrid.hpp"
-#include "threads_per_row.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -53,8 +52,5 @@ void rgcsr_spmv(const RgCsrMatrix &M, const double *x, double *y, bool add);
 // d[r] = A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal entry).
 void rgcsr_diagonal(const RgCsrMatrix &M, double *d);
 
-// Threads per row T of the device kernel (1, 2, 4 or 8), chosen at upload: threads_per_row
-// (threads_per_row.hpp) with the regular nonzeros (sum of row_length) as the work.
-int32_t rgcsr_threads_per_row(const RgCsrMatrix &M, int64_t resident_threads);
 
 } // namespace pspmv

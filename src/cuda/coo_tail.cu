@@ -52,14 +52,15 @@ int64_t tail_bytes(const DeviceCooTail &t) {
   return t.nnz * static_cast<int64_t>(sizeof(int32_t) + sizeof(int32_t) + sizeof(double));
 }
 
-cudaError_t plan_tail(const DeviceCooTail &t, TailPlan *plan) {
+cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, TailPlan *plan) {
   *plan = TailPlan{};
   if (t.nnz <= 0) return cudaSuccess;
   int sms = 1;
   PSPMV_CUDA_TRY(multiprocessor_count(&sms));
   const int64_t batches = (t.nnz + 31) / 32;
   const int64_t fused_warps = static_cast<int64_t>(sms) * kFusedTailBlocksPerSM * (kTailThreads / 32);
-  const bool fused = t.allow_fused && t.sync != nullptr && batches <= fused_warps * kFusedBatchesPerWarp;
+  const bool fused =
+      fusable && t.allow_fused && t.sync != nullptr && batches <= fused_warps * kFusedBatchesPerWarp;
   // Enough warps to fill what the tail may use, each with >= 32 entries; the chunk is a
   // multiple of 32 so every batch starts aligned.
   const int64_t max_warps = fused ? fused_warps : static_cast<int64_t>(sms) * kSeparateTailWarpsPerSM;

@@ -25,10 +25,11 @@
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
 // finish resets both counters for the next product (which is ordered after this one on the
 // stream). Deadlock-free whatever order the blocks are dispatched in: at most
-// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and a multiprocessor holds at
-// least kFusedMinBlocksPerSM blocks of the fused kernel (its launch bounds make ptxas keep the
-// registers low enough; the argument needs more than kFusedTailBlocksPerSM), so regular
-// blocks always find room and never wait for anything. Consequence: two products of one matrix must not run
+// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and the tail is fused only into
+// a kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of
+// the occupancy API once per kernel; ours hold 5-8), so regular blocks always find room and
+// never wait for anything. (Not a minimum-blocks launch bound: with one, ptxas spent up to 64
+// registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.) Consequence: two products of one matrix must not run
 // concurrently on different streams (they would share the counters).
 #pragma once
 #include "../core/hybrid.hpp"
@@ -42,8 +43,6 @@ namespace detail {
 constexpr int kTailThreads = 256;           // also the block size of the fused kernels
 constexpr int kFusedTailBlocksPerSM = 2;    // tail blocks per multiprocessor of the device, in total
 constexpr int kSeparateTailWarpsPerSM = 64; // full occupancy when the tail has its own kernel
-constexpr int kFusedMinBlocksPerSM = 4;     // launch bound of the fused kernel: > kFusedTailBlocksPerSM
-static_assert(kFusedMinBlocksPerSM > kFusedTailBlocksPerSM, "regular blocks must always find room");
 
 cudaError_t upload_tail(const CooTail &h, DeviceCooTail *d);        // allocates exactly
 cudaError_t upload_tail_values(const CooTail &h, DeviceCooTail *d); // same nnz, new values
@@ -51,13 +50,14 @@ void release_tail(DeviceCooTail *d, cudaError_t *first);
 int64_t tail_bytes(const DeviceCooTail &t);
 
 // How a product runs the tail: fused_blocks extra blocks in the regular kernel's grid
-// (0: none), or a kernel of its own launched after it (separate == true).
+// (0: none), or a kernel of its own launched after it (separate == true). `fusable`: the
+// regular kernel holds more than kFusedTailBlocksPerSM blocks per multiprocessor.
 struct TailPlan {
   int64_t chunk = 0;         // entries per warp, a multiple of 32
   unsigned int fused_blocks = 0;
   bool separate = false;
 };
-cudaError_t plan_tail(const DeviceCooTail &t, TailPlan *plan);
+cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, TailPlan *plan);
 
 // Runs the separate tail kernel (y += T x) when plan.separate; must follow the regular kernel
 // on the same stream.
@@ -197,7 +197,7 @@ inline TailArgs fused_tail_args(const DeviceCooTail &t, const TailPlan &plan, un
 // __device__ void operator()(unsigned block) const, which must not exit threads early: the
 // epilogue synchronizes the block), the remaining t.tail_blocks blocks run the tail.
 template <class Regular>
-__global__ void __launch_bounds__(kTailThreads, kFusedMinBlocksPerSM)
+__global__ void __launch_bounds__(kTailThreads)
     hybrid_kernel(Regular reg, TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
   if (blockIdx.x < t.regular_blocks || t.tail_blocks == 0) {
     reg(blockIdx.x);
@@ -212,8 +212,15 @@ __global__ void __launch_bounds__(kTailThreads, kFusedMinBlocksPerSM)
 template <class Regular>
 cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, const DeviceCooTail &tail,
                           const double *x, double *y, cudaStream_t stream) {
+  // Blocks of this kernel a multiprocessor holds (registers decide; asked once).
+  static const int per_sm = [] {
+    int n = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, hybrid_kernel<Regular>, kTailThreads, 0) == cudaSuccess
+               ? n
+               : 0;
+  }();
   TailPlan plan;
-  cudaError_t err = plan_tail(tail, &plan);
+  cudaError_t err = plan_tail(tail, per_sm > kFusedTailBlocksPerSM, &plan);
   if (err != cudaSuccess) return err;
   const TailArgs args = fused_tail_args(tail, plan, regular_blocks);
   hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(reg, args, x, y);

@@ -27,8 +27,8 @@ struct DeviceCooTail {
 struct DeviceRgCsr {
   int32_t rows = 0, cols = 0, group_size = 32, num_groups = 0;
   int64_t num_slots = 0;
-  // T threads per row of the kernel (1, 2, 4 or 8): set by upload (rgcsr_threads_per_row with
-  // the device's resident threads); may be overwritten before spmv (tests force each T).
+  // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row with the
+  // device's resident threads); may be overwritten before spmv (tests force each T).
   int32_t threads_per_row = 1;
   int64_t *group_pointers = nullptr; // num_groups+1
   int32_t *row_length = nullptr;     // rows
@@ -43,7 +43,7 @@ struct DevicePackSell {
   int32_t delta_bits = 15;
   ValueFormat value_format;
   double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
-  // T threads per row of the kernel (1, 2, 4 or 8): set by upload (packsell_threads_per_row);
+  // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row);
   // may be overwritten before spmv (tests force each T).
   int32_t threads_per_row = 1;
   int64_t num_words = 0;

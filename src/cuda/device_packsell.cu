@@ -24,9 +24,9 @@
 // launch when small (coo_tail.cuh).
 // ptxas -v (sm_90, CUDA 13.0): 30-32 registers for every variant; no stack, no spills.
 //
-// T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload when the
-// rows alone cannot fill the GPU and rows have >= 4T words: small and irregular matrices,
-// where one thread walking a row's words serially is a chain of dependent latencies).
+// T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
+// matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
+// serially is a chain of dependent latencies).
 // T consecutive threads share a sorted row and walk it in rounds of 4T words: thread t takes
 // words k0 + 4t .. k0 + 4t + 3 of round k0 (a warp's 32/T >= 4 rows per word are consecutive
 // words: every sector is shared by at most two warps). The delta chain crosses threads: each
@@ -41,6 +41,7 @@
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
+#include "../core/threads_per_row.hpp"
 #include "value_decode.cuh"
 #include <algorithm>
 #include <cmath>
@@ -268,7 +269,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   d->num_words = nwords;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
-  d->threads_per_row = packsell_threads_per_row(h, resident);
+  d->threads_per_row = threads_per_row(h.rows, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.slice_pointers, &d->slice_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));

@@ -12,15 +12,17 @@
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
 // The COO tail of the hybrid split runs fused into the same launch when small (coo_tail.cuh).
 //
-// T threads per row (T = 2, 4, 8; DeviceRgCsr::threads_per_row, chosen at upload for few rows
-// with long regular rows): T consecutive threads share a row; thread t reads slots k = t,
-// t+T, ... (same k*G + lane layout: a warp reads 32/T >= 4 consecutive rows per k, so every
-// 32-byte sector of values it touches is fully used, and of columns at least half), sums them in FP64, and the
-// T partial sums are added by a shuffle reduction of width T; thread t = 0 writes y. No
-// thread returns before the shuffle (full-warp mask). T = 1 is the mapping above.
+// T threads per row (T = 2, 4, 8; DeviceRgCsr::threads_per_row, chosen at upload for
+// matrices with few rows: core/threads_per_row.hpp): T consecutive threads share a row;
+// thread t reads slots k = t, t+T, ... (same k*G + lane layout: a warp reads 32/T >= 4
+// consecutive rows per k, so every 32-byte sector of values it touches is fully used, and of
+// columns at least half), sums them in FP64, and the T partial sums are added by a shuffle
+// reduction of width T; thread t = 0 writes y. No thread returns before the shuffle
+// (full-warp mask). T = 1 is the mapping above.
 #include "coo_tail.cuh"
 #include "device_formats.hpp"
 #include "device_memory.cuh"
+#include "../core/threads_per_row.hpp"
 #include <algorithm>
 #include <vector>
 
@@ -175,7 +177,7 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   d->num_slots = slots;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
-  d->threads_per_row = rgcsr_threads_per_row(h, resident);
+  d->threads_per_row = threads_per_row(h.rows, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));

@@ -1,5 +1,6 @@
 // One configuration of a format, built, uploaded and checked (see format_checks.hpp).
 #include "format_checks.hpp"
+#include "core/threads_per_row.hpp"
 #include "cuda/device_formats.hpp"
 #include <algorithm>
 #include <utility>
@@ -146,7 +147,7 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   ASSERT_CUDA(cuda::upload(M, &d));
   EXPECT_EQ(d.rows, A.rows);
   EXPECT_EQ(d.cols, A.cols);
-  EXPECT_EQ(d.threads_per_row, rgcsr_threads_per_row(M, resident_threads())) << "upload's choice of T";
+  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, resident_threads())) << "upload's choice of T";
   if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.num_slots, M.group_pointers.back());
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
@@ -177,7 +178,7 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.num_words, M.slice_pointers.back());
   EXPECT_EQ(d.delta_bits, M.delta_bits);
-  EXPECT_EQ(d.threads_per_row, packsell_threads_per_row(M, resident_threads())) << "upload's choice of T";
+  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, resident_threads())) << "upload's choice of T";
   if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);

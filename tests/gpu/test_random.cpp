@@ -82,8 +82,8 @@ HostCsr short_rows() {
   s.seed = 18;
   return random_csr(s);
 }
-// 700 rows (not a multiple of 32) of 16..64 nonzeros, 5% empty: few rows with a mean
-// regular length >= 32, so upload picks T = 8 threads per row.
+// 700 rows (not a multiple of 32) of 16..64 nonzeros, 5% empty: few rows, so upload picks
+// T = 8 threads per row.
 HostCsr medium_rows() {
   RandomSpec s;
   s.rows = s.cols = 700;
@@ -118,8 +118,8 @@ TEST(RandomRgCsr, DenseRow) { all_rgcsr(dense_row(), "dense_row"); }
 TEST(RandomRgCsr, HugeColumnGaps) { all_rgcsr(huge_column_gaps(), "huge_column_gaps"); }
 TEST(RandomRgCsr, LongRowsTail) { all_rgcsr(long_rows(), "long_rows"); }
 TEST(RandomRgCsr, ShortRowsTail) { all_rgcsr(short_rows(), "short_rows"); }
-// Threads per row: upload's choice on few medium rows (mean ~38 slots) is T = 8 (the configs
-// also force 1, 2, 4, 8; long_rows runs T > 1 over rows of 50..400 regular slots).
+// Threads per row: upload's choice on 700 rows is T = 8 (the configs also force 1, 2, 4, 8;
+// long_rows runs T > 1 over rows of 50..400 regular slots).
 TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
   const HostCsr A = medium_rows();
   pspmv::RgCsrOptions opt;
@@ -143,7 +143,7 @@ TEST(RandomPackSell, HugeColumnGaps) { all_packsell(huge_column_gaps(), "huge_co
 TEST(RandomPackSell, ExtremeColumns) { all_packsell(extreme_columns(), "extreme_columns"); }
 TEST(RandomPackSell, LongRowsTail) { all_packsell(long_rows(), "long_rows"); }
 TEST(RandomPackSell, ShortRowsTail) { all_packsell(short_rows(), "short_rows"); }
-// PackSELL's choice on the same rows: T = 8 (words per row >= 32), every product checked.
+// PackSELL's choice on the same rows: T = 8, every product checked.
 TEST(RandomPackSell, MediumRowsThreadsPerRow) {
   const HostCsr A = medium_rows();
   pspmv::PackSellOptions opt;

@@ -276,31 +276,6 @@ TEST(PackSell, NoPaddingNoDummiesWhenRowsAreEqual) {
   EXPECT_NE(st.to_string().find("dummy_words: 0\n"), std::string::npos);
 }
 
-TEST(PackSell, ThreadsPerRowCountsStoredWords) {
-  // 40 rows of 20 nonzeros in one slice of C = 64: 64 x 20 stored words (padding rows
-  // included) over 40 rows is a mean of 32 words, T = 8; with K = 2 the regular part is 64 x 2
-  // words, a mean of 3.2, T = 1; enough rows to fill the GPU gives 1 whatever the rows hold.
-  std::vector<std::vector<RowEntry>> rows(40);
-  for (auto &r : rows)
-    for (int32_t c = 0; c < 20; ++c) r.push_back({c, 1.0});
-  const CsrMatrix A = csr_from_rows(20, rows);
-  const int64_t big = 1 << 20;
-  const PackSellMatrix full = build_packsell(A.view(), opts(64, 1, "bf16", "none"));
-  ASSERT_EQ(full.slice_pointers.back(), 64 * 20);
-  EXPECT_EQ(packsell_threads_per_row(full, big), 8);
-  EXPECT_EQ(packsell_threads_per_row(full, 20), 1);
-  EXPECT_EQ(packsell_threads_per_row(full, 21), 8);
-  EXPECT_EQ(packsell_threads_per_row(build_packsell(A.view(), opts(64, 1, "bf16", "2")), big), 1);
-  // Dummies count: 5 nonzeros 40000 columns apart are 9 words with FP16 (D = 15), T = 2,
-  // where the 5 nonzeros alone would give T = 1.
-  const std::vector<RowEntry> spread = {{0, 1.0}, {40000, 1.0}, {80000, 1.0}, {120000, 1.0}, {160000, 1.0}};
-  const PackSellMatrix gaps =
-      build_packsell(csr_from_rows(160001, std::vector<std::vector<RowEntry>>(32, spread)).view(),
-                     opts(32, 1, "fp16", "none"));
-  EXPECT_EQ(gaps.slice_pointers.back(), 32 * 9);
-  EXPECT_EQ(packsell_threads_per_row(gaps, big), 2);
-}
-
 TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {
   const CsrMatrix A = csr_from_rows(4, {{{0, 0.1}, {1, 0.2}, {2, 0.3}, {3, 1e5}}});
   const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "2", PackSellScaling::Auto));

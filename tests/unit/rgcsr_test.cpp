@@ -145,37 +145,3 @@ TEST(RgCsr, ZeroSizedMatrices) {
   }
 }
 
-TEST(RgCsr, ThreadsPerRowRule) {
-  // Only rows and row_length matter: T = 8 for mean regular length >= 32, 4 for >= 16, 2 for
-  // >= 8, else 1, and 1 whenever rows >= 2 * resident threads.
-  auto with_lengths = [](std::vector<int32_t> len) {
-    RgCsrMatrix M;
-    M.rows = int32_t(len.size());
-    M.row_length = std::move(len);
-    return M;
-  };
-  const int64_t big = 1 << 20;
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 32)), big), 8);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 31)), big), 4);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 16)), big), 4);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 15)), big), 2);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 8)), big), 2);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 7)), big), 1);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths({}), big), 1);
-  // The mean counts empty rows: one row of 1600 among 100 is a mean of exactly 16.
-  std::vector<int32_t> one(100, 0);
-  one[3] = 1600;
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(one), big), 4);
-  one[3] = 1599;
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(one), big), 2);
-  // Enough rows to fill the GPU: 100 rows >= 2 * 50 resident threads.
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 64)), 50), 1);
-  EXPECT_EQ(rgcsr_threads_per_row(with_lengths(std::vector<int32_t>(100, 64)), 51), 8);
-  // The regular part decides, not the whole row: with K = 2 the mean is 2.
-  std::vector<std::vector<RowEntry>> rows(40);
-  for (auto &r : rows)
-    for (int32_t c = 0; c < 20; ++c) r.push_back({c, 1.0});
-  const CsrMatrix A = csr_from_rows(20, rows);
-  EXPECT_EQ(rgcsr_threads_per_row(build_rgcsr(A.view(), opts(32, "none")), big), 4);
-  EXPECT_EQ(rgcsr_threads_per_row(build_rgcsr(A.view(), opts(32, "2")), big), 1);
-}

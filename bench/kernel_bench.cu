@@ -4,9 +4,11 @@
 // and RgCSR loops).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
+//                [-widths 8,16,32]
 //
 // Variants: the T upload chose (format name marked "*") with both tail paths, then every
-// other T of -threads (default none) with the tail as planned.
+// other T of -threads (default none) with the tail as planned; then, for each fixed hybrid
+// width K of -widths (default none; format name ":K<width>"), upload's T, both tail paths.
 // Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
@@ -147,24 +149,47 @@ void run_variants(Env &e, Problem &p, D &d, const std::string &format, const std
   CK(pspmv::cuda::release(&d));
 }
 
-void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<int> &threads) {
-  pspmv::RgCsrOptions o;
-  o.group_size = 64;
-  const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
-  pspmv::cuda::DeviceRgCsr d;
-  CK(pspmv::cuda::upload(M, &d));
-  run_variants(e, p, d, "rgcsr:g64", threads, M.hybrid_width, 1e-12);
+// Layout variants of a format: the default hybrid width (auto), then each fixed K of `widths`.
+std::vector<pspmv::HybridOption> hybrid_variants(const std::vector<int> &widths) {
+  std::vector<pspmv::HybridOption> v(1);
+  for (const int K : widths) {
+    pspmv::HybridOption h;
+    h.mode = pspmv::HybridOption::Mode::Fixed;
+    h.width = K;
+    v.push_back(h);
+  }
+  return v;
+}
+
+void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<int> &threads,
+               const std::vector<int> &widths) {
+  for (const pspmv::HybridOption &h : hybrid_variants(widths)) {
+    pspmv::RgCsrOptions o;
+    o.group_size = 64;
+    o.hybrid = h;
+    const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(v, o);
+    pspmv::cuda::DeviceRgCsr d;
+    CK(pspmv::cuda::upload(M, &d));
+    const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
+    run_variants(e, p, d, "rgcsr:g64" + (fixed ? ":K" + std::to_string(h.width) : ""), fixed ? std::vector<int>{} : threads,
+                 M.hybrid_width, 1e-12);
+  }
 }
 
 void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f,
-                  const std::vector<int> &threads) {
-  pspmv::PackSellOptions o;
-  o.value_format = f;
-  o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
-  const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
-  pspmv::cuda::DevicePackSell d;
-  CK(pspmv::cuda::upload(M, &d));
-  run_variants(e, p, d, "packsell:" + f.name(), threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+                  const std::vector<int> &threads, const std::vector<int> &widths) {
+  for (const pspmv::HybridOption &h : hybrid_variants(widths)) {
+    pspmv::PackSellOptions o;
+    o.value_format = f;
+    o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
+    o.hybrid = h;
+    const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
+    pspmv::cuda::DevicePackSell d;
+    CK(pspmv::cuda::upload(M, &d));
+    const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
+    run_variants(e, p, d, "packsell:" + f.name() + (fixed ? ":K" + std::to_string(h.width) : ""),
+                 fixed ? std::vector<int>{} : threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+  }
 }
 
 } // namespace
@@ -172,6 +197,7 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
 int main(int argc, char **argv) {
   std::vector<std::string> gens, files;
   std::vector<int> threads; // threads per row to time besides upload's choice
+  std::vector<int> widths;  // fixed hybrid widths K to time besides auto
   Env e{};
   e.reps = 50;
   const char *csv = nullptr;
@@ -180,9 +206,9 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "-f")) files = bench::split(argv[i + 1], ',');
     else if (!std::strcmp(argv[i], "-reps")) e.reps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "-csv")) csv = argv[i + 1];
-    else if (!std::strcmp(argv[i], "-threads")) {
-      threads.clear();
-      for (const auto &t : bench::split(argv[i + 1], ',')) threads.push_back(std::atoi(t.c_str()));
+    else if (!std::strcmp(argv[i], "-threads") || !std::strcmp(argv[i], "-widths")) {
+      std::vector<int> &list = argv[i][1] == 't' ? threads : widths;
+      for (const auto &t : bench::split(argv[i + 1], ',')) list.push_back(std::atoi(t.c_str()));
     }
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
@@ -212,10 +238,10 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&p.dy, sizeof(double) * std::max<size_t>(1, p.yref.size())));
     CK(cudaMemcpy(p.dx, p.x.data(), sizeof(double) * p.x.size(), cudaMemcpyHostToDevice));
     const pspmv::CsrView v{p.A.rows, p.A.cols, p.A.rowptr.data(), p.A.colidx.data(), p.A.values.data()};
-    run_rgcsr(e, p, v, threads);
+    run_rgcsr(e, p, v, threads, widths);
     for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14),
                           pspmv::ValueFormat::exact()})
-      run_packsell(e, p, v, f, threads);
+      run_packsell(e, p, v, f, threads, widths);
     CK(cudaFree(p.dx));
     CK(cudaFree(p.dy));
     std::fflush(stdout);

@@ -53,12 +53,13 @@ fi
 
 if has kernels; then
   # KERNEL_MATRICES: shared matrix names ("all": every one), KERNEL_GEN: generated ones,
-  # KERNEL_THREADS: threads per row to time besides upload's choice (e.g. 1,2,4,8).
+  # KERNEL_THREADS: threads per row to time besides upload's choice (e.g. 1,2,4,8);
+  # KERNEL_WIDTHS: fixed hybrid widths K to time besides auto (e.g. 16,32,64).
   names=${KERNEL_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph wiki-Vote rajat01 PGPgiantcompo watt_2 west0479 power}
   [ "$names" = all ] && names=$(cd $mdir && ls *.mtx | sed 's/\.mtx$//')
   files=$(for m in $names; do printf '%s,' $mdir/$m.mtx; done)
   "$build/bench/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps 50 \
-    -threads "${KERNEL_THREADS:-}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
+    -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
   note "kernel_bench rc=$? (kernel_bench.txt)"
 fi
 

@@ -21,12 +21,6 @@ int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
   return std::min(choose_hybrid_width(len, G, kRgCsrHybridCost), maxlen);
 }
 
-// Regular nonzeros of the layout: sum of row_length.
-int64_t regular_nnz(const RgCsrMatrix &M) {
-  int64_t n = 0;
-  for (int32_t l : M.row_length) n += l;
-  return n;
-}
 
 } // namespace
 
@@ -76,7 +70,7 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
 }
 
 void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
-  detail::check_same_shape(A, M.rows, M.cols, regular_nnz(M) + M.tail.nnz());
+  detail::check_same_shape(A, M.rows, M.cols, rgcsr_regular_nnz(M) + M.tail.nnz());
   check_csr(A);
   const int32_t G = M.group_size, K = M.hybrid_width;
   // Check the whole pattern first so a refused update leaves M unchanged.
@@ -95,6 +89,12 @@ void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k)
       M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
   }
+}
+
+int64_t rgcsr_regular_nnz(const RgCsrMatrix &M) {
+  int64_t n = 0;
+  for (int32_t l : M.row_length) n += l;
+  return n;
 }
 
 } // namespace pspmv

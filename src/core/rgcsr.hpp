@@ -51,6 +51,8 @@ void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M);
 void rgcsr_spmv(const RgCsrMatrix &M, const double *x, double *y, bool add);
 // d[r] = A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal entry).
 void rgcsr_diagonal(const RgCsrMatrix &M, double *d);
+// Nonzeros of the regular part (sum of row_length; the tail holds the rest).
+int64_t rgcsr_regular_nnz(const RgCsrMatrix &M);
 
 
 } // namespace pspmv

@@ -269,7 +269,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   d->num_words = nwords;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
-  d->threads_per_row = threads_per_row(h.rows, resident);
+  d->threads_per_row = threads_per_row(h.rows, nwords, resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.slice_pointers, &d->slice_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));

@@ -177,7 +177,7 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   d->num_slots = slots;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
-  d->threads_per_row = threads_per_row(h.rows, resident);
+  d->threads_per_row = threads_per_row(h.rows, rgcsr_regular_nnz(h), resident);
   PSPMV_CUDA_TRY(detail::alloc_copy(h.group_pointers, &d->group_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));

@@ -147,7 +147,8 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   ASSERT_CUDA(cuda::upload(M, &d));
   EXPECT_EQ(d.rows, A.rows);
   EXPECT_EQ(d.cols, A.cols);
-  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, resident_threads())) << "upload's choice of T";
+  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, rgcsr_regular_nnz(M), resident_threads()))
+      << "upload's choice of T";
   if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.num_slots, M.group_pointers.back());
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
@@ -178,7 +179,8 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.num_words, M.slice_pointers.back());
   EXPECT_EQ(d.delta_bits, M.delta_bits);
-  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, resident_threads())) << "upload's choice of T";
+  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, d.num_words, resident_threads()))
+      << "upload's choice of T";
   if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);

@@ -1,5 +1,6 @@
 // Hybrid split: option parsing, the cost rule that picks K, and the COO tail.
 #include "hybrid.hpp"
+#include <limits>
 #include "layout_util.hpp"
 #include <algorithm>
 
@@ -82,11 +83,14 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
   const auto cost_of = [&]() {
     return cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
   };
-  double best_cost = cost_of();
+  // With a tail width cap, a K that leaves a tail must be <= the cap.
+  const auto allowed = [&](int32_t K) { return cost.tail_width_cap <= 0 || K == maxlen || K <= cost.tail_width_cap; };
+  double best_cost = allowed(top) ? cost_of() : std::numeric_limits<double>::infinity();
   int32_t best = top;
   for (int32_t K = top - 1; K >= 1; --K) {
     slots -= int64_t(block) * blocks_reaching[K + 1];
     tail += rows_longer[K];
+    if (!allowed(K)) continue;
     const double c = cost_of();
     if (c < best_cost) { best_cost = c; best = K; }
   }

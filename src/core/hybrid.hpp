@@ -25,7 +25,21 @@ struct HybridCost {
   // What having a tail at all costs a product, in bytes of equal time: the tail's warps run
   // after (or wait for) the regular part, and a large tail needs a launch of its own.
   double tail_fixed_bytes = 0;
+  // When > 0: a K that leaves a tail is at most this (K = longest row, no tail, stays
+  // allowed up to the latency cap). Used by PackSELL on small matrices, see
+  // kLatencyBoundRows.
+  int32_t tail_width_cap = 0;
 };
+
+// Small matrices (rows <= kLatencyBoundRows, where the H200 kernels run 2-8 threads per row
+// and a product is one latency-bound wave) cap a PackSELL K that leaves a tail anyway at
+// kLatencyBoundTailWidth: a row's threads walk its slice in rounds of 4T words, each round a
+// dependent memory latency, while the byte model only sees the tail's 16 B per entry.
+// Measured (kernel_bench, H200, docs/benchmarks.md run 6): bundle1 K = 292 -> 32: 17.9 ->
+// 13.8 us; Maragal_6 K = 71 -> 32: 14.8 -> 13.8 us; mbeacxc K = 125 -> 32: 10.4 -> 8.2 us.
+// Matrices whose rows all fit (bcsstk16, EX5: no tail) keep K = longest row.
+constexpr int64_t kLatencyBoundRows = 65536;
+constexpr int32_t kLatencyBoundTailWidth = 32;
 
 // The fixed cost of a tail used by PackSELL: about 1 us of H200 bandwidth (4 MiB). On a
 // small matrix a tail of a few entries saved kilobytes of padding and cost a ~3 us kernel
@@ -37,7 +51,8 @@ constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 // the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
 //            + tail_bytes * sum_rows max(0, len - K) + (tail_fixed_bytes if any row > K),
-// the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len));
+// the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len)),
+// and, with cost.tail_width_cap > 0, over K <= tail_width_cap or K = longest row (no tail);
 // ties go to the larger K (smaller tail); K >= 1 (0 only when every row is empty). Evaluated
 // for every candidate K in O(rows + longest row). Returns min(longest row, cap) when no
 // smaller K is cheaper. Throws FormatError for block < 1 or a negative length.

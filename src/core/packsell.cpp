@@ -140,7 +140,7 @@ int32_t width_for(const std::vector<int32_t> &sorted_words, const HybridOption &
   case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
   case HybridOption::Mode::Auto: break;
   }
-  return std::min(choose_hybrid_width(sorted_words, C, packsell_hybrid_cost(f)), maxlen);
+  return std::min(choose_hybrid_width(sorted_words, C, packsell_hybrid_cost(f, int64_t(sorted_words.size()))), maxlen);
 }
 
 // Regular words of a layout whose rows, in stored order, have these word counts: every slice
@@ -207,7 +207,7 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
       return pending;
     });
   }
-  const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format);
+  const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format, A.rows);
   std::vector<double> cost;
   for (const Candidate &c : cand) {
     int64_t tail = 0;

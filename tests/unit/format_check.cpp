@@ -268,7 +268,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
     for (size_t w0 = 0; w0 < len.size(); w0 += size_t(cfg.sigma))
       std::stable_sort(len.begin() + w0, len.begin() + std::min(len.size(), w0 + size_t(cfg.sigma)),
                        std::greater<int32_t>());
-  return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::packsell_hybrid_cost(f)), maxlen);
+  return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::packsell_hybrid_cost(f, A.rows)), maxlen);
 }
 
 void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {

@@ -1,5 +1,6 @@
 // Hybrid option parsing, the cost rule that picks K (against brute force), and the COO tail.
 #include "core/hybrid.hpp"
+#include "core/packsell.hpp"
 #include "core/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "random_matrix.hpp"
@@ -112,6 +113,24 @@ TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth) {
   one[5] = 1000;
   EXPECT_EQ(hybrid_width_cap(one), 71); // 4 * 1126 / 64 = 70.375
   EXPECT_EQ(choose_hybrid_width(one, 32, HybridCost{12, 16}), 2);
+}
+
+TEST(ChooseHybridWidth, TailWidthCapBoundsOnlyAWidthThatLeavesATail) {
+  // One row of 1000 among 63 rows of 100 (block 1, no padding): every K < 1000 leaves a tail.
+  std::vector<int32_t> len(64, 100);
+  len[7] = 1000;
+  const HybridCost words{4, 16, kTailFixedBytes};
+  HybridCost capped = words;
+  capped.tail_width_cap = 32;
+  EXPECT_EQ(hybrid_width_cap(len), 457);
+  EXPECT_EQ(choose_hybrid_width(len, 1, words), 457) << "storage-minimal K is the latency cap";
+  EXPECT_EQ(choose_hybrid_width(len, 1, capped), 32);
+  // Rows that all fit under the latency cap: no tail, the tail width cap changes nothing.
+  const std::vector<int32_t> fits(64, 81);
+  EXPECT_EQ(choose_hybrid_width(fits, 32, capped), 81);
+  // PackSELL's model sets the cap on small matrices only.
+  EXPECT_EQ(packsell_hybrid_cost(ValueFormat::bf16(), kLatencyBoundRows).tail_width_cap, kLatencyBoundTailWidth);
+  EXPECT_EQ(packsell_hybrid_cost(ValueFormat::bf16(), kLatencyBoundRows + 1).tail_width_cap, 0);
 }
 
 TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {

@@ -109,6 +109,17 @@ void all_packsell(const HostCsr &A, const std::string &label,
   for (const PsConfig &c : packsell_configs(scaling)) check_packsell(A, c, label);
 }
 
+// Upload's choice of threads per row for a host layout (0 if the upload failed).
+template <class Device, class Host>
+int32_t uploaded_threads_per_row(const Host &M) {
+  Device d;
+  const cudaError_t err = pspmv::cuda::upload(M, &d);
+  EXPECT_CUDA(err);
+  const int32_t T = err == cudaSuccess ? d.threads_per_row : 0;
+  EXPECT_CUDA(pspmv::cuda::release(&d));
+  return T;
+}
+
 } // namespace
 
 TEST(RandomRgCsr, SquareEmptyRows) { all_rgcsr(square_empty_rows(), "square_empty_rows"); }
@@ -124,11 +135,7 @@ TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
   const HostCsr A = medium_rows();
   pspmv::RgCsrOptions opt;
   opt.hybrid = hybrid_none();
-  const pspmv::RgCsrMatrix M = pspmv::build_rgcsr(A.view(), opt);
-  pspmv::cuda::DeviceRgCsr d;
-  ASSERT_CUDA(pspmv::cuda::upload(M, &d));
-  EXPECT_EQ(d.threads_per_row, 8);
-  EXPECT_CUDA(pspmv::cuda::release(&d));
+  EXPECT_EQ(uploaded_threads_per_row<pspmv::cuda::DeviceRgCsr>(pspmv::build_rgcsr(A.view(), opt)), 8);
   all_rgcsr(A, "medium_rows");
 }
 TEST(RandomRgCsr, TinyRowCounts) {
@@ -148,11 +155,7 @@ TEST(RandomPackSell, MediumRowsThreadsPerRow) {
   const HostCsr A = medium_rows();
   pspmv::PackSellOptions opt;
   opt.hybrid = hybrid_none();
-  const pspmv::PackSellMatrix M = pspmv::build_packsell(A.view(), opt);
-  pspmv::cuda::DevicePackSell d;
-  ASSERT_CUDA(pspmv::cuda::upload(M, &d));
-  EXPECT_EQ(d.threads_per_row, 8);
-  EXPECT_CUDA(pspmv::cuda::release(&d));
+  EXPECT_EQ(uploaded_threads_per_row<pspmv::cuda::DevicePackSell>(pspmv::build_packsell(A.view(), opt)), 8);
   all_packsell(A, "medium_rows");
 }
 TEST(RandomPackSell, TinyRowCounts) {

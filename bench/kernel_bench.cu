@@ -111,8 +111,8 @@ void report(Env &e, const Problem &p, const std::string &format, const std::stri
     std::fprintf(stderr, "kernel_bench: %s %s %s: error %.3e above %.1e\n", p.A.name.c_str(), format.c_str(),
                  variant.c_str(), err, bound);
   }
-  std::printf("%-28s %-20s %-22s %10.2f %9.1f %10lld %7d %9.2e\n", p.A.name.c_str(), format.c_str(), variant.c_str(), us,
-              bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
+  std::printf("%-28s %-20s %-22s %10.2f %9.1f %10lld %7d %9.2e\n", p.A.name.c_str(), format.c_str(), variant.c_str(),
+              us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
   if (e.csv)
     std::fprintf(e.csv, "%s,%d,%lld,%s,%s,%.3f,%.1f,%lld,%d,%.3e\n", p.A.name.c_str(), p.A.rows, (long long)p.A.nnz(),
                  format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
@@ -171,8 +171,8 @@ void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<in
     pspmv::cuda::DeviceRgCsr d;
     CK(pspmv::cuda::upload(M, &d));
     const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
-    run_variants(e, p, d, "rgcsr:g64" + (fixed ? ":K" + std::to_string(h.width) : ""), fixed ? std::vector<int>{} : threads,
-                 M.hybrid_width, 1e-12);
+    run_variants(e, p, d, "rgcsr:g64" + (fixed ? ":K" + std::to_string(h.width) : ""),
+                 fixed ? std::vector<int>{} : threads, M.hybrid_width, 1e-12);
   }
 }
 
@@ -221,9 +221,10 @@ int main(int argc, char **argv) {
   CK(cudaMemset(e.flush, 0x3f, e.flush_bytes));
   CK(cudaMalloc(&e.sink, sizeof(double)));
   e.csv = csv ? std::fopen(csv, "w") : nullptr;
-  if (e.csv) std::fprintf(e.csv, "matrix,rows,nnz,format,variant,time_us,gbytes_per_s,tail_nnz,hybrid_width,rel_error\n");
-  std::printf("%-28s %-20s %-22s %10s %9s %10s %7s %9s\n", "matrix", "format", "variant", "median_us", "GB/s", "tail_nnz",
-              "K", "error");
+  if (e.csv)
+    std::fprintf(e.csv, "matrix,rows,nnz,format,variant,time_us,gbytes_per_s,tail_nnz,hybrid_width,rel_error\n");
+  std::printf("%-28s %-20s %-22s %10s %9s %10s %7s %9s\n", "matrix", "format", "variant", "median_us", "GB/s",
+              "tail_nnz", "K", "error");
   std::vector<std::string> specs;
   for (auto &g : gens) specs.push_back("gen:" + g);
   for (auto &f : files) specs.push_back(f);

@@ -1,8 +1,8 @@
 // Hybrid split: option parsing, the cost rule that picks K, and the COO tail.
 #include "hybrid.hpp"
-#include <limits>
 #include "layout_util.hpp"
 #include <algorithm>
+#include <limits>
 
 namespace pspmv {
 

@@ -30,7 +30,8 @@ enum class PackSellScaling : int { None = 0, Auto = 1 };
 // its FP64 value in Exact mode), a tail entry row + column + value, a fixed cost for having a
 // tail, and on small matrices a cap on a K that leaves a tail (kLatencyBoundRows).
 inline HybridCost packsell_hybrid_cost(const ValueFormat &f, int64_t rows) {
-  return HybridCost{f.lossy() ? 4.0 : 12.0, 16.0, kTailFixedBytes, rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0};
+  return HybridCost{f.lossy() ? 4.0 : 12.0, 16.0, kTailFixedBytes,
+                    rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0};
 }
 
 // PackSellOptions::sigma asking the builder to choose the window (PETSC_DECIDE in PETSc).

@@ -29,8 +29,9 @@
 // a kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of
 // the occupancy API once per kernel; ours hold 5-8), so regular blocks always find room and
 // never wait for anything. (Not a minimum-blocks launch bound: with one, ptxas spent up to 64
-// registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.) Consequence: two products of one matrix must not run
-// concurrently on different streams (they would share the counters).
+// registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.)
+// Consequence: two products of one matrix must not run concurrently on different streams
+// (they would share the counters).
 #pragma once
 #include "../core/hybrid.hpp"
 #include "device_formats.hpp"

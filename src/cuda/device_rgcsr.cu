@@ -8,7 +8,8 @@
 // Four nonzeros are loaded before the first multiply (independent loads in flight); the
 // FP64 sum is one accumulator in k order, the order of the host reference.
 // Matrix arrays are read with streaming loads (__ldcs: evict-first), x and the group pointers
-// (shared by a group's rows) through the read-only path (__ldg) so they stay cached. Slot offsets are 64-bit.
+// (shared by a group's rows) through the read-only path (__ldg) so they stay cached. Slot
+// offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
 // The COO tail of the hybrid split runs fused into the same launch when small (coo_tail.cuh).
 //
@@ -122,8 +123,8 @@ struct RgCsrRowsMulti {
       const int32_t lane = r - g * a.G;
       const int32_t n = __ldcs(a.row_length + r);
       // from slot k to slot k + T: stride T*G
-      sum = rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane + static_cast<int64_t>(t) * a.G, static_cast<int64_t>(T) * a.G,
-                          t, T, n);
+      sum = rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane + static_cast<int64_t>(t) * a.G,
+                          static_cast<int64_t>(T) * a.G, t, T, n);
     }
     // Every thread of the warp gets here (rows past the end are inactive, not returned). The
     // T threads of a row are aligned lanes of one warp.

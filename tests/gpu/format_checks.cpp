@@ -159,9 +159,10 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   for (const bool fused : tail_paths(d.tail)) {
     d.tail.allow_fused = fused;
     check_product(
-        A, what + (fused ? "" : " separate tail"), [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, LossyBound{},
-        seed);
+        A, what + (fused ? "" : " separate tail"),
+        [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
+        LossyBound{}, seed);
     check_tail_counters(d.tail, what);
   }
   EXPECT_CUDA(cuda::release(&d));
@@ -179,8 +180,7 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.num_words, M.slice_pointers.back());
   EXPECT_EQ(d.delta_bits, M.delta_bits);
-  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, d.num_words, resident_threads()))
-      << "upload's choice of T";
+  EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, d.num_words, resident_threads())) << "upload's choice of T";
   if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);
@@ -191,7 +191,8 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   for (const bool fused : tail_paths(d.tail)) {
     d.tail.allow_fused = fused;
     check_product(
-        A, what + (fused ? "" : " separate tail"), [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        A, what + (fused ? "" : " separate tail"),
+        [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
         [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
         lossy_bound(c.format, M.scale_exponent), seed);
     check_tail_counters(d.tail, what);

@@ -8,7 +8,7 @@
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
-# shared matrices with a COO tail (KERNEL_MATRICES, KERNEL_GEN, KERNEL_THREADS change that); profile: bench/profile.sh (Nsight Compute counters, SASS).
+# shared matrices with a COO tail (KERNEL_MATRICES, KERNEL_GEN, KERNEL_THREADS, KERNEL_WIDTHS change that); profile: bench/profile.sh (Nsight Compute counters, SASS).
 set -uo pipefail
 out=${1:?usage: gpu_validate.sh OUTDIR [stage ...]}
 shift

@@ -209,6 +209,12 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "-threads") || !std::strcmp(argv[i], "-widths")) {
       std::vector<int> &list = argv[i][1] == 't' ? threads : widths;
       for (const auto &t : bench::split(argv[i + 1], ',')) list.push_back(std::atoi(t.c_str()));
+      for (const int v : list)
+        if (argv[i][1] == 't' ? (v != 1 && v != 2 && v != 4 && v != 8) : v < 1) {
+          std::fprintf(stderr, "%s: %d is not %s\n", argv[i], v,
+                       argv[i][1] == 't' ? "1, 2, 4 or 8 threads per row" : "a hybrid width >= 1");
+          return 2;
+        }
     }
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);

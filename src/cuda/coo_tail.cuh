@@ -24,17 +24,19 @@
 // increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
 // finish resets both counters for the next product (which is ordered after this one on the
-// stream). Deadlock-free whatever order the blocks are dispatched in: at most
-// kFusedTailBlocksPerSM x (multiprocessors) tail blocks exist and the tail is fused only into
-// a kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of
-// the occupancy API once per kernel; ours hold 5-8), so regular blocks always find room and
-// never wait for anything. (Not a minimum-blocks launch bound: with one, ptxas spent up to 64
+// stream). Deadlock-free: the regular blocks wait for nothing, and a tail block can only
+// wait on regular blocks of its own launch. The hardware dispatches a grid's blocks in index
+// order (regular blocks first), and even in any order one launch has at most
+// kFusedTailBlocksPerSM x (multiprocessors) tail blocks while the tail is fused only into a
+// kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of the
+// occupancy API; ours hold 5-8), so its regular blocks always find room. (Not a minimum-blocks launch bound: with one, ptxas spent up to 64
 // registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.)
 // Consequence: two products of one matrix must not run concurrently on different streams
 // (they would share the counters).
 #pragma once
 #include "../core/hybrid.hpp"
 #include "device_formats.hpp"
+#include <atomic>
 #include <cuda_runtime.h>
 
 namespace pspmv {
@@ -208,20 +210,35 @@ __global__ void __launch_bounds__(kTailThreads)
   coo_tail_block(t, blockIdx.x - t.regular_blocks, x, y);
 }
 
+// Blocks of hybrid_kernel<Regular> a multiprocessor of the current device holds (registers
+// decide), asked of the occupancy API once per device ordinal. 0 (the tail is not fused) when
+// the query fails; a failure is not cached and its error is cleared, so the launch that
+// follows reports only its own.
+template <class Regular>
+int fused_blocks_per_sm() {
+  static std::atomic<int> cache[64] = {};
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const bool cached = dev >= 0 && dev < 64;
+  if (cached && (n = cache[dev].load(std::memory_order_relaxed)) > 0) return n;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, hybrid_kernel<Regular>, kTailThreads, 0) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (cached && n > 0) cache[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
+
 // Launches hybrid_kernel for `regular_blocks` blocks of Regular plus the planned tail (fused
 // blocks, or its own kernel after it).
 template <class Regular>
 cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, const DeviceCooTail &tail,
                           const double *x, double *y, cudaStream_t stream) {
-  // Blocks of this kernel a multiprocessor holds (registers decide; asked once).
-  static const int per_sm = [] {
-    int n = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, hybrid_kernel<Regular>, kTailThreads, 0) == cudaSuccess
-               ? n
-               : 0;
-  }();
   TailPlan plan;
-  cudaError_t err = plan_tail(tail, per_sm > kFusedTailBlocksPerSM, &plan);
+  cudaError_t err = plan_tail(tail, fused_blocks_per_sm<Regular>() > kFusedTailBlocksPerSM, &plan);
   if (err != cudaSuccess) return err;
   const TailArgs args = fused_tail_args(tail, plan, regular_blocks);
   hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(reg, args, x, y);

@@ -22,7 +22,8 @@
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
 // launch when small (coo_tail.cuh).
-// ptxas -v (sm_90, CUDA 13.0): 30-32 registers for every variant; no stack, no spills.
+// ptxas -v (sm_90, CUDA 13.0): 30-32 registers at T = 1; T > 1: 32-39 (Exact 40-48, 5-6
+// blocks per multiprocessor; used only for matrices with few rows); no stack, no spills.
 //
 // T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
 // matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
@@ -257,6 +258,13 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 <
                         (h.rows + int64_t(h.slice_height) - 1) / h.slice_height)
     return cudaErrorInvalidValue;
+  // Every slice is C rows x its width: the kernels' warps rely on it (a warp's rows share one
+  // slice width, so its loop and shuffles are uniform).
+  for (size_t s = 0; s + 1 < h.slice_pointers.size(); ++s) {
+    const int64_t words = h.slice_pointers[s + 1] - h.slice_pointers[s];
+    if (words < 0 || words % h.slice_height != 0) return cudaErrorInvalidValue;
+  }
+  if (!h.slice_pointers.empty() && h.slice_pointers.front() != 0) return cudaErrorInvalidValue;
   detail::WordFormat f;
   if (!word_format(h.value_format, h.delta_bits, &f)) return cudaErrorInvalidValue;
   d->rows = h.rows;

@@ -73,9 +73,9 @@ std::vector<PsConfig> packsell_configs(PackSellScaling scaling) {
   v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_auto()});
   v.push_back({128, 1024, ValueFormat::fp16(), scaling, hybrid_auto()});
   v.push_back({256, 256, ValueFormat::e8m(10), scaling, hybrid_none()});
-  for (int32_t T : {2, 4, 8}) {
+  for (int32_t T : {1, 2, 4, 8}) {
     v.push_back({32, 1, ValueFormat::bf16(), scaling, hybrid_none(), T});
-    v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(5), T});
+    v.push_back({64, 1024, ValueFormat::exact(), PackSellScaling::None, hybrid_none(), T});
     v.push_back({32, 1, ValueFormat::fp16(), scaling, hybrid_auto(), T});
   }
   return v;

@@ -35,9 +35,10 @@ pspmv::HybridOption hybrid_fixed(int32_t K);
 // (G = 32, none) and (G = 64, fixed 5) with T = 1, 2, 4, 8 forced.
 std::vector<RgConfig> rgcsr_configs();
 // exact, fp16, bf16, e8m14, e8m22 x sigma 1, 1024 x hybrid none, auto, fixed 2 (C = 32),
-// plus C = 64, 128, 256 with sorting and auto hybrid, plus T = 2, 4, 8 threads per row forced
-// on (C = 32, bf16, unsorted, none), (C = 64, exact, sorted, fixed 5) and (C = 32, fp16,
-// unsorted, auto). `scaling` for every lossy format.
+// plus C = 64, 128, 256 with sorting and auto hybrid, plus T = 1, 2, 4, 8 threads per row
+// forced on (C = 32, bf16, unsorted, none), (C = 64, exact, sorted, none: rows of several
+// rounds) and (C = 32, fp16, unsorted, auto): upload picks T > 1 for most test matrices, so
+// T = 1, the kernel of every large matrix, is forced too. `scaling` for every lossy format.
 std::vector<PsConfig> packsell_configs(pspmv::PackSellScaling scaling);
 
 // Builds, uploads, checks the product (both add modes) against the host references, the

@@ -213,9 +213,13 @@ TEST(SmallEdge, RgCsrSlotOffsetsBeyond32Bits) {
   s.group_pointers = dgp.get();
   s.columns = shifted(d.columns, -kOffset);
   s.values = shifted(d.values, -kOffset);
-  check_product(
-      A, "RgCSR shifted by 2^32+", [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-      [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); }, {});
+  for (const int32_t T : {1, 2, 4, 8}) { // every kernel; large matrices run T = 1
+    s.threads_per_row = T;
+    check_product(
+        A, "RgCSR shifted by 2^32+, T=" + std::to_string(T),
+        [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
+        [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); }, {});
+  }
   EXPECT_CUDA(cuda::release(&d));
 }
 
@@ -239,10 +243,14 @@ TEST(SmallEdge, PackSellWordOffsetsBeyond32Bits) {
     s.slice_pointers = dsp.get();
     s.words = shifted(d.words, -kOffset);
     if (d.exact_values) s.exact_values = shifted(d.exact_values, -kOffset);
-    check_product(
-        A, "PackSELL shifted by 2^32+", [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
-        [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); },
-        lossy_bound(f, M.scale_exponent));
+    for (const int32_t T : {1, 2, 4, 8}) { // every kernel; large matrices run T = 1
+      s.threads_per_row = T;
+      check_product(
+          A, "PackSELL shifted by 2^32+, T=" + std::to_string(T),
+          [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+          [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); },
+          lossy_bound(f, M.scale_exponent));
+    }
     EXPECT_CUDA(cuda::release(&d));
   }
 }

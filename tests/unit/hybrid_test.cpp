@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
+#include <limits>
 
 using namespace pspmv;
 using namespace pspmv_test;
@@ -140,7 +141,10 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
     std::vector<int32_t> len(n);
     for (auto &l : len) l = rng.uniform() < 0.05 ? int32_t(rng.below(500)) : int32_t(rng.below(12));
     const int32_t block = int32_t(1 + rng.below(70));
-    const HybridCost c = t % 3 == 0 ? HybridCost{12, 16} : t % 3 == 1 ? HybridCost{4, 16} : HybridCost{4, 16, 2000};
+    const HybridCost c = t % 4 == 0   ? HybridCost{12, 16}
+                         : t % 4 == 1 ? HybridCost{4, 16}
+                         : t % 4 == 2 ? HybridCost{4, 16, 2000}
+                                      : HybridCost{4, 16, 2000, int32_t(1 + rng.below(40))};
     const int32_t maxlen = *std::max_element(len.begin(), len.end());
     // Latency cap, recomputed in floating point: max(32, ceil(4 * mean)).
     double sum = 0;
@@ -150,9 +154,16 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
       ASSERT_EQ(choose_hybrid_width(len, block, c), 0) << "trial " << t;
       continue;
     }
-    int32_t best = std::min(maxlen, cap);
-    for (int32_t K = best; K >= 1; --K)
-      if (cost_of(len, block, c, K) < cost_of(len, block, c, best)) best = K;
+    // A K that leaves a tail must also be <= the tail width cap, when there is one.
+    const auto allowed = [&](int32_t K) { return c.tail_width_cap <= 0 || K == maxlen || K <= c.tail_width_cap; };
+    const int32_t top = std::min(maxlen, cap);
+    int32_t best = top;
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (int32_t K = top; K >= 1; --K)
+      if (allowed(K) && cost_of(len, block, c, K) < best_cost) {
+        best = K;
+        best_cost = cost_of(len, block, c, K);
+      }
     ASSERT_EQ(choose_hybrid_width(len, block, c), best) << "trial " << t;
   }
 }

@@ -192,6 +192,20 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
   }
 }
 
+// Parses a comma-separated list of integers for option `opt`; false (with a message) if an
+// entry is not valid.
+bool int_list(const char *opt, const char *arg, bool (*valid)(int), std::vector<int> *out) {
+  for (const auto &t : bench::split(arg, ',')) {
+    const int v = std::atoi(t.c_str());
+    if (!valid(v)) {
+      std::fprintf(stderr, "%s: '%s' is not allowed (threads per row: 1, 2, 4, 8; widths: >= 1)\n", opt, t.c_str());
+      return false;
+    }
+    out->push_back(v);
+  }
+  return true;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -206,15 +220,11 @@ int main(int argc, char **argv) {
     else if (!std::strcmp(argv[i], "-f")) files = bench::split(argv[i + 1], ',');
     else if (!std::strcmp(argv[i], "-reps")) e.reps = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "-csv")) csv = argv[i + 1];
-    else if (!std::strcmp(argv[i], "-threads") || !std::strcmp(argv[i], "-widths")) {
-      std::vector<int> &list = argv[i][1] == 't' ? threads : widths;
-      for (const auto &t : bench::split(argv[i + 1], ',')) list.push_back(std::atoi(t.c_str()));
-      for (const int v : list)
-        if (argv[i][1] == 't' ? (v != 1 && v != 2 && v != 4 && v != 8) : v < 1) {
-          std::fprintf(stderr, "%s: %d is not %s\n", argv[i], v,
-                       argv[i][1] == 't' ? "1, 2, 4 or 8 threads per row" : "a hybrid width >= 1");
-          return 2;
-        }
+    else if (!std::strcmp(argv[i], "-threads")) {
+      if (!int_list(argv[i], argv[i + 1], [](int v) { return v == 1 || v == 2 || v == 4 || v == 8; }, &threads))
+        return 2;
+    } else if (!std::strcmp(argv[i], "-widths")) {
+      if (!int_list(argv[i], argv[i + 1], [](int v) { return v >= 1; }, &widths)) return 2;
     }
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);

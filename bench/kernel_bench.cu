@@ -4,11 +4,14 @@
 // and RgCSR loops).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
-//                [-widths 8,16,32]
+//                [-widths 8,16,32] [-sigmas 1,0,4096] [-formats rgcsr,fp16,bf16,e8m14,exact]
 //
 // Variants: the T upload chose (format name marked "*") with both tail paths, then every
 // other T of -threads (default none) with the tail as planned; then, for each fixed hybrid
 // width K of -widths (default none; format name ":K<width>"), upload's T, both tail paths.
+// PackSELL layouts are built for each sort window of -sigmas (default 1; 0 = auto, the
+// window the builder chose is in the name, ":sauto=<sigma>"; others ":s<sigma>"). -formats
+// picks the formats (default all five).
 // Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
@@ -177,19 +180,23 @@ void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<in
 }
 
 void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f,
-                  const std::vector<int> &threads, const std::vector<int> &widths) {
-  for (const pspmv::HybridOption &h : hybrid_variants(widths)) {
-    pspmv::PackSellOptions o;
-    o.value_format = f;
-    o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
-    o.hybrid = h;
-    const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
-    pspmv::cuda::DevicePackSell d;
-    CK(pspmv::cuda::upload(M, &d));
-    const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
-    run_variants(e, p, d, "packsell:" + f.name() + (fixed ? ":K" + std::to_string(h.width) : ""),
-                 fixed ? std::vector<int>{} : threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
-  }
+                  const std::vector<int> &threads, const std::vector<int> &widths, const std::vector<int> &sigmas) {
+  for (const int sigma : sigmas)
+    for (const pspmv::HybridOption &h : hybrid_variants(widths)) {
+      pspmv::PackSellOptions o;
+      o.value_format = f;
+      o.scaling = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
+      o.hybrid = h;
+      o.sigma = sigma == 0 ? pspmv::kPackSellSigmaAuto : sigma;
+      const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
+      pspmv::cuda::DevicePackSell d;
+      CK(pspmv::cuda::upload(M, &d));
+      const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
+      const std::string window =
+          sigma == 1 ? "" : sigma == 0 ? ":sauto=" + std::to_string(M.sigma) : ":s" + std::to_string(sigma);
+      run_variants(e, p, d, "packsell:" + f.name() + window + (fixed ? ":K" + std::to_string(h.width) : ""),
+                   fixed ? std::vector<int>{} : threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+    }
 }
 
 // Parses a comma-separated list of integers for option `opt`; false (with a message) if an
@@ -198,7 +205,7 @@ bool int_list(const char *opt, const char *arg, bool (*valid)(int), std::vector<
   for (const auto &t : bench::split(arg, ',')) {
     const int v = std::atoi(t.c_str());
     if (!valid(v)) {
-      std::fprintf(stderr, "%s: '%s' is not allowed (threads per row: 1, 2, 4, 8; widths: >= 1)\n", opt, t.c_str());
+      std::fprintf(stderr, "%s: '%s' is not allowed (threads per row: 1, 2, 4, 8; widths: >= 1; sigmas: 0, 1 or a multiple of 32)\n", opt, t.c_str());
       return false;
     }
     out->push_back(v);
@@ -212,6 +219,8 @@ int main(int argc, char **argv) {
   std::vector<std::string> gens, files;
   std::vector<int> threads; // threads per row to time besides upload's choice
   std::vector<int> widths;  // fixed hybrid widths K to time besides auto
+  std::vector<int> sigmas;  // PackSELL sort windows (0: auto); default {1}
+  std::vector<std::string> formats = {"rgcsr", "fp16", "bf16", "e8m14", "exact"};
   Env e{};
   e.reps = 50;
   const char *csv = nullptr;
@@ -225,12 +234,23 @@ int main(int argc, char **argv) {
         return 2;
     } else if (!std::strcmp(argv[i], "-widths")) {
       if (!int_list(argv[i], argv[i + 1], [](int v) { return v >= 1; }, &widths)) return 2;
+    } else if (!std::strcmp(argv[i], "-sigmas")) {
+      if (!int_list(argv[i], argv[i + 1], [](int v) { return v == 0 || v == 1 || (v > 0 && v % 32 == 0); }, &sigmas))
+        return 2;
+    } else if (!std::strcmp(argv[i], "-formats")) {
+      formats = bench::split(argv[i + 1], ',');
+      for (const auto &f : formats)
+        if (f != "rgcsr" && f != "fp16" && f != "bf16" && f != "e8m14" && f != "exact") {
+          std::fprintf(stderr, "-formats: '%s' is not one of rgcsr, fp16, bf16, e8m14, exact\n", f.c_str());
+          return 2;
+        }
     }
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }
   }
+  if (sigmas.empty()) sigmas.push_back(1);
   CK(cudaStreamCreateWithFlags(&e.stream, cudaStreamNonBlocking));
   e.flush_bytes = size_t(256) << 20;
   CK(cudaMalloc(&e.flush, e.flush_bytes));
@@ -255,10 +275,11 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&p.dy, sizeof(double) * std::max<size_t>(1, p.yref.size())));
     CK(cudaMemcpy(p.dx, p.x.data(), sizeof(double) * p.x.size(), cudaMemcpyHostToDevice));
     const pspmv::CsrView v{p.A.rows, p.A.cols, p.A.rowptr.data(), p.A.colidx.data(), p.A.values.data()};
-    run_rgcsr(e, p, v, threads, widths);
+    const auto wanted = [&](const char *name) { return std::count(formats.begin(), formats.end(), name) > 0; };
+    if (wanted("rgcsr")) run_rgcsr(e, p, v, threads, widths);
     for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14),
                           pspmv::ValueFormat::exact()})
-      run_packsell(e, p, v, f, threads, widths);
+      if (wanted(f.name().c_str())) run_packsell(e, p, v, f, threads, widths, sigmas);
     CK(cudaFree(p.dx));
     CK(cudaFree(p.dy));
     std::fflush(stdout);

@@ -8,7 +8,8 @@
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
-# shared matrices with a COO tail (KERNEL_MATRICES, KERNEL_GEN, KERNEL_THREADS, KERNEL_WIDTHS change that); profile: bench/profile.sh (Nsight Compute counters, SASS).
+# shared matrices with a COO tail (KERNEL_MATRICES, KERNEL_GEN, KERNEL_THREADS, KERNEL_WIDTHS,
+# KERNEL_SIGMAS, KERNEL_FORMATS change that); profile: bench/profile.sh (Nsight Compute counters, SASS).
 set -uo pipefail
 out=${1:?usage: gpu_validate.sh OUTDIR [stage ...]}
 shift
@@ -54,12 +55,15 @@ fi
 if has kernels; then
   # KERNEL_MATRICES: shared matrix names ("all": every one), KERNEL_GEN: generated ones,
   # KERNEL_THREADS: threads per row to time besides upload's choice (e.g. 1,2,4,8);
-  # KERNEL_WIDTHS: fixed hybrid widths K to time besides auto (e.g. 16,32,64).
+  # KERNEL_WIDTHS: fixed hybrid widths K to time besides auto (e.g. 16,32,64);
+  # KERNEL_SIGMAS: PackSELL sort windows (default 1; 0 = auto); KERNEL_FORMATS: a subset of
+  # rgcsr,fp16,bf16,e8m14,exact.
   names=${KERNEL_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph wiki-Vote rajat01 PGPgiantcompo watt_2 west0479 power}
   [ "$names" = all ] && names=$(cd $mdir && ls *.mtx | sed 's/\.mtx$//')
   files=$(for m in $names; do printf '%s,' $mdir/$m.mtx; done)
   "$build/bench/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps 50 \
-    -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
+    -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -sigmas "${KERNEL_SIGMAS:-1}" \
+    -formats "${KERNEL_FORMATS:-rgcsr,fp16,bf16,e8m14,exact}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
   note "kernel_bench rc=$? (kernel_bench.txt)"
 fi
 

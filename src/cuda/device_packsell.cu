@@ -11,19 +11,21 @@
 //   v = decode(w) (template on the value format: no format branch in the loop);
 //   sum = flag ? fma(v, x[col], sum) : sum      (a PTX selp: select, never a multiply by the
 //                                                flag and never a branch)
-// x[col] is loaded for every word, unpredicated, so the loop has no branch: col is always a
-// column of the row (a dummy jumps to the column of the nonzero it precedes, padding keeps
-// the last column) or 0 for an empty row, and a matrix with words has cols >= 1; padding
-// loads hit the L1 line of the row's last x. The product is selected out, never multiplied by
-// a zero value, so even an Inf/NaN in x cannot leak into a row through padding. Words go in
+// x[col] is loaded for nonzeros only, by a predicated load (value_decode.cuh, load_if: no
+// branch; a lane with flag 0 issues no request). Loading it for every word was simpler (col
+// is always in range) but a scattered warp gather costs one L1 wavefront per distinct line
+// even on hits, so dummies and padding cost as much as real gathers (power-law 4M rows:
+// docs/benchmarks.md, run 8). The product is selected out, never multiplied by a zero value,
+// so even an Inf/NaN in x cannot leak into a row through padding. Words go in
 // groups of 4 whose loads are issued before their columns are resolved, and before the
 // previous group's gathers (software-pipelined); the column chain is integer adds. Sum in
 // FP64 in word order (the host reference's order), times inv_scale once, written to
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
 // launch when small (coo_tail.cuh).
-// ptxas -v (sm_90, CUDA 13.0): 30-32 registers at T = 1; T > 1: 32-39 (Exact 40-48, 5-6
-// blocks per multiprocessor; used only for matrices with few rows); no stack, no spills.
+// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1; T > 1: 40 (Exact T = 2: 40; Exact T = 4,
+// 8: 32 with an 8-byte spill, ptxas's choice for occupancy; used only for matrices with few
+// rows); no other stack or spills.
 //
 // T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
 // matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
@@ -33,8 +35,8 @@
 // words: every sector is shared by at most two warps). The delta chain crosses threads: each
 // thread adds its 4 jumps, an exclusive prefix sum over the T threads (log2 T shuffles of
 // width T) gives each thread the column before its first word, and the round's total moves
-// the row's column on. Words past the slice width in the last round are read as 0 (padding:
-// a dummy with jump 0, selected out), at a clamped address. Pipelined like T = 1 (the next
+// the row's column on. Words past the slice width in the last round are not read but set to 0
+// (padding: flag 0, so neither x nor an Exact value is loaded for them). Pipelined like T = 1 (the next
 // round's words are loaded before this round's gathers). The T partial sums of a row are added
 // by a shuffle reduction; the sum order differs from the host reference's word order by
 // rounding only. Every lane of a warp runs the same rounds (32/T divides C: a warp's rows
@@ -62,7 +64,7 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
   const uint32_t flag = w & 1u;
   col += detail::word_jump(w, flag, f);
   const double v = detail::decode_word<K>(w, f, exact, slot);
-  const double xv = __ldg(x + col); // col is always in range: see the note at the top
+  const double xv = detail::load_if<false>(flag, x + col); // nonzeros only: see the note at the top
   sum = detail::select_f64(flag, fma(v, xv, sum), sum); // a dummy's value bits never reach sum
 }
 
@@ -136,13 +138,12 @@ struct PackSellRowsMulti {
   static constexpr int kWords = 4; // words per thread and round
   PackSellArgs a;
 
-  // Word u of this thread's part of a round (0 past the slice width; the slot is clamped so
-  // an Exact value load stays inside the array).
-  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
+  // Word u of this thread's part of a round (0 past the slice width: padding, so neither x
+  // nor an Exact value is loaded for it).
+  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords]) const {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
       const int64_t su = slot + u * static_cast<int64_t>(a.C);
-      at[u] = su < end ? su : end - 1;
       w[u] = su < end ? __ldcs(a.words + su) : 0u;
     }
   }
@@ -162,11 +163,10 @@ struct PackSellRowsMulti {
     double sum = 0.0;
     if (lead < end) {
       uint32_t w[kWords], n[kWords];
-      int64_t at[kWords], nat[kWords];
-      load(slot, end, w, at);
+      load(slot, end, w);
       while (true) {
         const bool more = lead + round < end;
-        load(more ? slot + round : slot, end, n, nat); // next round's words before this round's gathers
+        load(more ? slot + round : slot, end, n); // next round's words before this round's gathers
         uint32_t part[kWords]; // this thread's jumps, summed in word order
         uint32_t acc = 0;
 #pragma unroll
@@ -184,18 +184,15 @@ struct PackSellRowsMulti {
         col += __shfl_sync(detail::kFull, incl, T - 1, T);
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          const double v = detail::decode_word<K>(w[u], a.f, a.exact, at[u]);
-          const double xv = __ldg(a.x + (base + part[u]));
+          const double v = detail::decode_word<K>(w[u], a.f, a.exact, slot + u * static_cast<int64_t>(a.C));
+          const double xv = detail::load_if<false>(w[u] & 1u, a.x + (base + part[u]));
           sum = detail::select_f64(w[u] & 1u, fma(v, xv, sum), sum);
         }
         if (!more) break;
         lead += round;
         slot += round;
 #pragma unroll
-        for (int u = 0; u < kWords; ++u) {
-          w[u] = n[u];
-          at[u] = nat[u];
-        }
+        for (int u = 0; u < kWords; ++u) w[u] = n[u];
       }
     }
 #pragma unroll

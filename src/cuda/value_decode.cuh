@@ -7,7 +7,8 @@
 //        D+1 = 23-m, that equals w with its low D+1 bits cleared: one AND with
 //        value_mask = ~0u << (D+1). Exact: FP32 -> FP64 keeps subnormals, Inf and NaN (no -ftz).
 //   FP16: the 16 value bits are an IEEE binary16, converted exactly to FP64 (cvt.f64.f16).
-//   Exact: the word has no value bits; the FP64 value is exact_values[slot].
+//   Exact: the word has no value bits; the FP64 value is exact_values[slot] (loaded for
+//          nonzeros only).
 // Dummies and padding (flag 0) never contribute: callers SELECT on the flag (never multiply
 // by it), so whatever bits a dummy's value field holds (NaN included) cannot leak.
 #pragma once
@@ -25,13 +26,34 @@ struct WordFormat {
   uint32_t value_mask;  // ~0u << (D + 1): the value field in place (E8M)
 };
 
+// flag ? *p : 0.0 as a predicated load (PTX @p ld): a lane with flag 0 issues no memory
+// request at all. Why: a warp's gather of x with scattered columns costs one L1 wavefront per
+// distinct line even when every line hits, so unpredicated loads of dummies and padding (which
+// repeat a column of the row) cost as much L1 throughput as real gathers; on a power-law
+// matrix with 4M rows that was most of the regular part's time (docs/benchmarks.md, run 8).
+// `streaming`: ld.global.cs (read once: the Exact values), else ld.global.nc (x, reused).
+template <bool streaming>
+__device__ __forceinline__ double load_if(uint32_t flag, const double *p) {
+  double r;
+  if constexpr (streaming)
+    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t"
+        "@p ld.global.cs.f64 %0, [%2];\n\t}"
+        : "=d"(r)
+        : "r"(flag), "l"(p));
+  else
+    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t"
+        "@p ld.global.nc.f64 %0, [%2];\n\t}"
+        : "=d"(r)
+        : "r"(flag), "l"(p));
+  return r;
+}
+
 template <ValueKind K>
 __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f,
                                               const double *__restrict__ exact, int64_t slot) {
   if constexpr (K == ValueKind::Exact) {
-    (void)w;
     (void)f;
-    return __ldcs(exact + slot);
+    return load_if<true>(w & 1u, exact + slot); // a dummy's or padding's value is never used
   } else if constexpr (K == ValueKind::FP16) {
     (void)exact;
     (void)slot;

@@ -9,14 +9,14 @@
 // (no divergence in the trip count); each word is decoded branch-free:
 //   flag = w & 1; jump = flag ? (w >> 1) & dmask : (w >> 1); col += jump;
 //   v = decode(w) (template on the value format: no format branch in the loop);
-//   sum = flag ? fma(v, x[col], sum) : sum      (a PTX selp: select, never a multiply by the
-//                                                flag and never a branch)
-// x[col] is loaded for nonzeros only, by a predicated load (value_decode.cuh, load_if: no
-// branch; a lane with flag 0 issues no request). Loading it for every word was simpler (col
-// is always in range) but a scattered warp gather costs one L1 wavefront per distinct line
-// even on hits, so dummies and padding cost as much as real gathers (power-law 4M rows:
-// docs/benchmarks.md, run 8). The product is selected out, never multiplied by a zero value,
-// so even an Inf/NaN in x cannot leak into a row through padding. Words go in
+//   if (flag) sum = fma(v, x[col], sum)        (PTX predicated ld and fma: never a branch,
+//                                               never a multiply by the flag)
+// x[col] is loaded for nonzeros only (value_decode.cuh, fma_gather_if: a lane with flag 0
+// issues no request). Loading it for every word was simpler (col is always in range) but a
+// scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
+// and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
+// A dummy's or padding's value is never multiplied, so even an Inf/NaN in x cannot leak into
+// a row through padding. Words go in
 // groups of 4 whose loads are issued before their columns are resolved, and before the
 // previous group's gathers (software-pipelined); the column chain is integer adds. Sum in
 // FP64 in word order (the host reference's order), times inv_scale once, written to
@@ -64,8 +64,7 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
   const uint32_t flag = w & 1u;
   col += detail::word_jump(w, flag, f);
   const double v = detail::decode_word<K>(w, f, exact, slot);
-  const double xv = detail::load_if<false>(flag, x + col); // nonzeros only: see the note at the top
-  sum = detail::select_f64(flag, fma(v, xv, sum), sum); // a dummy's value bits never reach sum
+  detail::fma_gather_if(flag, v, x + col, sum); // nonzeros only: see the note at the top
 }
 
 // The arrays and constants a product reads.
@@ -185,8 +184,7 @@ struct PackSellRowsMulti {
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
           const double v = detail::decode_word<K>(w[u], a.f, a.exact, slot + u * static_cast<int64_t>(a.C));
-          const double xv = detail::load_if<false>(w[u] & 1u, a.x + (base + part[u]));
-          sum = detail::select_f64(w[u] & 1u, fma(v, xv, sum), sum);
+          detail::fma_gather_if(w[u] & 1u, v, a.x + (base + part[u]), sum);
         }
         if (!more) break;
         lead += round;

@@ -9,8 +9,9 @@
 //   FP16: the 16 value bits are an IEEE binary16, converted exactly to FP64 (cvt.f64.f16).
 //   Exact: the word has no value bits; the FP64 value is exact_values[slot] (loaded for
 //          nonzeros only).
-// Dummies and padding (flag 0) never contribute: callers SELECT on the flag (never multiply
-// by it), so whatever bits a dummy's value field holds (NaN included) cannot leak.
+// Dummies and padding (flag 0) never contribute: callers guard the gather and the FMA by the
+// flag (fma_gather_if; never a multiply by it), so whatever bits a dummy's value field holds
+// (NaN included) cannot leak.
 #pragma once
 #include "../core/value_codec.hpp"
 #include <cstdint>
@@ -26,26 +27,38 @@ struct WordFormat {
   uint32_t value_mask;  // ~0u << (D + 1): the value field in place (E8M)
 };
 
-// flag ? *p : 0.0 as a predicated load (PTX @p ld): a lane with flag 0 issues no memory
-// request at all. Why: a warp's gather of x with scattered columns costs one L1 wavefront per
-// distinct line even when every line hits, so unpredicated loads of dummies and padding (which
-// repeat a column of the row) cost as much L1 throughput as real gathers; on a power-law
-// matrix with 4M rows that was most of the regular part's time (docs/benchmarks.md, run 8).
-// `streaming`: ld.global.cs (read once: the Exact values), else ld.global.nc (x, reused).
-template <bool streaming>
-__device__ __forceinline__ double load_if(uint32_t flag, const double *p) {
+// Why predicated loads (PTX @p ld; a lane whose predicate is off issues no memory request): a
+// warp's gather of x with scattered columns costs one L1 wavefront per distinct line even
+// when every line hits, so loading x for dummies and padding too (they repeat a column of the
+// row) cost as much L1 throughput as the real gathers; on a power-law matrix with 4M rows that
+// was most of the regular part's time (docs/benchmarks.md, run 8).
+
+// An Exact value, loaded (streaming: read once) only for a nonzero (flag 1); for flag 0 the
+// result is undefined and must only reach fma_gather_if with the same flag.
+__device__ __forceinline__ double exact_value_if(uint32_t flag, const double *p) {
   double r;
-  if constexpr (streaming)
-    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t"
-        "@p ld.global.cs.f64 %0, [%2];\n\t}"
-        : "=d"(r)
-        : "r"(flag), "l"(p));
-  else
-    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t"
-        "@p ld.global.nc.f64 %0, [%2];\n\t}"
-        : "=d"(r)
-        : "r"(flag), "l"(p));
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t@p ld.global.cs.f64 %0, [%2];\n\t}"
+      : "=d"(r)
+      : "r"(flag), "l"(p));
   return r;
+}
+
+// sum += v * x[col] for a nonzero (flag 1); nothing at all for a dummy or padding (flag 0):
+// one predicate guards the gather and the FMA (no branch, no select), so a dummy's value bits
+// (NaN included) and whatever x holds never reach sum. xp = x + col.
+__device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum) {
+#ifdef PSPMV_EXPERIMENT_SELECT // TEMPORARY: predicated load, then a select (measured against the predicated FMA)
+  double xv, r;
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 %0, 0d0000000000000000;\n\t@p ld.global.nc.f64 %0, [%2];\n\t}" : "=d"(xv) : "r"(flag), "l"(xp));
+  const double a = fma(v, xv, sum);
+  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}" : "=d"(r) : "r"(flag), "d"(a), "d"(sum));
+  sum = r;
+  return;
+#endif
+  asm("{\n\t.reg .pred p;\n\t.reg .f64 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 xv, 0d0000000000000000;\n\t@p ld.global.nc.f64 xv, [%2];\n\t"
+      "@p fma.rn.f64 %0, %3, xv, %0;\n\t}"
+      : "+d"(sum)
+      : "r"(flag), "l"(xp), "d"(v));
 }
 
 template <ValueKind K>
@@ -53,7 +66,7 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f,
                                               const double *__restrict__ exact, int64_t slot) {
   if constexpr (K == ValueKind::Exact) {
     (void)f;
-    return load_if<true>(w & 1u, exact + slot); // a dummy's or padding's value is never used
+    return exact_value_if(w & 1u, exact + slot); // a dummy's or padding's value is never used
   } else if constexpr (K == ValueKind::FP16) {
     (void)exact;
     (void)slot;
@@ -68,16 +81,6 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f,
     (void)slot;
     return static_cast<double>(__uint_as_float(w & f.value_mask));
   }
-}
-
-// flag ? a : b as one PTX selp (two SEL in SASS): written in PTX so the compiler cannot turn
-// it back into a branch around the FMA that computes a.
-__device__ __forceinline__ double select_f64(uint32_t flag, double a, double b) {
-  double r;
-  asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}"
-      : "=d"(r)
-      : "r"(flag), "d"(a), "d"(b));
-  return r;
 }
 
 // Column jump carried by word w: the D-bit delta of a nonzero, or the 31-bit jump of a dummy.

@@ -2,6 +2,7 @@
 #include "hybrid.hpp"
 #include "layout_util.hpp"
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace pspmv {
@@ -45,54 +46,57 @@ int32_t hybrid_width_cap(const std::vector<int32_t> &len) {
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost) {
   if (block < 1) throw FormatError("hybrid width: block size must be positive");
   int32_t maxlen = 0;
+  for (int32_t l : len) maxlen = std::max(maxlen, l);
+  // slots_at[K] = sum_blocks block * min(K, maxlen_block): blocks_reaching[k] (blocks whose
+  // longest row >= k) is the difference between consecutive K, so all K cost O(rows + maxlen).
+  std::vector<int64_t> blocks_reaching(size_t(maxlen) + 2, 0), slots_at(size_t(maxlen) + 1, 0);
+  const size_t n = len.size();
+  for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
+    int32_t m = 0;
+    for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
+    if (m >= 0) blocks_reaching[size_t(m)] += 1; // a negative length is refused below
+  }
+  for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[size_t(k)] += blocks_reaching[size_t(k) + 1];
+  for (int32_t k = 1; k <= maxlen; ++k) slots_at[size_t(k)] = slots_at[size_t(k) - 1] + int64_t(block) * blocks_reaching[size_t(k)];
+  return choose_hybrid_width(len, cost, [&slots_at](int32_t K) { return slots_at[size_t(K)]; });
+}
+
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
+                            const std::function<int64_t(int32_t)> &regular_slots) {
+  int32_t maxlen = 0;
   for (int32_t l : len) {
     if (l < 0) throw FormatError("hybrid width: row lengths must be non-negative");
     maxlen = std::max(maxlen, l);
   }
   if (maxlen == 0) return 0;
-
-  // rows_longer[k] = rows with len > k; blocks_reaching[k] = blocks whose longest row >= k.
-  // They are the cost differences between consecutive K, so all K cost O(rows + maxlen).
-  std::vector<int64_t> hist(size_t(maxlen) + 1, 0);
+  // rows_longer[k] = rows with len > k: the tail grows by it from K = k + 1 to K = k.
+  std::vector<int64_t> hist(size_t(maxlen) + 1, 0), rows_longer(size_t(maxlen) + 1, 0);
   for (int32_t l : len) hist[size_t(l)] += 1;
-  std::vector<int64_t> rows_longer(size_t(maxlen) + 1, 0), blocks_reaching(size_t(maxlen) + 2, 0);
-  for (int32_t k = maxlen - 1; k >= 0; --k) rows_longer[k] = rows_longer[k + 1] + hist[k + 1];
-
-  const size_t n = len.size();
-  for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
-    int32_t m = 0;
-    for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
-    blocks_reaching[size_t(m)] += 1;
-  }
-  for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[k] += blocks_reaching[k + 1];
+  for (int32_t k = maxlen - 1; k >= 0; --k) rows_longer[size_t(k)] = rows_longer[size_t(k) + 1] + hist[size_t(k) + 1];
 
   // Latency cap: one thread walks up to K slots of its row serially, so K may not exceed
   // max(32, ceil(4 * mean length)) (mean over all rows, empty ones included).
-  const int32_t cap = hybrid_width_cap(len);
-
-  // Costs of every K from maxlen down; keep a smaller K only if strictly cheaper, so ties go
-  // to the larger K. Only K <= cap may be chosen. K >= 1: the regular format stays the main one.
-  int64_t slots = 0; // sum_blocks block * min(K, maxlen_block) for K = maxlen
-  for (int32_t k = 1; k <= maxlen; ++k) slots += int64_t(block) * blocks_reaching[k];
-  int64_t tail = 0;
-  const int32_t top = std::min(maxlen, cap);
-  for (int32_t K = maxlen - 1; K >= top; --K) {
-    slots -= int64_t(block) * blocks_reaching[K + 1];
-    tail += rows_longer[K];
-  }
-  const auto cost_of = [&]() {
-    return cost.slot_bytes * double(slots) + cost.tail_bytes * double(tail) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+  const int32_t top = std::min(maxlen, hybrid_width_cap(len));
+  int64_t tail = 0; // entries past K = top
+  for (int32_t K = maxlen - 1; K >= top; --K) tail += rows_longer[size_t(K)];
+  const auto cost_of = [&](int32_t K) {
+    return cost.slot_bytes * double(regular_slots(K)) + cost.tail_bytes * double(tail) +
+           (tail > 0 ? cost.tail_fixed_bytes : 0.0);
   };
   // With a tail width cap, a K that leaves a tail must be <= the cap.
   const auto allowed = [&](int32_t K) { return cost.tail_width_cap <= 0 || K == maxlen || K <= cost.tail_width_cap; };
-  double best_cost = allowed(top) ? cost_of() : std::numeric_limits<double>::infinity();
+  // Costs of every K from top down; keep a smaller K only if strictly cheaper, so ties go to
+  // the larger K. K >= 1: the regular format stays the main one.
+  double best_cost = allowed(top) ? cost_of(top) : std::numeric_limits<double>::infinity();
   int32_t best = top;
   for (int32_t K = top - 1; K >= 1; --K) {
-    slots -= int64_t(block) * blocks_reaching[K + 1];
-    tail += rows_longer[K];
+    tail += rows_longer[size_t(K)];
     if (!allowed(K)) continue;
-    const double c = cost_of();
-    if (c < best_cost) { best_cost = c; best = K; }
+    const double c = cost_of(K);
+    if (c < best_cost) {
+      best_cost = c;
+      best = K;
+    }
   }
   return best;
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include "csr.hpp"
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,15 @@ constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 // for every candidate K in O(rows + longest row). Returns min(longest row, cap) when no
 // smaller K is cheaper. Throws FormatError for block < 1 or a negative length.
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost);
+
+// The same rule for a regular part whose slots are not simply K per row (PackSELL: a row's
+// first K nonzeros take K words plus their dummies): regular_slots(K) gives
+// sum_blocks block * (slots of the block's widest row), called for each candidate
+// 1 <= K <= min(longest row, hybrid_width_cap(len)); it must not decrease with K. len are the
+// row lengths in nonzeros (the tail is counted in nonzeros). Throws FormatError for a negative
+// length.
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
+                            const std::function<int64_t(int32_t)> &regular_slots);
 
 // Latency cap of the automatic width: a device thread walks the K slots of its row serially,
 // so the critical path grows with K while the storage model does not see it (bundle1: K=1600

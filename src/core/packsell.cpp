@@ -131,54 +131,100 @@ std::vector<int32_t> row_word_counts(const CsrView &A, int32_t K, int32_t D) {
   return words;
 }
 
-// K in nonzeros. The auto rule sees the word counts of whole rows in the layout's order,
-// padded per slice; its width (in words) is then used as K in nonzeros.
-int32_t width_for(const std::vector<int32_t> &sorted_words, const HybridOption &h, int32_t C, int32_t maxlen,
-                  const ValueFormat &f) {
+// K (in nonzeros) of the automatic hybrid width, for rows in layout order `order`:
+// choose_hybrid_width's rule with the regular part counted in words: a row keeps its first
+// K nonzeros and the dummies they need, and a slice of C rows is as wide as its widest row.
+// (Choosing K on whole-row word counts and then cutting rows at K nonzeros, as before run 8,
+// kept up to twice the modelled words where most nonzeros need a dummy: power-law 4M rows,
+// K = 26 with 185M words instead of K = 8 with 64M; docs/benchmarks.md.) Cost: one walk of
+// the first min(length, cap) nonzeros of every row and a table of slices x cap widths.
+int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t C, int32_t D, const ValueFormat &f) {
+  std::vector<int32_t> len(size_t(A.rows)), slice(size_t(A.rows)); // per CSR row: length, slice
+  for (size_t i = 0; i < order.size(); ++i) {
+    len[i] = A.row_length(int32_t(i));
+    slice[size_t(order[i])] = int32_t(i / size_t(C));
+  }
+  const int32_t maxlen = len.empty() ? 0 : *std::max_element(len.begin(), len.end());
+  if (maxlen == 0) return 0;
+  const size_t top = size_t(std::min(maxlen, hybrid_width_cap(len))); // largest candidate K
+  const size_t nslices = (order.size() + size_t(C) - 1) / size_t(C);
+  // widest[s * top + K - 1]: words of the widest row of slice s when rows keep K nonzeros.
+  // Rows in CSR order (the column indices stream; only the table is accessed by slice).
+  std::vector<int32_t> widest(nslices * top, 0);
+  const uint32_t md = detail::max_delta(D);
+  for (int32_t r = 0; r < A.rows; ++r) {
+    int32_t *w = &widest[size_t(slice[size_t(r)]) * top];
+    const int32_t *col = A.colidx + A.rowptr[r];
+    const size_t n = std::min(size_t(len[size_t(r)]), top);
+    int32_t prev = 0, words = 0;
+    for (size_t k = 0; k < n; ++k) {
+      words += uint32_t(col[k] - prev) > md ? 2 : 1;
+      prev = col[k];
+      w[k] = std::max(w[k], words);
+    }
+  }
+  for (size_t s = 0; s < nslices; ++s) // a row shorter than K keeps its whole-row words
+    for (size_t k = 1; k < top; ++k) widest[s * top + k] = std::max(widest[s * top + k], widest[s * top + k - 1]);
+  return choose_hybrid_width(len, packsell_hybrid_cost(f, A.rows), [&](int32_t K) {
+    int64_t words = 0;
+    for (size_t s = 0; s < nslices; ++s) words += widest[s * top + size_t(K) - 1];
+    return int64_t(C) * words;
+  });
+}
+
+// K in nonzeros for the hybrid option; `order`: the rows in layout order (auto only).
+int32_t width_for(const CsrView &A, const std::vector<int32_t> &order, const HybridOption &h, int32_t C, int32_t D,
+                  int32_t maxlen, const ValueFormat &f) {
   switch (h.mode) {
   case HybridOption::Mode::None: return maxlen;
   case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
   case HybridOption::Mode::Auto: break;
   }
-  return std::min(choose_hybrid_width(sorted_words, C, packsell_hybrid_cost(f, int64_t(sorted_words.size()))), maxlen);
+  return std::min(auto_width(A, order, C, D, f), maxlen);
 }
 
-// Regular words of a layout whose rows, in stored order, have these word counts: every slice
-// of C rows is as wide as its longest row.
-int64_t slice_words(const std::vector<int32_t> &words, int32_t C) {
+// Regular words of a layout whose rows, in stored order `order`, have these word counts:
+// every slice of C rows is as wide as its longest row.
+int64_t slice_words(const std::vector<int32_t> &words, const std::vector<int32_t> &order, int32_t C) {
   int64_t total = 0;
-  for (size_t s0 = 0; s0 < words.size(); s0 += size_t(C))
-    total += int64_t(C) * *std::max_element(words.begin() + s0, words.begin() + std::min(words.size(), s0 + size_t(C)));
+  for (size_t s0 = 0; s0 < order.size(); s0 += size_t(C)) {
+    int32_t width = 0;
+    for (size_t i = s0; i < std::min(order.size(), s0 + size_t(C)); ++i) width = std::max(width, words[size_t(order[i])]);
+    total += int64_t(C) * width;
+  }
   return total;
 }
 
-// Calls f(sigma, v) for the candidate windows sigma = 1, C, 2C, 4C, ... up to the first one
-// >= v.size() (or the last one that fits 32 bits), with v sorted in descending order inside
-// windows of sigma entries, until f returns false. Each window is the merge of two windows
-// of the previous candidate, so a candidate costs O(n), not a sort.
-template <class F> void for_each_sigma_candidate(std::vector<int32_t> v, int32_t C, F &&f) {
-  if (!f(1, v)) return;
-  const size_t n = v.size();
+// Calls f(sigma, order) for the candidate windows sigma = 1, C, 2C, 4C, ... up to the first
+// one >= rows (or the last one that fits 32 bits), with order = sort_rows(words, sigma),
+// until f returns false. Each window is the merge of two windows of the previous candidate
+// (std::merge is stable, as sort_rows' stable sort), so a candidate costs O(rows), not a sort.
+template <class F> void for_each_sigma_order(const std::vector<int32_t> &words, int32_t C, F &&f) {
+  std::vector<int32_t> order(words.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (!f(1, order)) return;
+  const size_t n = order.size();
+  const auto longer = [&words](int32_t a, int32_t b) { return words[size_t(a)] > words[size_t(b)]; };
   for (size_t w0 = 0; w0 < n; w0 += size_t(C))
-    std::sort(v.begin() + w0, v.begin() + std::min(n, w0 + size_t(C)), std::greater<int32_t>());
+    std::stable_sort(order.begin() + w0, order.begin() + std::min(n, w0 + size_t(C)), longer);
   std::vector<int32_t> merged(n);
   for (int64_t sigma = C;; sigma *= 2) {
-    if (!f(int32_t(sigma), v) || sigma >= int64_t(n) || 2 * sigma > INT32_MAX) return;
+    if (!f(int32_t(sigma), order) || sigma >= int64_t(n) || 2 * sigma > INT32_MAX) return;
     for (size_t w0 = 0; w0 < n; w0 += 2 * size_t(sigma)) {
       const size_t mid = std::min(n, w0 + size_t(sigma)), end = std::min(n, w0 + 2 * size_t(sigma));
-      std::merge(v.begin() + w0, v.begin() + mid, v.begin() + mid, v.begin() + end, merged.begin() + w0,
-                 std::greater<int32_t>());
+      std::merge(order.begin() + w0, order.begin() + mid, order.begin() + mid, order.begin() + end,
+                 merged.begin() + w0, longer);
     }
-    v.swap(merged);
+    order.swap(merged);
   }
 }
 
 // The automatic sigma (docs/design.md). Every candidate is costed as the build would store
-// it: K from the whole-row word counts sorted in its windows, rows then sorted by the words
-// of their first K nonzeros, slices padded to their longest row, the rest in the tail; bytes
-// at packsell_hybrid_cost (stored bytes only: its fixed tail cost would just dilute the 2%
-// comparison). A larger window scatters the y writes and loses x locality, so the smallest
-// window within 2% of the cheapest one wins: regular matrices keep 1.
+// it: K from the rows sorted by whole-row words in its windows (auto_width), rows then sorted
+// by the words of their first K nonzeros, slices padded to their longest row, the rest in the
+// tail; bytes at packsell_hybrid_cost (stored bytes only: its fixed tail cost would just
+// dilute the 2% comparison). A larger window scatters the y writes and loses x locality, so
+// the smallest window within 2% of the cheapest one wins: regular matrices keep 1.
 constexpr double kSigmaTolerance = 1.02;
 
 int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::vector<int32_t> &words,
@@ -189,19 +235,20 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
   };
   const int32_t C = opt.slice_height;
   std::vector<Candidate> cand;
-  for_each_sigma_candidate(words, C, [&](int32_t sigma, const std::vector<int32_t> &sorted) {
-    const int32_t K = width_for(sorted, opt.hybrid, C, maxlen, opt.value_format);
-    cand.push_back({sigma, K, K >= maxlen ? slice_words(sorted, C) : -1}); // no row cut: same words
+  for_each_sigma_order(words, C, [&](int32_t sigma, const std::vector<int32_t> &order) {
+    const int32_t K = width_for(A, order, opt.hybrid, C, D, maxlen, opt.value_format);
+    cand.push_back({sigma, K, K >= maxlen ? slice_words(words, order, C) : -1}); // no row cut: same words
     return true;
   });
   // Rows cut at K are sorted by their truncated word counts: one pass per distinct K.
   for (const Candidate &c : cand) {
     if (c.regular >= 0) continue;
     const int32_t K = c.K;
-    for_each_sigma_candidate(row_word_counts(A, K, D), C, [&](int32_t sigma, const std::vector<int32_t> &sorted) {
+    const std::vector<int32_t> cut = row_word_counts(A, K, D);
+    for_each_sigma_order(cut, C, [&](int32_t sigma, const std::vector<int32_t> &order) {
       bool pending = false;
       for (Candidate &d : cand) {
-        if (d.K == K && d.sigma == sigma) d.regular = slice_words(sorted, C);
+        if (d.K == K && d.sigma == sigma) d.regular = slice_words(cut, order, C);
         pending = pending || (d.K == K && d.regular < 0);
       }
       return pending;
@@ -264,12 +311,12 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
   const int32_t maxlen = detail::max_row_length(A);
   std::vector<int32_t> words = row_word_counts(A, maxlen, M.delta_bits); // whole rows
   M.sigma = opt.sigma == kPackSellSigmaAuto ? choose_sigma(A, opt, words, maxlen, M.delta_bits) : opt.sigma;
-  std::vector<int32_t> sorted; // whole-row counts in layout order: only the auto width reads them
-  if (opt.hybrid.mode == HybridOption::Mode::Auto)
-    for (int32_t r : sort_rows(words, M.sigma)) sorted.push_back(words[size_t(r)]);
-  M.hybrid_width = width_for(sorted, opt.hybrid, opt.slice_height, maxlen, opt.value_format);
-  if (M.hybrid_width < maxlen) words = row_word_counts(A, M.hybrid_width, M.delta_bits);
-  M.perm = sort_rows(words, M.sigma);
+  M.perm = sort_rows(words, M.sigma); // by whole-row words: the order the auto width is costed in
+  M.hybrid_width = width_for(A, M.perm, opt.hybrid, opt.slice_height, M.delta_bits, maxlen, opt.value_format);
+  if (M.hybrid_width < maxlen) {
+    words = row_word_counts(A, M.hybrid_width, M.delta_bits);
+    M.perm = sort_rows(words, M.sigma);
+  }
 
   const int32_t C = M.slice_height;
   const int32_t nslices = int32_t((int64_t(A.rows) + C - 1) / C);

@@ -11,7 +11,7 @@
 //   v = decode(w) (template on the value format: no format branch in the loop);
 //   if (flag) sum = fma(v, x[col], sum)        (PTX predicated ld and fma: never a branch,
 //                                               never a multiply by the flag)
-// x[col] is loaded for nonzeros only (value_decode.cuh, fma_gather_if: a lane with flag 0
+// x[col] is loaded for nonzeros only (value_decode.cuh, word_fma: a lane with flag 0
 // issues no request). Loading it for every word was simpler (col is always in range) but a
 // scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
 // and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
@@ -23,9 +23,7 @@
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
 // launch when small (coo_tail.cuh).
-// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1; T > 1: 40 (Exact T = 2: 40; Exact T = 4,
-// 8: 32 with an 8-byte spill, ptxas's choice for occupancy; used only for matrices with few
-// rows); no other stack or spills.
+// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1, 40 at T > 1; no stack, no spills.
 //
 // T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
 // matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
@@ -63,8 +61,7 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
                                               uint32_t &col, double &sum) {
   const uint32_t flag = w & 1u;
   col += detail::word_jump(w, flag, f);
-  const double v = detail::decode_word<K>(w, f, exact, slot);
-  detail::fma_gather_if(flag, v, x + col, sum); // nonzeros only: see the note at the top
+  detail::word_fma<K>(w, f, exact, slot, x + col, sum); // nonzeros only: see the note at the top
 }
 
 // The arrays and constants a product reads.
@@ -183,8 +180,7 @@ struct PackSellRowsMulti {
         col += __shfl_sync(detail::kFull, incl, T - 1, T);
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          const double v = detail::decode_word<K>(w[u], a.f, a.exact, slot + u * static_cast<int64_t>(a.C));
-          detail::fma_gather_if(w[u] & 1u, v, a.x + (base + part[u]), sum);
+          detail::word_fma<K>(w[u], a.f, a.exact, slot + u * static_cast<int64_t>(a.C), a.x + (base + part[u]), sum);
         }
         if (!more) break;
         lead += round;

@@ -48,6 +48,10 @@ std::vector<Family> families() {
   v.push_back(family("zero_by_zero", 0, 0, 0, 0));
   v.push_back(family("far_columns", 200, 3000000, 1, 6));
   v.back().spec.min_gap = 40000; // beyond 15 delta bits: dummies in every format
+  v.push_back(family("far_columns_tail", 3000, 3000000, 0, 5));
+  v.back().spec.min_gap = 40000; // every nonzero needs a dummy, and long rows make a tail: the
+  v.back().spec.long_fraction = 0.02; // auto width must count the dummies of the first K nonzeros
+  v.back().spec.long_len = 60;
   v.push_back(family("medium_gaps", 300, 100000, 0, 20));
   v.back().spec.min_gap = 200; // dummies for E8M14 (8 delta bits) only
   v.push_back(family("equal_rows", 256, 500, 9, 9));

@@ -11,7 +11,7 @@
 //   v = decode(w) (template on the value format: no format branch in the loop);
 //   if (flag) sum = fma(v, x[col], sum)        (PTX predicated ld and fma: never a branch,
 //                                               never a multiply by the flag)
-// x[col] is loaded for nonzeros only (value_decode.cuh, word_fma: a lane with flag 0
+// x[col] is loaded for nonzeros only (value_decode.cuh, fma_gather_if: a lane with flag 0
 // issues no request). Loading it for every word was simpler (col is always in range) but a
 // scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
 // and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
@@ -34,7 +34,7 @@
 // thread adds its 4 jumps, an exclusive prefix sum over the T threads (log2 T shuffles of
 // width T) gives each thread the column before its first word, and the round's total moves
 // the row's column on. Words past the slice width in the last round are not read but set to 0
-// (padding: flag 0, so neither x nor an Exact value is loaded for them). Pipelined like T = 1 (the next
+// (padding: flag 0, selected out; an Exact value load goes to a clamped address). Pipelined like T = 1 (the next
 // round's words are loaded before this round's gathers). The T partial sums of a row are added
 // by a shuffle reduction; the sum order differs from the host reference's word order by
 // rounding only. Every lane of a warp runs the same rounds (32/T divides C: a warp's rows
@@ -61,7 +61,7 @@ __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const de
                                               uint32_t &col, double &sum) {
   const uint32_t flag = w & 1u;
   col += detail::word_jump(w, flag, f);
-  detail::word_fma<K>(w, f, exact, slot, x + col, sum); // nonzeros only: see the note at the top
+  detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, f, exact, slot), x + col, sum); // see the note at the top
 }
 
 // The arrays and constants a product reads.
@@ -132,6 +132,9 @@ template <ValueKind K, bool Add, int T>
 struct PackSellRowsMulti {
   static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
   static constexpr int kWords = 4; // words per thread and round
+  // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather: predicated, ptxas
+  // spilled it at T = 4, 8 (run 8, docs/kernels.md).
+  static constexpr bool kPredicated = K != ValueKind::Exact;
   PackSellArgs a;
 
   // Word u of this thread's part of a round (0 past the slice width: padding, so neither x
@@ -180,7 +183,9 @@ struct PackSellRowsMulti {
         col += __shfl_sync(detail::kFull, incl, T - 1, T);
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          detail::word_fma<K>(w[u], a.f, a.exact, slot + u * static_cast<int64_t>(a.C), a.x + (base + part[u]), sum);
+          const int64_t su = slot + u * static_cast<int64_t>(a.C); // past the slice width: clamped
+          const double v = detail::decode_word<K>(w[u], a.f, a.exact, su < end ? su : end - 1);
+          detail::fma_gather_if<kPredicated>(w[u] & 1u, v, a.x + (base + part[u]), sum);
         }
         if (!more) break;
         lead += round;
@@ -316,23 +321,41 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   return cudaDeviceSynchronize();
 }
 
-cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
-  if (A.rows <= 0) return cudaSuccess;
-  PackSellArgs a{A.rows,          A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers,
-                 A.perm,          A.words,        A.exact_values, x, y};
-  if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
+cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add,
+                 cudaStream_t stream) {
+  if (A.rows <= 0)
+    return cudaSuccess;
+  PackSellArgs a{A.rows,
+                 A.slice_height,
+                 A.num_slices,
+                 {},
+                 A.inv_scale,
+                 A.slice_pointers,
+                 A.perm,
+                 A.words,
+                 A.exact_values,
+                 x,
+                 y};
+  if (!word_format(A.value_format, A.delta_bits, &a.f))
+    return cudaErrorInvalidValue;
   switch (A.value_format.kind) {
-  case ValueKind::Exact: return launch<ValueKind::Exact>(A, a, add, stream);
-  case ValueKind::FP16: return launch<ValueKind::FP16>(A, a, add, stream);
+  case ValueKind::Exact:
+    return launch<ValueKind::Exact>(A, a, add, stream);
+  case ValueKind::FP16:
+    return launch<ValueKind::FP16>(A, a, add, stream);
   case ValueKind::BF16: // BF16 is E8M7: the same decode
-  case ValueKind::E8M: return launch<ValueKind::E8M>(A, a, add, stream);
-  default: return cudaErrorInvalidValue;
+  case ValueKind::E8M:
+    return launch<ValueKind::E8M>(A, a, add, stream);
+  default:
+    return cudaErrorInvalidValue;
   }
 }
 
 int64_t stored_bytes(const DevicePackSell &A) {
-  const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
-  const int64_t exact = A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
+  const int64_t sp =
+      A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
+  const int64_t exact =
+      A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
   return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
 }
 

@@ -23,7 +23,9 @@
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
 // division for the slice width). The COO tail of the hybrid split runs fused into the same
 // launch when small (coo_tail.cuh).
-// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1, 40 at T > 1; no stack, no spills.
+// Exact with T > 1 loads x for every word and selects the FMA instead (PackSellRowsMulti).
+// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1, 40 at T > 1 (Exact T = 4, 8: 48); no
+// stack, no spills.
 //
 // T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
 // matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
@@ -34,8 +36,8 @@
 // thread adds its 4 jumps, an exclusive prefix sum over the T threads (log2 T shuffles of
 // width T) gives each thread the column before its first word, and the round's total moves
 // the row's column on. Words past the slice width in the last round are not read but set to 0
-// (padding: flag 0, selected out; an Exact value load goes to a clamped address). Pipelined like T = 1 (the next
-// round's words are loaded before this round's gathers). The T partial sums of a row are added
+// (padding: flag 0; an Exact value load goes to a clamped address). Pipelined like T = 1 (the
+// next round's words are loaded before this round's gathers). The T partial sums of a row are added
 // by a shuffle reduction; the sum order differs from the host reference's word order by
 // rounding only. Every lane of a warp runs the same rounds (32/T divides C: a warp's rows
 // lie in one slice), so the shuffles use the full mask.
@@ -132,17 +134,20 @@ template <ValueKind K, bool Add, int T>
 struct PackSellRowsMulti {
   static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
   static constexpr int kWords = 4; // words per thread and round
-  // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather: predicated, ptxas
-  // spilled it at T = 4, 8 (run 8, docs/kernels.md).
+  // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather and select of
+  // before run 8 (48 registers at T = 4, 8): the predicated variants ran 9-44% slower on
+  // bcsstk16 and EX5 (T = 8; ptxas gave them 32 registers, with a spill or none;
+  // docs/benchmarks.md run 8).
   static constexpr bool kPredicated = K != ValueKind::Exact;
   PackSellArgs a;
 
-  // Word u of this thread's part of a round (0 past the slice width: padding, so neither x
-  // nor an Exact value is loaded for it).
-  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords]) const {
+  // Word u of this thread's part of a round (0 past the slice width: padding; the slot is
+  // clamped so an Exact value load stays inside the array).
+  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
       const int64_t su = slot + u * static_cast<int64_t>(a.C);
+      at[u] = su < end ? su : end - 1;
       w[u] = su < end ? __ldcs(a.words + su) : 0u;
     }
   }
@@ -162,10 +167,11 @@ struct PackSellRowsMulti {
     double sum = 0.0;
     if (lead < end) {
       uint32_t w[kWords], n[kWords];
-      load(slot, end, w);
+      int64_t at[kWords], nat[kWords];
+      load(slot, end, w, at);
       while (true) {
         const bool more = lead + round < end;
-        load(more ? slot + round : slot, end, n); // next round's words before this round's gathers
+        load(more ? slot + round : slot, end, n, nat); // next round's words before this round's gathers
         uint32_t part[kWords]; // this thread's jumps, summed in word order
         uint32_t acc = 0;
 #pragma unroll
@@ -183,15 +189,17 @@ struct PackSellRowsMulti {
         col += __shfl_sync(detail::kFull, incl, T - 1, T);
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          const int64_t su = slot + u * static_cast<int64_t>(a.C); // past the slice width: clamped
-          const double v = detail::decode_word<K>(w[u], a.f, a.exact, su < end ? su : end - 1);
+          const double v = detail::decode_word<K>(w[u], a.f, a.exact, at[u]);
           detail::fma_gather_if<kPredicated>(w[u] & 1u, v, a.x + (base + part[u]), sum);
         }
         if (!more) break;
         lead += round;
         slot += round;
 #pragma unroll
-        for (int u = 0; u < kWords; ++u) w[u] = n[u];
+        for (int u = 0; u < kWords; ++u) {
+          w[u] = n[u];
+          at[u] = nat[u];
+        }
       }
     }
 #pragma unroll

@@ -62,16 +62,19 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f, c
 // as much L1 throughput as the real gathers; on a power-law matrix with 4M rows that was most
 // of the regular part's time (docs/benchmarks.md, run 8). The loaded register is zeroed
 // first: a register written only under a predicate is otherwise live from the kernel's start
-// (ptxas then took 48 registers instead of 40 for T > 1). Exact values are not loaded this
-// way: inside this predicate their loads issued only once the column was known (measured
-// 5-27% slower than loading them with the word, docs/benchmarks.md run 8).
-// predicated == false: x is loaded for every word and the FMA's result selected (PTX selp);
-// xp must then be a valid address for dummies and padding too (a column of the row).
+// (ptxas then took 48 registers instead of 40 for T > 1). Exact values stay outside the
+// predicate (decode_word): loaded inside it, with the gather, Exact ran 9-12% slower on
+// bcsstk16 and EX5 (same layouts; docs/benchmarks.md run 8).
+// predicated == false: x is loaded for every word and the FMA's result selected (PTX selp,
+// which the compiler cannot turn back into a branch); xp must then be a valid address for
+// dummies and padding too (a column of the row).
 template <bool predicated>
 __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum) {
   if constexpr (!predicated) {
     const double a = fma(v, __ldg(xp), sum);
-    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %0, p;\n\t}" : "+d"(sum) : "r"(flag), "d"(a));
+    double r;
+    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}" : "=d"(r) : "r"(flag), "d"(a), "d"(sum));
+    sum = r;
     return;
   }
   asm("{\n\t.reg .pred p;\n\t.reg .f64 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 xv, 0d0000000000000000;\n\t"

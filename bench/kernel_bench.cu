@@ -27,8 +27,10 @@
 #include "matrix_source.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -192,8 +194,9 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
       pspmv::cuda::DevicePackSell d;
       CK(pspmv::cuda::upload(M, &d));
       const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
-      const std::string window =
-          sigma == 1 ? "" : sigma == 0 ? ":sauto=" + std::to_string(M.sigma) : ":s" + std::to_string(sigma);
+      const std::string window = sigma == 1   ? ""
+                                 : sigma == 0 ? ":sauto=" + std::to_string(M.sigma)
+                                              : ":s" + std::to_string(sigma);
       run_variants(e, p, d, "packsell:" + f.name() + window + (fixed ? ":K" + std::to_string(h.width) : ""),
                    fixed ? std::vector<int>{} : threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
     }
@@ -203,9 +206,14 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
 // entry is not valid.
 bool int_list(const char *opt, const char *arg, bool (*valid)(int), std::vector<int> *out) {
   for (const auto &t : bench::split(arg, ',')) {
-    const int v = std::atoi(t.c_str());
-    if (!valid(v)) {
-      std::fprintf(stderr, "%s: '%s' is not allowed (threads per row: 1, 2, 4, 8; widths: >= 1; sigmas: 0, 1 or a multiple of 32)\n", opt, t.c_str());
+    char *end = nullptr;
+    const long l = std::strtol(t.c_str(), &end, 10);
+    const int v = end != t.c_str() && *end == '\0' && l >= INT_MIN && l <= INT_MAX ? int(l) : -1;
+    if (v < 0 || !valid(v)) {
+      std::fprintf(
+          stderr,
+          "%s: '%s' is not allowed (threads per row: 1, 2, 4, 8; widths: >= 1; sigmas: 0, 1 or a multiple of 32)\n",
+          opt, t.c_str());
       return false;
     }
     out->push_back(v);
@@ -235,7 +243,8 @@ int main(int argc, char **argv) {
     } else if (!std::strcmp(argv[i], "-widths")) {
       if (!int_list(argv[i], argv[i + 1], [](int v) { return v >= 1; }, &widths)) return 2;
     } else if (!std::strcmp(argv[i], "-sigmas")) {
-      if (!int_list(argv[i], argv[i + 1], [](int v) { return v == 0 || v == 1 || (v > 0 && v % 32 == 0); }, &sigmas))
+      if (!int_list(
+              argv[i], argv[i + 1], [](int v) { return v == 0 || v == 1 || (v > 0 && v % 32 == 0); }, &sigmas))
         return 2;
     } else if (!std::strcmp(argv[i], "-formats")) {
       formats = bench::split(argv[i + 1], ',');
@@ -244,8 +253,7 @@ int main(int argc, char **argv) {
           std::fprintf(stderr, "-formats: '%s' is not one of rgcsr, fp16, bf16, e8m14, exact\n", f.c_str());
           return 2;
         }
-    }
-    else {
+    } else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
     }

@@ -54,10 +54,11 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
   for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
     int32_t m = 0;
     for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
-    if (m >= 0) blocks_reaching[size_t(m)] += 1; // a negative length is refused below
+    blocks_reaching[size_t(m)] += 1; // m >= 0; a negative length is refused below
   }
   for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[size_t(k)] += blocks_reaching[size_t(k) + 1];
-  for (int32_t k = 1; k <= maxlen; ++k) slots_at[size_t(k)] = slots_at[size_t(k) - 1] + int64_t(block) * blocks_reaching[size_t(k)];
+  for (int32_t k = 1; k <= maxlen; ++k)
+    slots_at[size_t(k)] = slots_at[size_t(k) - 1] + int64_t(block) * blocks_reaching[size_t(k)];
   return choose_hybrid_width(len, cost, [&slots_at](int32_t K) { return slots_at[size_t(K)]; });
 }
 

@@ -48,8 +48,8 @@ constexpr int32_t kLatencyBoundTailWidth = 32;
 constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 
 // Chooses K for row lengths len[0..rows) whose regular part is padded per block of `block`
-// consecutive rows (group size G for RgCSR; for PackSELL the slice height after sorting, so
-// the caller passes the lengths in sorted order). Rule (documented in docs/design.md):
+// consecutive rows (group size G for RgCSR; PackSELL counts its regular part in words and
+// uses the overload below). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
 //            + tail_bytes * sum_rows max(0, len - K) + (tail_fixed_bytes if any row > K),
 // the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len)),

@@ -11,9 +11,6 @@ namespace pspmv {
 
 namespace {
 
-// Bytes per regular word and per COO tail entry. Dummy words are counted as slots: the
-// width passed to the rule is in words, so dummies are approximated by their count.
-
 void check_options(const PackSellOptions &opt) {
   const int32_t C = opt.slice_height;
   if (C < 32 || C > 1024 || C % 32 != 0)
@@ -131,13 +128,15 @@ std::vector<int32_t> row_word_counts(const CsrView &A, int32_t K, int32_t D) {
   return words;
 }
 
-// K (in nonzeros) of the automatic hybrid width, for rows in layout order `order`:
+// K (in nonzeros) of the automatic hybrid width, for rows in the order `order` (sorted by
+// whole-row words; with sigma > 1 and K < longest row the build then re-sorts them by the
+// words of their first K nonzeros, which this cost does not see: measured < 1% of words):
 // choose_hybrid_width's rule with the regular part counted in words: a row keeps its first
 // K nonzeros and the dummies they need, and a slice of C rows is as wide as its widest row.
 // (Choosing K on whole-row word counts and then cutting rows at K nonzeros, as before run 8,
 // kept up to twice the modelled words where most nonzeros need a dummy: power-law 4M rows,
-// K = 26 with 185M words instead of K = 8 with 64M; docs/benchmarks.md.) Cost: one walk of
-// the first min(length, cap) nonzeros of every row and a table of slices x cap widths.
+// K = 26 with 185M words; this rule gives K = 9 with 72M; docs/benchmarks.md, run 8.) Cost:
+// one walk of the first min(length, cap) nonzeros of every row, a table of slices x cap.
 int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t C, int32_t D, const ValueFormat &f) {
   std::vector<int32_t> len(size_t(A.rows)), slice(size_t(A.rows)); // per CSR row: length, slice
   for (size_t i = 0; i < order.size(); ++i) {
@@ -165,6 +164,7 @@ int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t 
   }
   for (size_t s = 0; s < nslices; ++s) // a row shorter than K keeps its whole-row words
     for (size_t k = 1; k < top; ++k) widest[s * top + k] = std::max(widest[s * top + k], widest[s * top + k - 1]);
+  // choose_hybrid_width asks only for 1 <= K <= top (its candidates: the same cap).
   return choose_hybrid_width(len, packsell_hybrid_cost(f, A.rows), [&](int32_t K) {
     int64_t words = 0;
     for (size_t s = 0; s < nslices; ++s) words += widest[s * top + size_t(K) - 1];
@@ -180,7 +180,7 @@ int32_t width_for(const CsrView &A, const std::vector<int32_t> &order, const Hyb
   case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
   case HybridOption::Mode::Auto: break;
   }
-  return std::min(auto_width(A, order, C, D, f), maxlen);
+  return auto_width(A, order, C, D, f); // <= maxlen
 }
 
 // Regular words of a layout whose rows, in stored order `order`, have these word counts:
@@ -189,7 +189,8 @@ int64_t slice_words(const std::vector<int32_t> &words, const std::vector<int32_t
   int64_t total = 0;
   for (size_t s0 = 0; s0 < order.size(); s0 += size_t(C)) {
     int32_t width = 0;
-    for (size_t i = s0; i < std::min(order.size(), s0 + size_t(C)); ++i) width = std::max(width, words[size_t(order[i])]);
+    for (size_t i = s0; i < std::min(order.size(), s0 + size_t(C)); ++i)
+      width = std::max(width, words[size_t(order[i])]);
     total += int64_t(C) * width;
   }
   return total;
@@ -212,8 +213,8 @@ template <class F> void for_each_sigma_order(const std::vector<int32_t> &words, 
     if (!f(int32_t(sigma), order) || sigma >= int64_t(n) || 2 * sigma > INT32_MAX) return;
     for (size_t w0 = 0; w0 < n; w0 += 2 * size_t(sigma)) {
       const size_t mid = std::min(n, w0 + size_t(sigma)), end = std::min(n, w0 + 2 * size_t(sigma));
-      std::merge(order.begin() + w0, order.begin() + mid, order.begin() + mid, order.begin() + end,
-                 merged.begin() + w0, longer);
+      std::merge(order.begin() + w0, order.begin() + mid, order.begin() + mid, order.begin() + end, merged.begin() + w0,
+                 longer);
     }
     order.swap(merged);
   }

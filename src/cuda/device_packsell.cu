@@ -15,8 +15,8 @@
 // issues no request). Loading it for every word was simpler (col is always in range) but a
 // scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
 // and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
-// A dummy's or padding's value is never multiplied, so even an Inf/NaN in x cannot leak into
-// a row through padding. Words go in
+// A dummy's or padding's value never reaches the sum, so even an Inf/NaN in x cannot leak
+// into a row through padding. Words go in
 // groups of 4 whose loads are issued before their columns are resolved, and before the
 // previous group's gathers (software-pipelined); the column chain is integer adds. Sum in
 // FP64 in word order (the host reference's order), times inv_scale once, written to
@@ -329,41 +329,23 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   return cudaDeviceSynchronize();
 }
 
-cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add,
-                 cudaStream_t stream) {
-  if (A.rows <= 0)
-    return cudaSuccess;
-  PackSellArgs a{A.rows,
-                 A.slice_height,
-                 A.num_slices,
-                 {},
-                 A.inv_scale,
-                 A.slice_pointers,
-                 A.perm,
-                 A.words,
-                 A.exact_values,
-                 x,
-                 y};
-  if (!word_format(A.value_format, A.delta_bits, &a.f))
-    return cudaErrorInvalidValue;
+cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
+  if (A.rows <= 0) return cudaSuccess;
+  PackSellArgs a{A.rows,          A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers,
+                 A.perm,          A.words,        A.exact_values, x, y};
+  if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
   switch (A.value_format.kind) {
-  case ValueKind::Exact:
-    return launch<ValueKind::Exact>(A, a, add, stream);
-  case ValueKind::FP16:
-    return launch<ValueKind::FP16>(A, a, add, stream);
+  case ValueKind::Exact: return launch<ValueKind::Exact>(A, a, add, stream);
+  case ValueKind::FP16: return launch<ValueKind::FP16>(A, a, add, stream);
   case ValueKind::BF16: // BF16 is E8M7: the same decode
-  case ValueKind::E8M:
-    return launch<ValueKind::E8M>(A, a, add, stream);
-  default:
-    return cudaErrorInvalidValue;
+  case ValueKind::E8M: return launch<ValueKind::E8M>(A, a, add, stream);
+  default: return cudaErrorInvalidValue;
   }
 }
 
 int64_t stored_bytes(const DevicePackSell &A) {
-  const int64_t sp =
-      A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
-  const int64_t exact =
-      A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
+  const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
+  const int64_t exact = A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
   return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
 }
 

@@ -9,8 +9,9 @@
 //   FP16: the 16 value bits are an IEEE binary16, converted exactly to FP64 (cvt.f64.f16).
 //   Exact: the word has no value bits; the FP64 value is exact_values[slot].
 // Dummies and padding (flag 0) never contribute: fma_gather_if guards the gather and the FMA
-// by the flag (never a multiply by it), so whatever bits a dummy's value field holds (NaN
-// included) cannot leak.
+// by the flag (Exact at T > 1: loads x for every word and selects the FMA's result); never a
+// multiply by the flag, so whatever bits a dummy's value field holds (NaN included) and a
+// non-finite x cannot leak.
 #pragma once
 #include "../core/value_codec.hpp"
 #include <cstdint>
@@ -63,17 +64,21 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f, c
 // of the regular part's time (docs/benchmarks.md, run 8). The loaded register is zeroed
 // first: a register written only under a predicate is otherwise live from the kernel's start
 // (ptxas then took 48 registers instead of 40 for T > 1). Exact values stay outside the
-// predicate (decode_word): loaded inside it, with the gather, Exact ran 9-12% slower on
-// bcsstk16 and EX5 (same layouts; docs/benchmarks.md run 8).
+// predicate (decode_word): the variant that loaded them inside it, with the gather (0cb6b52),
+// ran 9-12% slower on bcsstk16 and EX5 at T = 8 (same layouts) and alike at T = 1 (lap27
+// 128^3: 184.6 against 183.1 us; docs/benchmarks.md run 8).
 // predicated == false: x is loaded for every word and the FMA's result selected (PTX selp,
 // which the compiler cannot turn back into a branch); xp must then be a valid address for
-// dummies and padding too (a column of the row).
+// dummies and padding too: a column of the row, or column 0 for an empty row (a layout with
+// words has cols >= 1).
 template <bool predicated>
 __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum) {
   if constexpr (!predicated) {
     const double a = fma(v, __ldg(xp), sum);
     double r;
-    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}" : "=d"(r) : "r"(flag), "d"(a), "d"(sum));
+    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}"
+        : "=d"(r)
+        : "r"(flag), "d"(a), "d"(sum));
     sum = r;
     return;
   }

@@ -253,17 +253,12 @@ ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M) {
 int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   const int32_t maxlen = A.max_row_length();
   const pspmv::HybridOption h = pspmv::HybridOption::parse(cfg.hybrid);
-  if (h.mode == pspmv::HybridOption::Mode::None)
-    return maxlen;
-  if (h.mode == pspmv::HybridOption::Mode::Fixed)
-    return std::min(h.width, maxlen);
+  if (h.mode == pspmv::HybridOption::Mode::None) return maxlen;
+  if (h.mode == pspmv::HybridOption::Mode::Fixed) return std::min(h.width, maxlen);
   std::vector<int32_t> len(size_t(A.rows));
   if (cfg.kind == FormatConfig::Kind::RgCsr) {
-    for (int32_t r = 0; r < A.rows; ++r)
-      len[size_t(r)] = A.row_length(r);
-    return std::min(
-        pspmv::choose_hybrid_width(len, cfg.block, pspmv::kRgCsrHybridCost),
-        maxlen);
+    for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
+    return std::min(pspmv::choose_hybrid_width(len, cfg.block, pspmv::kRgCsrHybridCost), maxlen);
   }
   // PackSELL, brute force over every K (in nonzeros): rows in the order of
   // their whole-row word counts sorted inside sigma windows keep their first K
@@ -279,36 +274,25 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   }
   if (cfg.sigma > 1)
     for (size_t w0 = 0; w0 < order.size(); w0 += size_t(cfg.sigma))
-      std::stable_sort(order.begin() + w0,
-                       order.begin() +
-                           std::min(order.size(), w0 + size_t(cfg.sigma)),
-                       [&](int32_t a, int32_t b) {
-                         return whole[size_t(a)] > whole[size_t(b)];
-                       });
-  if (maxlen == 0)
-    return 0;
+      std::stable_sort(order.begin() + w0, order.begin() + std::min(order.size(), w0 + size_t(cfg.sigma)),
+                       [&](int32_t a, int32_t b) { return whole[size_t(a)] > whole[size_t(b)]; });
+  if (maxlen == 0) return 0;
   const pspmv::HybridCost cost = pspmv::packsell_hybrid_cost(f, A.rows);
   const int32_t top = std::min(maxlen, pspmv::hybrid_width_cap(len));
   double best_cost = INFINITY;
   int32_t best = top;
   for (int32_t K = top; K >= 1; --K) {
-    if (cost.tail_width_cap > 0 && K != maxlen && K > cost.tail_width_cap)
-      continue;
+    if (cost.tail_width_cap > 0 && K != maxlen && K > cost.tail_width_cap) continue;
     int64_t words = 0, tail = 0;
     for (size_t s0 = 0; s0 < order.size(); s0 += size_t(cfg.block)) {
       int32_t width = 0;
-      for (size_t i = s0; i < std::min(order.size(), s0 + size_t(cfg.block));
-           ++i)
-        width =
-            std::max(width, words_of(A, order[i],
-                                     std::min(A.row_length(order[i]), K), D));
+      for (size_t i = s0; i < std::min(order.size(), s0 + size_t(cfg.block)); ++i)
+        width = std::max(width, words_of(A, order[i], std::min(A.row_length(order[i]), K), D));
       words += int64_t(cfg.block) * width;
     }
-    for (int32_t r = 0; r < A.rows; ++r)
-      tail += std::max(0, A.row_length(r) - K);
-    const double c = cost.slot_bytes * double(words) +
-                     cost.tail_bytes * double(tail) +
-                     (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+    for (int32_t r = 0; r < A.rows; ++r) tail += std::max(0, A.row_length(r) - K);
+    const double c =
+        cost.slot_bytes * double(words) + cost.tail_bytes * double(tail) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
     if (c < best_cost) { // strictly cheaper: ties go to the larger K
       best_cost = c;
       best = K;
@@ -317,8 +301,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   return best;
 }
 
-void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M,
-                         int32_t K) {
+void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {
   const int32_t G = M.group_size;
   ASSERT_EQ(M.rows, A.rows);
   ASSERT_EQ(M.cols, A.cols);

@@ -287,3 +287,29 @@ TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {
   EXPECT_EQ(M.tail.val[1], 2 * decode_value(f, encode_value(f, 5e4, &st)));
   EXPECT_NE(M.tail.val[0], 0.3) << "0.3 is not an FP16 value: the tail must be rounded";
 }
+
+// The automatic width counts the words of a row's first K nonzeros: a jump of exactly the
+// largest delta (2^D - 1) needs no dummy, one more does. 70000 rows of 10 such nonzeros
+// (enough bytes to outweigh the fixed cost of a tail), every 16th slice of 32 rows 40 long
+// with a dummy before each nonzero. Counting the exact-limit jumps as dummies makes Exact
+// (12-byte words) choose K = 1 instead of 10; check_format compares K with its brute force
+// (expected_width).
+TEST(PackSell, AutoWidthCountsDummiesAtTheDeltaLimit) {
+  for (const char *value : {"exact", "e8m14", "fp16"}) {
+    const ValueFormat f = ValueFormat::parse(value);
+    const int32_t md = (1 << (f.lossy() ? 31 - f.value_bits() : 15)) - 1;
+    CsrMatrix A;
+    A.rows = 70000;
+    A.cols = 40 * (md + 1) + 1;
+    for (int32_t r = 0; r < A.rows; ++r) {
+      const bool long_row = (r / 32) % 16 == 5;
+      const int32_t len = long_row ? 40 : 10, jump = long_row ? md + 1 : md;
+      for (int32_t k = 1; k <= len; ++k) {
+        A.colidx.push_back(k * jump);
+        A.values.push_back(1.0 + 0.25 * k);
+      }
+      A.rowptr.push_back(int32_t(A.colidx.size()));
+    }
+    check_format(A, packsell_config(32, 1, value, "auto", PackSellScaling::None), 11);
+  }
+}

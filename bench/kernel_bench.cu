@@ -232,6 +232,10 @@ int main(int argc, char **argv) {
   Env e{};
   e.reps = 50;
   const char *csv = nullptr;
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "option %s needs a value\n", argv[argc - 1]);
+    return 2;
+  }
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "-gen")) gens = bench::split(argv[i + 1], ',');
     else if (!std::strcmp(argv[i], "-f")) files = bench::split(argv[i + 1], ',');

@@ -80,12 +80,12 @@ __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const dou
         : "=d"(r)
         : "r"(flag), "d"(a), "d"(sum));
     sum = r;
-    return;
+  } else {
+    asm("{\n\t.reg .pred p;\n\t.reg .f64 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 xv, 0d0000000000000000;\n\t"
+        "@p ld.global.nc.f64 xv, [%2];\n\t@p fma.rn.f64 %0, %3, xv, %0;\n\t}"
+        : "+d"(sum)
+        : "r"(flag), "l"(xp), "d"(v));
   }
-  asm("{\n\t.reg .pred p;\n\t.reg .f64 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 xv, 0d0000000000000000;\n\t"
-      "@p ld.global.nc.f64 xv, [%2];\n\t@p fma.rn.f64 %0, %3, xv, %0;\n\t}"
-      : "+d"(sum)
-      : "r"(flag), "l"(xp), "d"(v));
 }
 
 // Column jump carried by word w: the D-bit delta of a nonzero, or the 31-bit jump of a dummy.

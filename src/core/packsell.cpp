@@ -183,17 +183,19 @@ int32_t width_for(const CsrView &A, const std::vector<int32_t> &order, const Hyb
   return auto_width(A, order, C, D, f); // <= maxlen
 }
 
-// Regular words of a layout whose rows, in stored order `order`, have these word counts:
-// every slice of C rows is as wide as its longest row.
-int64_t slice_words(const std::vector<int32_t> &words, const std::vector<int32_t> &order, int32_t C) {
-  int64_t total = 0;
+// Slice pointers (word offsets, nslices + 1) of a layout whose rows, in stored order
+// `order`, have these word counts: every slice is C rows of its longest row's words (the last
+// one too); back() is the regular part's words.
+std::vector<int64_t> slice_pointers_of(const std::vector<int32_t> &words, const std::vector<int32_t> &order,
+                                       int32_t C) {
+  std::vector<int64_t> ptr(1, 0);
   for (size_t s0 = 0; s0 < order.size(); s0 += size_t(C)) {
     int32_t width = 0;
     for (size_t i = s0; i < std::min(order.size(), s0 + size_t(C)); ++i)
       width = std::max(width, words[size_t(order[i])]);
-    total += int64_t(C) * width;
+    ptr.push_back(ptr.back() + int64_t(C) * width);
   }
-  return total;
+  return ptr;
 }
 
 // Calls f(sigma, order) for the candidate windows sigma = 1, C, 2C, 4C, ... up to the first
@@ -238,7 +240,7 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
   std::vector<Candidate> cand;
   for_each_sigma_order(words, C, [&](int32_t sigma, const std::vector<int32_t> &order) {
     const int32_t K = width_for(A, order, opt.hybrid, C, D, maxlen, opt.value_format);
-    cand.push_back({sigma, K, K >= maxlen ? slice_words(words, order, C) : -1}); // no row cut: same words
+    cand.push_back({sigma, K, K >= maxlen ? slice_pointers_of(words, order, C).back() : -1}); // no row cut: same words
     return true;
   });
   // Rows cut at K are sorted by their truncated word counts: one pass per distinct K.
@@ -249,7 +251,7 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
     for_each_sigma_order(cut, C, [&](int32_t sigma, const std::vector<int32_t> &order) {
       bool pending = false;
       for (Candidate &d : cand) {
-        if (d.K == K && d.sigma == sigma) d.regular = slice_words(cut, order, C);
+        if (d.K == K && d.sigma == sigma) d.regular = slice_pointers_of(cut, order, C).back();
         pending = pending || (d.K == K && d.regular < 0);
       }
       return pending;
@@ -319,17 +321,7 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt) {
     M.perm = sort_rows(words, M.sigma);
   }
 
-  const int32_t C = M.slice_height;
-  const int32_t nslices = int32_t((int64_t(A.rows) + C - 1) / C);
-  M.slice_pointers.assign(size_t(nslices) + 1, 0);
-  for (int32_t s = 0; s < nslices; ++s) {
-    int32_t width = 0;
-    const int32_t i1 = int32_t(std::min<int64_t>(A.rows, int64_t(s) * C + C));
-    for (int32_t i = s * C; i < i1; ++i)
-      width = std::max(width, words[size_t(M.perm[size_t(i)])]);
-    // Every slice has stride C, the last one too.
-    M.slice_pointers[size_t(s) + 1] = M.slice_pointers[size_t(s)] + int64_t(width) * C;
-  }
+  M.slice_pointers = slice_pointers_of(words, M.perm, M.slice_height);
   M.words.assign(size_t(M.slice_pointers.back()), 0u); // padding words are 0
   if (!opt.value_format.lossy()) M.exact_values.assign(M.words.size(), 0.0);
   fill_words(A, M);

@@ -4,14 +4,17 @@
 // and RgCSR loops).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
-//                [-widths 8,16,32] [-sigmas 1,0,4096] [-formats rgcsr,fp16,bf16,e8m14,exact]
+//                [-widths 8,16,32] [-sigmas 1,0,4096] [-formats csr,rgcsr,fp16,bf16,e8m14,exact]
 //
 // Variants: the T upload chose (format name marked "*") with both tail paths, then every
 // other T of -threads (default none) with the tail as planned; then, for each fixed hybrid
-// width K of -widths (default none; format name ":K<width>"), upload's T, both tail paths.
+// width K of -widths (default none; format name ":K<width>"), upload's T with both tail
+// paths and every other T of -threads with the tail as planned. Format "csr": cuSPARSE's
+// CSR SpMV (generic API, FP64, CUSPARSE_SPMV_CSR_ALG1, as aijcusparse calls it) on the same
+// stream, the reference the ratios of docs/benchmarks.md are taken to.
 // PackSELL layouts are built for each sort window of -sigmas (default 1; 0 = auto, the
 // window the builder chose is in the name, ":sauto=<sigma>"; others ":s<sigma>"). -formats
-// picks the formats (default all five).
+// picks the formats (default all six).
 // Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
@@ -25,6 +28,8 @@
 #include "cuda/coo_tail.cuh"
 #include "cuda/device_formats.hpp"
 #include "matrix_source.hpp"
+
+#include <cusparse.h>
 
 #include <algorithm>
 #include <climits>
@@ -100,10 +105,10 @@ double rel_error(const Problem &p) {
 
 // The tail path a product takes: the plan decides (fused only up to ~200k entries; every
 // kernel of ours holds enough blocks per multiprocessor to fuse).
-std::string tail_label(const pspmv::cuda::DeviceCooTail &t) {
+std::string tail_label(const pspmv::cuda::DeviceCooTail &t, int threads_per_row) {
   if (t.nnz == 0) return "";
   pspmv::cuda::detail::TailPlan plan;
-  CK(pspmv::cuda::detail::plan_tail(t, true, &plan));
+  CK(pspmv::cuda::detail::plan_tail(t, true, threads_per_row, &plan));
   return plan.fused_blocks > 0 ? "fused-tail" : "separate-tail";
 }
 
@@ -128,7 +133,9 @@ template <class D>
 void time_variant(Env &e, Problem &p, D &d, const std::string &format, int32_t K, double bound) {
   const double us = time_product(e, [&] { return pspmv::cuda::spmv(d, p.dx, p.dy, false, e.stream); });
   CK(cudaStreamSynchronize(e.stream));
-  const std::string tail = d.tail.nnz == 0 ? "no-tail" : d.tail.allow_fused ? tail_label(d.tail) : "separate-tail";
+  const std::string tail = d.tail.nnz == 0      ? "no-tail"
+                           : d.tail.allow_fused ? tail_label(d.tail, d.threads_per_row)
+                                                : "separate-tail";
   report(e, p, format, "T" + std::to_string(d.threads_per_row) + ":" + tail, us, pspmv::cuda::stored_bytes(d),
          d.tail.nnz, K, bound);
 }
@@ -176,8 +183,7 @@ void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<in
     pspmv::cuda::DeviceRgCsr d;
     CK(pspmv::cuda::upload(M, &d));
     const bool fixed = h.mode == pspmv::HybridOption::Mode::Fixed;
-    run_variants(e, p, d, "rgcsr:g64" + (fixed ? ":K" + std::to_string(h.width) : ""),
-                 fixed ? std::vector<int>{} : threads, M.hybrid_width, 1e-12);
+    run_variants(e, p, d, "rgcsr:g64" + (fixed ? ":K" + std::to_string(h.width) : ""), threads, M.hybrid_width, 1e-12);
   }
 }
 
@@ -197,9 +203,59 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
       const std::string window = sigma == 1   ? ""
                                  : sigma == 0 ? ":sauto=" + std::to_string(M.sigma)
                                               : ":s" + std::to_string(sigma);
-      run_variants(e, p, d, "packsell:" + f.name() + window + (fixed ? ":K" + std::to_string(h.width) : ""),
-                   fixed ? std::vector<int>{} : threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+      run_variants(e, p, d, "packsell:" + f.name() + window + (fixed ? ":K" + std::to_string(h.width) : ""), threads,
+                   M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
     }
+}
+
+#define CKS(call)                                                                                                      \
+  do {                                                                                                                 \
+    const cusparseStatus_t s_ = (call);                                                                                \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                               \
+      std::fprintf(stderr, "cuSPARSE error %d at %s:%d\n", int(s_), __FILE__, __LINE__);                               \
+      std::exit(1);                                                                                                    \
+    }                                                                                                                  \
+  } while (0)
+
+// cuSPARSE CSR SpMV, FP64 (the kernel aijcusparse runs), y = A x; bytes as spmv_bench counts them.
+void run_cusparse_csr(Env &e, Problem &p) {
+  const bench::HostCsr &A = p.A;
+  int32_t *rp = nullptr, *ci = nullptr;
+  double *va = nullptr;
+  void *buf = nullptr;
+  CK(cudaMalloc(&rp, sizeof(int32_t) * A.rowptr.size()));
+  CK(cudaMalloc(&ci, sizeof(int32_t) * std::max<size_t>(1, A.colidx.size())));
+  CK(cudaMalloc(&va, sizeof(double) * std::max<size_t>(1, A.values.size())));
+  CK(cudaMemcpy(rp, A.rowptr.data(), sizeof(int32_t) * A.rowptr.size(), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(ci, A.colidx.data(), sizeof(int32_t) * A.colidx.size(), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(va, A.values.data(), sizeof(double) * A.values.size(), cudaMemcpyHostToDevice));
+  cusparseHandle_t h = nullptr;
+  cusparseSpMatDescr_t M = nullptr;
+  cusparseDnVecDescr_t X = nullptr, Y = nullptr;
+  CKS(cusparseCreate(&h));
+  CKS(cusparseSetStream(h, e.stream));
+  CKS(cusparseCreateCsr(&M, A.rows, A.cols, A.nnz(), rp, ci, va, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                        CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  CKS(cusparseCreateDnVec(&X, A.cols, p.dx, CUDA_R_64F));
+  CKS(cusparseCreateDnVec(&Y, A.rows, p.dy, CUDA_R_64F));
+  const double one = 1.0, zero = 0.0;
+  const auto op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+  size_t bytes = 0;
+  CKS(cusparseSpMV_bufferSize(h, op, &one, M, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, &bytes));
+  CK(cudaMalloc(&buf, std::max<size_t>(bytes, 16)));
+  CKS(cusparseSpMV_preprocess(h, op, &one, M, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, buf));
+  const double us = time_product(e, [&] {
+    return cusparseSpMV(h, op, &one, M, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, buf) == CUSPARSE_STATUS_SUCCESS
+               ? cudaSuccess
+               : cudaErrorUnknown;
+  });
+  CK(cudaStreamSynchronize(e.stream));
+  report(e, p, "cusparse_csr", "fp64", us, A.nnz() * 12 + int64_t(A.rows + 1) * 4, 0, 0, 1e-12);
+  CKS(cusparseDestroyDnVec(X));
+  CKS(cusparseDestroyDnVec(Y));
+  CKS(cusparseDestroySpMat(M));
+  CKS(cusparseDestroy(h));
+  for (void *ptr : {(void *)rp, (void *)ci, (void *)va, buf}) CK(cudaFree(ptr));
 }
 
 // Parses a comma-separated list of integers for option `opt`; false (with a message) if an
@@ -228,7 +284,7 @@ int main(int argc, char **argv) {
   std::vector<int> threads; // threads per row to time besides upload's choice
   std::vector<int> widths;  // fixed hybrid widths K to time besides auto
   std::vector<int> sigmas;  // PackSELL sort windows (0: auto); default {1}
-  std::vector<std::string> formats = {"rgcsr", "fp16", "bf16", "e8m14", "exact"};
+  std::vector<std::string> formats = {"csr", "rgcsr", "fp16", "bf16", "e8m14", "exact"};
   Env e{};
   e.reps = 50;
   const char *csv = nullptr;
@@ -253,8 +309,8 @@ int main(int argc, char **argv) {
     } else if (!std::strcmp(argv[i], "-formats")) {
       formats = bench::split(argv[i + 1], ',');
       for (const auto &f : formats)
-        if (f != "rgcsr" && f != "fp16" && f != "bf16" && f != "e8m14" && f != "exact") {
-          std::fprintf(stderr, "-formats: '%s' is not one of rgcsr, fp16, bf16, e8m14, exact\n", f.c_str());
+        if (f != "csr" && f != "rgcsr" && f != "fp16" && f != "bf16" && f != "e8m14" && f != "exact") {
+          std::fprintf(stderr, "-formats: '%s' is not one of csr, rgcsr, fp16, bf16, e8m14, exact\n", f.c_str());
           return 2;
         }
     } else {
@@ -288,6 +344,7 @@ int main(int argc, char **argv) {
     CK(cudaMemcpy(p.dx, p.x.data(), sizeof(double) * p.x.size(), cudaMemcpyHostToDevice));
     const pspmv::CsrView v{p.A.rows, p.A.cols, p.A.rowptr.data(), p.A.colidx.data(), p.A.values.data()};
     const auto wanted = [&](const char *name) { return std::count(formats.begin(), formats.end(), name) > 0; };
+    if (wanted("csr")) run_cusparse_csr(e, p);
     if (wanted("rgcsr")) run_rgcsr(e, p, v, threads, widths);
     for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14),
                           pspmv::ValueFormat::exact()})

@@ -56,14 +56,15 @@ if has kernels; then
   # KERNEL_MATRICES: shared matrix names ("all": every one), KERNEL_GEN: generated ones,
   # KERNEL_THREADS: threads per row to time besides upload's choice (e.g. 1,2,4,8);
   # KERNEL_WIDTHS: fixed hybrid widths K to time besides auto (e.g. 16,32,64);
-  # KERNEL_SIGMAS: PackSELL sort windows (default 1; 0 = auto); KERNEL_FORMATS: a subset of
-  # rgcsr,fp16,bf16,e8m14,exact.
+  # KERNEL_SIGMAS: PackSELL sort windows (default 1; 0 = auto); KERNEL_REPS: timed products
+  # (default 50); KERNEL_FORMATS: a subset of
+  # csr (cuSPARSE, the reference),rgcsr,fp16,bf16,e8m14,exact.
   names=${KERNEL_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph wiki-Vote rajat01 PGPgiantcompo watt_2 west0479 power}
   [ "$names" = all ] && names=$(cd $mdir && ls *.mtx | sed 's/\.mtx$//')
   files=$(for m in $names; do printf '%s,' $mdir/$m.mtx; done)
-  "$build/bench/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps 50 \
+  "$build/bench/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps "${KERNEL_REPS:-50}" \
     -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -sigmas "${KERNEL_SIGMAS:-1}" \
-    -formats "${KERNEL_FORMATS:-rgcsr,fp16,bf16,e8m14,exact}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
+    -formats "${KERNEL_FORMATS:-csr,rgcsr,fp16,bf16,e8m14,exact}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
   note "kernel_bench rc=$? (kernel_bench.txt)"
 fi
 

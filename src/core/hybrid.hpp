@@ -30,6 +30,10 @@ struct HybridCost {
   // allowed up to the latency cap). Used by PackSELL on small matrices, see
   // kLatencyBoundRows.
   int32_t tail_width_cap = 0;
+  // What each row with tail entries costs besides them, in bytes of equal time: the tail
+  // kernel's segmented sum ends the row's run in an atomicAdd on y (a read-modify-write at
+  // the L2) and a batch with many short runs does many of them.
+  double tail_row_bytes = 0;
 };
 
 // Small matrices (rows <= kLatencyBoundRows, where the H200 kernels run 2-8 threads per row
@@ -47,11 +51,21 @@ constexpr int32_t kLatencyBoundTailWidth = 32;
 // launch (ncu, docs/benchmarks.md); fused into the regular launch it still costs ~1 us.
 constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 
+// The cost of a row with tail entries besides its entries' 16 B, used by PackSELL: 32 B.
+// Measured (kernel_bench, H200, docs/benchmarks.md run 9): 7-point Laplacian 200^3, Exact
+// with D = 15, K = 6 (a tail of 7.76M rows of one entry) ran 341 us, K = 7 (no tail) 281 us,
+// while the bytes model alone had K = 6 cheaper by 64 MB: the tail cost ~41 B per row more
+// than its 16 B entries. On the small matrices of the same sweep the K that 16-32 B choose
+// ran within the timing noise of the old ones; on the 4M-row power-law matrix K moved 9 -> 10
+// (the K sweep of run 8 is flat there: 605 us at K = 8, 614 at 16).
+constexpr double kTailRowBytes = 32.0;
+
 // Chooses K for row lengths len[0..rows) whose regular part is padded per block of `block`
 // consecutive rows (group size G for RgCSR; PackSELL counts its regular part in words and
 // uses the overload below). Rule (documented in docs/design.md):
 // K minimises  slot_bytes * sum_blocks block * min(K, maxlen_block)
-//            + tail_bytes * sum_rows max(0, len - K) + (tail_fixed_bytes if any row > K),
+//            + tail_bytes * sum_rows max(0, len - K) + tail_row_bytes * #(rows with len > K)
+//            + (tail_fixed_bytes if any row > K),
 // the modelled bytes of one SpMV, over 1 <= K <= min(longest row, hybrid_width_cap(len)),
 // and, with cost.tail_width_cap > 0, over K <= tail_width_cap or K = longest row (no tail);
 // ties go to the larger K (smaller tail); K >= 1 (0 only when every row is empty). Evaluated

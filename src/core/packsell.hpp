@@ -2,7 +2,7 @@
 // are packed into one 32-bit word. PETSc-free.
 //
 // Word layout (W = 32):  [ value : V bits | delta : D bits | flag : 1 bit ],  V + D + 1 = 32,
-// V = ValueFormat::value_bits() (16 for FP16/BF16, 9+m for E8Mm). Exact mode uses D = 15 and
+// V = ValueFormat::value_bits() (16 for FP16/BF16, 9+m for E8Mm). Exact mode uses D = 30 and
 // an empty value field; the FP64 value of each slot is then in exact_values.
 // flag 1: a nonzero; its column is the previous column of the row plus delta (the first
 //         nonzero of a row counts from column 0).
@@ -28,10 +28,11 @@ enum class PackSellScaling : int { None = 0, Auto = 1 };
 
 // Hybrid cost model of PackSELL for a matrix of `rows` rows: a slot is one 32-bit word (plus
 // its FP64 value in Exact mode), a tail entry row + column + value, a fixed cost for having a
-// tail, and on small matrices a cap on a K that leaves a tail (kLatencyBoundRows).
+// tail, on small matrices a cap on a K that leaves a tail (kLatencyBoundRows), and a cost per
+// row with tail entries (kTailRowBytes).
 inline HybridCost packsell_hybrid_cost(const ValueFormat &f, int64_t rows) {
   return HybridCost{f.lossy() ? 4.0 : 12.0, 16.0, kTailFixedBytes,
-                    rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0};
+                    rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0, kTailRowBytes};
 }
 
 // PackSellOptions::sigma asking the builder to choose the window (PETSC_DECIDE in PETSc).

@@ -7,8 +7,13 @@
 namespace pspmv {
 namespace detail {
 
-// D = 31 - V for a lossy value format; exact mode keeps D = 15 with an empty value field.
-inline int32_t packsell_delta_bits(const ValueFormat &f) { return f.lossy() ? 31 - f.value_bits() : 15; }
+// D = 31 - V for a lossy value format. Exact mode has an empty value field and D = 30 (the
+// most the kernels' word constants take): a dummy only for a jump of 2^30 columns or more.
+// (It had D = 15 until run 9, as FP16: a dummy then cost 12 bytes, its word and an unused
+// FP64 value, and the 7-point Laplacian with 200^3 rows stored 10 words per row for 7
+// nonzeros; docs/benchmarks.md run 9.)
+constexpr int32_t kExactDeltaBits = 30;
+inline int32_t packsell_delta_bits(const ValueFormat &f) { return f.lossy() ? 31 - f.value_bits() : kExactDeltaBits; }
 
 inline uint32_t max_delta(int32_t D) { return (uint32_t(1) << D) - 1; }
 

@@ -265,7 +265,7 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   // nonzeros and the dummies these need, every slice is as wide as its widest
   // row; the rest of a row is tail.
   const pspmv::ValueFormat f = pspmv::ValueFormat::parse(cfg.value);
-  const int32_t D = f.lossy() ? 31 - f.value_bits() : 15;
+  const int32_t D = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
   std::vector<int32_t> order(size_t(A.rows)), whole(size_t(A.rows));
   for (int32_t r = 0; r < A.rows; ++r) {
     order[size_t(r)] = r;
@@ -283,16 +283,19 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   int32_t best = top;
   for (int32_t K = top; K >= 1; --K) {
     if (cost.tail_width_cap > 0 && K != maxlen && K > cost.tail_width_cap) continue;
-    int64_t words = 0, tail = 0;
+    int64_t words = 0, tail = 0, tail_rows = 0;
     for (size_t s0 = 0; s0 < order.size(); s0 += size_t(cfg.block)) {
       int32_t width = 0;
       for (size_t i = s0; i < std::min(order.size(), s0 + size_t(cfg.block)); ++i)
         width = std::max(width, words_of(A, order[i], std::min(A.row_length(order[i]), K), D));
       words += int64_t(cfg.block) * width;
     }
-    for (int32_t r = 0; r < A.rows; ++r) tail += std::max(0, A.row_length(r) - K);
-    const double c =
-        cost.slot_bytes * double(words) + cost.tail_bytes * double(tail) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+    for (int32_t r = 0; r < A.rows; ++r) {
+      tail += std::max(0, A.row_length(r) - K);
+      tail_rows += A.row_length(r) > K ? 1 : 0;
+    }
+    const double c = cost.slot_bytes * double(words) + cost.tail_bytes * double(tail) +
+                     cost.tail_row_bytes * double(tail_rows) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
     if (c < best_cost) { // strictly cheaper: ties go to the larger K
       best_cost = c;
       best = K;
@@ -354,7 +357,7 @@ void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_
 void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh) {
   const pspmv::ValueFormat &f = M.value_format;
   const int32_t C = M.slice_height, K = M.hybrid_width, s = M.scale_exponent;
-  const int32_t D = f.lossy() ? 31 - f.value_bits() : 15;
+  const int32_t D = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
   const int64_t md = (int64_t(1) << D) - 1;
   ASSERT_EQ(M.rows, A.rows);
   ASSERT_EQ(M.cols, A.cols);

@@ -16,14 +16,18 @@ namespace {
 
 // The documented cost of width K, computed directly.
 double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int32_t K) {
-  double slots = 0, tail = 0;
+  double slots = 0, tail = 0, tail_rows = 0;
   for (size_t b0 = 0; b0 < len.size(); b0 += size_t(block)) {
     int32_t m = 0;
     for (size_t i = b0; i < std::min(len.size(), b0 + size_t(block)); ++i) m = std::max(m, len[i]);
     slots += double(block) * std::min(K, m);
   }
-  for (int32_t l : len) tail += std::max(0, l - K);
-  return c.slot_bytes * slots + c.tail_bytes * tail + (tail > 0 ? c.tail_fixed_bytes : 0.0);
+  for (int32_t l : len) {
+    tail += std::max(0, l - K);
+    tail_rows += l > K ? 1 : 0;
+  }
+  return c.slot_bytes * slots + c.tail_bytes * tail + c.tail_row_bytes * tail_rows +
+         (tail > 0 ? c.tail_fixed_bytes : 0.0);
 }
 
 } // namespace
@@ -134,6 +138,17 @@ TEST(ChooseHybridWidth, TailWidthCapBoundsOnlyAWidthThatLeavesATail) {
   EXPECT_EQ(packsell_hybrid_cost(ValueFormat::bf16(), kLatencyBoundRows + 1).tail_width_cap, 0);
 }
 
+// Half of the rows are 8 long, the others 6, in blocks of 32. Bytes alone: K = 6 stores
+// 384 slots (4608 B) and a tail of 64 entries (1024 B), cheaper than K = 8 (512 slots, 6144 B).
+// With 32 B for each of the 32 rows with tail entries K = 6 costs 6656 B and K = 8 wins.
+TEST(ChooseHybridWidth, CountsEveryRowWithTailEntries) {
+  std::vector<int32_t> len(64, 6);
+  for (size_t i = 0; i < len.size(); i += 2) len[i] = 8; // every block has an 8-long row
+  EXPECT_EQ(choose_hybrid_width(len, 32, HybridCost{12, 16}), 6) << "bytes alone: 32 rows x 2 in the tail";
+  EXPECT_EQ(choose_hybrid_width(len, 32, HybridCost{12, 16, 0, 0, 32}), 8) << "32 B per tail row";
+  EXPECT_EQ(packsell_hybrid_cost(ValueFormat::exact(), 1000).tail_row_bytes, kTailRowBytes);
+}
+
 TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
   Rng rng(42);
   for (int t = 0; t < 300; ++t) {
@@ -141,10 +156,11 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
     std::vector<int32_t> len(n);
     for (auto &l : len) l = rng.uniform() < 0.05 ? int32_t(rng.below(500)) : int32_t(rng.below(12));
     const int32_t block = int32_t(1 + rng.below(70));
-    const HybridCost c = t % 4 == 0   ? HybridCost{12, 16}
-                         : t % 4 == 1 ? HybridCost{4, 16}
-                         : t % 4 == 2 ? HybridCost{4, 16, 2000}
-                                      : HybridCost{4, 16, 2000, int32_t(1 + rng.below(40))};
+    const HybridCost c = t % 5 == 0   ? HybridCost{12, 16}
+                         : t % 5 == 1 ? HybridCost{4, 16}
+                         : t % 5 == 2 ? HybridCost{4, 16, 2000}
+                         : t % 5 == 3 ? HybridCost{4, 16, 2000, int32_t(1 + rng.below(40))}
+                                      : HybridCost{4, 16, 2000, int32_t(rng.below(40)), double(rng.below(64))};
     const int32_t maxlen = *std::max_element(len.begin(), len.end());
     // Latency cap, recomputed in floating point: max(32, ceil(4 * mean)).
     double sum = 0;

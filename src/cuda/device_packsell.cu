@@ -56,6 +56,7 @@ namespace cuda {
 namespace {
 
 constexpr int kPsThreads = detail::kTailThreads; // one block size for the fused kernel
+constexpr int kGroupWords = 4;                   // words a thread loads together (a group)
 
 template <ValueKind K>
 __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
@@ -78,12 +79,31 @@ struct PackSellArgs {
   double *y;
 };
 
+// Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word past the slice end
+// is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
+template <bool Masked>
+__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
+                                           int64_t stride, uint32_t (&w)[kGroupWords]) {
+#pragma unroll
+  for (int u = 0; u < kGroupWords; ++u) {
+    const int64_t su = slot + u * stride;
+    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
+  }
+}
+
+// A word's slot for its Exact value load: past the slice end (padding of a partial group)
+// the last slot of the slice, so that the load stays inside the array.
+__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
+
 // One thread per sorted row: sorted rows [block*256, block*256 + 256).
 // Software-pipelined: the 4 words of the next group are loaded before the current group's x
 // gathers and FMAs, so every thread keeps word loads in flight behind the gathers. The plain
 // loop (a group's 4 loads, then its 4 steps) let ptxas interleave the loads with the previous
 // words' gathers (SASS, 2026-11-29): up to four dependent memory latencies per 4 words; it was
-// 10-35% slower on the H200 (docs/benchmarks.md, run 4) and is gone since.
+// 10-35% slower on the H200 (docs/benchmarks.md, run 4) and is gone since. A slice width that
+// is not a multiple of 4 ends in a partial group (its missing words are padding) inside the
+// pipeline: a remainder loop after it cost one dependent load-then-gather latency per word
+// (7-point Laplacian rows are 9-10 words: two of them; docs/benchmarks.md run 9).
 template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
@@ -98,29 +118,30 @@ struct PackSellRows {
     int64_t slot = a.slice_pointers[s] + i;
     uint32_t col = 0; // the first nonzero of a row counts from column 0
     double sum = 0.0;
-    if (slot + 3 * stride < end) {
-      uint32_t w0 = __ldcs(a.words + slot), w1 = __ldcs(a.words + slot + stride);
-      uint32_t w2 = __ldcs(a.words + slot + 2 * stride), w3 = __ldcs(a.words + slot + 3 * stride);
+    if (slot < end) {
+      uint32_t w[kGroupWords], n[kGroupWords];
+      // Full groups load unmasked (the masks cost 9% on the 27-point Laplacian, whose rows are
+      // 7 full groups and a partial one); the branches are warp-uniform (one slice per warp).
+      if (slot + (kGroupWords - 1) * stride < end)
+        load_group<false>(a.words, slot, end, stride, w);
+      else
+        load_group<true>(a.words, slot, end, stride, w);
       while (true) {
-        const int64_t next = slot + 4 * stride;
-        const bool more = next + 3 * stride < end; // the same for every lane of the warp
-        // Always a valid address: the current group again when there is no next one.
-        const int64_t pre = more ? next : slot;
-        const uint32_t n0 = __ldcs(a.words + pre), n1 = __ldcs(a.words + pre + stride);
-        const uint32_t n2 = __ldcs(a.words + pre + 2 * stride), n3 = __ldcs(a.words + pre + 3 * stride);
-        packsell_step<K>(w0, slot, a.f, a.exact, a.x, col, sum);
-        packsell_step<K>(w1, slot + stride, a.f, a.exact, a.x, col, sum);
-        packsell_step<K>(w2, slot + 2 * stride, a.f, a.exact, a.x, col, sum);
-        packsell_step<K>(w3, slot + 3 * stride, a.f, a.exact, a.x, col, sum);
+        const int64_t next = slot + kGroupWords * stride;
+        const bool more = next < end; // the same for every lane of the warp
+        if (next + (kGroupWords - 1) * stride < end)
+          load_group<false>(a.words, next, end, stride, n);
+        else // a partial group, or (no next one) the current group again: a valid address
+          load_group<true>(a.words, more ? next : slot, end, stride, n);
+#pragma unroll
+        for (int u = 0; u < kGroupWords; ++u)
+          packsell_step<K>(w[u], value_slot(slot + u * stride, end), a.f, a.exact, a.x, col, sum);
         slot = next;
         if (!more) break;
-        w0 = n0;
-        w1 = n1;
-        w2 = n2;
-        w3 = n3;
+#pragma unroll
+        for (int u = 0; u < kGroupWords; ++u) w[u] = n[u];
       }
     }
-    for (; slot < end; slot += stride) packsell_step<K>(__ldcs(a.words + slot), slot, a.f, a.exact, a.x, col, sum);
     const int32_t r = __ldcs(a.perm + sr);
     if (Add)
       a.y[r] += sum * a.inv_scale;
@@ -133,7 +154,7 @@ struct PackSellRows {
 template <ValueKind K, bool Add, int T>
 struct PackSellRowsMulti {
   static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
-  static constexpr int kWords = 4; // words per thread and round
+  static constexpr int kWords = kGroupWords; // words per thread and round
   // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather and select of
   // before run 8 (48 registers at T = 4, 8): the predicated variants ran 9-44% slower on
   // bcsstk16 and EX5 (T = 8; ptxas gave them 32 registers, with a spill or none;
@@ -141,13 +162,13 @@ struct PackSellRowsMulti {
   static constexpr bool kPredicated = K != ValueKind::Exact;
   PackSellArgs a;
 
-  // Word u of this thread's part of a round (0 past the slice width: padding; the slot is
-  // clamped so an Exact value load stays inside the array).
+  // This thread's words of a round (0 past the slice end: padding) and their value slots;
+  // each word's slot and load together, the order the Exact kernels were measured with.
   __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
       const int64_t su = slot + u * static_cast<int64_t>(a.C);
-      at[u] = su < end ? su : end - 1;
+      at[u] = value_slot(su, end);
       w[u] = su < end ? __ldcs(a.words + su) : 0u;
     }
   }
@@ -221,14 +242,14 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   const unsigned int blocks =
       detail::blocks_for(T == 1 ? A.rows : static_cast<int64_t>(A.num_slices) * A.slice_height * T, kPsThreads);
   switch (T * 2 + (add ? 1 : 0)) {
-  case 2: return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 3: return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 4: return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 5: return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 8: return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 9: return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 16: return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, A.tail, a.x, a.y, stream);
-  case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, A.tail, a.x, a.y, stream);
+  case 2: return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 3: return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 4: return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 5: return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 8: return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 9: return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 16: return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
   default: return cudaErrorInvalidValue;
   }
 }

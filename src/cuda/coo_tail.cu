@@ -12,11 +12,16 @@ namespace detail {
 namespace {
 
 // A fused tail is planned when every fused warp gets at most this many batches of 32
-// entries (about 200k entries on an H200): beyond that the tail's own kernel at full
-// occupancy is faster than a quarter of the machine. Measured with bench/kernel_bench on the
-// H200 (docs/benchmarks.md): fused faster up to astro-ph's 199k entries (12.3 vs 12.6 us),
-// slower from email-Enron's 331k (14.3 vs 12.6 us).
-constexpr int64_t kFusedBatchesPerWarp = 3;
+// entries: beyond that the tail's own kernel at full occupancy is faster than a quarter of
+// the machine. With one or two threads per row: 3 batches (about 200k entries on an H200;
+// fused faster up to astro-ph's 199k entries, 12.3 vs 12.6 us, slower from email-Enron's
+// 331k, 14.3 vs 12.6 us). With 4 or 8, whose regular part has 4-8 times the threads and
+// fills the machine: 1 batch (about 68k entries). Measured with bench/kernel_bench on the
+// H200 over fixed widths K (docs/benchmarks.md run 9): at T = 4, 8 fused / separate was
+// 0.81-0.99 for tails up to 58k entries and 1.03-1.22 from 75k (astro-ph, email-Enron; both
+// paths time the same layout), while at T = 1, 2 its median was 0.95.
+constexpr int64_t kFusedBatchesPerWarpFewThreads = 3;  // T = 1, 2
+constexpr int64_t kFusedBatchesPerWarpManyThreads = 1; // T = 4, 8
 
 __global__ void __launch_bounds__(kTailThreads)
     coo_tail_kernel(TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
@@ -52,15 +57,15 @@ int64_t tail_bytes(const DeviceCooTail &t) {
   return t.nnz * static_cast<int64_t>(sizeof(int32_t) + sizeof(int32_t) + sizeof(double));
 }
 
-cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, TailPlan *plan) {
+cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan) {
   *plan = TailPlan{};
   if (t.nnz <= 0) return cudaSuccess;
   int sms = 1;
   PSPMV_CUDA_TRY(multiprocessor_count(&sms));
   const int64_t batches = (t.nnz + 31) / 32;
   const int64_t fused_warps = static_cast<int64_t>(sms) * kFusedTailBlocksPerSM * (kTailThreads / 32);
-  const bool fused =
-      fusable && t.allow_fused && t.sync != nullptr && batches <= fused_warps * kFusedBatchesPerWarp;
+  const int64_t per_warp = threads_per_row <= 2 ? kFusedBatchesPerWarpFewThreads : kFusedBatchesPerWarpManyThreads;
+  const bool fused = fusable && t.allow_fused && t.sync != nullptr && batches <= fused_warps * per_warp;
   // Enough warps to fill what the tail may use, each with >= 32 entries; the chunk is a
   // multiple of 32 so every batch starts aligned.
   const int64_t max_warps = fused ? fused_warps : static_cast<int64_t>(sms) * kSeparateTailWarpsPerSM;

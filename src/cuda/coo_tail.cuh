@@ -54,13 +54,14 @@ int64_t tail_bytes(const DeviceCooTail &t);
 
 // How a product runs the tail: fused_blocks extra blocks in the regular kernel's grid
 // (0: none), or a kernel of its own launched after it (separate == true). `fusable`: the
-// regular kernel holds more than kFusedTailBlocksPerSM blocks per multiprocessor.
+// regular kernel holds more than kFusedTailBlocksPerSM blocks per multiprocessor;
+// threads_per_row: the regular kernel's T (a fused tail is smaller for T >= 4, coo_tail.cu).
 struct TailPlan {
   int64_t chunk = 0;         // entries per warp, a multiple of 32
   unsigned int fused_blocks = 0;
   bool separate = false;
 };
-cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, TailPlan *plan);
+cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan);
 
 // Runs the separate tail kernel (y += T x) when plan.separate; must follow the regular kernel
 // on the same stream.
@@ -232,13 +233,13 @@ int fused_blocks_per_sm() {
   return n;
 }
 
-// Launches hybrid_kernel for `regular_blocks` blocks of Regular plus the planned tail (fused
-// blocks, or its own kernel after it).
+// Launches hybrid_kernel for `regular_blocks` blocks of Regular (threads_per_row threads per
+// row) plus the planned tail (fused blocks, or its own kernel after it).
 template <class Regular>
-cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, const DeviceCooTail &tail,
-                          const double *x, double *y, cudaStream_t stream) {
+cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, int threads_per_row,
+                          const DeviceCooTail &tail, const double *x, double *y, cudaStream_t stream) {
   TailPlan plan;
-  cudaError_t err = plan_tail(tail, fused_blocks_per_sm<Regular>() > kFusedTailBlocksPerSM, &plan);
+  cudaError_t err = plan_tail(tail, fused_blocks_per_sm<Regular>() > kFusedTailBlocksPerSM, threads_per_row, &plan);
   if (err != cudaSuccess) return err;
   const TailArgs args = fused_tail_args(tail, plan, regular_blocks);
   hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(reg, args, x, y);

@@ -142,8 +142,8 @@ struct RgCsrRowsMulti {
 template <template <bool> class Rows>
 cudaError_t launch_rows(const DeviceRgCsr &A, const RgCsrArgs &a, int threads_per_row, bool add, cudaStream_t stream) {
   const unsigned int blocks = detail::blocks_for(static_cast<int64_t>(A.rows) * threads_per_row, kRgThreads);
-  if (add) return detail::launch_hybrid(Rows<true>{a}, blocks, A.tail, a.x, a.y, stream);
-  return detail::launch_hybrid(Rows<false>{a}, blocks, A.tail, a.x, a.y, stream);
+  if (add) return detail::launch_hybrid(Rows<true>{a}, blocks, threads_per_row, A.tail, a.x, a.y, stream);
+  return detail::launch_hybrid(Rows<false>{a}, blocks, threads_per_row, A.tail, a.x, a.y, stream);
 }
 template <bool Add>
 using RgCsrRows2 = RgCsrRowsMulti<Add, 2>;

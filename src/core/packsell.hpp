@@ -51,7 +51,7 @@ struct PackSellMatrix {
   int32_t slice_height = 32;
   int32_t sigma = 1;                   // window of this layout (auto resolved): 1 or a multiple of C
   ValueFormat value_format;
-  int32_t delta_bits = 15;             // D
+  int32_t delta_bits = 30;             // D (30: Exact, the default value_format)
   int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent
   PackSellScaling scaling = PackSellScaling::None; // as asked at build time (value updates)
   int32_t hybrid_width = 0;            // K in nonzeros (longest row when the tail is empty)

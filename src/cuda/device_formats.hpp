@@ -40,7 +40,7 @@ struct DeviceRgCsr {
 
 struct DevicePackSell {
   int32_t rows = 0, cols = 0, slice_height = 32, num_slices = 0;
-  int32_t delta_bits = 15;
+  int32_t delta_bits = 30; // D (30: Exact, the default value_format)
   ValueFormat value_format;
   double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
   // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row);

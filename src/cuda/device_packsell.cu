@@ -131,8 +131,8 @@ struct PackSellRows {
         const bool more = next < end; // the same for every lane of the warp
         if (next + (kGroupWords - 1) * stride < end)
           load_group<false>(a.words, next, end, stride, n);
-        else // a partial group, or (no next one) the current group again: a valid address
-          load_group<true>(a.words, more ? next : slot, end, stride, n);
+        else // a partial group; past the slice end (no next one) every word is masked: no load
+          load_group<true>(a.words, next, end, stride, n);
 #pragma unroll
         for (int u = 0; u < kGroupWords; ++u)
           packsell_step<K>(w[u], value_slot(slot + u * stride, end), a.f, a.exact, a.x, col, sum);

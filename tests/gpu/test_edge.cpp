@@ -254,3 +254,51 @@ TEST(SmallEdge, PackSellWordOffsetsBeyond32Bits) {
     EXPECT_CUDA(cuda::release(&d));
   }
 }
+
+// Exact mode (D = 30) needs a dummy only for a jump of 2^30 columns or more. Every row here
+// has its nonzeros in a window of 64 columns starting at 2^30, so its first word is a dummy
+// (the jump from column 0); x is that window alone, passed shifted by -2^30 so that x[col]
+// reads it (the kernels never read below the window). The reference is the CSR product over
+// the window. Every T, both tail paths (hybrid none and a K that leaves a tail).
+TEST(Edge, ExactDummiesBeyondTwoTo30) {
+  constexpr int32_t base = int32_t(1) << 30, window = 64, rows = 300;
+  HostCsr A = empty_matrix(rows, base + window);
+  const std::vector<double> rnd = random_vector(size_t(rows) * window, 91);
+  for (int32_t r = 0; r < rows; ++r) {
+    for (int32_t j = 0; j < window; ++j)
+      if (rnd[size_t(r) * window + j] > 0.6 || j == r % window) { // >= 1 nonzero a row
+        A.colidx.push_back(base + j);
+        A.values.push_back(rnd[size_t(r) * window + j] - 0.1 * j);
+      }
+    A.rowptr[size_t(r) + 1] = int32_t(A.colidx.size());
+  }
+  const std::vector<double> xw = random_vector(window, 92);
+  std::vector<double> ref(rows, 0.0), absax(rows, 0.0);
+  for (int32_t r = 0; r < rows; ++r)
+    for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
+      ref[r] += A.values[k] * xw[A.colidx[k] - base];
+      absax[r] += std::fabs(A.values[k] * xw[A.colidx[k] - base]);
+    }
+  DeviceArray<double> dx(window), dy(rows);
+  dx.upload(xw);
+  for (const char *hybrid : {"none", "3"}) {
+    PackSellOptions opt;
+    opt.value_format = ValueFormat::exact();
+    opt.hybrid = HybridOption::parse(hybrid);
+    const PackSellMatrix M = build_packsell(A.view(), opt);
+    ASSERT_EQ(M.delta_bits, 30);
+    ASSERT_EQ(M.stats().dummy_words, rows) << "one dummy a row: the jump from column 0 to 2^30 + j";
+    cuda::DevicePackSell d;
+    ASSERT_CUDA(cuda::upload(M, &d));
+    for (const int32_t T : {1, 2, 4, 8}) {
+      d.threads_per_row = T;
+      dy.poison();
+      ASSERT_CUDA(cuda::spmv(d, shifted(dx.get(), -int64_t(base)), dy.get(), false, test_stream()));
+      ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
+      const std::vector<double> got = dy.download();
+      for (int32_t r = 0; r < rows; ++r)
+        ASSERT_NEAR(got[r], ref[r], 1e-13 * absax[r]) << "hybrid " << hybrid << ", T = " << T << ", row " << r;
+    }
+    EXPECT_CUDA(cuda::release(&d));
+  }
+}

@@ -44,7 +44,8 @@ HostCsr dense_row() {
   s.seed = 14;
   return random_csr(s);
 }
-// Columns spread over 4M: almost every delta needs a PackSELL dummy (D = 15, 8, 0).
+// Columns spread over 4M: almost every delta needs a PackSELL dummy (FP16/BF16 D = 15,
+// e8m14 8, e8m22 0; Exact, D = 30, needs none: see Edge.ExactDummiesBeyondTwoTo30).
 HostCsr huge_column_gaps() {
   RandomSpec s;
   s.rows = 2000;

@@ -257,9 +257,9 @@ TEST(SmallEdge, PackSellWordOffsetsBeyond32Bits) {
 
 // Exact mode (D = 30) needs a dummy only for a jump of 2^30 columns or more. Every row here
 // has its nonzeros in a window of 64 columns starting at 2^30, so its first word is a dummy
-// (the jump from column 0); x is that window alone, passed shifted by -2^30 so that x[col]
-// reads it (the kernels never read below the window). The reference is the CSR product over
-// the window. Every T, both tail paths (hybrid none and a K that leaves a tail).
+// (the jump from column 0). x is the whole vector (8 GiB on the device: the Exact kernel at
+// T > 1 loads x[0] for padding rows), zero but for the window; the reference is the CSR
+// product over the window. Every T, with and without a tail (hybrid none, K = 3).
 TEST(Edge, ExactDummiesBeyondTwoTo30) {
   constexpr int32_t base = int32_t(1) << 30, window = 64, rows = 300;
   HostCsr A = empty_matrix(rows, base + window);
@@ -279,8 +279,9 @@ TEST(Edge, ExactDummiesBeyondTwoTo30) {
       ref[r] += A.values[k] * xw[A.colidx[k] - base];
       absax[r] += std::fabs(A.values[k] * xw[A.colidx[k] - base]);
     }
-  DeviceArray<double> dx(window), dy(rows);
-  dx.upload(xw);
+  DeviceArray<double> dx(size_t(base) + window), dy(rows);
+  ASSERT_CUDA(cudaMemset(dx.get(), 0, sizeof(double) * (size_t(base) + window)));
+  ASSERT_CUDA(cudaMemcpy(dx.get() + base, xw.data(), sizeof(double) * window, cudaMemcpyHostToDevice));
   for (const char *hybrid : {"none", "3"}) {
     PackSellOptions opt;
     opt.value_format = ValueFormat::exact();
@@ -293,7 +294,7 @@ TEST(Edge, ExactDummiesBeyondTwoTo30) {
     for (const int32_t T : {1, 2, 4, 8}) {
       d.threads_per_row = T;
       dy.poison();
-      ASSERT_CUDA(cuda::spmv(d, shifted(dx.get(), -int64_t(base)), dy.get(), false, test_stream()));
+      ASSERT_CUDA(cuda::spmv(d, dx.get(), dy.get(), false, test_stream()));
       ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
       const std::vector<double> got = dy.download();
       for (int32_t r = 0; r < rows; ++r)

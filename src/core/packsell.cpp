@@ -225,8 +225,9 @@ template <class F> void for_each_sigma_order(const std::vector<int32_t> &words, 
 // The automatic sigma (docs/design.md). Every candidate is costed as the build would store
 // it: K from the rows sorted by whole-row words in its windows (auto_width), rows then sorted
 // by the words of their first K nonzeros, slices padded to their longest row, the rest in the
-// tail; bytes at packsell_hybrid_cost (stored bytes only: its fixed tail cost would just
-// dilute the 2% comparison). A larger window scatters the y writes and loses x locality, so
+// tail; bytes at packsell_hybrid_cost: the stored bytes and the cost of each row with tail
+// entries (the terms that picked each candidate's K; the fixed tail cost would just dilute
+// the 2% comparison). A larger window scatters the y writes and loses x locality, so
 // the smallest window within 2% of the cheapest one wins: regular matrices keep 1.
 constexpr double kSigmaTolerance = 1.02;
 
@@ -260,9 +261,13 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
   const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format, A.rows);
   std::vector<double> cost;
   for (const Candidate &c : cand) {
-    int64_t tail = 0;
-    for (int32_t r = 0; r < A.rows; ++r) tail += std::max(0, A.row_length(r) - c.K);
-    cost.push_back(slot_cost.slot_bytes * double(c.regular) + slot_cost.tail_bytes * double(tail));
+    int64_t tail = 0, tail_rows = 0;
+    for (int32_t r = 0; r < A.rows; ++r) {
+      tail += std::max(0, A.row_length(r) - c.K);
+      tail_rows += A.row_length(r) > c.K ? 1 : 0;
+    }
+    cost.push_back(slot_cost.slot_bytes * double(c.regular) + slot_cost.tail_bytes * double(tail) +
+                   slot_cost.tail_row_bytes * double(tail_rows));
   }
   const double best = *std::min_element(cost.begin(), cost.end());
   size_t i = 0;

@@ -473,9 +473,12 @@ std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C) {
   }
 }
 
-double packsell_model_bytes(const pspmv::PackSellMatrix &M) { // the bytes the words and the tail occupy
+// The bytes the words and the tail occupy, and 32 B per row with tail entries (docs/design.md).
+double packsell_model_bytes(const pspmv::PackSellMatrix &M) {
   const double word = M.value_format.lossy() ? 4.0 : 12.0;
-  return word * double(M.words.size()) + 16.0 * double(M.tail.nnz());
+  int64_t tail_rows = 0;
+  for (size_t t = 0; t < M.tail.row.size(); ++t) tail_rows += t == 0 || M.tail.row[t] != M.tail.row[t - 1] ? 1 : 0;
+  return word * double(M.words.size()) + 16.0 * double(M.tail.nnz()) + 32.0 * double(tail_rows);
 }
 
 void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M) {

@@ -44,11 +44,17 @@ std::string format_double(double v) {
   return buf;
 }
 
+// Value formats with a wider exponent range than f: FP16's 5-bit exponent -> the E8Mm family
+// (FP32's range); beyond FP32's range only Exact (FP64 values) holds a value.
+std::string wider_formats(const ValueFormat &f) {
+  return f.kind == ValueKind::FP16 ? "a wider value format such as bf16 or e8m14" : "the value format exact";
+}
+
 ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
   return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) +
                          ": value " + format_double(v) + " overflows the PackSELL value format " +
-                         f.name() + " (largest finite magnitude " + format_double(f.max_finite()) +
-                         "); use a wider value format such as e8m14, or -mat_packsell_scaling auto");
+                         f.name() + " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
+                         wider_formats(f) + ", or -mat_packsell_scaling auto");
 }
 
 bool fits(const ValueFormat &f, double v, int32_t s) {
@@ -74,7 +80,7 @@ uint32_t encode_scaled(const ValueFormat &f, double a, int32_t s) {
 ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
   return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) +
                          ": value " + format_double(v) + " underflows the PackSELL value format " +
-                         f.name() + " to zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
+                         f.name() + " to zero; use -mat_packsell_scaling auto or " + wider_formats(f));
 }
 
 // The exponent the values are stored with, chosen afresh from the values at every build and

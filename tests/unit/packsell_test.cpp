@@ -174,15 +174,47 @@ TEST(PackSell, OverflowIsAClearErrorNamingRowColumnValueAndRemedy) {
   } catch (const ValueRangeError &e) {
     EXPECT_STREQ(e.what(), "row 2, column 5: value 1000000 overflows the PackSELL value format fp16 "
                            "(largest finite magnitude 65504); use a wider value format such as "
-                           "e8m14, or -mat_packsell_scaling auto");
+                           "bf16 or e8m14, or -mat_packsell_scaling auto");
   }
   // Also when the value would go to the tail.
   EXPECT_THROW(build_packsell(A.view(), opts(32, 1, "fp16", "1")), ValueRangeError);
   // An FP64 value beyond E8Mm's range too.
   const CsrMatrix huge = csr_from_rows(2, {{{1, -1e39}}});
-  EXPECT_THROW(build_packsell(huge.view(), opts(32, 1, "e8m14", "none")), ValueRangeError);
+  try {
+    build_packsell(huge.view(), opts(32, 1, "e8m14", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_NE(std::string(e.what()).find("overflows the PackSELL value format e8m14 (largest finite magnitude"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("use the value format exact, or -mat_packsell_scaling auto"),
+              std::string::npos)
+        << e.what() << ": E8Mm has FP32's range, only exact is wider";
+  }
   EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "e8m14", "none")));
   EXPECT_NO_THROW(build_packsell(huge.view(), opts(32, 1, "exact", "none")));
+}
+
+// A value that rounds to zero is refused with a remedy that actually widens the range: FP16
+// -> the E8Mm formats; E8Mm (FP32's exponent range) -> exact.
+TEST(PackSell, UnderflowIsAClearErrorWithARemedyThatFits) {
+  const CsrMatrix A = csr_from_rows(4, {{{0, 1.0}}, {{3, 1e-9}}});
+  try {
+    build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_STREQ(e.what(), "row 1, column 3: value 1e-09 underflows the PackSELL value format fp16 to "
+                           "zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
+  }
+  EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "bf16", "none")));
+  const CsrMatrix tiny = csr_from_rows(4, {{{0, 1.0}}, {{3, -8e-63}}});
+  try {
+    build_packsell(tiny.view(), opts(32, 1, "bf16", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_STREQ(e.what(), "row 1, column 3: value -8e-63 underflows the PackSELL value format bf16 to zero; use "
+                           "-mat_packsell_scaling auto or the value format exact");
+  }
 }
 
 TEST(PackSell, InfAndNanValuesAreKeptNotReportedAsOverflow) {

@@ -103,7 +103,7 @@ __device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { retur
 // 10-35% slower on the H200 (docs/benchmarks.md, run 4) and is gone since. A slice width that
 // is not a multiple of 4 ends in a partial group (its missing words are padding) inside the
 // pipeline: a remainder loop after it cost one dependent load-then-gather latency per word
-// (7-point Laplacian rows are 9-10 words: two of them; docs/benchmarks.md run 9).
+// (Exact rows of the 7-point Laplacians are 7 words: three of them; docs/benchmarks.md run 9).
 template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
@@ -120,8 +120,8 @@ struct PackSellRows {
     double sum = 0.0;
     if (slot < end) {
       uint32_t w[kGroupWords], n[kGroupWords];
-      // Full groups load unmasked (the masks cost 9% on the 27-point Laplacian, whose rows are
-      // 7 full groups and a partial one); the branches are warp-uniform (one slice per warp).
+      // Full groups load unmasked (masking every group cost 9% on the 27-point Laplacian 128^3,
+      // run 9); the branches are warp-uniform (a warp's rows lie in one slice).
       if (slot + (kGroupWords - 1) * stride < end)
         load_group<false>(a.words, slot, end, stride, w);
       else

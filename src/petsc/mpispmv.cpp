@@ -190,7 +190,9 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.sigma         = maxints[1]; /* largest over the blocks, like the width */
     PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, minscale, "all ranks, diagonal and off-diagonal blocks"));
   }
-  PetscCall(mp->aijops.view(A, viewer));
+  /* Under the MPIAIJ name: AIJ's ASCII view gathers the rows into a matrix of A's type name and
+     reads it with MatMPIAIJGetSeqAIJ, which refuses any other name. */
+  PetscCall(UnderAIJName(A, MATMPIAIJ, mp->aijops.view, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

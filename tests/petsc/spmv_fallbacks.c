@@ -1,6 +1,6 @@
 static const char help[] = "Operations the petscspmv types inherit from AIJ, checked against AIJ: norms, rows,\n\
 MatDiagonalScale, MatZeroRows, MatAXPY, MatTranspose, MatMatMult (sparse and dense), MatPtAP,\n\
-MatCreateSubMatrix, MatGetDiagonalBlock, binary MatView/MatLoad, and KSP with SOR, ILU/ICC\n\
+MatCreateSubMatrix, MatGetDiagonalBlock, ASCII MatView, binary MatView/MatLoad, and KSP with SOR, ILU/ICC\n\
 (block Jacobi in parallel) and GAMG preconditioners.\n\
   -types <t1,t2,...>  families: rgcsr, packsell, rgcsrcuda, packsellcuda\n\
   -n <n>              rows (default 400)\n";
@@ -53,6 +53,50 @@ static PetscErrorCode CheckClose(Mat X, Mat Y, PetscReal tol, const char *what)
   PetscCheck(nd <= tol * ny, PetscObjectComm((PetscObject)X), PETSC_ERR_PLIB, "%s: ||X - Y|| = %g, ||Y|| = %g", what, (double)nd, (double)ny);
   PetscCall(MatDestroy(&Xa));
   PetscCall(MatDestroy(&Ya));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The default ASCII MatView of B (of a petscspmv type) prints what AIJ's prints for A (the same
+   entries), but for the header line that names the type. Both go to files; rank 0 compares. */
+static PetscErrorCode CheckAsciiView(Mat A, Mat B, const char *family)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)A);
+  PetscMPIInt rank, size;
+  char        fa[PETSC_MAX_PATH_LEN], fb[PETSC_MAX_PATH_LEN];
+  PetscViewer v;
+  int         same = 1, lines = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(PetscSNPrintf(fa, sizeof(fa), "spmv_fallbacks_%s_np%d_aij.txt", family, (int)size));
+  PetscCall(PetscSNPrintf(fb, sizeof(fb), "spmv_fallbacks_%s_np%d.txt", family, (int)size));
+  PetscCall(PetscViewerASCIIOpen(comm, fa, &v));
+  PetscCall(MatView(A, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(PetscViewerASCIIOpen(comm, fb, &v));
+  PetscCall(MatView(B, v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (rank == 0) {
+    FILE *a = fopen(fa, "r"), *b = fopen(fb, "r");
+    char  la[4096], lb[4096];
+    PetscCheck(a && b, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "cannot read back %s or %s", fa, fb);
+    while (same) {
+      char *ra = fgets(la, sizeof(la), a), *rb = fgets(lb, sizeof(lb), b);
+      if (!ra || !rb) {
+        same = !ra && !rb;
+        break;
+      }
+      lines++;
+      if (strstr(la, "type:") && strstr(lb, "type:")) continue; /* mpiaij vs mpirgcsr, ... */
+      same = !strcmp(la, lb);
+    }
+    fclose(a);
+    fclose(b);
+  }
+  PetscCallMPI(MPI_Bcast(&same, 1, MPI_INT, 0, comm));
+  PetscCallMPI(MPI_Bcast(&lines, 1, MPI_INT, 0, comm));
+  PetscCheck(same && lines > 2, comm, PETSC_ERR_PLIB, "%s: ASCII MatView differs from AIJ's (%s against %s)", family, fb, fa);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -199,6 +243,8 @@ static PetscErrorCode Run(MPI_Comm comm, const char *family, PetscInt n)
     PetscCall(PetscSNPrintf(expect, sizeof(expect), "seq%s", family));
     PetscCheck(!strcmp(t, expect), PETSC_COMM_SELF, PETSC_ERR_PLIB, "diagonal block of type %s, expected %s", t, expect);
   }
+
+  PetscCall(CheckAsciiView(A, B, family));
 
   /* binary MatView, MatLoad straight into the type */
   {

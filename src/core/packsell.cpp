@@ -44,17 +44,26 @@ std::string format_double(double v) {
   return buf;
 }
 
-// Value formats with a wider exponent range than f: FP16's 5-bit exponent -> the E8Mm family
-// (FP32's range); beyond FP32's range only Exact (FP64 values) holds a value.
-std::string wider_formats(const ValueFormat &f) {
-  return f.kind == ValueKind::FP16 ? "a wider value format such as bf16 or e8m14" : "the value format exact";
+// A remedy for value v that f cannot hold: the first two of bf16, e8m14, e8m22 that hold it
+// (FP32's exponent range, wider subnormals with more mantissa bits), else exact (FP64 values).
+std::string wider_formats(const ValueFormat &f, double v) {
+  std::string fit;
+  int found = 0;
+  for (const ValueFormat &g : {ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)}) {
+    if (found == 2 || g.name() == f.name()) continue;
+    EncodeStatus st;
+    const uint32_t bits = encode_value(g, v, &st);
+    if (st != EncodeStatus::Ok || (v != 0.0 && decode_value(g, bits) == 0.0)) continue; // overflow, underflow
+    fit += (found++ ? " or " : "") + g.name();
+  }
+  return found ? "a wider value format such as " + fit : "the value format exact";
 }
 
 ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
-  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) +
-                         ": value " + format_double(v) + " overflows the PackSELL value format " +
-                         f.name() + " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
-                         wider_formats(f) + ", or -mat_packsell_scaling auto");
+  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) + ": value " +
+                         format_double(v) + " overflows the PackSELL value format " + f.name() +
+                         " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
+                         wider_formats(f, v) + ", or -mat_packsell_scaling auto");
 }
 
 bool fits(const ValueFormat &f, double v, int32_t s) {
@@ -78,9 +87,9 @@ uint32_t encode_scaled(const ValueFormat &f, double a, int32_t s) {
 }
 
 ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
-  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) +
-                         ": value " + format_double(v) + " underflows the PackSELL value format " +
-                         f.name() + " to zero; use -mat_packsell_scaling auto or " + wider_formats(f));
+  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) + ": value " +
+                         format_double(v) + " underflows the PackSELL value format " + f.name() +
+                         " to zero; use -mat_packsell_scaling auto or " + wider_formats(f, v));
 }
 
 // The exponent the values are stored with, chosen afresh from the values at every build and

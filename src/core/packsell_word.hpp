@@ -2,7 +2,9 @@
 // kernels (private to src/core). Layout: [ value : V | delta : D | flag : 1 ].
 #pragma once
 #include "packsell.hpp"
+#include <climits>
 #include <cstdint>
+#include <string>
 
 namespace pspmv {
 namespace detail {
@@ -25,15 +27,22 @@ inline uint32_t real_word(uint32_t value_bits, uint32_t delta, int32_t D) {
 inline uint32_t dummy_word(uint32_t jump) { return jump << 1; }
 
 // Words the first n nonzeros of CSR row r need: one each, plus a dummy before every
-// nonzero whose column delta does not fit in D bits.
+// nonzero whose column delta does not fit in D bits. Throws FormatError when that is more
+// than a slice width holds (INT32_MAX: only a row of more than 2^30 nonzeros with D <= 1).
 inline int32_t row_words(const CsrView &A, int32_t r, int32_t n, int32_t D) {
   const uint32_t md = max_delta(D);
-  int32_t prev = 0, words = n;
+  int32_t prev = 0;
+  int64_t words = n;
   for (int32_t k = A.rowptr[r]; k < A.rowptr[r] + n; ++k) {
     if (uint32_t(A.colidx[k] - prev) > md) ++words;
     prev = A.colidx[k];
   }
-  return words;
+  if (words > INT32_MAX)
+    throw FormatError("PackSELL row " + std::to_string(r) + " needs " + std::to_string(words) +
+                      " words (its nonzeros and a dummy before every column jump beyond " + std::to_string(md) +
+                      "), more than a slice holds (" + std::to_string(INT32_MAX) +
+                      "); use a value format with more delta bits (fp16, bf16: 15; exact: 30)");
+  return int32_t(words);
 }
 
 // Calls f(position, column) for every nonzero word of sorted row i, in column order.

@@ -195,8 +195,8 @@ TEST(PackSell, OverflowIsAClearErrorNamingRowColumnValueAndRemedy) {
   EXPECT_NO_THROW(build_packsell(huge.view(), opts(32, 1, "exact", "none")));
 }
 
-// A value that rounds to zero is refused with a remedy that actually widens the range: FP16
-// -> the E8Mm formats; E8Mm (FP32's exponent range) -> exact.
+// A value that rounds to zero is refused with a remedy that holds it: FP16 -> the E8Mm
+// formats; beyond what they hold (FP32's exponent range) -> exact.
 TEST(PackSell, UnderflowIsAClearErrorWithARemedyThatFits) {
   const CsrMatrix A = csr_from_rows(4, {{{0, 1.0}}, {{3, 1e-9}}});
   try {
@@ -207,6 +207,21 @@ TEST(PackSell, UnderflowIsAClearErrorWithARemedyThatFits) {
                            "zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
   }
   EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "bf16", "none")));
+  // Below bf16's subnormals (2^-133) but inside e8m14's (2^-140): e8m14 and e8m22 hold it.
+  const CsrMatrix sub133 = csr_from_rows(4, {{{3, 1e-41}}});
+  try {
+    build_packsell(sub133.view(), opts(32, 1, "bf16", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_NE(std::string(e.what()).find("such as e8m14 or e8m22"), std::string::npos) << e.what();
+  }
+  // FP16 with a value beyond FP32's range: only exact holds it.
+  try {
+    build_packsell(csr_from_rows(4, {{{3, 1e-300}}}).view(), opts(32, 1, "fp16", "none"));
+    ADD_FAILURE() << "no error";
+  } catch (const ValueRangeError &e) {
+    EXPECT_NE(std::string(e.what()).find("or the value format exact"), std::string::npos) << e.what();
+  }
   const CsrMatrix tiny = csr_from_rows(4, {{{0, 1.0}}, {{3, -8e-63}}});
   try {
     build_packsell(tiny.view(), opts(32, 1, "bf16", "none"));

@@ -213,14 +213,12 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
     }
 }
 
-#define CKS(call)                                                                                                      \
-  do {                                                                                                                 \
-    const cusparseStatus_t s_ = (call);                                                                                \
-    if (s_ != CUSPARSE_STATUS_SUCCESS) {                                                                               \
-      std::fprintf(stderr, "cuSPARSE error %d at %s:%d\n", int(s_), __FILE__, __LINE__);                               \
-      std::exit(1);                                                                                                    \
-    }                                                                                                                  \
-  } while (0)
+void cusparse_check(cusparseStatus_t st, const char *call, int line) {
+  if (st == CUSPARSE_STATUS_SUCCESS) return;
+  std::fprintf(stderr, "cuSPARSE error %d (%s) at line %d\n", int(st), call, line);
+  std::exit(1);
+}
+#define CKS(call) cusparse_check((call), #call, __LINE__)
 
 // cuSPARSE CSR SpMV, FP64 (the kernel aijcusparse runs), y = A x; bytes as spmv_bench counts them.
 void run_cusparse_csr(Env &e, Problem &p) {

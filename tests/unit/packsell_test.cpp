@@ -24,6 +24,17 @@ PackSellOptions opts(int32_t C, int32_t sigma, const std::string &value, const s
   return o;
 }
 
+// The ValueRangeError message of building A (empty, with a test failure, if none is thrown).
+std::string range_error(const CsrMatrix &A, const PackSellOptions &o) {
+  try {
+    build_packsell(A.view(), o);
+  } catch (const ValueRangeError &e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no ValueRangeError";
+  return "";
+}
+
 // Words of sorted row i in order (slice-local stride C), up to the slice width.
 std::vector<uint32_t> row_words(const PackSellMatrix &M, int32_t i) {
   const int32_t C = M.slice_height, s = i / C;
@@ -168,29 +179,19 @@ TEST(PackSell, RefusesBadSliceHeightSigmaWidthAndFormat) {
 
 TEST(PackSell, OverflowIsAClearErrorNamingRowColumnValueAndRemedy) {
   const CsrMatrix A = csr_from_rows(8, {{{1, 1.0}}, {}, {{0, 2.0}, {5, 1e6}, {7, -3e6}}});
-  try {
-    build_packsell(A.view(), opts(32, 1, "fp16", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_STREQ(e.what(), "row 2, column 5: value 1000000 overflows the PackSELL value format fp16 "
-                           "(largest finite magnitude 65504); use a wider value format such as "
-                           "bf16 or e8m14, or -mat_packsell_scaling auto");
-  }
+  EXPECT_EQ(range_error(A, opts(32, 1, "fp16", "none")),
+            "row 2, column 5: value 1000000 overflows the PackSELL value format fp16 "
+            "(largest finite magnitude 65504); use a wider value format such as "
+            "bf16 or e8m14, or -mat_packsell_scaling auto");
   // Also when the value would go to the tail.
   EXPECT_THROW(build_packsell(A.view(), opts(32, 1, "fp16", "1")), ValueRangeError);
   // An FP64 value beyond E8Mm's range too.
   const CsrMatrix huge = csr_from_rows(2, {{{1, -1e39}}});
-  try {
-    build_packsell(huge.view(), opts(32, 1, "e8m14", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_NE(std::string(e.what()).find("overflows the PackSELL value format e8m14 (largest finite magnitude"),
-              std::string::npos)
-        << e.what();
-    EXPECT_NE(std::string(e.what()).find("use the value format exact, or -mat_packsell_scaling auto"),
-              std::string::npos)
-        << e.what() << ": E8Mm has FP32's range, only exact is wider";
-  }
+  const std::string huge_msg = range_error(huge, opts(32, 1, "e8m14", "none"));
+  EXPECT_NE(huge_msg.find("overflows the PackSELL value format e8m14 (largest finite magnitude"), std::string::npos)
+      << huge_msg;
+  EXPECT_NE(huge_msg.find("use the value format exact, or -mat_packsell_scaling auto"), std::string::npos)
+      << huge_msg << ": E8Mm has FP32's range, only exact is wider";
   EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "e8m14", "none")));
   EXPECT_NO_THROW(build_packsell(huge.view(), opts(32, 1, "exact", "none")));
 }
@@ -199,37 +200,21 @@ TEST(PackSell, OverflowIsAClearErrorNamingRowColumnValueAndRemedy) {
 // formats; beyond what they hold (FP32's exponent range) -> exact.
 TEST(PackSell, UnderflowIsAClearErrorWithARemedyThatFits) {
   const CsrMatrix A = csr_from_rows(4, {{{0, 1.0}}, {{3, 1e-9}}});
-  try {
-    build_packsell(A.view(), opts(32, 1, "fp16", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_STREQ(e.what(), "row 1, column 3: value 1e-09 underflows the PackSELL value format fp16 to "
-                           "zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
-  }
+  EXPECT_EQ(range_error(A, opts(32, 1, "fp16", "none")),
+            "row 1, column 3: value 1e-09 underflows the PackSELL value format fp16 to "
+            "zero; use -mat_packsell_scaling auto or a wider value format such as bf16 or e8m14");
   EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "bf16", "none")));
   // Below bf16's subnormals (2^-133) but inside e8m14's (2^-140): e8m14 and e8m22 hold it.
   const CsrMatrix sub133 = csr_from_rows(4, {{{3, 1e-41}}});
-  try {
-    build_packsell(sub133.view(), opts(32, 1, "bf16", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_NE(std::string(e.what()).find("such as e8m14 or e8m22"), std::string::npos) << e.what();
-  }
+  const std::string sub133_msg = range_error(sub133, opts(32, 1, "bf16", "none"));
+  EXPECT_NE(sub133_msg.find("such as e8m14 or e8m22"), std::string::npos) << sub133_msg;
   // FP16 with a value beyond FP32's range: only exact holds it.
-  try {
-    build_packsell(csr_from_rows(4, {{{3, 1e-300}}}).view(), opts(32, 1, "fp16", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_NE(std::string(e.what()).find("or the value format exact"), std::string::npos) << e.what();
-  }
+  const std::string fp64_msg = range_error(csr_from_rows(4, {{{3, 1e-300}}}), opts(32, 1, "fp16", "none"));
+  EXPECT_NE(fp64_msg.find("or the value format exact"), std::string::npos) << fp64_msg;
   const CsrMatrix tiny = csr_from_rows(4, {{{0, 1.0}}, {{3, -8e-63}}});
-  try {
-    build_packsell(tiny.view(), opts(32, 1, "bf16", "none"));
-    ADD_FAILURE() << "no error";
-  } catch (const ValueRangeError &e) {
-    EXPECT_STREQ(e.what(), "row 1, column 3: value -8e-63 underflows the PackSELL value format bf16 to zero; use "
-                           "-mat_packsell_scaling auto or the value format exact");
-  }
+  EXPECT_EQ(range_error(tiny, opts(32, 1, "bf16", "none")),
+            "row 1, column 3: value -8e-63 underflows the PackSELL value format bf16 to zero; use "
+            "-mat_packsell_scaling auto or the value format exact");
 }
 
 TEST(PackSell, InfAndNanValuesAreKeptNotReportedAsOverflow) {

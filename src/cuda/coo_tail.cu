@@ -25,7 +25,7 @@ constexpr int64_t kFusedBatchesPerWarpManyThreads = 1; // T = 4, 8
 
 __global__ void __launch_bounds__(kTailThreads)
     coo_tail_kernel(TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
-  coo_tail_warp(t, (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5, x, y);
+  coo_tail_warp<true>(t, (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5, x, y);
 }
 
 } // namespace

@@ -114,7 +114,29 @@ __device__ __forceinline__ void wait_regular_done(const TailArgs &t, bool &ready
   ready = true;
 }
 
+// One batch's entry for lane `lane`: row -1 past the chunk's end.
+struct TailEntry {
+  int row = -1, col = 0;
+  double val = 0.0;
+};
+__device__ __forceinline__ TailEntry load_tail_entry(const TailArgs &t, int64_t idx, int64_t end) {
+  TailEntry e;
+  if (idx < end) {
+    e.row = __ldcs(t.row + idx);
+    e.col = __ldcs(t.col + idx);
+    e.val = __ldcs(t.val + idx);
+  }
+  return e;
+}
+
 // y += (entries of chunk `warp`) x, by one whole warp (every lane calls it).
+// Prefetch (the tail's own kernel): the next batch's entries are loaded before this batch's
+// gather, shuffles and atomics, so a chunk of n batches is not n chains of load -> gather ->
+// atomic (kernel_bench, H200, docs/benchmarks.md run 10: power-law 4M 1.7-2.1% and bundle1
+// 1-2% faster). The fused kernels keep the plain loop: there the prefetch changed the
+// register allocation of the regular part they are compiled with (PackSELL T = 2: 40 -> 32
+// registers, soc-Slashdot0902 6% slower).
+template <bool Prefetch>
 __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, const double *__restrict__ x,
                                               double *__restrict__ y) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -125,12 +147,18 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
 
   double acc = 0.0;   // per-lane partial sums of row carry_row (warp-uniform row)
   int carry_row = -1; // -1: nothing carried
+  TailEntry next;
+  if (Prefetch) next = load_tail_entry(t, begin + lane, end);
   for (int64_t base = begin; base < end; base += 32) {
     const int64_t idx = base + lane;
     const bool valid = idx < end;
     int r = -1;
     double p = 0.0;
-    if (valid) {
+    if (Prefetch) {
+      r = next.row;
+      if (valid) p = next.val * __ldg(x + next.col);
+      next = load_tail_entry(t, idx + 32, end);
+    } else if (valid) {
       r = __ldcs(t.row + idx);
       p = __ldcs(t.val + idx) * __ldg(x + __ldcs(t.col + idx));
     }
@@ -174,7 +202,7 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
 __device__ __forceinline__ void coo_tail_block(const TailArgs &t, unsigned int b, const double *__restrict__ x,
                                                double *__restrict__ y) {
   const int64_t warp = (static_cast<int64_t>(b) * blockDim.x + threadIdx.x) >> 5;
-  coo_tail_warp(t, warp, x, y);
+  coo_tail_warp<false>(t, warp, x, y);
   __syncthreads();
   if (threadIdx.x == 0 && atomicAdd(t.sync + 1, 1u) == t.tail_blocks - 1) {
     atomicExch(t.sync, 0u);

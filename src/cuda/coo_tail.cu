@@ -23,9 +23,10 @@ namespace {
 constexpr int64_t kFusedBatchesPerWarpFewThreads = 3;  // T = 1, 2
 constexpr int64_t kFusedBatchesPerWarpManyThreads = 1; // T = 4, 8
 
+template <bool Prefetch>
 __global__ void __launch_bounds__(kTailThreads)
     coo_tail_kernel(TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
-  coo_tail_warp<true>(t, (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5, x, y);
+  coo_tail_warp<true, Prefetch>(t, (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5, x, y);
 }
 
 } // namespace
@@ -89,8 +90,20 @@ cudaError_t launch_separate_tail(const DeviceCooTail &t, const TailPlan &plan, c
   a.col = t.col;
   a.val = t.val; // sync stays null: ordered after the regular kernel by the stream
   const int64_t warps = (t.nnz + plan.chunk - 1) / plan.chunk;
-  coo_tail_kernel<<<blocks_for(warps * 32, kTailThreads), kTailThreads, 0, stream>>>(a, x, y);
-  return cudaGetLastError();
+  // Programmatic dependent launch (sm_90): the tail's blocks start while the regular kernel
+  // finishes, load their entries and gather x, and wait for it only before their first
+  // atomic on y (griddepcontrol.wait), instead of starting after it in stream order.
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks_for(warps * 32, kTailThreads));
+  cfg.blockDim = dim3(kTailThreads);
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  if (plan.chunk > 32) return cudaLaunchKernelEx(&cfg, coo_tail_kernel<true>, a, x, y);
+  return cudaLaunchKernelEx(&cfg, coo_tail_kernel<false>, a, x, y);
 }
 
 } // namespace detail

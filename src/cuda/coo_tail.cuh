@@ -99,8 +99,18 @@ __device__ __forceinline__ void signal_regular_done(const TailArgs &t) {
 }
 
 // Before a tail warp's first atomic: wait until every regular block has written its rows.
-__device__ __forceinline__ void wait_regular_done(const TailArgs &t, bool &ready) {
-  if (ready || t.sync == nullptr) return;
+// GridDepWait (the tail's own kernel, launched as a programmatic dependent of the regular
+// one): every lane waits for the regular grid's completion and memory (griddepcontrol.wait;
+// returns at once when the launch had no such dependency).
+template <bool GridDepWait> __device__ __forceinline__ void wait_regular_done(const TailArgs &t, bool &ready) {
+  if (ready) return;
+  if (t.sync == nullptr) {
+    if (GridDepWait) {
+      asm volatile("griddepcontrol.wait;" ::: "memory");
+      ready = true;
+    }
+    return;
+  }
   if ((threadIdx.x & 31u) == 0) {
     unsigned int done;
     while (true) {
@@ -130,13 +140,14 @@ __device__ __forceinline__ TailEntry load_tail_entry(const TailArgs &t, int64_t 
 }
 
 // y += (entries of chunk `warp`) x, by one whole warp (every lane calls it).
-// Prefetch (the tail's own kernel): the next batch's entries are loaded before this batch's
-// gather, shuffles and atomics, so a chunk of n batches is not n chains of load -> gather ->
-// atomic (kernel_bench, H200, docs/benchmarks.md run 10: power-law 4M 1.7-2.1% and bundle1
-// 1-2% faster). The fused kernels keep the plain loop: there the prefetch changed the
-// register allocation of the regular part they are compiled with (PackSELL T = 2: 40 -> 32
-// registers, soc-Slashdot0902 6% slower).
-template <bool Prefetch>
+// Own: the tail's own kernel (GridDepWait above). Prefetch (own kernel, chunks of two
+// batches or more): the next batch's entries are loaded before this batch's gather,
+// shuffles and atomics, so a chunk of n batches is not n chains of load -> gather -> atomic
+// (kernel_bench, H200, docs/benchmarks.md run 10: power-law 4M and bundle1 2-3% faster; with
+// one batch per warp 3% slower). The fused kernels keep the plain loop: there the prefetch
+// changed the register allocation of the regular part they are compiled with (PackSELL
+// T = 2: 40 -> 32 registers, soc-Slashdot0902 6% slower).
+template <bool Own, bool Prefetch>
 __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, const double *__restrict__ x,
                                               double *__restrict__ y) {
   const int lane = static_cast<int>(threadIdx.x & 31u);
@@ -180,7 +191,8 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
     const unsigned heads = __ballot_sync(kFull, head);
     const int last = 31 - __clz(static_cast<int>(heads)); // first lane of the last segment
     const int r0 = __shfl_sync(kFull, r, 0);
-    if ((carry_row >= 0 && r0 != carry_row) || heads != (1u << last)) wait_regular_done(t, ready); // atomics follow
+    if ((carry_row >= 0 && r0 != carry_row) || heads != (1u << last))
+      wait_regular_done<Own>(t, ready); // atomics follow
     if (lane == 0 && carry_row >= 0) { // lane 0 is valid: base < end
       if (r == carry_row)
         p += carried;
@@ -193,7 +205,7 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
     acc = lane == 0 ? last_sum : 0.0;
   }
   const double carried = warp_sum(acc);
-  wait_regular_done(t, ready);
+  wait_regular_done<Own>(t, ready);
   if (lane == 0 && carry_row >= 0) atomicAdd(y + carry_row, carried);
 }
 
@@ -202,7 +214,7 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
 __device__ __forceinline__ void coo_tail_block(const TailArgs &t, unsigned int b, const double *__restrict__ x,
                                                double *__restrict__ y) {
   const int64_t warp = (static_cast<int64_t>(b) * blockDim.x + threadIdx.x) >> 5;
-  coo_tail_warp<false>(t, warp, x, y);
+  coo_tail_warp<false, false>(t, warp, x, y);
   __syncthreads();
   if (threadIdx.x == 0 && atomicAdd(t.sync + 1, 1u) == t.tail_blocks - 1) {
     atomicExch(t.sync, 0u);
@@ -231,6 +243,9 @@ inline TailArgs fused_tail_args(const DeviceCooTail &t, const TailPlan &plan, un
 template <class Regular>
 __global__ void __launch_bounds__(kTailThreads)
     hybrid_kernel(Regular reg, TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
+  // A separate tail kernel, launched as a programmatic dependent, may start once every block
+  // here has begun (its wait still covers this grid's completion); no effect otherwise.
+  asm volatile("griddepcontrol.launch_dependents;");
   if (blockIdx.x < t.regular_blocks || t.tail_blocks == 0) {
     reg(blockIdx.x);
     if (t.tail_blocks > 0) signal_regular_done(t);

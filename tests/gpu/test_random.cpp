@@ -66,7 +66,8 @@ HostCsr extreme_columns() {
   return random_csr(s);
 }
 // 3000 rows of 50..400 nonzeros in clustered columns: with hybrid K = 2 a tail of ~650k
-// entries, so tail warps get chunks of many batches and rows span batches and chunks.
+// entries, so tail warps get chunks of many batches (the pipelined tail kernel) and rows span
+// batches and chunks.
 HostCsr long_rows() {
   RandomSpec s;
   s.rows = s.cols = 3000;

@@ -6,10 +6,10 @@
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
 //                [-widths 8,16,32] [-sigmas 1,0,4096] [-formats csr,rgcsr,fp16,bf16,e8m14,exact]
 //
-// Variants: the T upload chose (format name marked "*") with both tail paths, then every
-// other T of -threads (default none) with the tail as planned; then, for each fixed hybrid
-// width K of -widths (default none; format name ":K<width>"), upload's T with both tail
-// paths and every other T of -threads with the tail as planned. Format "csr": cuSPARSE's
+// Variants: the T upload chose (format name marked "*") with both tail paths (fused where
+// the plan allows it, and in its own kernel), then every other T of -threads (default none)
+// with the default tail (its own kernel); then, for each fixed hybrid width K of -widths
+// (default none; format name ":K<width>"), the same. Format "csr": cuSPARSE's
 // CSR SpMV (generic API, FP64, CUSPARSE_SPMV_CSR_ALG1, as aijcusparse calls it) on the same
 // stream, the reference the ratios of docs/benchmarks.md are taken to.
 // PackSELL layouts are built for each sort window of -sigmas (default 1; 0 = auto, the
@@ -147,7 +147,7 @@ void time_variant(Env &e, Problem &p, D &d, const std::string &format, int32_t K
 
 // Times the uploaded matrix d with the threads per row upload chose (marked "*"), with the
 // tail allowed to fuse and, when it has a tail, in its own kernel; then with each other T of
-// `threads` (tail as planned); releases d.
+// `threads` (tail in its own kernel, the default); releases d.
 template <class D>
 void run_variants(Env &e, Problem &p, D &d, const std::string &format, const std::vector<int> &threads, int32_t K,
                   double bound) {
@@ -157,7 +157,7 @@ void run_variants(Env &e, Problem &p, D &d, const std::string &format, const std
     d.tail.allow_fused = fused;
     time_variant(e, p, d, format + "*", K, bound);
   }
-  d.tail.allow_fused = true;
+  d.tail.allow_fused = false; // the default path
   for (const int T : threads) {
     if (T == chosen) continue;
     d.threads_per_row = T;

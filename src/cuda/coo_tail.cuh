@@ -17,9 +17,16 @@
 // At the chunk end the carry is flushed with one atomicAdd. A row costs one atomic per chunk
 // it touches; the work per warp is equal whatever the row lengths are.
 //
-// Fused launch (why: on a small matrix the tail's own launch costs about 3 us on an H200,
-// as much as the regular kernel; measured with ncu, docs/kernels.md). The regular kernel's
-// grid gets extra blocks that run the tail. The tail's atomics must land after the regular
+// Default: the tail's own kernel, launched after the regular one as a programmatic dependent
+// (sm_90 PDL): the regular kernel triggers at its start, so the tail's blocks begin once every
+// regular block has; they load their entries and gather x, and wait (griddepcontrol.wait,
+// which covers the regular grid's completion and memory) only before their first atomic.
+// Without PDL the tail's launch cost about 3 us on a small matrix (ncu, docs/kernels.md); with
+// it, small irregular products ran 16-28% faster and beat the fused launch below on every
+// layout measured (docs/benchmarks.md run 10).
+//
+// Fused launch (DeviceCooTail::allow_fused, kernel_bench's comparison variant): the regular
+// kernel's grid gets extra blocks that run the tail. The tail's atomics must land after the regular
 // part wrote its rows (y = A_reg x overwrites), so each regular block, when done, fences and
 // increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
@@ -29,8 +36,8 @@
 // order (regular blocks first), and even in any order one launch has at most
 // kFusedTailBlocksPerSM x (multiprocessors) tail blocks while the tail is fused only into a
 // kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of the
-// occupancy API; ours hold 5-8), so its regular blocks always find room. (Not a minimum-blocks launch bound: with one, ptxas spent up to 64
-// registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.)
+// occupancy API; ours hold 5-8), so its regular blocks always find room. (Not a minimum-blocks launch bound: with one,
+// ptxas spent up to 64 registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.)
 // Consequence: two products of one matrix must not run concurrently on different streams
 // (they would share the counters).
 #pragma once

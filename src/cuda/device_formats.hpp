@@ -19,9 +19,11 @@ struct DeviceCooTail {
   double *val = nullptr;
   // Two counters of the fused launch (src/cuda/coo_tail.cuh), zero between products.
   unsigned int *sync = nullptr;
-  // A small tail runs as extra blocks of the regular kernel (one launch instead of two);
-  // tests may set false to force the tail's own kernel.
-  bool allow_fused = true;
+  // true: a small tail runs as extra blocks of the regular kernel (kernel_bench's comparison
+  // variant, and the tests). Off by default: the tail's own kernel, launched as a programmatic
+  // dependent of the regular one, was faster on all 51 fused layouts of the shared matrices
+  // (0.68-0.92x the fused time; H200, docs/benchmarks.md run 10).
+  bool allow_fused = false;
 };
 
 struct DeviceRgCsr {

@@ -48,7 +48,9 @@ constexpr int32_t kLatencyBoundTailWidth = 32;
 
 // The fixed cost of a tail used by PackSELL: about 1 us of H200 bandwidth (4 MiB). On a
 // small matrix a tail of a few entries saved kilobytes of padding and cost a ~3 us kernel
-// launch (ncu, docs/benchmarks.md); fused into the regular launch it still costs ~1 us.
+// launch (ncu, docs/benchmarks.md); fused into the regular launch it still cost ~1 us.
+// Fitted before the tail's own kernel started under programmatic dependent launch (run 10),
+// not re-fitted since (docs/design.md).
 constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 
 // The cost of a row with tail entries besides its entries' 16 B, used by PackSELL: 32 B.

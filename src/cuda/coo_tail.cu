@@ -11,7 +11,9 @@ namespace detail {
 
 namespace {
 
-// A fused tail is planned when every fused warp gets at most this many batches of 32
+// With DeviceCooTail::allow_fused (not the default since run 10: the own kernel under
+// programmatic dependent launch was faster on every fused layout), a fused tail is planned
+// when every fused warp gets at most this many batches of 32
 // entries: beyond that the tail's own kernel at full occupancy is faster than a quarter of
 // the machine. With one or two threads per row: 3 batches (about 200k entries on an H200;
 // fused faster up to astro-ph's 199k entries, 12.3 vs 12.6 us, slower from email-Enron's

@@ -21,8 +21,8 @@
 // previous group's gathers (software-pipelined); the column chain is integer adds. Sum in
 // FP64 in word order (the host reference's order), times inv_scale once, written to
 // y[perm[row]]. Word offsets are 64-bit; the loop runs on the offset itself (no 64-bit
-// division for the slice width). The COO tail of the hybrid split runs fused into the same
-// launch when small (coo_tail.cuh).
+// division for the slice width). The COO tail of the hybrid split runs in its own kernel after
+// this one, under programmatic dependent launch (coo_tail.cuh).
 // Exact with T > 1 loads x for every word and selects the FMA instead (PackSellRowsMulti).
 // ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1, 40 at T > 1 (Exact T = 4, 8: 48); no
 // stack, no spills.

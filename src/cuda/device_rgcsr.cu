@@ -11,7 +11,8 @@
 // (shared by a group's rows) through the read-only path (__ldg) so they stay cached. Slot
 // offsets are 64-bit.
 // ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
-// The COO tail of the hybrid split runs fused into the same launch when small (coo_tail.cuh).
+// The COO tail of the hybrid split runs in its own kernel after this one, under programmatic
+// dependent launch (coo_tail.cuh).
 //
 // T threads per row (T = 2, 4, 8; DeviceRgCsr::threads_per_row, chosen at upload for
 // matrices with few rows: core/threads_per_row.hpp): T consecutive threads share a row;

@@ -90,7 +90,7 @@ cudaError_t launch_separate_tail(const DeviceCooTail &t, const TailPlan &plan, c
   a.chunk = plan.chunk;
   a.row = t.row;
   a.col = t.col;
-  a.val = t.val; // sync stays null: ordered after the regular kernel by the stream
+  a.val = t.val; // sync stays null: ordered after the regular kernel by griddepcontrol.wait
   const int64_t warps = (t.nnz + plan.chunk - 1) / plan.chunk;
   // Programmatic dependent launch (sm_90): the tail's blocks start while the regular kernel
   // finishes, load their entries and gather x, and wait for it only before their first
@@ -104,8 +104,10 @@ cudaError_t launch_separate_tail(const DeviceCooTail &t, const TailPlan &plan, c
   attr[0].val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  if (plan.chunk > 32) return cudaLaunchKernelEx(&cfg, coo_tail_kernel<true>, a, x, y);
-  return cudaLaunchKernelEx(&cfg, coo_tail_kernel<false>, a, x, y);
+  const cudaError_t err = plan.chunk > 32 ? cudaLaunchKernelEx(&cfg, coo_tail_kernel<true>, a, x, y)
+                                          : cudaLaunchKernelEx(&cfg, coo_tail_kernel<false>, a, x, y);
+  if (err != cudaSuccess) (void)cudaGetLastError(); // returned here, not left for a later check
+  return err;
 }
 
 } // namespace detail

@@ -105,6 +105,19 @@ __device__ __forceinline__ void signal_regular_done(const TailArgs &t) {
   }
 }
 
+// Programmatic dependent launch (PTX griddepcontrol, sm_90+). Older architectures compile
+// them to nothing: there the tail's own kernel starts after the regular one in stream order.
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+__device__ __forceinline__ void pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Before a tail warp's first atomic: wait until every regular block has written its rows.
 // GridDepWait (the tail's own kernel, launched as a programmatic dependent of the regular
 // one): every lane waits for the regular grid's completion and memory (griddepcontrol.wait;
@@ -113,7 +126,7 @@ template <bool GridDepWait> __device__ __forceinline__ void wait_regular_done(co
   if (ready) return;
   if (t.sync == nullptr) {
     if (GridDepWait) {
-      asm volatile("griddepcontrol.wait;" ::: "memory");
+      pdl_wait();
       ready = true;
     }
     return;
@@ -161,7 +174,7 @@ __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, c
   const int64_t begin = warp * t.chunk;
   if (begin >= t.nnz) return; // whole warp leaves together
   const int64_t end = min(begin + t.chunk, t.nnz);
-  bool ready = false; // warp-uniform: waited for the regular part (fused kernels)
+  bool ready = false; // warp-uniform: waited for the regular part (counters or griddepcontrol)
 
   double acc = 0.0;   // per-lane partial sums of row carry_row (warp-uniform row)
   int carry_row = -1; // -1: nothing carried
@@ -252,7 +265,7 @@ __global__ void __launch_bounds__(kTailThreads)
     hybrid_kernel(Regular reg, TailArgs t, const double *__restrict__ x, double *__restrict__ y) {
   // A separate tail kernel, launched as a programmatic dependent, may start once every block
   // here has begun (its wait still covers this grid's completion); no effect otherwise.
-  asm volatile("griddepcontrol.launch_dependents;");
+  pdl_launch_dependents();
   if (blockIdx.x < t.regular_blocks || t.tail_blocks == 0) {
     reg(blockIdx.x);
     if (t.tail_blocks > 0) signal_regular_done(t);

@@ -129,8 +129,8 @@ void check_tail_counters(const cuda::DeviceCooTail &t, const std::string &what) 
   EXPECT_EQ(c[1], 0u) << what << ": tail-blocks counter not reset";
 }
 
-// Tail paths a product is checked with: fused into the regular kernel (upload's default for
-// small tails) and, when there is a tail, its own kernel.
+// Tail paths a product is checked with: fused into the regular kernel where the plan allows
+// it (DeviceCooTail::allow_fused) and, when there is a tail, its own kernel (the default).
 std::vector<bool> tail_paths(const cuda::DeviceCooTail &t) {
   if (t.nnz == 0) return {true};
   return {true, false};

@@ -81,8 +81,8 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
   int64_t tail = 0; // entries past K = top
   for (int32_t K = maxlen - 1; K >= top; --K) tail += rows_longer[size_t(K)];
   const auto cost_of = [&](int32_t K) {
-    return cost.slot_bytes * double(regular_slots(K)) + cost.tail_bytes * double(tail) +
-           cost.tail_row_bytes * double(rows_longer[size_t(K)]) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+    return cost.variable_bytes(regular_slots(K), tail, rows_longer[size_t(K)]) +
+           (tail > 0 ? cost.tail_fixed_bytes : 0.0);
   };
   // With a tail width cap, a K that leaves a tail must be <= the cap.
   const auto allowed = [&](int32_t K) { return cost.tail_width_cap <= 0 || K == maxlen || K <= cost.tail_width_cap; };

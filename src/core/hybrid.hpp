@@ -34,6 +34,12 @@ struct HybridCost {
   // kernel's segmented sum ends the row's run in an atomicAdd on y (a read-modify-write at
   // the L2) and a batch with many short runs does many of them.
   double tail_row_bytes = 0;
+
+  // Modelled bytes of one product with `slots` regular slots and `tail` tail entries in
+  // `tail_rows` rows, without the fixed cost of having a tail.
+  double variable_bytes(int64_t slots, int64_t tail, int64_t tail_rows) const {
+    return slot_bytes * double(slots) + tail_bytes * double(tail) + tail_row_bytes * double(tail_rows);
+  }
 };
 
 // Small matrices (rows <= kLatencyBoundRows, where the H200 kernels run 2-8 threads per row

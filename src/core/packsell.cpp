@@ -281,8 +281,7 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
       tail += std::max(0, A.row_length(r) - c.K);
       tail_rows += A.row_length(r) > c.K ? 1 : 0;
     }
-    cost.push_back(slot_cost.slot_bytes * double(c.regular) + slot_cost.tail_bytes * double(tail) +
-                   slot_cost.tail_row_bytes * double(tail_rows));
+    cost.push_back(slot_cost.variable_bytes(c.regular, tail, tail_rows));
   }
   const double best = *std::min_element(cost.begin(), cost.end());
   size_t i = 0;

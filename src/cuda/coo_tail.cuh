@@ -26,7 +26,9 @@
 // layout measured (docs/benchmarks.md run 10).
 //
 // Fused launch (DeviceCooTail::allow_fused, kernel_bench's comparison variant): the regular
-// kernel's grid gets extra blocks that run the tail. The tail's atomics must land after the regular
+// kernel's grid gets extra blocks that run the tail. (Kept compiled on purpose: deleting it made
+// ptxas give RgCSR's regular kernel 42 registers instead of 32, 1.15-1.36x slower on the
+// Laplacians, docs/benchmarks.md run 11.) The tail's atomics must land after the regular
 // part wrote its rows (y = A_reg x overwrites), so each regular block, when done, fences and
 // increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to

@@ -1,4 +1,5 @@
-# Thin wrapper around CMake/CTest. `make run` solves a real matrix with the new formats,
+# Thin wrapper around CMake/CTest. `make run` solves a real matrix with the new formats and PETSc's
+# AIJ baseline, each checked by its true residual with the exact matrix,
 # `make check` runs the tests; both install what a fresh machine lacks first.
 PETSC_DIR ?= /opt/petsc-cuda
 BUILD     ?= build
@@ -7,9 +8,21 @@ SHARED    ?= $(CURDIR)/../shared
 MPIEXEC   ?= mpiexec --allow-run-as-root --oversubscribe
 NP        ?= 2
 MATRIX    ?= $(SHARED)/matrices/bcsstk16.mtx.gz
-RUNOPTS   ?= -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 5000
-# bcsstk16's entries reach 2e9, past FP16's 65504: PackSELL FP16 scales them by a power of two
-PACKSELL  ?= -mat_packsell_scaling auto
+RTOL      ?= 1e-8
+# The unpreconditioned norm makes rtol bound ||b - A_op x|| / ||b||, the residual CG recurs
+# (not the Jacobi-preconditioned one). ex1 then recomputes the TRUE residual with the exact AIJ
+# matrix and fails the run above CHECK_TOL = 10 x RTOL: the factor 10 leaves room for the drift
+# between CG's recursive residual and the recomputed one (rounding, grows with cond(A)); a lossy
+# operator (PackSELL e8m10, the fp16 mantissa, on bcsstk16: 4.3e-4) misses it by orders of magnitude.
+CHECK_TOL ?= $(shell awk 'BEGIN { printf "%g", 10 * $(RTOL) }')
+RUNOPTS   ?= -ksp_type cg -pc_type jacobi -ksp_norm_type unpreconditioned -ksp_rtol $(RTOL) -ksp_max_it 5000
+EXTRA     ?=
+# Every run uses the types' DEFAULT options (PackSELL: lossless value format exact). aij and
+# aijcusparse are PETSc's own baselines. The GPU types run when nvidia-smi finds a GPU.
+CPU_TYPES ?= aij rgcsr packsell
+GPU_TYPES ?= aijcusparse rgcsrcuda packsellcuda
+HAVE_GPU  := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
+RUN_TYPES ?= $(CPU_TYPES) $(if $(HAVE_GPU),$(GPU_TYPES))
 export PETSC_DIR
 
 .PHONY: all setup build check check-gpu run run-gpu clean
@@ -28,16 +41,39 @@ check: build
 check-gpu: build
 	cd $(BUILD) && ctest -L gpu --output-on-failure
 
-$(BUILD)/main.petsc: build
+# order-only on build: the matrix is converted again only when it or the script changed
+$(BUILD)/main.petsc: $(MATRIX) scripts/mtx2petsc.py | build
 	/usr/bin/python3 scripts/mtx2petsc.py $(MATRIX) $@
 
+# $(call run_types,<mat types>): ex1 once per type (GPU types with -use_gpu_aware_mpi 0), each
+# with -check_true_residual $(CHECK_TOL); logs in $(BUILD)/run-<type>.log; then a summary table
+# from ex1's machine-readable last lines; exit 1 when any run failed its check or crashed.
+define run_types
+	@fail=""; \
+	for t in $(1); do \
+	  case $$t in *cuda*|*cusparse*) gpu="-use_gpu_aware_mpi 0";; *) gpu="";; esac; \
+	  cmd="$(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t $$gpu $(RUNOPTS) -check_true_residual $(CHECK_TOL) $(EXTRA)"; \
+	  echo "== $$cmd"; \
+	  $$cmd > $(BUILD)/run-$$t.log 2>&1 || fail="$$fail $$t"; \
+	  cat $(BUILD)/run-$$t.log; \
+	done; \
+	echo; echo "summary: $(notdir $(MATRIX)), $(NP) ranks, rtol $(RTOL), check: true residual (exact AIJ matrix) <= $(CHECK_TOL)"; \
+	printf '%-14s %10s %12s %14s %12s  %s\n' mat_type iterations solve_time true_residual error check; \
+	for t in $(1); do \
+	  case " $$fail " in *" $$t "*) st=FAILED;; *) st=ok;; esac; \
+	  grep '^type=' $(BUILD)/run-$$t.log | tail -n 1 | awk -v t=$$t -v st=$$st ' \
+	    { for (i = 1; i <= NF; i++) { k = substr($$i, 1, index($$i, "=") - 1); v[k] = substr($$i, index($$i, "=") + 1) } } \
+	    END { printf "%-14s %10s %12s %14s %12s  %s\n", t, d(v["iterations"]), d(v["solve_time"]), d(v["true_residual"]), d(v["error"]), st } \
+	    function d(s) { return s == "" ? "-" : s }'; \
+	done; \
+	if [ -n "$$fail" ]; then echo "FAILED:$$fail (see $(BUILD)/run-<type>.log)"; exit 1; fi
+endef
+
 run: $(BUILD)/main.petsc
-	@for t in rgcsr "packsell $(PACKSELL)"; do \
-	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t $(RUNOPTS) || exit 1; done
+	$(call run_types,$(RUN_TYPES))
 
 run-gpu: $(BUILD)/main.petsc
-	@for t in rgcsrcuda "packsellcuda $(PACKSELL)"; do \
-	  $(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex1 -f $(BUILD)/main.petsc -mat_type $$t -use_gpu_aware_mpi 0 $(RUNOPTS) || exit 1; done
+	$(call run_types,$(GPU_TYPES))
 
 clean:
 	rm -rf $(BUILD)

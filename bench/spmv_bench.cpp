@@ -226,7 +226,7 @@ FormatSpec parse_format(const std::string &spec, bool cpu)
       else if (k.rfind("mat_", 0) == 0) f.options.emplace_back(k, v);
       else throw std::runtime_error("format '" + spec + "': unknown token '" + t[i] + "'");
     }
-    if (f.value_format.empty()) f.value_format = "fp16"; // the type's default
+    if (f.value_format.empty()) f.value_format = "exact"; // the type's default (lossless)
   } else if (fam == "cusparse_csr" || fam == "cusparse_sell") {
     f.petsc        = false;
     f.value_format = t.size() > 1 ? t[1] : "fp64";

@@ -4,21 +4,24 @@
 #include <petscmat.h>
 
 /* Row-grouped CSR (host reference backend and CUDA backend). The umbrella names resolve to
-   the seq or mpi variant by communicator size, like MATAIJ. */
+   the seq or mpi variant by communicator size, like MATAIJ. The seq and mpi names extend
+   "seqaij"/"mpiaij": the types are AIJ subclasses (like MATSEQAIJSELL and MATSEQAIJCUSPARSE),
+   so MatSetType() on an assembled AIJ matrix converts it in place and PETSc's AIJ code
+   (MatMPIAIJGetSeqAIJ(), MatGetFactor(), products, views) accepts them. */
 #define MATRGCSR            "rgcsr"
-#define MATSEQRGCSR         "seqrgcsr"
-#define MATMPIRGCSR         "mpirgcsr"
+#define MATSEQRGCSR         "seqaijrgcsr"
+#define MATMPIRGCSR         "mpiaijrgcsr"
 #define MATRGCSRCUDA        "rgcsrcuda"
-#define MATSEQRGCSRCUDA     "seqrgcsrcuda"
-#define MATMPIRGCSRCUDA     "mpirgcsrcuda"
+#define MATSEQRGCSRCUDA     "seqaijrgcsrcuda"
+#define MATMPIRGCSRCUDA     "mpiaijrgcsrcuda"
 
 /* PackSELL: SELL-C-sigma with column deltas and reduced-precision values in 32-bit words. */
 #define MATPACKSELL         "packsell"
-#define MATSEQPACKSELL      "seqpacksell"
-#define MATMPIPACKSELL      "mpipacksell"
+#define MATSEQPACKSELL      "seqaijpacksell"
+#define MATMPIPACKSELL      "mpiaijpacksell"
 #define MATPACKSELLCUDA     "packsellcuda"
-#define MATSEQPACKSELLCUDA  "seqpacksellcuda"
-#define MATMPIPACKSELLCUDA  "mpipacksellcuda"
+#define MATSEQPACKSELLCUDA  "seqaijpacksellcuda"
+#define MATMPIPACKSELLCUDA  "mpiaijpacksellcuda"
 
 /*@C
   PetscSpMVInitializePackage - Registers the petscspmv Mat types (the 12 names above; the CUDA
@@ -277,17 +280,20 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetSigma(Mat A, PetscInt *sigma);
 
   Input Parameters:
 + A      - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
-- format - "fp16" (IEEE binary16, the default), "bf16" (bfloat16), "e8m<m>" (sign, 8-bit
-           exponent, m-bit mantissa, 7 <= m <= 22) or "exact" (FP64 values stored beside the
-           words: lossless)
+- format - "exact" (the default: FP64 values stored beside the words, lossless), "fp16"
+           (IEEE binary16), "bf16" (bfloat16) or "e8m<m>" (sign, 8-bit exponent, m-bit
+           mantissa, 7 <= m <= 22)
 
   Options Database Key:
-. -mat_packsell_value_format <fp16|bf16|e8m<m>|exact> - value format
+. -mat_packsell_value_format <exact|fp16|bf16|e8m<m>> - value format
 
   Notes:
-  Products accumulate in double precision. A finite value that overflows the format is an
-  error (`PETSC_ERR_ARG_OUTOFRANGE`, naming row, column and value) unless
-  `MatPackSELLSetScaling()` is "auto".
+  Products accumulate in double precision. The lossy formats round every value (relative
+  error up to 2^-11 for fp16, 2^-8 for bf16, 2^-(m+1) for e8m<m>), so use them only where
+  that accuracy is enough (e.g. the inner operator of a mixed-precision solver); the default
+  gives the same products as AIJ. A finite value that overflows the format is an error
+  (`PETSC_ERR_ARG_OUTOFRANGE`, naming row, column and value) unless `MatPackSELLSetScaling()`
+  is "auto"; a nonzero that would be stored as zero is always an error.
 
   Errors:
   `PETSC_ERR_ARG_WRONG` for an unknown format name.
@@ -328,9 +334,10 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetValueFormat(Mat A, const char *format[
 + A       - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
 - scaling - "none" (the default: a value that overflows, or a nonzero that would round to
             zero, is an error) or "auto" (values are stored times 2^s, s of either sign chosen
-            afresh at every assembly so the largest one sits in the format's top binade;
-            products multiply by 2^-s, exactly; values below the format's range after
-            scaling become zero)
+            afresh at every assembly so the largest one sits in the format's top binade,
+            |s| <= 1022; products multiply by 2^-s, exactly; a nonzero that would still
+            round to zero, because the matrix spans more magnitudes than the format holds,
+            is an error naming it and a wider format)
 
   Options Database Key:
 . -mat_packsell_scaling <none|auto> - value scaling
@@ -408,8 +415,10 @@ typedef struct {
   PetscInt64 tail_nnz;       /* nonzeros in the COO tail of the hybrid split */
   PetscInt64 stored_bytes;   /* bytes a product reads from the matrix arrays (x and y excluded) */
   PetscInt   hybrid_width;   /* K of the hybrid split (largest over the blocks) */
-  PetscInt   scale_exponent; /* PackSELL: values are stored times 2^scale_exponent (smallest over
-                                the blocks; 0 unless -mat_packsell_scaling auto had to scale) */
+  PetscInt   scale_exponent; /* PackSELL: values are stored times 2^scale_exponent (0 unless
+                                -mat_packsell_scaling auto scales). MPI: each block holding
+                                nonzeros chooses its own; this is the smallest of this rank's */
+  PetscInt   scale_exponent_max; /* the largest of them (equal to scale_exponent on seq) */
 } MatSpMVStats;
 
 /*@

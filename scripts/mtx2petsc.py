@@ -6,23 +6,43 @@ Usage:
 
 Reads with scipy.io.mmread and writes with PETSc's own PetscBinaryIO
 ($PETSC_DIR/lib/petsc/bin), as a real double AIJ matrix with 32-bit indices and
-columns sorted inside each row. Symmetric files are expanded to both triangles
-(scipy does this). Explicitly stored zeros are kept.
+columns sorted inside each row. Symmetric and skew-symmetric files are expanded to
+both triangles (scipy does this). Explicitly stored zeros of coordinate files are
+kept; dense (array format) files keep their nonzeros only.
 
 Pattern-only files have no values: they get deterministic values (fixed seed),
 uniform in [0.5, 1.5] with random signs, so products are meaningful.
 --laplacian replaces the values of a square matrix by the graph Laplacian of its
 symmetrised pattern plus the identity (L + I: symmetric positive definite), which is
 how the mesh and graph files of ../shared/matrices are made solvable by CG.
+
+Errors are one line on stderr, never a traceback:
+  exit 2  the input cannot be converted: missing or unreadable file, not Matrix Market,
+          complex or hermitian values (petscspmv is real-only), a header that does not
+          parse, fewer or more entries than the header says, unparsable numbers,
+          indices out of range, non-square matrix with --laplacian, too large for
+          32-bit indices
+  exit 1  the output cannot be written, or PETSc's PetscBinaryIO is not found
+The output is written to a temporary file and renamed, so a failed run leaves none.
+Files with more than 1M entries get a progress line on stderr before the (slow) read.
 """
 import argparse
 import gzip
 import os
 import sys
+import time
+import zlib
 
-import numpy as np
-import scipy.io
-import scipy.sparse as sp
+PROG = "mtx2petsc"
+BIG = 1_000_000  # entries above which the read is announced on stderr
+
+
+class InputError(Exception):
+    """The input file cannot be converted (exit 2)."""
+
+
+class OutputError(Exception):
+    """The output cannot be written (exit 1)."""
 
 
 def petsc_binary_io():
@@ -31,25 +51,110 @@ def petsc_binary_io():
     try:
         import PetscBinaryIO  # noqa: E402  (PETSc's own writer)
     except ImportError as exc:
-        sys.exit(f"mtx2petsc: cannot import PetscBinaryIO from {petsc_dir}/lib/petsc/bin ({exc}); set PETSC_DIR")
+        raise OutputError(f"cannot import PetscBinaryIO from {petsc_dir}/lib/petsc/bin ({exc}); set PETSC_DIR")
     return PetscBinaryIO
 
 
+def opener(path):
+    return gzip.open if path.endswith(".gz") else open
+
+
+def read_header(path):
+    """Parses the banner and the size line: returns (format, field, symmetry, rows, cols, entries)."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, not a Matrix Market file")
+    with opener(path)(path, "rb") as fh:
+        banner = fh.readline().decode("ascii", "replace").strip()
+        tokens = banner.lower().split()
+        if len(tokens) < 1 or tokens[0] != "%%matrixmarket":
+            raise InputError(f"{path}: not a Matrix Market file (the first line does not start with %%MatrixMarket)")
+        if len(tokens) != 5:
+            raise InputError(f"{path}: bad Matrix Market banner '{banner}' (expected: %%MatrixMarket matrix coordinate|array real|integer|pattern general|symmetric|skew-symmetric)")
+        _, obj, fmt, field, symmetry = tokens
+        if obj != "matrix":
+            raise InputError(f"{path}: Matrix Market object '{obj}' is not supported (only 'matrix')")
+        if fmt not in ("coordinate", "array"):
+            raise InputError(f"{path}: Matrix Market format '{fmt}' is not supported (coordinate or array)")
+        if field == "complex":
+            raise InputError(f"{path}: complex matrices are not supported (petscspmv and this PETSc are real double only)")
+        if symmetry == "hermitian":
+            raise InputError(f"{path}: hermitian matrices are not supported (complex values; petscspmv is real double only)")
+        if field not in ("real", "double", "integer", "pattern"):
+            raise InputError(f"{path}: Matrix Market field '{field}' is not supported (real, integer or pattern)")
+        if symmetry not in ("general", "symmetric", "skew-symmetric"):
+            raise InputError(f"{path}: Matrix Market symmetry '{symmetry}' is not supported (general, symmetric or skew-symmetric)")
+        if fmt == "array" and field == "pattern":
+            raise InputError(f"{path}: a pattern matrix in array format is not valid Matrix Market")
+        line = b"%"
+        while line.startswith(b"%") or not line.strip():
+            line = fh.readline()
+            if not line:
+                raise InputError(f"{path}: truncated: no size line after the header")
+        parts = line.split()
+        want = 3 if fmt == "coordinate" else 2
+        try:
+            sizes = [int(p) for p in parts]
+        except ValueError:
+            sizes = []
+        if len(sizes) != want or min(sizes) < 0:
+            raise InputError(f"{path}: bad size line '{line.decode('ascii', 'replace').strip()}' (expected {want} non-negative integers)")
+    rows, cols = sizes[0], sizes[1]
+    entries = sizes[2] if fmt == "coordinate" else (rows * cols if symmetry == "general" else None)
+    return fmt, field, symmetry, rows, cols, entries
+
+
 def read_matrix_market(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as fh:
-        header = fh.readline().decode("ascii", "replace").lower()
-    pattern = "pattern" in header
-    with opener(path, "rb") as fh:
-        A = scipy.io.mmread(fh)
-    if not sp.issparse(A):
+    """Returns (CSR float64 matrix, pattern?) or raises InputError."""
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    try:
+        fmt, field, symmetry, rows, cols, entries = read_header(path)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})")
+    if entries is not None and entries > BIG:
+        print(f"{PROG}: reading {path}: {rows} x {cols}, {entries} entries ({field} {symmetry}); this takes a while", file=sys.stderr, flush=True)
+    try:
+        with opener(path)(path, "rb") as fh:
+            A = scipy.io.mmread(fh)
+    except (EOFError, zlib.error, OSError) as exc:
+        msg = " ".join(str(getattr(exc, "strerror", None) or exc).split()) or type(exc).__name__
+        raise InputError(f"{path}: cannot read ({msg})")
+    except (ValueError, IndexError, TypeError, OverflowError, UnicodeDecodeError) as exc:
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise InputError(f"{path}: malformed or truncated Matrix Market data ({msg})")
+    if fmt == "coordinate":
         A = sp.coo_matrix(A)
-    return sp.csr_matrix(A, dtype=np.float64), pattern
+        # scipy versions differ in what they check: count the entries again (the diagonal of a
+        # symmetric file is stored once, the off-diagonal entries twice after expansion)
+        if symmetry == "general":
+            got = A.nnz
+        else:
+            got = (A.nnz + int(np.count_nonzero(A.row == A.col))) // 2
+        if got != entries:
+            raise InputError(f"{path}: the header says {entries} entries, the file holds {got}")
+    elif not sp.issparse(A):
+        A = sp.coo_matrix(A)
+    if A.shape != (rows, cols):
+        raise InputError(f"{path}: the header says {rows} x {cols}, scipy read {A.shape[0]} x {A.shape[1]}")
+    if np.iscomplexobj(A.data):
+        raise InputError(f"{path}: complex values are not supported (petscspmv is real double only)")
+    A = sp.csr_matrix(A, dtype=np.float64)
+    if A.nnz and not np.all(np.isfinite(A.data)):
+        bad = int(np.count_nonzero(~np.isfinite(A.data)))
+        raise InputError(f"{path}: {bad} entries are Inf or NaN")
+    return A, field == "pattern"
 
 
 def laplacian_plus_identity(A):
+    import numpy as np
+    import scipy.sparse as sp
+
     if A.shape[0] != A.shape[1]:
-        sys.exit("mtx2petsc: --laplacian needs a square matrix")
+        raise InputError(f"--laplacian needs a square matrix, this one is {A.shape[0]} x {A.shape[1]}")
     P = sp.csr_matrix(A, copy=True)
     P.data[:] = 1.0
     P = ((P + P.T) > 0).astype(np.float64)
@@ -58,14 +163,10 @@ def laplacian_plus_identity(A):
     return sp.csr_matrix(sp.diags(degree + 1.0) - P)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("input")
-    ap.add_argument("output")
-    ap.add_argument("--laplacian", action="store_true", help="write the graph Laplacian of the pattern plus I (SPD)")
-    ap.add_argument("--seed", type=int, default=20261129, help="seed of the values given to pattern-only files")
-    args = ap.parse_args()
+def convert(args):
+    import numpy as np
 
+    t0 = time.time()
     A, pattern = read_matrix_market(args.input)
     if args.laplacian:
         A = laplacian_plus_identity(A)
@@ -75,15 +176,48 @@ def main():
     A.sum_duplicates()
     A.sort_indices()
     if A.nnz >= 2**31 or max(A.shape) >= 2**31:
-        sys.exit("mtx2petsc: matrix too large for 32-bit PETSc indices")
+        raise InputError(f"{args.input}: matrix too large for 32-bit PETSc indices ({A.shape[0]} x {A.shape[1]}, nnz {A.nnz})")
     A.indptr = A.indptr.astype(np.int32)
     A.indices = A.indices.astype(np.int32)
 
     io = petsc_binary_io().PetscBinaryIO(precision="double", indices="32bit", complexscalars=False)
-    with open(args.output, "wb") as fh:
-        io.writeMatSciPy(fh, A)
-    print(f"{args.input}: {A.shape[0]} x {A.shape[1]}, nnz {A.nnz} -> {args.output}")
+    tmp = f"{args.output}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as fh:
+            io.writeMatSciPy(fh, A)
+        os.replace(tmp, args.output)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise OutputError(f"cannot write {args.output}: {exc.strerror or exc}")
+    print(f"{args.input}: {A.shape[0]} x {A.shape[1]}, nnz {A.nnz} -> {args.output} ({time.time() - t0:.1f} s)")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--laplacian", action="store_true", help="write the graph Laplacian of the pattern plus I (SPD)")
+    ap.add_argument("--seed", type=int, default=20261129, help="seed of the values given to pattern-only files")
+    args = ap.parse_args()
+    try:
+        convert(args)
+    except InputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 2
+    except OutputError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{PROG}: error: out of memory converting {args.input}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

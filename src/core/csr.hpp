@@ -1,6 +1,7 @@
 // CSR view: the input every format builder reads (PETSc-free).
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -11,8 +12,22 @@ namespace pspmv {
 struct FormatError : std::invalid_argument {   // bad input or bad option
   using std::invalid_argument::invalid_argument;
 };
-struct ValueRangeError : std::range_error {     // a value does not fit the chosen value format
-  using std::range_error::range_error;
+// A value that does not fit the chosen value format. row and col locate the offending entry
+// as indices of the CSR given to the builder (local indices: the PETSc glue adds its row and
+// column offsets and re-issues message() with global numbers); what() is the full sentence
+// "row <row>, column <col>: <message()>".
+struct ValueRangeError : std::range_error {
+  ValueRangeError(int64_t row_, int64_t col_, const std::string &message_)
+      : std::range_error("row " + std::to_string(row_) + ", column " + std::to_string(col_) + ": " + message_),
+        row(row_), col(col_), msg(std::make_shared<const std::string>(message_)) {}
+  // The message without the coordinates ("value 1e+06 overflows ...; use ...").
+  const std::string &message() const noexcept { return *msg; }
+
+  int64_t row; // CSR row of the offending entry
+  int64_t col; // its column
+
+private:
+  std::shared_ptr<const std::string> msg; // shared: copying an exception must not throw
 };
 
 // Non-owning CSR matrix with 32-bit indices and FP64 values (PETSc's AIJ arrays as they are).

@@ -44,32 +44,70 @@ std::string format_double(double v) {
   return buf;
 }
 
+// The exponent -mat_packsell_scaling auto stores values with, for largest finite magnitude
+// m: the s (positive or negative) that puts m * 2^s in the binade of the largest finite value,
+// one lower if rounding carries over the top, so the whole range of the format is used; and
+// at most kMaxScaleExponent, so that the factor 2^-s of the products (host and device) is a
+// normal double and multiplying by it is exact or one rounding, as ldexp (an all-tiny matrix,
+// max|a| < 2^-1000, would otherwise need 2^-s < 2^-1074: 0, every product 0). s >= -1009
+// always (m <= DBL_MAX, and every format reaches 2^15). 0 when m is 0.
+int32_t auto_scale(const ValueFormat &f, double m) {
+  if (!f.lossy() || m == 0.0) return 0;
+  int32_t s = std::ilogb(f.max_finite()) - std::ilogb(m); // same binade as max_finite
+  EncodeStatus st;
+  encode_value(f, std::ldexp(m, s), &st);
+  if (st != EncodeStatus::Ok) --s; // rounding carried over the top
+  return std::min(s, kMaxScaleExponent); // a smaller s: m still fits
+}
+
+// Whether format g stores v as a finite nonzero (or v is 0) when the values are scaled by 2^s.
+bool holds(const ValueFormat &g, double v, int32_t s) {
+  EncodeStatus st;
+  const uint32_t bits = encode_value(g, std::ldexp(v, s), &st);
+  return st == EncodeStatus::Ok && (v == 0.0 || decode_value(g, bits) != 0.0);
+}
+
 // A remedy for value v that f cannot hold: the first two of bf16, e8m14, e8m22 that hold it
 // (FP32's exponent range, wider subnormals with more mantissa bits), else exact (FP64 values).
-std::string wider_formats(const ValueFormat &f, double v) {
+// With scaling auto a candidate is tried at the exponent auto would give it for the largest
+// magnitude m of the matrix (a matrix's range, not one value, is what has to fit).
+std::string wider_formats(const ValueFormat &f, double v, PackSellScaling scaling, double m) {
   std::string fit;
   int found = 0;
   for (const ValueFormat &g : {ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)}) {
     if (found == 2 || g.name() == f.name()) continue;
-    EncodeStatus st;
-    const uint32_t bits = encode_value(g, v, &st);
-    if (st != EncodeStatus::Ok || (v != 0.0 && decode_value(g, bits) == 0.0)) continue; // overflow, underflow
+    if (!holds(g, v, scaling == PackSellScaling::Auto ? auto_scale(g, m) : 0)) continue; // overflow, underflow
     fit += (found++ ? " or " : "") + g.name();
   }
   return found ? "a wider value format such as " + fit : "the value format exact";
 }
 
 ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
-  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) + ": value " +
-                         format_double(v) + " overflows the PackSELL value format " + f.name() +
-                         " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
-                         wider_formats(f, v) + ", or -mat_packsell_scaling auto");
+  return ValueRangeError(row, col,
+                         "value " + format_double(v) + " overflows the PackSELL value format " + f.name() +
+                             " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
+                             wider_formats(f, v, PackSellScaling::None, 0.0) + ", or -mat_packsell_scaling auto");
 }
 
-bool fits(const ValueFormat &f, double v, int32_t s) {
+ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, PackSellScaling scaling,
+                                int32_t s, double m) {
+  if (scaling == PackSellScaling::None)
+    return ValueRangeError(row, col,
+                           "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
+                               " to zero; use -mat_packsell_scaling auto or " +
+                               wider_formats(f, v, scaling, m));
+  return ValueRangeError(row, col,
+                         "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
+                             " to zero with -mat_packsell_scaling auto (values stored times 2^" + std::to_string(s) +
+                             " so that the largest magnitude " + format_double(m) +
+                             " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " +
+                             wider_formats(f, v, scaling, m));
+}
+
+// The stored bits of value a scaled by 2^s (choose_scale checked that it fits).
+uint32_t encode_scaled(const ValueFormat &f, double a, int32_t s) {
   EncodeStatus st;
-  encode_value(f, std::ldexp(v, s), &st);
-  return st == EncodeStatus::Ok;
+  return encode_value(f, std::ldexp(a, s), &st);
 }
 
 // Largest finite magnitude of A's values (0 if none).
@@ -80,39 +118,26 @@ double max_abs(const CsrView &A) {
   return m;
 }
 
-// The stored bits of value a scaled by 2^s (fits() was checked by choose_scale).
-uint32_t encode_scaled(const ValueFormat &f, double a, int32_t s) {
-  EncodeStatus st;
-  return encode_value(f, std::ldexp(a, s), &st);
-}
-
-ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
-  return ValueRangeError("row " + std::to_string(row) + ", column " + std::to_string(col) + ": value " +
-                         format_double(v) + " underflows the PackSELL value format " + f.name() +
-                         " to zero; use -mat_packsell_scaling auto or " + wider_formats(f, v));
-}
-
 // The exponent the values are stored with, chosen afresh from the values at every build and
-// update. Auto: the s (positive or negative) that puts max|a| * 2^s in the binade of the
-// largest finite value, one lower if rounding carries over the top, so the whole range of the
-// format is used. None: s = 0, and the first value (CSR order) that overflows or that is a
-// nonzero rounded to zero is reported: a lossy format never silently drops an entry.
+// update: 0 with scaling none, auto_scale() with auto. Either way the first value (CSR order)
+// that overflows, or that is a nonzero rounded to zero at that exponent, is reported (row and
+// column of A): a lossy format never silently drops an entry. With auto only a matrix whose
+// magnitudes span more than the format's range can have such a value (one 1e300 among
+// ordinary values), and the remedy is a format of wider range.
 int32_t choose_scale(const CsrView &A, const ValueFormat &f, PackSellScaling scaling) {
   if (!f.lossy()) return 0;
-  if (scaling == PackSellScaling::None) {
-    for (int32_t r = 0; r < A.rows; ++r)
-      for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
-        const double v = A.values[k];
-        if (!fits(f, v, 0)) throw overflow_error(f, r, A.colidx[k], v);
-        if (v != 0.0 && std::isfinite(v) && decode_value(f, encode_scaled(f, v, 0)) == 0.0)
-          throw underflow_error(f, r, A.colidx[k], v);
-      }
-    return 0;
-  }
-  const double m = max_abs(A);
-  if (m == 0.0) return 0;
-  int32_t s = std::ilogb(f.max_finite()) - std::ilogb(m); // same binade as max_finite
-  if (!fits(f, m, s)) --s;                                 // rounding carried over the top
+  const double m = scaling == PackSellScaling::Auto ? max_abs(A) : 0.0;
+  const int32_t s = scaling == PackSellScaling::Auto ? auto_scale(f, m) : 0;
+  const uint32_t magnitude = (uint32_t(1) << (f.exponent_bits + f.mantissa_bits)) - 1; // all but the sign
+  for (int32_t r = 0; r < A.rows; ++r)
+    for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
+      const double v = A.values[k];
+      if (!std::isfinite(v)) continue; // Inf and NaN are stored as such
+      EncodeStatus st;
+      const uint32_t bits = encode_value(f, std::ldexp(v, s), &st);
+      if (st != EncodeStatus::Ok) throw overflow_error(f, r, A.colidx[k], v);
+      if (v != 0.0 && (bits & magnitude) == 0) throw underflow_error(f, r, A.colidx[k], v, scaling, s, m);
+    }
   return s;
 }
 

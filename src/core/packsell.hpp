@@ -12,8 +12,13 @@
 // perm[i] is the original row of sorted row i; with kPackSellSigmaAuto the builder chooses
 // sigma, see build_packsell (the default is 1: docs/design.md says why). Slices of C sorted rows are stored column-major: word k
 // of sorted row s*C+i is at slice_pointers[s] + k*C + i.
+// The default value format is exact (FP64 values: products as exact as CSR's); the lossy
+// formats (fp16, bf16, e8m<m>) are used only when asked for, and never drop a value silently:
+// a value that overflows or a nonzero that would round to zero is a ValueRangeError.
 // Values are scaled by 2^scale_exponent before encoding (0 unless asked for); a product
-// multiplies the accumulated FP64 sum by 2^-scale_exponent.
+// multiplies the accumulated FP64 sum by 2^-scale_exponent, |scale_exponent| <=
+// kMaxScaleExponent so that this factor is a normal double (exact unless the result is
+// subnormal, then one rounding).
 #pragma once
 #include "csr.hpp"
 #include "format_stats.hpp"
@@ -38,10 +43,14 @@ inline HybridCost packsell_hybrid_cost(const ValueFormat &f, int64_t rows) {
 // PackSellOptions::sigma asking the builder to choose the window (PETSC_DECIDE in PETSc).
 constexpr int32_t kPackSellSigmaAuto = 0;
 
+// Bound of |PackSellMatrix::scale_exponent|: 2^-s stays a normal double (2^-1022 is the
+// smallest), so products and diagonals multiply by a nonzero power of two on host and device.
+constexpr int32_t kMaxScaleExponent = 1022;
+
 struct PackSellOptions {
   int32_t slice_height = 32;   // C: multiple of 32 in [32, 1024]
   int32_t sigma = 1; // sort window in rows: 1 (no sort, the default), kPackSellSigmaAuto or a multiple of C
-  ValueFormat value_format = ValueFormat::fp16();
+  ValueFormat value_format = ValueFormat::exact(); // lossless; lossy formats only when asked
   PackSellScaling scaling = PackSellScaling::None;
   HybridOption hybrid;         // default auto
 };
@@ -52,7 +61,7 @@ struct PackSellMatrix {
   int32_t sigma = 1;                   // window of this layout (auto resolved): 1 or a multiple of C
   ValueFormat value_format;
   int32_t delta_bits = 30;             // D (30: Exact, the default value_format)
-  int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent
+  int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent, |.| <= kMaxScaleExponent
   PackSellScaling scaling = PackSellScaling::None; // as asked at build time (value updates)
   int32_t hybrid_width = 0;            // K in nonzeros (longest row when the tail is empty)
   std::vector<int64_t> slice_pointers; // nslices+1 word offsets
@@ -73,13 +82,17 @@ struct PackSellMatrix {
 // O(nnz + rows log(rows/C)) once, and again for each further K the candidates need (rows cut
 // at K). The result is in PackSellMatrix::sigma. Throws FormatError for a slice height that
 // is not a multiple of 32 in [32, 1024], a sigma that is neither auto, 1 nor a positive
-// multiple of the slice height, or a bad hybrid width; ValueRangeError (naming row, column
-// and value, and the remedy: a wider format or scaling auto) when a finite value overflows
-// the value format.
+// multiple of the slice height, or a bad hybrid width; ValueRangeError (row and column of A in
+// its fields, the value and the remedy in its message: a wider format, or scaling auto) when
+// a finite value overflows the value format at the scale exponent, or a nonzero would be
+// stored as zero: with scaling none, or with auto when the matrix spans more magnitudes than
+// the format holds (auto scales by the largest magnitude; one 1e300 among ordinary values
+// flushes them in fp16 and bf16).
 PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt);
 // Same pattern, new values: re-encodes values only, keeping perm, sigma and K (never
-// re-chosen). Same errors for overflow; with scaling auto the exponent is chosen afresh from
-// the new values. Throws FormatError if the shape, nnz or pattern differs.
+// re-chosen). Same ValueRangeErrors as the build (M is then unchanged); with scaling auto the
+// exponent is chosen afresh from the new values. Throws FormatError if the shape, nnz or
+// pattern differs.
 void update_packsell_values(const CsrView &A, PackSellMatrix &M);
 // y = A x or y = y + A x with values decoded to FP64 and accumulated in FP64.
 void packsell_spmv(const PackSellMatrix &M, const double *x, double *y, bool add);

@@ -91,7 +91,7 @@ double ValueFormat::max_finite() const {
 }
 
 double ValueFormat::unit_roundoff() const {
-  return kind == ValueKind::Exact ? 0.0 : std::ldexp(1.0, -(mantissa_bits + 1));
+  return kind == ValueKind::Exact ? std::ldexp(1.0, -53) : std::ldexp(1.0, -(mantissa_bits + 1));
 }
 
 uint32_t encode_value(const ValueFormat &f, double x, EncodeStatus *status) {

@@ -5,7 +5,8 @@
 //   FP16  : E=5, M=10  (IEEE binary16)
 //   BF16  : E=8, M=7   (bfloat16; the same bits as E8M7)
 //   E8Mm  : E=8, M=m, m in [7, 22]  (FP32 with its mantissa cut to m bits; PackSELL paper)
-//   Exact : no value bits; the FP64 value is stored beside the word (layout tests, lossless use)
+//   Exact : no value bits; the FP64 value is stored beside the word (lossless: the default of
+//           PackSellOptions; the lossy formats are used only when asked for)
 // Encoding rounds FP64 to nearest, ties to even, directly (no double rounding through FP32).
 #pragma once
 #include <cstdint>
@@ -33,7 +34,11 @@ struct ValueFormat {
   int value_bits() const { return kind == ValueKind::Exact ? 0 : 1 + exponent_bits + mantissa_bits; }
   bool lossy() const { return kind != ValueKind::Exact; }
   double max_finite() const;   // largest finite magnitude (inf for Exact)
-  double unit_roundoff() const; // 2^-(M+1): relative error bound of one rounding (0 for Exact)
+  // Unit roundoff: the relative error bound of one round-to-nearest into the format,
+  // 2^-p with p = M + 1 significand bits: FP16 2^-11, BF16 2^-8, E8Mm 2^-(m+1), and for Exact
+  // FP64's 2^-53 (the values are FP64 as given: no rounding beyond the FP64 arithmetic).
+  // Valid in the format's normal range; below it the error is absolute (half a subnormal).
+  double unit_roundoff() const;
 };
 
 enum class EncodeStatus : int { Ok = 0, Overflow = 1 };

@@ -290,6 +290,8 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
     if (words < 0 || words % h.slice_height != 0) return cudaErrorInvalidValue;
   }
   if (!h.slice_pointers.empty() && h.slice_pointers.front() != 0) return cudaErrorInvalidValue;
+  // inv_scale = 2^-s must be a normal double, as on the host (the builder keeps |s| within it).
+  if (h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent) return cudaErrorInvalidValue;
   detail::WordFormat f;
   if (!word_format(h.value_format, h.delta_bits, &f)) return cudaErrorInvalidValue;
   d->rows = h.rows;
@@ -338,7 +340,8 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words ||
       h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits ||
       h.delta_bits != d->delta_bits || h.tail.nnz() != d->tail.nnz ||
-      (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words))
+      (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words) ||
+      h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent)
     return cudaErrorInvalidValue;
   PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // a product on another stream may still read
   // The words carry the values (and, for a new scale exponent, were re-encoded).

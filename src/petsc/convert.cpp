@@ -21,9 +21,29 @@ PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Ma
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
-  PetscCall(MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T));
+  {
+    /* between our families of one format the result keeps A's options */
+    SeqState      *sp = SeqGetState(A);
+    MPIState      *mp = MPIGetState(A);
+    PetscErrorCode ierr;
+    if (sp || mp) {
+      InheritScope scope(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
+      ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
+    } else ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
+    if (ierr) PetscCall(MatDestroy(&T)); /* e.g. a value the new format cannot hold */
+    PetscCall(ierr);
+  }
   if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &T));
   else *newmat = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatConvert() to A's own family by its root name: what PETSc does for the type's own name. */
+PetscErrorCode MatConvert_SpMV_SameType(Mat A, MatType, MatReuse reuse, Mat *newmat)
+{
+  PetscFunctionBegin;
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  else if (reuse == MAT_REUSE_MATRIX) PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -47,20 +67,28 @@ PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscB
   const TypeInfo *const *types = Types(&n);
 
   PetscFunctionBegin;
-  PetscCall(Compose(A, aij, self, on ? (mpi ? t->convert_mpi : t->convert_seq) : nullptr));
+  /* MatConvert() looks for "MatConvert_<from>_<to>_C" with <to> the requested name as given
+     (a root name such as "packsell") or with the "seq"/"mpi" prefix (e.g. "seqaijcusparse");
+     A's own names are both targets (MatConvert() finds them on a new matrix of the type) */
+  for (const char *to : {self, t->root}) {
+    PetscCall(Compose(A, aij, to, on ? (mpi ? t->convert_mpi : t->convert_seq) : nullptr));
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(Compose(A, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, to, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+#endif
+    for (PetscInt i = 0; i < n; i++)
+      if (types[i] != t) PetscCall(Compose(A, mpi ? types[i]->mpi : types[i]->seq, to, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+  }
   PetscCall(Compose(A, self, aij, on ? (mpi ? MPIConvertToAIJ : SeqConvertToAIJ) : nullptr));
 #if defined(PETSC_HAVE_CUDA)
-  {
-    const char *cusparse = mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE;
-    PetscCall(Compose(A, cusparse, self, on ? MatConvert_SpMV_ViaAIJ : nullptr));
-    PetscCall(Compose(A, self, cusparse, on ? MatConvert_SpMV_ViaAIJ : nullptr));
-  }
+  PetscCall(Compose(A, self, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, on ? MatConvert_SpMV_ViaAIJ : nullptr));
 #endif
   for (PetscInt i = 0; i < n; i++) {
-    const char *other = mpi ? types[i]->mpi : types[i]->seq;
-    if (types[i] == t) continue;
-    PetscCall(Compose(A, other, self, on ? MatConvert_SpMV_ViaAIJ : nullptr));
-    PetscCall(Compose(A, self, other, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+    if (types[i] == t) {
+      PetscCall(Compose(A, self, t->root, on ? MatConvert_SpMV_SameType : nullptr));
+      continue;
+    }
+    PetscCall(Compose(A, self, mpi ? types[i]->mpi : types[i]->seq, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+    PetscCall(Compose(A, self, types[i]->root, on ? MatConvert_SpMV_ViaAIJ : nullptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -5,6 +5,9 @@
 
 #include <petscdevice.h>
 
+#include <functional>
+#include <string>
+
 namespace pspmv {
 namespace glue {
 
@@ -12,20 +15,11 @@ namespace {
 
 MPIState *State(Mat A) { return static_cast<MPIState *>(A->spptr); }
 
-/* The blocks (NULL before preallocation). MatMPIAIJGetSeqAIJ() accepts only type names that
-   start with "mpiaij", so it is called under that name. */
+/* The blocks (NULL before preallocation). */
 PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao)
 {
-  char          *name = nullptr;
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  PetscCall(PetscStrallocpy(((PetscObject)A)->type_name, &name));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
-  ierr = MatMPIAIJGetSeqAIJ(A, Ad, Ao, nullptr);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
-  PetscCall(PetscFree(name));
-  PetscCall(ierr);
+  PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -65,18 +59,29 @@ PetscErrorCode Collective(Mat A, PetscErrorCode ierr)
    their layouts up to date (values may have changed through MatSetValues()). */
 PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
 {
-  MPIState *mp = State(A);
-  Mat       blocks[2];
+  MPIState       *mp = State(A);
+  Mat             blocks[2];
+  const PetscInt *garray = nullptr;
 
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks) {
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], &garray));
+  for (int k = 0; k < 2; k++) {
+    Mat blk = blocks[k];
     if (!blk) continue;
-    if (SeqGetState(blk)) {
+    /* range errors name global rows and columns: the off-diagonal block's columns are global
+       until MPIAIJ compresses them at assembly, then garray maps them back */
+    GlobalIndices g;
+    g.row0 = A->rmap->rstart;
+    g.col0 = k == 0 ? A->cmap->rstart : 0;
+    g.cols = k == 1 ? garray : nullptr;
+    if (!SeqGetState(blk)) { /* an assembled block is built as it is converted */
+      GlobalIndexScope names(g);
+      PetscCall(SeqConvertFromAIJ(blk, mp->type, &mp->opts, MAT_INPLACE_MATRIX, &blk));
+      SeqGetState(blk)->global = g;
+    } else {
+      SeqGetState(blk)->global = g;
       PetscCall(SeqSetOptions(blk, mp->opts));
       if (assembled) PetscCall(SeqSync(blk, PETSC_TRUE));
-    } else {
-      PetscCall(SeqConvertFromAIJ(blk, mp->type, &mp->opts, MAT_INPLACE_MATRIX, &blk));
     }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -110,35 +115,29 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   ierr = mp->aijops.assemblyend(A, mode);
   DeferBlockBuild--;
   PetscCall(ierr);
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(Collective(A, SetUpBlocks(A, PETSC_TRUE)));
+  if (mode == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
+  /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks
+     build at the numeric phase's assembly or at their first use */
+  {
+    const PetscBool build = (PetscBool)!mp->placeholder_values;
+    mp->placeholder_values = PETSC_FALSE;
+    PetscCall(Collective(A, SetUpBlocks(A, build)));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatCreateGraph_MPISpMV(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt index_size, PetscInt index[], Mat *graph)
-{
-  PetscFunctionBegin;
-  PetscCall(UnderAIJName(A, MATMPIAIJ, State(A)->aijops.creategraph, sym, scale, filter, index_size, index, graph));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscBool IsMPI(Mat A);
-
-PetscErrorCode MatDuplicate_MPISpMV(Mat A, MatDuplicateOption op, Mat *B)
-{
-  PetscFunctionBegin;
-  PetscCall(State(A)->aijops.duplicate(A, op, B)); /* blocks duplicated by their own type */
-  if (IsMPI(*B)) State(*B)->opts = State(A)->opts; /* plain AIJ when A runs under its AIJ name */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt *scale)
+/* Statistics of this rank's blocks; scale[0..1]: smallest and largest scale exponent of the
+   blocks that hold nonzeros (PETSC_MAX_INT, PETSC_MIN_INT when none does): each block chooses its
+   own. */
+PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2])
 {
   Mat blocks[2];
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "the layouts of a %s matrix exist once the matrix is assembled", ((PetscObject)A)->type_name);
-  *sum   = FormatStats();
-  *scale = 0;
+  *sum     = FormatStats();
+  scale[0] = PETSC_MAX_INT;
+  scale[1] = PETSC_MIN_INT;
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks) {
     FormatStats s;
@@ -146,7 +145,9 @@ PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt *scale)
     if (!blk) continue;
     PetscCall(SeqGetStats(blk, &s, &e));
     AddStats(sum, s);
-    *scale = PetscMin(*scale, e);
+    if (s.nnz == 0) continue;
+    scale[0] = PetscMin(scale[0], e);
+    scale[1] = PetscMax(scale[1], e);
   }
   sum->rows = A->rmap->n;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -162,11 +163,10 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   if (info && A->assembled) {
     FormatStats local, global;
     PetscInt64  sums[7], tot[7];
-    PetscInt    ints[2], maxints[2], scale, minscale;
+    PetscInt    ints[4], maxints[4], scale[2];
 
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
-    PetscCall(Collective(A, LocalStats(A, &local, &scale)));
-    PetscCallMPI(MPIU_Allreduce(&scale, &minscale, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+    PetscCall(Collective(A, LocalStats(A, &local, scale)));
     sums[0] = local.nnz;
     sums[1] = local.stored_slots;
     sums[2] = local.padding_slots;
@@ -177,7 +177,9 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     PetscCallMPI(MPIU_Allreduce(sums, tot, 7, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     ints[0] = local.hybrid_width;
     ints[1] = local.sigma;
-    PetscCallMPI(MPIU_Allreduce(ints, maxints, 2, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+    ints[2] = -scale[0]; /* max of -lo: the smallest exponent */
+    ints[3] = scale[1];
+    PetscCallMPI(MPIU_Allreduce(ints, maxints, 4, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
     global.rows          = A->rmap->N;
     global.cols          = A->cmap->N;
     global.nnz           = tot[0];
@@ -188,11 +190,30 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.stored_bytes  = tot[5];
     global.hybrid_width  = maxints[0];
     global.sigma         = maxints[1]; /* largest over the blocks, like the width */
-    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, minscale, "all ranks, diagonal and off-diagonal blocks"));
+    scale[0] = -maxints[2];
+    scale[1] = maxints[3];
+    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, scale, "all ranks, diagonal and off-diagonal blocks"));
   }
-  /* Under the MPIAIJ name: AIJ's ASCII view gathers the rows into a matrix of A's type name and
-     reads it with MatMPIAIJGetSeqAIJ, which refuses any other name. */
-  PetscCall(UnderAIJName(A, MATMPIAIJ, mp->aijops.view, viewer));
+  PetscCall(mp->aijops.view(A, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Setters and MatSetFromOptions() are logically collective: every rank must ask for the same
+   option set (a rank that sees no change would otherwise skip the collective rebuild). */
+PetscErrorCode CheckSameOnAllRanks(Mat A, const FormatOptions &o)
+{
+  MPIState     *mp = State(A);
+  std::string   mine;
+  unsigned long h[2], r[2];
+
+  PetscFunctionBegin;
+  PetscCallCXX(mine = o.Describe(mp->type->format));
+  h[0] = (unsigned long)std::hash<std::string>{}(mine);
+  h[1] = ~h[0];
+  PetscCallMPI(MPIU_Allreduce(h, r, 2, MPI_UNSIGNED_LONG, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  PetscCheck(r[0] == h[0] && r[1] == h[1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
+             "the ranks of this %s matrix were given different %s options (this rank: %s); format options are logically collective: give every rank the same value",
+             mp->type->mpi, FormatTitle(mp->type->format), mine.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -203,6 +224,7 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   Mat           Ad, Ao;
 
   PetscFunctionBegin;
+  PetscCall(CheckSameOnAllRanks(A, o));
   if (o.Equals(mp->type->format, old)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GetBlocks(A, &Ad, &Ao));
   {
@@ -237,10 +259,10 @@ using Options = OptionOps<MPIState, MPISetOptions, MPIBuiltSigma>;
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {
   FormatStats s;
-  PetscInt    scale = 0;
+  PetscInt    scale[2];
 
   PetscFunctionBegin;
-  PetscCall(LocalStats(A, &s, &scale));
+  PetscCall(LocalStats(A, &s, scale));
   ToPublicStats(s, scale, out);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -250,9 +272,13 @@ PetscErrorCode MatDestroy_MPISpMV(Mat A);
 void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
 {
   A->ops->assemblyend    = ours ? MatAssemblyEnd_MPISpMV : aij.assemblyend;
-  A->ops->duplicate      = ours ? MatDuplicate_MPISpMV : aij.duplicate;
-  A->ops->creategraph    = ours ? MatCreateGraph_MPISpMV : aij.creategraph;
-  A->ops->productsetfromoptions = ours ? MatProductSetFromOptions_MPISpMV : aij.productsetfromoptions;
+  /* operations whose results PETSc makes of A's type take A's options (NULL stays NULL:
+     PETSc then takes another path, e.g. MatCreateSubMatrix() through createsubmatrices) */
+  A->ops->duplicate         = ours && aij.duplicate ? PSPMV_INHERITING(MPIState, duplicate) : aij.duplicate;
+  A->ops->transpose         = ours && aij.transpose ? PSPMV_INHERITING(MPIState, transpose) : aij.transpose;
+  A->ops->axpy              = ours && aij.axpy ? PSPMV_INHERITING(MPIState, axpy) : aij.axpy;
+  A->ops->createsubmatrix   = ours && aij.createsubmatrix ? PSPMV_INHERITING(MPIState, createsubmatrix) : aij.createsubmatrix;
+  A->ops->createsubmatrices = ours && aij.createsubmatrices ? PSPMV_INHERITING(MPIState, createsubmatrices) : aij.createsubmatrices;
   A->ops->view           = ours ? MatView_MPISpMV : aij.view;
   A->ops->setfromoptions = ours ? Options::SetFromOptions : aij.setfromoptions;
   A->ops->destroy        = ours ? MatDestroy_MPISpMV : aij.destroy;
@@ -274,7 +300,6 @@ PetscErrorCode Strip(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
-  PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
   if (mp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
   A->boundtocpu = mp->aij_boundtocpu;
   PetscCallCXX(delete mp);
@@ -295,7 +320,6 @@ PetscErrorCode MatDestroy_MPISpMV(Mat A)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", nullptr));
   PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
-  PetscCall(ComposeProductFunctions(A, mp->type->mpi, PETSC_FALSE));
   PetscCallCXX(delete mp);
   A->spptr = nullptr;
   PetscCall((*destroy)(A));
@@ -317,6 +341,7 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   mp->type   = t;
   mp->opts   = opts;
   mp->aijops = *B->ops;
+  mp->placeholder_values = (PetscBool)(B->product != nullptr);
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &mp->preallocate));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &mp->preallocate_coo));
   PetscCheck(mp->preallocate && mp->preallocate_coo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATMPIAIJ without its preallocation functions");
@@ -332,7 +357,6 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPISpMV));
   PetscCall(ComposeOptionFunctions(B, t->format, Options::Set, Options::Get, GetStats_MPI));
   PetscCall(ComposeConverters(B, t, PETSC_TRUE, PETSC_TRUE));
-  PetscCall(ComposeProductFunctions(B, t->mpi, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -354,7 +378,7 @@ PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN)); /* block by block; layouts follow */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(ReadOptions(A, nullptr, t->format, &o)); /* bad options: error before anything changes */
+  PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCall(Adopt(B, t, o));

@@ -18,7 +18,7 @@ const OptionSpec kOptions[] = {
   {Format::RgCSR, OptionKey::Hybrid, "-mat_rgcsr_hybrid", "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)", "MatRgCSRSetHybrid"},
   {Format::PackSELL, OptionKey::SliceHeight, "-mat_packsell_slice_height", "Rows per PackSELL slice (a multiple of 32 in [32, 1024])", "MatPackSELLSetSliceHeight"},
   {Format::PackSELL, OptionKey::Sigma, "-mat_packsell_sigma", "Window of rows sorted by length before slicing: 1 (no sorting, the default), PETSC_DECIDE (-1: chosen from the row lengths at assembly) or a multiple of the slice height", "MatPackSELLSetSigma"},
-  {Format::PackSELL, OptionKey::ValueFormat, "-mat_packsell_value_format", "Value format packed in each word: fp16, bf16, e8m<m> (7 <= m <= 22) or exact", "MatPackSELLSetValueFormat"},
+  {Format::PackSELL, OptionKey::ValueFormat, "-mat_packsell_value_format", "Value format of the values: exact (FP64, lossless), or lossy fp16, bf16, e8m<m> (7 <= m <= 22) packed in each word", "MatPackSELLSetValueFormat"},
   {Format::PackSELL, OptionKey::Scaling, "-mat_packsell_scaling", "Scale the values by a power of two so they fit the value format: none or auto", "MatPackSELLSetScaling"},
   {Format::PackSELL, OptionKey::Hybrid, "-mat_packsell_hybrid", "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)", "MatPackSELLSetHybrid"},
 };
@@ -93,6 +93,8 @@ PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptio
   PetscCall(PetscObjectComposeFunction((PetscObject)A, SetOptionName(f), set));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, GetOptionName(f), get));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSpMVGetStats_C", stats));
+  /* with the options: MatAXPY() results that keep them */
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAXPYGetPreallocation_C", set ? MatAXPYGetPreallocation_SpMV : nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

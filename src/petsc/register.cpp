@@ -1,4 +1,4 @@
-// Package registration: type names, root names, factorizations, log events; also the entry
+// Package registration: type names, root names, log events; also the entry
 // point PETSc calls when the library is loaded with -dll_append.
 #include "spmvimpl.hpp"
 
@@ -12,21 +12,6 @@ PetscInt      DeferBlockBuild = 0;
 using namespace pspmv::glue;
 
 static PetscBool PetscSpMVPackageInitialized = PETSC_FALSE;
-
-/* Our seq types keep SeqAIJ's arrays, so PETSc's own factorizations apply; MatGetFactor() finds
-   them by type name, and "seqrgcsr" does not start with "seqaij": register them by name. */
-static PetscErrorCode RegisterFactorizations(const TypeInfo *t)
-{
-  const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
-
-  PetscFunctionBegin;
-  for (MatFactorType ft : ftypes) {
-    MatSolverFn *create = nullptr;
-    PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ft, nullptr, nullptr, &create));
-    if (create) PetscCall(MatSolverTypeRegister(MATSOLVERPETSC, t->seq, ft, create));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 PetscErrorCode PetscSpMVFinalizePackage(void)
 {
@@ -52,7 +37,6 @@ PetscErrorCode PetscSpMVInitializePackage(void)
     PetscCall(MatRegister(t->root, t->create_root));
     PetscCall(MatRegister(t->seq, t->create_seq));
     PetscCall(MatRegister(t->mpi, t->create_mpi));
-    PetscCall(RegisterFactorizations(t));
   }
   PetscCall(PetscRegisterFinalize(PetscSpMVFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);

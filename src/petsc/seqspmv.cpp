@@ -42,7 +42,10 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   PetscCall(GetCsr(A, &csr));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
-  PetscCall(fresh->Build(csr, opts));
+  {
+    GlobalIndexScope names(sp->global);
+    PetscCall(fresh->Build(csr, opts));
+  }
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
   *out = std::move(fresh);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -60,13 +63,43 @@ PetscErrorCode Install(Mat A, SeqState *sp, std::unique_ptr<Shadow> fresh)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A matrix whose layout is built at its first use rather than at assembly: a product result
+   (the symbolic phase assembles placeholder values) or a pattern without values (symbolic
+   transposes). */
+PetscErrorCode BuildsLazily(Mat A, PetscBool *lazy)
+{
+  const PetscInt *ai, *aj;
+  PetscScalar    *aa;
+  PetscMemType    mtype;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
+  *lazy = (PetscBool)(A->product || (!aa && ai && ai[A->rmap->n] > 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Drops the layout: the next use builds it anew. */
+PetscErrorCode Invalidate(SeqState *sp)
+{
+  PetscFunctionBegin;
+  if (sp->shadow) PetscCall(sp->shadow->Release());
+  sp->shadow.reset();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
 {
   SeqState *sp = State(A);
+  PetscBool lazy;
 
   PetscFunctionBegin;
   PetscCall(sp->aijops.assemblyend(A, mode));
   if (mode == MAT_FLUSH_ASSEMBLY || DeferBlockBuild > 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(BuildsLazily(A, &lazy));
+  if (lazy) {
+    PetscCall(Invalidate(sp));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   /* values may have changed through MatSetValues(), which does not touch the object state */
   PetscCall(SeqSync(A, PETSC_TRUE));
   /* MatAssemblyEnd() increases the state once and num_ass once after this returns */
@@ -151,55 +184,13 @@ PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* SeqAIJ's transpose fills a new SeqAIJ matrix and then calls MatSetType(At, A's type name);
-   MatSetType() converts in place only for names that start with "seqaij" and would empty the
-   matrix for ours. So it runs under A's AIJ name and its result is converted here. */
-PetscErrorCode MatTranspose_SeqSpMV(Mat A, MatReuse reuse, Mat *B)
-{
-  SeqState       *sp   = State(A);
-  const TypeInfo *t    = sp->type;
-  FormatOptions   opt  = sp->opts, bopt = sp->opts;
-  const TypeInfo *bt   = t;
-  char           *name = nullptr;
-  PetscBool       ourname;
-  PetscErrorCode  ierr;
-
-  PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX && SeqGetState(*B)) {
-    bt   = SeqGetState(*B)->type;
-    bopt = SeqGetState(*B)->opts;
-  }
-  PetscCall(PetscStrallocpy(((PetscObject)A)->type_name, &name));
-  PetscCall(PetscStrcmp(name, t->seq, &ourname));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATSEQAIJ));
-  ierr = sp->aijops.transpose(A, reuse, B);
-  if (SeqGetState(A)) PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
-  PetscCall(PetscFree(name));
-  PetscCall(ierr);
-  /* under an AIJ name (inside an operation that renamed A), the result stays AIJ as asked */
-  if (!ourname) PetscFunctionReturn(PETSC_SUCCESS);
-  if (reuse == MAT_INPLACE_MATRIX && !SeqGetState(A)) PetscCall(SeqConvertFromAIJ(A, t, &opt, MAT_INPLACE_MATRIX, &A)); /* A was replaced by its transpose */
-  else if (reuse != MAT_INPLACE_MATRIX && !SeqGetState(*B)) PetscCall(SeqConvertFromAIJ(*B, bt, &bopt, MAT_INPLACE_MATRIX, B));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The graph of A for GAMG and friends (an AIJ matrix). */
-PetscErrorCode MatCreateGraph_SeqSpMV(Mat A, PetscBool sym, PetscBool scale, PetscReal filter, PetscInt index_size, PetscInt index[], Mat *graph)
+/* MatStoreValues() / MatRetrieveValues(): SeqAIJ's retrieve copies the saved values back
+   without changing the object state; the layout must follow them. */
+PetscErrorCode MatRetrieveValues_SeqSpMV(Mat A)
 {
   PetscFunctionBegin;
-  PetscCall(UnderAIJName(A, MATSEQAIJ, State(A)->aijops.creategraph, sym, scale, filter, index_size, index, graph));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MatDuplicate_SeqSpMV(Mat A, MatDuplicateOption op, Mat *B)
-{
-  SeqState *sp = State(A);
-
-  PetscFunctionBegin;
-  /* SeqAIJ's duplicate creates *B with MatSetType(A's type): a fresh matrix of our type whose
-     layout is built at its first product (or assembly) */
-  PetscCall(sp->aijops.duplicate(A, op, B));
-  if (SeqGetState(*B)) State(*B)->opts = sp->opts; /* plain AIJ when A runs under its AIJ name */
+  PetscCall(State(A)->aij_retrieve(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -212,8 +203,9 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscCall(ViewWantsFormatInfo(viewer, &info));
   if (info && A->assembled) {
     FormatStats stats;
-    PetscInt    scale = 0;
-    PetscCall(SeqGetStats(A, &stats, &scale));
+    PetscInt    scale[2];
+    PetscCall(SeqGetStats(A, &stats, &scale[0]));
+    scale[1] = scale[0];
     PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, scale, "this matrix"));
   }
   PetscCall(sp->aijops.view(A, viewer));
@@ -225,10 +217,11 @@ using Options = OptionOps<SeqState, SeqSetOptions, SeqBuiltSigma>;
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
   FormatStats s;
-  PetscInt    scale = 0;
+  PetscInt    scale[2];
 
   PetscFunctionBegin;
-  PetscCall(SeqGetStats(A, &s, &scale));
+  PetscCall(SeqGetStats(A, &s, &scale[0]));
+  scale[1] = scale[0];
   ToPublicStats(s, scale, out);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -244,23 +237,29 @@ void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
   A->ops->multtranspose    = ours ? MatMultTranspose_SeqSpMV : aij.multtranspose;
   A->ops->multtransposeadd = ours ? MatMultTransposeAdd_SeqSpMV : aij.multtransposeadd;
   A->ops->getdiagonal      = ours ? MatGetDiagonal_SeqSpMV : aij.getdiagonal;
-  A->ops->duplicate        = ours ? MatDuplicate_SeqSpMV : aij.duplicate;
-  A->ops->transpose        = ours ? MatTranspose_SeqSpMV : aij.transpose;
-  A->ops->creategraph      = ours ? MatCreateGraph_SeqSpMV : aij.creategraph;
+  /* operations whose results PETSc makes of A's type take A's options (NULL stays NULL:
+     PETSc then takes another path, e.g. MatCreateSubMatrix() through createsubmatrices) */
+  A->ops->duplicate          = ours && aij.duplicate ? PSPMV_INHERITING(SeqState, duplicate) : aij.duplicate;
+  A->ops->transpose          = ours && aij.transpose ? PSPMV_INHERITING(SeqState, transpose) : aij.transpose;
+  A->ops->axpy               = ours && aij.axpy ? PSPMV_INHERITING(SeqState, axpy) : aij.axpy;
+  A->ops->createsubmatrix    = ours && aij.createsubmatrix ? PSPMV_INHERITING(SeqState, createsubmatrix) : aij.createsubmatrix;
+  A->ops->createsubmatrices  = ours && aij.createsubmatrices ? PSPMV_INHERITING(SeqState, createsubmatrices) : aij.createsubmatrices;
   A->ops->view             = ours ? MatView_SeqSpMV : aij.view;
   A->ops->setfromoptions   = ours ? Options::SetFromOptions : aij.setfromoptions;
   A->ops->destroy          = ours ? MatDestroy_SeqSpMV : aij.destroy;
 }
 
 
-/* Removes everything of ours from A (which becomes a plain MATSEQAIJ); frees the layout. */
-PetscErrorCode Strip(Mat A)
+/* Removes everything of ours from A (which becomes a plain MATSEQAIJ); frees the layout.
+   destroying: A is being destroyed (its function list may be freed already: only removals). */
+PetscErrorCode Strip(Mat A, PetscBool destroying)
 {
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
   if (sp->shadow) PetscCall(sp->shadow->Release());
   SwitchOps(A, sp->aijops, PETSC_FALSE);
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : sp->aij_retrieve));
   PetscCall(ComposeOptionFunctions(A, sp->type->format, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, sp->type, PETSC_FALSE, PETSC_FALSE));
   if (sp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
@@ -275,7 +274,7 @@ PetscErrorCode MatDestroy_SeqSpMV(Mat A)
   PetscErrorCode (*destroy)(Mat) = State(A)->aijops.destroy;
 
   PetscFunctionBegin;
-  PetscCall(Strip(A));
+  PetscCall(Strip(A, PETSC_TRUE));
   PetscCall((*destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -295,8 +294,11 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
   sp->type   = t;
   sp->opts   = opts;
   sp->aijops = *B->ops;
-  B->spptr   = sp;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &sp->aij_retrieve));
+  PetscCheck(sp->aij_retrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAIJ without MatRetrieveValues_C");
+  B->spptr = sp;
   SwitchOps(B, sp->aijops, PETSC_TRUE);
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_SeqSpMV));
   if (t->cuda) PetscCall(SetDefaultVecType(B, VECCUDA));
   /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
      MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
@@ -340,7 +342,10 @@ PetscErrorCode SeqSync(Mat A, PetscBool force)
 
     PetscCall(GetCsr(A, &csr));
     PetscCall(PetscLogEventBegin(EventValues, A, 0, 0, 0));
-    PetscCall(sp->shadow->UpdateValues(csr, &pattern_changed));
+    {
+      GlobalIndexScope names(sp->global);
+      PetscCall(sp->shadow->UpdateValues(csr, &pattern_changed));
+    }
     PetscCall(PetscLogEventEnd(EventValues, A, 0, 0, 0));
     if (!pattern_changed) {
       sp->synced_state  = state;
@@ -400,6 +405,7 @@ PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *
 {
   FormatOptions o;
   Mat           B;
+  PetscBool     lazy = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -410,17 +416,18 @@ PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (opts) o = *opts;
-  else PetscCall(ReadOptions(A, nullptr, t->format, &o)); /* bad options: error before anything changes */
+  else PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCall(Adopt(B, t, o));
-  if (B->assembled) {
+  if (B->assembled) PetscCall(BuildsLazily(B, &lazy));
+  if (B->assembled && !lazy) {
     PetscErrorCode ierr = SeqSync(B, PETSC_FALSE);
     if (ierr) {
       /* the layout cannot be built (a value overflows the value format, ...): B stays AIJ */
       if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
       else {
-        PetscCall(Strip(B));
+        PetscCall(Strip(B, PETSC_FALSE));
         PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
       }
     }
@@ -440,7 +447,7 @@ PetscErrorCode SeqConvertToAIJ(Mat A, MatType, MatReuse reuse, Mat *newmat)
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat)); /* no layout built */
   B = *newmat;
-  PetscCall(Strip(B));
+  PetscCall(Strip(B, PETSC_FALSE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

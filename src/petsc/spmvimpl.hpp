@@ -46,6 +46,8 @@ struct SeqState {
   PetscInt                synced_num_ass = 0; /* A->num_ass when synced inside MatAssemblyEnd() */
   PetscBool               assembly_bump  = PETSC_FALSE; /* MatAssemblyEnd()'s own state increase follows */
   PetscBool               info_transpose = PETSC_FALSE; /* the host transpose fallback was reported */
+  PetscErrorCode (*aij_retrieve)(Mat)   = nullptr;       /* SeqAIJ's MatRetrieveValues_C */
+  GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
   struct _MatOps          aijops;                       /* SeqAIJ operations (fallbacks; restored on conversion back) */
   PetscBool               aij_boundtocpu = PETSC_TRUE;  /* A->boundtocpu before it became ours (restored) */
   std::string             names[kNumOptionKeys];        /* strings returned by the getters */
@@ -59,28 +61,57 @@ struct MPIState {
   PetscBool       aij_boundtocpu = PETSC_TRUE; /* A->boundtocpu before it became ours (restored) */
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
+  PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
   std::string names[kNumOptionKeys];
 };
 
-/* Runs fn(A, args...) with A's type name set to aijname (MATSEQAIJ or MATMPIAIJ) for its
-   duration. PETSc recognizes AIJ subclasses by a type-name prefix ("seqaij", "mpiaij") that
-   ours do not have; the AIJ code these operations reach works on our matrices (their data are
-   AIJ's), only the name check refuses them. */
-template <typename Fn, typename... Args>
-PetscErrorCode UnderAIJName(Mat A, const char *aijname, Fn fn, Args... args)
-{
-  char          *name = nullptr;
-  PetscErrorCode ierr;
+/* Options inherited by matrices that PETSc creates from one of ours. AIJ's operations make their
+   results with MatSetType(result, source's type name) (MatDuplicate, MatTranspose, MatAXPY,
+   MatCreateSubMatrix, products...); such a result takes the source's options, not the options
+   database's, for as long as a scope is alive (innermost scope wins). */
+class InheritScope {
+public:
+  InheritScope(const TypeInfo *t, const FormatOptions &o);
+  ~InheritScope();
+  InheritScope(const InheritScope &)            = delete;
+  InheritScope &operator=(const InheritScope &) = delete;
 
-  PetscFunctionBegin;
-  PetscCall(PetscStrallocpy(((PetscObject)A)->type_name, &name));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, aijname));
-  ierr = fn(A, args...);
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, name));
-  PetscCall(PetscFree(name));
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+private:
+  const TypeInfo     *type_;
+  FormatOptions       opts_;
+  const InheritScope *outer_;
+  friend PetscErrorCode InitialOptions(Mat, const TypeInfo *, FormatOptions *);
+};
+
+/* The options a matrix B of family t starts with when it becomes ours: those of the innermost
+   InheritScope of t's format, else those of an operand of the product B is the result of
+   (B->product) of t's format, else the -mat_<format>_* options of the database (B's prefix). */
+PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o);
+/* Composed as "MatAXPYGetPreallocation_C" on our matrices: the result of MatAXPY() with a new
+   pattern is made with Y's options. */
+PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B);
+
+/* ops->op of a matrix of ours (State: SeqState or MPIState) that runs AIJ's op inside an
+   InheritScope of the matrix's options: Inheriting<State, decltype(_MatOps::op), &_MatOps::op>::Call. */
+template <class State, class F, F _MatOps::*M>
+struct Inheriting;
+template <class State, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
+struct Inheriting<State, PetscErrorCode (*)(Mat, Args...), M> {
+  static PetscErrorCode Call(Mat A, Args... args)
+  {
+    State *st = static_cast<State *>(A->spptr);
+    PetscErrorCode (*aijop)(Mat, Args...) = st->aijops.*M;
+
+    PetscFunctionBegin;
+    {
+      /* st may be gone when the operation returns (in-place results replace A's header) */
+      InheritScope scope(st->type, st->opts);
+      PetscCall(aijop(A, args...));
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+};
+#define PSPMV_INHERITING(State, op) Inheriting<State, decltype(_MatOps::op), &_MatOps::op>::Call
 
 /* seqspmv.cpp */
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
@@ -105,10 +136,6 @@ PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
 PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
 MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our types */
 
-/* products.cpp: MatProduct with MPI matrices of ours (MPIAIJ's algorithms under the MPIAIJ name) */
-PetscErrorCode MatProductSetFromOptions_MPISpMV(Mat C);
-PetscErrorCode ComposeProductFunctions(Mat A, const char *self, PetscBool on);
-
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (validated as a set); with a
    PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
 PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts);
@@ -123,8 +150,8 @@ const char *GetOptionName(Format f);
 typedef PetscErrorCode (*SetOptionFn)(Mat, OptionKey, PetscInt, const char[]);
 typedef PetscErrorCode (*GetOptionFn)(Mat, OptionKey, PetscInt *, const char *[]);
 typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
-/* Composes (functions non-NULL) or removes the option setter/getter of format f and the
-   statistics function on A. */
+/* Composes (functions non-NULL) or removes the option setter/getter of format f, the
+   statistics function and MatAXPYGetPreallocation_SpMV() on A. */
 PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats);
 
 /* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
@@ -175,9 +202,11 @@ PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscB
 /* view.cpp */
 /* True for an ASCII viewer in an INFO format: the one MatView prints the layout statistics in. */
 PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, PetscInt scale_exponent, const char *scope);
+/* scale[0..1]: smallest and largest PackSELL scale exponent of the blocks with nonzeros
+   (scale[0] > scale[1]: no block has any). */
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope);
 void           AddStats(FormatStats *sum, const FormatStats &s);
-void           ToPublicStats(const FormatStats &s, PetscInt scale_exponent, MatSpMVStats *out);
+void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out);
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;

@@ -21,7 +21,7 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, PetscInt scale_exponent, const char *scope)
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope)
 {
   std::string options, stats, line;
 
@@ -31,9 +31,19 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels; %s):\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host", scope));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "options: %s\n", options.c_str()));
+  if (t->format == Format::PackSELL) {
+    const ValueFormat &vf = o.packsell.value_format;
+    if (vf.lossy())
+      PetscCall(PetscViewerASCIIPrintf(viewer, "values: LOSSY %s (unit roundoff %.3g): products use a rounded copy of this matrix, not the matrix itself\n", vf.name().c_str(), vf.unit_roundoff()));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "values: lossless (%s: the matrix's FP64 values)\n", vf.name().c_str()));
+  }
   std::istringstream in(stats);
   while (std::getline(in, line)) PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line.c_str()));
-  if (t->format == Format::PackSELL) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT "\n", scale_exponent));
+  if (t->format == Format::PackSELL) {
+    if (scale[0] > scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: none (no nonzeros)\n"));
+    else if (scale[0] == scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT "\n", scale[0]));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT " to %" PetscInt_FMT " (each block has its own)\n", scale[0], scale[1]));
+  }
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -52,9 +62,12 @@ void AddStats(FormatStats *sum, const FormatStats &s)
   sum->sigma        = std::max(sum->sigma, s.sigma);
 }
 
-void ToPublicStats(const FormatStats &s, PetscInt scale_exponent, MatSpMVStats *out)
+void ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out)
 {
-  out->scale_exponent = scale_exponent;
+  const bool any = scale[0] <= scale[1];
+
+  out->scale_exponent     = any ? scale[0] : 0;
+  out->scale_exponent_max = any ? scale[1] : 0;
   out->rows          = s.rows;
   out->cols          = s.cols;
   out->nnz           = s.nnz;

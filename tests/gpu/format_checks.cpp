@@ -3,6 +3,8 @@
 #include "core/threads_per_row.hpp"
 #include "cuda/device_formats.hpp"
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -169,10 +171,43 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   EXPECT_EQ(d.values, nullptr);
 }
 
+bool packsell_values_fit(const HostCsr &A, const ValueFormat &f, PackSellScaling scaling) {
+  if (!f.lossy()) return true;
+  const auto holds = [&f](double v, int32_t s) { // encodes without overflow, a nonzero stays one
+    const double x = std::ldexp(v, s);
+    if (std::isfinite(v) && !std::isfinite(x)) return false;
+    EncodeStatus st;
+    const uint32_t bits = encode_value(f, x, &st);
+    return st == EncodeStatus::Ok && (v == 0.0 || !std::isfinite(v) || decode_value(f, bits) != 0.0);
+  };
+  int32_t s = 0;
+  if (scaling == PackSellScaling::Auto) {
+    double m = 0.0;
+    for (double v : A.values)
+      if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+    if (m > 0.0)
+      for (s = kMaxScaleExponent; !holds(m, s);) --s; // the largest s <= 1022 that holds max|a|
+  }
+  for (double v : A.values)
+    if (!holds(v, s)) return false;
+  return true;
+}
+
 void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &label, uint64_t seed) {
   const std::string what = label + " " + c.name();
   SCOPED_TRACE(what);
-  const PackSellMatrix M = build_packsell(A.view(), c.options());
+  // A lossy format never drops a value: a matrix it cannot hold (with scaling auto: one whose
+  // magnitudes span more than the format's range) is refused on the host, nothing to upload.
+  const bool fit = packsell_values_fit(A, c.format, c.scaling);
+  PackSellMatrix M;
+  try {
+    M = build_packsell(A.view(), c.options());
+  } catch (const ValueRangeError &e) {
+    EXPECT_FALSE(fit) << "refused although every value fits: " << e.what();
+    return;
+  }
+  EXPECT_TRUE(fit) << "accepted although a value overflows or would be stored as zero";
+  EXPECT_LE(std::abs(M.scale_exponent), kMaxScaleExponent);
   cuda::DevicePackSell d;
   ReleaseGuard<cuda::DevicePackSell> guard{&d};
   ASSERT_CUDA(cuda::upload(M, &d));

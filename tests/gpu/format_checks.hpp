@@ -44,6 +44,12 @@ std::vector<PsConfig> packsell_configs(pspmv::PackSellScaling scaling);
 // Builds, uploads, checks the product (both add modes) against the host references, the
 // diagonal and stored_bytes against the host, then releases. `label` prefixes messages.
 void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed = 1);
+// A lossy configuration that cannot hold A's values (an overflow without scaling, a nonzero
+// stored as zero) must be refused with ValueRangeError by the build: checked, nothing uploaded.
 void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &label, uint64_t seed = 1);
+// Whether the host build of A with f and scaling succeeds (the documented rules: exponent 0,
+// or for auto the largest s <= kMaxScaleExponent at which max|a| fits; then no overflow and no
+// nonzero rounded to zero).
+bool packsell_values_fit(const HostCsr &A, const pspmv::ValueFormat &f, pspmv::PackSellScaling scaling);
 
 } // namespace gputest

@@ -303,3 +303,68 @@ TEST(Edge, ExactDummiesBeyondTwoTo30) {
     EXPECT_CUDA(cuda::release(&d));
   }
 }
+
+// Scaling auto at the ends of FP64's range (host reference: the unit tests). All values tiny
+// (1e-300, FP64 subnormals 1e-310): the exponent stops at kMaxScaleExponent so the kernels'
+// inv_scale = 2^-s is a normal double, not 0; all values huge (1e300): s < 0. Device products
+// match the host reference of the format and the FP64 CSR product within the format's unit
+// roundoff (check_product's bound, relative), the diagonal is the host's and nonzero.
+// Rectangular (400 x 300), so the chained z = A y of check_product is skipped (1e300^2 = Inf).
+namespace {
+void check_extreme_magnitudes(double magnitude, const std::string &label) {
+  HostCsr A = with_new_values(small_random(400, 300, 12, 12), magnitude, 13);
+  for (size_t k = 0; k < A.values.size(); k += 17) A.values[k] = 0.0; // explicit zeros stay zeros
+  for (const ValueFormat &f : {ValueFormat::fp16(), ValueFormat::bf16(), ValueFormat::e8m(14)})
+    for (int32_t sigma : {1, 1024})
+      for (const HybridOption &h : {hybrid_none(), hybrid_fixed(2)}) {
+        const PsConfig c{32, sigma, f, PackSellScaling::Auto, h};
+        ASSERT_TRUE(packsell_values_fit(A, f, PackSellScaling::Auto)) << label << " " << c.name();
+        const PackSellMatrix M = build_packsell(A.view(), c.options());
+        if (magnitude < 1.0) EXPECT_GT(M.scale_exponent, 900) << label << " " << c.name();
+        else EXPECT_LT(M.scale_exponent, -800) << label << " " << c.name();
+        std::vector<double> d(300);
+        packsell_diagonal(M, d.data());
+        for (int32_t r = 0; r < 300; ++r)
+          for (int32_t k = A.rowptr[size_t(r)]; k < A.rowptr[size_t(r) + 1]; ++k)
+            if (A.colidx[size_t(k)] == r && A.values[size_t(k)] != 0.0)
+              EXPECT_NE(d[size_t(r)], 0.0) << label << " " << c.name() << ": diagonal " << r;
+        check_packsell(A, c, label);
+        // And through a value update from ordinary values to these (a new exponent).
+        PackSellMatrix U = build_packsell(with_new_values(A, 1.0, 14).view(), c.options());
+        cuda::DevicePackSell dev;
+        ASSERT_CUDA(cuda::upload(U, &dev));
+        update_packsell_values(A.view(), U);
+        EXPECT_EQ(U.scale_exponent, M.scale_exponent);
+        ASSERT_CUDA(cuda::upload_values(U, &dev));
+        EXPECT_EQ(dev.inv_scale, std::ldexp(1.0, -U.scale_exponent));
+        EXPECT_NE(dev.inv_scale, 0.0);
+        check_product(
+            A, label + " updated " + c.name(), [&](const double *x, double *y, bool add) { packsell_spmv(U, x, y, add); },
+            [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(dev, x, y, add, s); },
+            lossy_bound(f, U.scale_exponent));
+        EXPECT_CUDA(cuda::release(&dev));
+      }
+}
+} // namespace
+
+TEST(SmallEdge, AutoScalingTinyOnlyValues) {
+  check_extreme_magnitudes(1e-300, "values ~1e-300");
+  check_extreme_magnitudes(1e-310, "values ~1e-310 (FP64 subnormals)");
+}
+
+TEST(SmallEdge, AutoScalingHugeOnlyValues) { check_extreme_magnitudes(1e300, "values ~1e300"); }
+
+// One 1e300 among ordinary values: scaling auto would flush them; refused on the host like
+// an overflow, for every lossy format (the configurations check_packsell skips).
+TEST(SmallEdge, AutoScalingRefusesAnOutlier) {
+  HostCsr A = small_random(200, 200, 8, 15);
+  ASSERT_GT(A.nnz(), 10);
+  A.values[5] = 1e300;
+  for (const ValueFormat &f : {ValueFormat::fp16(), ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)}) {
+    EXPECT_FALSE(packsell_values_fit(A, f, PackSellScaling::Auto)) << f.name();
+    const PsConfig c{32, 1, f, PackSellScaling::Auto, hybrid_auto()};
+    EXPECT_THROW(build_packsell(A.view(), c.options()), ValueRangeError) << f.name();
+    check_packsell(A, c, "outlier"); // expects the refusal
+  }
+  check_packsell(A, PsConfig{32, 1, ValueFormat::exact(), PackSellScaling::None, hybrid_auto()}, "outlier exact");
+}

@@ -88,7 +88,7 @@ static PetscErrorCode CheckAsciiView(Mat A, Mat B, const char *family)
         break;
       }
       lines++;
-      if (strstr(la, "type:") && strstr(lb, "type:")) continue; /* mpiaij vs mpirgcsr, ... */
+      if (strstr(la, "type:") && strstr(lb, "type:")) continue; /* mpiaij vs mpiaijrgcsr, ... */
       same = !strcmp(la, lb);
     }
     fclose(a);

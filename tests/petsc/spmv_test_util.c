@@ -310,7 +310,7 @@ PetscErrorCode TestCheckType(Mat B, const char *family)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)B), &size));
-  PetscCall(PetscSNPrintf(expect, sizeof(expect), "%s%s", size == 1 ? "seq" : "mpi", family));
+  PetscCall(PetscSNPrintf(expect, sizeof(expect), "%saij%s", size == 1 ? "seq" : "mpi", family));
   PetscCall(PetscObjectTypeCompare((PetscObject)B, expect, &same));
   PetscCall(MatGetType(B, &type));
   PetscCheck(same, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "expected a %s matrix, got %s", expect, type);
@@ -366,5 +366,84 @@ PetscErrorCode TestLoadAIJ(const char file[], Mat *A)
   PetscCall(MatSetType(*A, MATAIJ));
   PetscCall(MatLoad(*A, viewer));
   PetscCall(PetscViewerDestroy(&viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Mantissa and exponent bits of a lossy value format name; PETSC_FALSE for exact. */
+static PetscErrorCode FormatBits(const char *fmt, PetscBool *lossy, int *m, int *e)
+{
+  PetscFunctionBegin;
+  *lossy = PETSC_TRUE;
+  if (!strcmp(fmt, "exact")) *lossy = PETSC_FALSE;
+  else if (!strcmp(fmt, "fp16")) {
+    *m = 10;
+    *e = 5;
+  } else if (!strcmp(fmt, "bf16")) {
+    *m = 7;
+    *e = 8;
+  } else {
+    PetscCheck(sscanf(fmt, "e8m%d", m) == 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "unknown value format %s", fmt);
+    *e = 8;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestFormatHoldsValues(Mat A, const char *fmt, PetscBool scaling_auto, PetscBool *holds)
+{
+  PetscBool lossy;
+  int       m = 0, e = 0, bias, s = 0;
+  PetscInt  rs, re;
+  double    loc[2] = {0.0, 0.0}, glob[2]; /* max |a|, -min nonzero |a| (finite values) */
+  double    maxf, tiny;
+
+  PetscFunctionBegin;
+  PetscCall(FormatBits(fmt, &lossy, &m, &e));
+  *holds = PETSC_TRUE;
+  if (!lossy) PetscFunctionReturn(PETSC_SUCCESS);
+  loc[1] = -HUGE_VAL;
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt           n;
+    const PetscScalar *v;
+    PetscCall(MatGetRow(A, i, &n, NULL, &v));
+    for (PetscInt k = 0; k < n; k++) {
+      double a = fabs((double)PetscRealPart(v[k]));
+      if (!isfinite(a) || a == 0.0) continue;
+      if (a > loc[0]) loc[0] = a;
+      if (-a > loc[1]) loc[1] = -a;
+    }
+    PetscCall(MatRestoreRow(A, i, &n, NULL, &v));
+  }
+  PetscCallMPI(MPIU_Allreduce(loc, glob, 2, MPI_DOUBLE, MPI_MAX, PetscObjectComm((PetscObject)A)));
+  if (glob[0] == 0.0) PetscFunctionReturn(PETSC_SUCCESS);
+  bias = (1 << (e - 1)) - 1;
+  maxf = ldexp((double)((1L << (m + 1)) - 1), bias - m);
+  if (scaling_auto) {
+    /* the exponent of scaling auto: max|a| in the top binade, one lower if rounding would
+       carry over the largest finite value (half an ulp above it or more), at most 1022 */
+    s = ilogb(maxf) - ilogb(glob[0]);
+    if (ldexp(glob[0], s) >= maxf + ldexp(1.0, bias - m - 1)) s--;
+    if (s > 1022) s = 1022;
+  }
+  /* overflow: rounds above the largest finite value; underflow: at most half the smallest
+     subnormal 2^(1 - bias - m) rounds to zero (ties to even) */
+  if (ldexp(glob[0], s) >= maxf + ldexp(1.0, bias - m - 1)) *holds = PETSC_FALSE;
+  tiny = ldexp(-glob[1], s);
+  if (tiny <= ldexp(1.0, -bias - m)) *holds = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode TestExpectRefused(Mat A, const char *family, const char *label)
+{
+  Mat            B = NULL;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MatConvert(A, family, MAT_INITIAL_MATRIX, &B);
+  PetscCall(PetscPopErrorHandler());
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB,
+             "%s: a value does not fit the value format, but MatConvert returned %d instead of PETSC_ERR_ARG_OUTOFRANGE", label, (int)ierr);
+  PetscCall(PetscPrintf(PetscObjectComm((PetscObject)A), "%s: refused (a value does not fit the value format), as it must be\n", label));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -27,7 +27,7 @@ PetscErrorCode TestCompareMult(Mat Aref, Mat B, const char *what);
 /* Checks that B's products are exactly zero (after MatZeroEntries). */
 PetscErrorCode TestCheckZeroMult(Mat B, const char *what);
 
-/* Checks the type name of B: `family` with the seq or mpi prefix of B's communicator. */
+/* Checks the type name of B: `family` with the seqaij or mpiaij prefix of B's communicator. */
 PetscErrorCode TestCheckType(Mat B, const char *family);
 
 /* Number of times a log event ran so far on this rank (PetscLogDefaultBegin() must be on). */
@@ -42,5 +42,13 @@ PetscErrorCode TestRandomVec(Vec v, unsigned long seed);
    (required, at most *ntypes), -value_formats <formats> (default exact,fp16,bf16; at most
    *nformats). The strings are the caller's to PetscFree(). */
 PetscErrorCode TestGetFileAndFamilies(char file[], size_t len, char *types[], PetscInt *ntypes, char *formats[], PetscInt *nformats);
+/* Whether PackSELL with value format fmt (and scaling auto or none) holds every value of A:
+   no overflow, and no nonzero that would be stored as zero (with scaling auto: the matrix does
+   not span more magnitudes than the format). Where it does not, building the layout is an
+   error (PETSC_ERR_ARG_OUTOFRANGE): a lossy format never drops a value silently. Collective. */
+PetscErrorCode TestFormatHoldsValues(Mat A, const char *fmt, PetscBool scaling_auto, PetscBool *holds);
+/* Checks that MatConvert(A, family) fails with PETSC_ERR_ARG_OUTOFRANGE (the value format set
+   in the options database does not hold A's values). Collective. */
+PetscErrorCode TestExpectRefused(Mat A, const char *family, const char *label);
 /* Loads the PETSc binary matrix in file as MATAIJ. */
 PetscErrorCode TestLoadAIJ(const char file[], Mat *A);

@@ -114,17 +114,39 @@ void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
   }
 }
 
+// The ValueRangeError of a build of A that must fail: its row and column name an entry of A
+// that does not fit at the exponent the build uses, what() is "row r, column c: " + message().
+void expect_range_error(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::ValueRangeError &e) {
+  const std::string what = e.what();
+  EXPECT_EQ(what, "row " + std::to_string(e.row) + ", column " + std::to_string(e.col) + ": " + e.message());
+  EXPECT_EQ(e.message().find("row "), std::string::npos) << "message() without the coordinates: " << e.message();
+  const bool autos = opt.scaling == PackSellScaling::Auto;
+  std::vector<const char *> parts{"value ", "use "};
+  if (autos) parts.push_back("underflows the PackSELL value format " /* auto never overflows */);
+  else parts.push_back("-mat_packsell_scaling auto");
+  for (const char *part : parts) EXPECT_NE(what.find(part), std::string::npos) << "message lacks '" << part << "': " << what;
+  ASSERT_TRUE(e.row >= 0 && e.row < A.rows && e.col >= 0 && e.col < A.cols) << what;
+  const int32_t s = autos ? expected_auto_exponent(A, opt.value_format) : 0;
+  bool found = false;
+  for (int32_t k = A.rowptr[size_t(e.row)]; k < A.rowptr[size_t(e.row) + 1]; ++k)
+    if (A.colidx[size_t(k)] == e.col) {
+      found = true;
+      const double v = A.values[size_t(k)];
+      EXPECT_FALSE(fits_at(opt.value_format, v, s) && (v == 0.0 || !std::isfinite(v) ||
+                                                        rounded(opt.value_format, v, s) != 0.0))
+          << "entry (" << e.row << ", " << e.col << ") = " << v << " fits: " << what;
+    }
+  EXPECT_TRUE(found) << "no entry at row " << e.row << ", column " << e.col << ": " << what;
+}
+
 void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
   const pspmv::PackSellOptions opt = cfg.packsell_options();
-  if (opt.value_format.lossy() && cfg.scaling == PackSellScaling::None &&
-      !values_fit(A, opt.value_format)) {
+  if (!values_fit(A, opt.value_format, cfg.scaling)) {
     try {
       (void)pspmv::build_packsell(A.view(), opt);
       ADD_FAILURE() << "a value overflows " << cfg.value << " or underflows it to zero, but the build did not throw";
     } catch (const pspmv::ValueRangeError &e) {
-      const std::string what = e.what();
-      for (const char *part : {"row ", "column ", "value ", "e8m14", "-mat_packsell_scaling auto"})
-        EXPECT_NE(what.find(part), std::string::npos) << "message lacks '" << part << "': " << what;
+      expect_range_error(A, opt, e);
     }
     return;
   }
@@ -154,7 +176,7 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
   // the update must refuse them and leave the layout as it was).
   const double hi = std::max(max_abs(A), 1e-300);
   const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
-  if (opt.value_format.lossy() && cfg.scaling == PackSellScaling::None && !values_fit(B, opt.value_format)) {
+  if (!values_fit(B, opt.value_format, cfg.scaling)) {
     const std::vector<uint32_t> before = M.words;
     EXPECT_THROW(pspmv::update_packsell_values(B.view(), M), pspmv::ValueRangeError);
     EXPECT_TRUE(before == M.words) << "a refused update changed the layout";
@@ -229,12 +251,26 @@ FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
   return c;
 }
 
-bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f) {
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f) { return values_fit(A, f, PackSellScaling::None); }
+
+int32_t expected_auto_exponent(const CsrMatrix &A, const pspmv::ValueFormat &f) {
+  if (!f.lossy()) return 0;
+  double m = 0.0;
+  for (double v : A.values)
+    if (std::isfinite(v)) m = std::max(m, std::fabs(v));
+  if (m == 0.0) return 0;
+  // Search from the top: the largest s <= 1022 (2^-s a normal double) at which m fits.
+  int32_t s = pspmv::kMaxScaleExponent;
+  while (!(std::isfinite(std::ldexp(m, s)) && fits_at(f, m, s))) --s; // ldexp may overflow to Inf
+  return s;
+}
+
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f, PackSellScaling scaling) {
   if (!f.lossy()) return true;
-  pspmv::EncodeStatus st;
+  const int32_t s = scaling == PackSellScaling::Auto ? expected_auto_exponent(A, f) : 0;
   for (double v : A.values) {
-    if (!fits_at(f, v, 0)) return false; // overflows
-    if (v != 0.0 && std::isfinite(v) && pspmv::decode_value(f, pspmv::encode_value(f, v, &st)) == 0.0)
+    if (!fits_at(f, v, s)) return false; // overflows
+    if (v != 0.0 && std::isfinite(v) && rounded(f, v, s) == 0.0)
       return false; // a nonzero that would be stored as zero
   }
   return true;
@@ -364,15 +400,17 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   ASSERT_EQ(M.delta_bits, D);
   ASSERT_LE(K, A.max_row_length());
 
-  // Exponent: none -> 0; auto (build or update alike) -> the largest s with max|a| * 2^s
-  // representable (positive for small values), 0 for an all-zero matrix.
+  // Exponent: none -> 0; auto (build or update alike) -> the largest s <= 1022 with
+  // max|a| * 2^s representable (positive for small values), 0 for an all-zero matrix.
   (void)fresh;
   if (!f.lossy() || M.scaling == PackSellScaling::None) {
     EXPECT_EQ(s, 0);
   } else {
     const double m = max_abs(A);
     if (m == 0.0) EXPECT_EQ(s, 0);
-    else EXPECT_TRUE(fits_at(f, m, s) && !fits_at(f, m, s + 1)) << "exponent " << s;
+    else EXPECT_TRUE(fits_at(f, m, s) && (s == pspmv::kMaxScaleExponent || !fits_at(f, m, s + 1))) << "exponent " << s;
+    EXPECT_LE(s, pspmv::kMaxScaleExponent) << "2^-s must stay a normal double";
+    EXPECT_EQ(s, expected_auto_exponent(A, f));
   }
 
   // perm: a permutation; identity for sigma 1; rows stay inside their sigma window.

@@ -50,6 +50,12 @@ ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M);
 // Whether every value of A encodes into f (no scaling) without overflow and without a nonzero
 // rounding to zero: exactly the builds with -mat_packsell_scaling none that succeed.
 bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f);
+// The same at the exponent `scaling` gives (auto: expected_auto_exponent): exactly the builds
+// (and value updates) with that scaling that succeed; the others throw ValueRangeError.
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f, pspmv::PackSellScaling scaling);
+// The exponent of scaling auto, from the documented rule: the largest s <= kMaxScaleExponent
+// at which max|a| (finite values) encodes without overflow; 0 for exact or an all-zero matrix.
+int32_t expected_auto_exponent(const CsrMatrix &A, const pspmv::ValueFormat &f);
 // K the documented rules give for this matrix and configuration.
 int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg);
 

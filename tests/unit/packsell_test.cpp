@@ -4,6 +4,7 @@
 #include "csr_matrix.hpp"
 #include "format_check.hpp"
 #include "random_matrix.hpp"
+#include <algorithm>
 #include <cmath>
 #include <gtest/gtest.h>
 #include <limits>
@@ -348,4 +349,234 @@ TEST(PackSell, AutoWidthCountsDummiesAtTheDeltaLimit) {
     }
     check_format(A, packsell_config(32, 1, value, "auto", PackSellScaling::None), 11);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scaling auto at the ends of FP64's range, and what it refuses.
+
+namespace {
+
+// n x n, every row its diagonal and up to 6 other columns; magnitudes log-uniform in
+// [lo, hi] with random signs.
+CsrMatrix matrix_with_diagonal(int32_t n, double lo, double hi, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
+  for (int32_t r = 0; r < n; ++r) {
+    std::vector<int32_t> cols{r};
+    for (int k = 0; k < 6; ++k) cols.push_back(int32_t(rng.below(uint64_t(n))));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (int32_t c : cols) {
+      const double mag = lo * std::pow(hi / lo, rng.uniform());
+      rows[size_t(r)].push_back({c, (rng.next() & 1) ? -mag : mag});
+    }
+  }
+  return csr_from_rows(n, rows);
+}
+
+// The diagonal and the product of M (built from A with value format f) equal FP64's within
+// f's unit roundoff, relative, per row: |d - a| <= u |a| and |y - yref|_i <= u (|A||x|)_i,
+// with only FP64's own rounding on top (1e-13 relative, and 2^-1074 per term where the
+// results are FP64 subnormals). No absolute floor: a zero product would fail.
+void expect_relative_accuracy(const CsrMatrix &A, const PackSellMatrix &M, const std::string &what) {
+  SCOPED_TRACE(what);
+  const double u = M.value_format.unit_roundoff(), sub = std::ldexp(1.0, -1074);
+  const int32_t n = std::min(A.rows, A.cols);
+  std::vector<double> d(size_t(n), NAN);
+  packsell_diagonal(M, d.data());
+  int bad = 0;
+  for (int32_t r = 0; r < n; ++r)
+    for (int32_t k = A.rowptr[size_t(r)]; k < A.rowptr[size_t(r) + 1]; ++k)
+      if (A.colidx[size_t(k)] == r) {
+        const double a = A.values[size_t(k)];
+        if (!(std::fabs(d[size_t(r)] - a) <= u * std::fabs(a) + sub) && bad++ < 5)
+          ADD_FAILURE() << "diagonal " << r << ": " << d[size_t(r)] << ", FP64 " << a;
+      }
+  Rng rng(77);
+  std::vector<double> x(size_t(A.cols)), y(size_t(A.rows), NAN), ref(size_t(A.rows));
+  for (double &v : x) v = (rng.next() & 1 ? -1.0 : 1.0) * (0.5 + rng.uniform());
+  packsell_spmv(M, x.data(), y.data(), false);
+  csr_spmv(A.view(), x.data(), ref.data(), false);
+  for (int32_t r = 0; r < A.rows; ++r) {
+    double absrow = 0.0;
+    const int32_t len = A.row_length(r);
+    for (int32_t k = A.rowptr[size_t(r)]; k < A.rowptr[size_t(r) + 1]; ++k)
+      absrow += std::fabs(A.values[size_t(k)] * x[size_t(A.colidx[size_t(k)])]);
+    const double tol = (1.01 * u + 1e-13) * absrow + 4.0 * len * sub;
+    if (!(std::fabs(y[size_t(r)] - ref[size_t(r)]) <= tol) && bad++ < 5)
+      ADD_FAILURE() << "row " << r << ": " << y[size_t(r)] << ", FP64 " << ref[size_t(r)] << ", tol " << tol;
+    if (len > 0 && y[size_t(r)] == 0.0 && ref[size_t(r)] != 0.0 && bad++ < 5)
+      ADD_FAILURE() << "row " << r << " is 0";
+  }
+}
+
+// The ValueRangeError of building A with o (a failure if none is thrown).
+ValueRangeError build_error(const CsrMatrix &A, const PackSellOptions &o) {
+  try {
+    build_packsell(A.view(), o);
+  } catch (const ValueRangeError &e) {
+    return e;
+  }
+  ADD_FAILURE() << "no ValueRangeError";
+  return ValueRangeError(-1, -1, "none");
+}
+
+} // namespace
+
+// All entries tiny (1e-300, FP64 subnormals 1e-310, mixed signs): auto wants 2^-s below the
+// smallest double (s up to 1157 for bf16), which made every product and the diagonal 0. The
+// exponent stops at 1022 (2^-1022 normal) and products are as accurate as the format allows.
+TEST(PackSell, AutoScalingOfTinyOnlyMatricesKeepsProductsAndDiagonal) {
+  for (const double base : {1e-300, 1e-310}) {
+    const CsrMatrix A = matrix_with_diagonal(300, 0.5 * base, base, 5);
+    for (const char *v : {"fp16", "bf16", "e8m14"})
+      for (const char *h : {"none", "2"}) {
+        const std::string what = std::string(v) + " hybrid " + h + " values ~" + std::to_string(std::log10(base));
+        const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, v, h, PackSellScaling::Auto));
+        // fp16 at 1e-300 needs s = 1012; every other case would need more than 1022.
+        if (base < 1e-305 || std::string(v) != "fp16")
+          EXPECT_EQ(M.scale_exponent, kMaxScaleExponent) << what << ": the largest exponent, still a normal 2^-s";
+        EXPECT_EQ(M.scale_exponent, expected_auto_exponent(A, ValueFormat::parse(v))) << what;
+        if (std::string(h) == "2") EXPECT_GT(M.tail.nnz(), 0) << what;
+        expect_relative_accuracy(A, M, what);
+        check_format(A, packsell_config(32, 1, v, h, PackSellScaling::Auto, true), 21);
+      }
+  }
+  // Not so tiny that auto needs the clamp: the exponent is the format's own rule.
+  const CsrMatrix B = matrix_with_diagonal(100, 1e-290, 2e-290, 6);
+  const PackSellMatrix M = build_packsell(B.view(), opts(32, 1, "fp16", "none", PackSellScaling::Auto));
+  EXPECT_TRUE(M.scale_exponent > 900 && M.scale_exponent < kMaxScaleExponent) << M.scale_exponent;
+  EXPECT_EQ(M.scale_exponent, expected_auto_exponent(B, ValueFormat::fp16()));
+  expect_relative_accuracy(B, M, "fp16 ~1e-290");
+}
+
+// Tinier still: at the largest exponent fp16 cannot hold 1e-320 (2^-1063 * 2^1022 = 2^-41,
+// below its subnormals): refused, never stored as 0; bf16 holds it.
+TEST(PackSell, AutoScalingRefusesWhatEvenTheLargestExponentFlushes) {
+  const CsrMatrix A = csr_from_rows(3, {{{0, 1e-320}}, {{1, -2e-320}, {2, 3e-320}}});
+  const ValueRangeError e = build_error(A, opts(32, 1, "fp16", "none", PackSellScaling::Auto));
+  EXPECT_EQ(e.row, 0);
+  EXPECT_EQ(e.col, 0);
+  EXPECT_NE(e.message().find("underflows the PackSELL value format fp16 to zero with -mat_packsell_scaling auto"),
+            std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("use a wider value format such as bf16 or e8m14"), std::string::npos) << e.what();
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "bf16", "none", PackSellScaling::Auto));
+  EXPECT_EQ(M.scale_exponent, kMaxScaleExponent);
+  double d[3];
+  packsell_diagonal(M, d);
+  EXPECT_EQ(d[0], 1e-320) << "FP64 has only 11 bits there: bf16's 8 hold them to 2^-9";
+  EXPECT_NEAR(d[1], -2e-320, 2e-320 * 0x1p-8);
+  EXPECT_NE(d[2], 0.0);
+}
+
+// All entries huge (1e300): auto scales them down (s < 0) and products are accurate.
+TEST(PackSell, AutoScalingOfHugeOnlyMatrices) {
+  const CsrMatrix A = matrix_with_diagonal(300, 0.5e300, 1e300, 8);
+  for (const char *v : {"fp16", "bf16", "e8m14"}) {
+    const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, v, "2", PackSellScaling::Auto));
+    EXPECT_LT(M.scale_exponent, -800) << v;
+    expect_relative_accuracy(A, M, v);
+    check_format(A, packsell_config(32, 1, v, "auto", PackSellScaling::Auto, true), 22);
+    EXPECT_THROW(build_packsell(A.view(), opts(32, 1, v, "none")), ValueRangeError) << v << " without scaling";
+  }
+}
+
+// With scaling auto the largest magnitude sets the exponent; a matrix spanning more than the
+// format's range (one 1e300 among ordinary values) would flush its ordinary entries to zero:
+// refused exactly as with scaling none, naming the first one and a format that holds the range.
+TEST(PackSell, AutoScalingRefusesEntriesItWouldFlushToZero) {
+  const CsrMatrix A = csr_from_rows(4, {{{0, 2.0}, {3, -1.0}}, {{1, 1e300}}, {{2, 0.0}, {3, 4.0}}});
+  for (const char *v : {"fp16", "bf16", "e8m14", "e8m22"}) {
+    const ValueRangeError e = build_error(A, opts(32, 1, v, "none", PackSellScaling::Auto));
+    EXPECT_EQ(e.row, 0) << v;
+    EXPECT_EQ(e.col, 0) << v;
+    EXPECT_EQ(e.message(), "value 2 underflows the PackSELL value format " + std::string(v) +
+                               " to zero with -mat_packsell_scaling auto (values stored times 2^" +
+                               std::to_string(std::ilogb(ValueFormat::parse(v).max_finite()) - 996) +
+                               " so that the largest magnitude 1e+300 fits: the matrix spans more magnitudes than " +
+                               v + " holds); use the value format exact")
+        << e.what();
+    EXPECT_EQ(std::string(e.what()), "row 0, column 0: " + e.message());
+    // A tail entry too (K = 1: column 3 of row 0 is in the tail; the first entry is fine).
+    const CsrMatrix B = csr_from_rows(4, {{{0, 1e299}, {3, -1.0}}, {{1, 1e300}}});
+    const ValueRangeError t = build_error(B, opts(32, 1, v, "1", PackSellScaling::Auto));
+    EXPECT_EQ(t.row, 0);
+    EXPECT_EQ(t.col, 3);
+    EXPECT_NE(t.message().find("value -1 underflows"), std::string::npos) << t.what();
+  }
+  EXPECT_NO_THROW(build_packsell(A.view(), opts(32, 1, "exact", "none", PackSellScaling::Auto)));
+  // A range beyond fp16's (2^40) but inside bf16's: the remedy names formats that hold it
+  // at their own auto exponent.
+  const CsrMatrix C = csr_from_rows(3, {{{0, 1e8}}, {{1, 1.0}, {2, -1e-5}}});
+  const ValueRangeError e = build_error(C, opts(32, 1, "fp16", "none", PackSellScaling::Auto));
+  EXPECT_EQ(e.row, 1);
+  EXPECT_EQ(e.col, 2);
+  EXPECT_NE(e.message().find("value -1e-05 underflows"), std::string::npos) << e.what();
+  EXPECT_NE(e.message().find("use a wider value format such as bf16 or e8m14"), std::string::npos) << e.what();
+  EXPECT_NO_THROW(build_packsell(C.view(), opts(32, 1, "bf16", "none", PackSellScaling::Auto)));
+}
+
+// Value updates follow the same rules: a new exponent (tiny or huge values), and an update
+// that would flush an entry is refused and leaves the layout as it was.
+TEST(PackSell, AutoScalingUpdatesChooseANewExponentOrRefuse) {
+  const CsrMatrix A = matrix_with_diagonal(200, 0.1, 10.0, 9);
+  for (const char *v : {"fp16", "bf16"}) {
+    PackSellMatrix M = build_packsell(A.view(), opts(32, 1, v, "3", PackSellScaling::Auto));
+    const int32_t s0 = M.scale_exponent;
+    const CsrMatrix tiny = with_new_values(A, 10, 0.5e-310, 1e-310);
+    update_packsell_values(tiny.view(), M);
+    EXPECT_EQ(M.scale_exponent, kMaxScaleExponent) << v;
+    expect_relative_accuracy(tiny, M, std::string(v) + " updated to tiny values");
+    const CsrMatrix huge = with_new_values(A, 11, 0.5e300, 1e300);
+    update_packsell_values(huge.view(), M);
+    EXPECT_LT(M.scale_exponent, -800) << v;
+    expect_relative_accuracy(huge, M, std::string(v) + " updated to huge values");
+    update_packsell_values(A.view(), M);
+    EXPECT_EQ(M.scale_exponent, s0) << v;
+
+    CsrMatrix outlier = A;
+    outlier.values[5] = 1e300; // not the first entry of row 0, which then flushes first
+    const std::vector<uint32_t> words = M.words;
+    const std::vector<double> tail = M.tail.val;
+    try {
+      update_packsell_values(outlier.view(), M);
+      ADD_FAILURE() << v << ": no error";
+    } catch (const ValueRangeError &e) {
+      EXPECT_EQ(e.row, 0) << e.what(); // the first entry of row 0 flushes
+      EXPECT_EQ(e.col, A.colidx[0]) << e.what();
+      EXPECT_NE(e.message().find("with -mat_packsell_scaling auto"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(M.words, words) << v << ": a refused update changed the layout";
+    EXPECT_EQ(M.tail.val, tail) << v;
+    EXPECT_EQ(M.scale_exponent, s0) << v;
+  }
+}
+
+// ValueRangeError carries the row and column (CSR indices) and the message without them, for
+// every kind: overflow and underflow without scaling, in the regular part and in the tail.
+TEST(PackSell, ValueRangeErrorsCarryRowAndColumn) {
+  const CsrMatrix A = csr_from_rows(8, {{{1, 1.0}}, {}, {{0, 2.0}, {5, 1e6}, {7, -3e6}}});
+  ValueRangeError e = build_error(A, opts(32, 1, "fp16", "none"));
+  EXPECT_EQ(e.row, 2);
+  EXPECT_EQ(e.col, 5);
+  EXPECT_EQ(e.message(), "value 1000000 overflows the PackSELL value format fp16 (largest finite magnitude "
+                         "65504); use a wider value format such as bf16 or e8m14, or -mat_packsell_scaling auto");
+  e = build_error(A, opts(32, 1, "fp16", "1")); // (2, 5) in the tail
+  EXPECT_EQ(e.row, 2);
+  EXPECT_EQ(e.col, 5);
+  const CsrMatrix B = csr_from_rows(6, {{{1, 1.0}}, {{0, 1.0}, {4, 1e-9}}});
+  e = build_error(B, opts(32, 1, "fp16", "none"));
+  EXPECT_EQ(e.row, 1);
+  EXPECT_EQ(e.col, 4);
+  EXPECT_EQ(std::string(e.what()), "row 1, column 4: " + e.message());
+  EXPECT_EQ(e.message().rfind("value 1e-09 underflows", 0), 0u) << e.message();
+  // Copies keep everything (the glue rethrows).
+  const ValueRangeError copy = e;
+  EXPECT_EQ(copy.row, 1);
+  EXPECT_EQ(copy.message(), e.message());
+  EXPECT_STREQ(copy.what(), e.what());
+  // The default is exact: none of these is an error.
+  EXPECT_FALSE(PackSellOptions{}.value_format.lossy());
+  EXPECT_NO_THROW(build_packsell(A.view(), PackSellOptions{}));
+  EXPECT_NO_THROW(build_packsell(B.view(), PackSellOptions{}));
 }

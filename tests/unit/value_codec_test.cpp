@@ -4,6 +4,7 @@
 #include "core/csr.hpp"
 #include "core/value_codec.hpp"
 #include "random_matrix.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <gtest/gtest.h>
@@ -85,7 +86,35 @@ TEST(ValueFormat, MaxFiniteAndUnitRoundoff) {
   EXPECT_EQ(ValueFormat::bf16().unit_roundoff(), 0x1p-8);
   EXPECT_EQ(ValueFormat::e8m(22).unit_roundoff(), 0x1p-23);
   EXPECT_TRUE(std::isinf(ValueFormat::exact().max_finite()));
-  EXPECT_EQ(ValueFormat::exact().unit_roundoff(), 0.0);
+  EXPECT_EQ(ValueFormat::exact().unit_roundoff(), 0x1p-53) << "FP64's unit roundoff";
+}
+
+// unit_roundoff() is 2^-(M+1) for every format, and it bounds one rounding in the normal
+// range: |decode(encode(x)) - x| <= u |x|, attained (to within one FP64 ulp) halfway between
+// two neighbours; exact has FP64's 2^-53; lossy() is false only for exact.
+TEST(ValueFormat, UnitRoundoffOfEveryFormatBoundsOneRounding) {
+  EXPECT_EQ(ValueFormat::bf16().unit_roundoff(), ValueFormat::e8m(7).unit_roundoff());
+  EXPECT_EQ(ValueFormat::e8m(14).unit_roundoff(), 0x1p-15);
+  EXPECT_EQ(ValueFormat::exact().unit_roundoff(), std::numeric_limits<double>::epsilon() / 2);
+  EXPECT_FALSE(ValueFormat::exact().lossy());
+  EXPECT_FALSE(ValueFormat{}.lossy()) << "a default ValueFormat is exact";
+  Rng rng(91);
+  for (const ValueFormat &f : lossy_formats()) {
+    EXPECT_TRUE(f.lossy()) << f.name();
+    const double u = f.unit_roundoff();
+    EXPECT_EQ(u, std::ldexp(1.0, -(f.mantissa_bits + 1))) << f.name();
+    // 1 + u is the tie between 1 and 1 + 2u (the next value): the relative error is u.
+    EXPECT_EQ(decode_value(f, enc(f, 1.0 + u)), 1.0) << f.name() << ": ties to even";
+    EXPECT_EQ(decode_value(f, enc(f, 1.0 + 1.5 * u)), 1.0 + 2 * u) << f.name();
+    double worst = 0.0;
+    for (int i = 0; i < 2000; ++i) {
+      const double x = std::ldexp(1.0 + rng.uniform(), int(rng.below(21)) - 10);
+      const double d = decode_value(f, enc(f, x));
+      worst = std::max(worst, std::fabs(d - x) / std::fabs(x));
+    }
+    EXPECT_LE(worst, u) << f.name();
+    EXPECT_GT(worst, 0.5 * u) << f.name() << ": the bound is nearly reached";
+  }
 }
 
 TEST(ValueCodec, Fp16ExhaustiveRoundTrip) {

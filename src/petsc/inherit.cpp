@@ -1,0 +1,101 @@
+// Options that matrices created from ours by PETSc inherit (see InheritScope in spmvimpl.hpp).
+#include "spmvimpl.hpp"
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+/* Innermost live scope. PETSc's Mat operations run on one thread per process. */
+const InheritScope *innermost = nullptr;
+
+/* The options of X when it is a matrix of ours of format f. */
+const FormatOptions *OptionsOf(Mat X, Format f)
+{
+  if (!X) return nullptr;
+  if (SeqState *sp = SeqGetState(X)) return sp->type->format == f ? &sp->opts : nullptr;
+  if (MPIState *mp = MPIGetState(X)) return mp->type->format == f ? &mp->opts : nullptr;
+  return nullptr;
+}
+} // namespace
+
+InheritScope::InheritScope(const TypeInfo *t, const FormatOptions &o) : type_(t), opts_(o), outer_(innermost) { innermost = this; }
+
+InheritScope::~InheritScope() { innermost = outer_; }
+
+PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
+{
+  PetscFunctionBegin;
+  for (const InheritScope *s = innermost; s; s = s->outer_) {
+    if (s->type_->format != t->format) continue;
+    *o = s->opts_;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (B->product) {
+    const Mat operands[] = {B->product->A, B->product->B, B->product->C};
+    for (Mat X : operands) {
+      const FormatOptions *src = OptionsOf(X, t->format);
+      if (!src) continue;
+      *o = *src;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  *o = FormatOptions();
+  PetscCall(ReadOptions(B, nullptr, t->format, o));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv
+
+namespace pspmv {
+namespace glue {
+
+/* "MatAXPYGetPreallocation_C" of our matrices: MatAXPY() with a different nonzero pattern (and
+   MatCopy() and MatAYPX() through it) asks Y for the empty result B, filled by PETSc and then
+   merged into Y. The union pattern comes from MATPREALLOCATOR as in PETSc's default; B is made
+   of Y's type inside an InheritScope, so Y keeps its options. */
+PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B)
+{
+  SeqState *sp = SeqGetState(Y);
+  MPIState *mp = MPIGetState(Y);
+  Mat       pre;
+  PetscInt  rstart, rend;
+
+  PetscFunctionBegin;
+  PetscCheck(sp || mp, PetscObjectComm((PetscObject)Y), PETSC_ERR_PLIB, "not a petscspmv matrix");
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)Y), &pre));
+  PetscCall(MatSetType(pre, MATPREALLOCATOR));
+  PetscCall(MatSetLayouts(pre, Y->rmap, Y->cmap));
+  PetscCall(MatSetUp(pre));
+  PetscCall(MatGetRowUpperTriangular(Y));
+  PetscCall(MatGetRowUpperTriangular(X));
+  PetscCall(MatGetOwnershipRange(pre, &rstart, &rend));
+  for (PetscInt r = rstart; r < rend; ++r) {
+    const Mat          from[] = {Y, X};
+    PetscInt           ncols;
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    for (Mat M : from) {
+      PetscCall(MatGetRow(M, r, &ncols, &cols, &vals));
+      PetscCall(MatSetValues(pre, 1, &r, ncols, cols, vals, INSERT_VALUES));
+      PetscCall(MatRestoreRow(M, r, &ncols, &cols, &vals));
+    }
+  }
+  PetscCall(MatRestoreRowUpperTriangular(Y));
+  PetscCall(MatRestoreRowUpperTriangular(X));
+  PetscCall(MatSetOption(pre, MAT_NO_OFF_PROC_ENTRIES, PETSC_TRUE));
+  PetscCall(MatAssemblyBegin(pre, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(pre, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)Y), B));
+  {
+    InheritScope scope(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
+    PetscCall(MatSetType(*B, ((PetscObject)Y)->type_name));
+  }
+  PetscCall(MatSetLayouts(*B, Y->rmap, Y->cmap));
+  PetscCall(MatPreallocatorPreallocate(pre, PETSC_FALSE, *B));
+  PetscCall(MatDestroy(&pre));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

@@ -1,0 +1,248 @@
+static const char help[] = "Contracts of the petscspmv types that the other tests do not reach, at 1-3 ranks:\n\
+value range errors named by global row and column, the PackSELL scale exponent over the blocks,\n\
+format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
+operations that keep the source's options against a conflicting options database, and failed\n\
+conversions that leave the input intact and free what they made (run with -malloc_dump).\n\
+  -cuda   test rgcsrcuda and packsellcuda instead of rgcsr and packsell\n";
+
+#include "spmv_test_util.h"
+
+#include <string.h>
+
+/* The families under test: the host ones, or the CUDA ones with -cuda. */
+static const char *PackSELL = MATPACKSELL, *RgCSR = MATRGCSR;
+
+/* Tridiagonal n x n AIJ matrix (diagonal d, off-diagonals o) with v at (bi, bj) when v != 0. */
+static PetscErrorCode Build(PetscInt n, PetscScalar d, PetscScalar o, PetscInt bi, PetscInt bj, PetscScalar v, Mat *A)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, 4, NULL, 3, NULL, A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    for (PetscInt j = PetscMax(0, i - 1); j <= PetscMin(n - 1, i + 1); j++) PetscCall(MatSetValue(*A, i, j, i == j ? d : o, INSERT_VALUES));
+    if (v != 0.0 && i == bi) PetscCall(MatSetValue(*A, bi, bj, v, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Runs call with errors returned; *ierr gets the code, msg the message (empty on success). */
+#define TRY(call, ierr, msg) \
+  do { \
+    const char *m_ = NULL; \
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); \
+    *(ierr) = (call); \
+    PetscCall(PetscPopErrorHandler()); \
+    (msg)[0] = 0; \
+    if (*(ierr)) { \
+      char *s_ = NULL; \
+      PetscCall(PetscErrorMessage(*(ierr), &m_, &s_)); \
+      PetscCall(PetscStrncpy((msg), s_ ? s_ : "", sizeof(msg))); \
+    } \
+  } while (0)
+
+/* A value that overflows fp16 at global (bi, bj): the rank owning row bi names exactly that entry,
+   every other rank says another rank failed; the matrix keeps its previous format and values. */
+static PetscErrorCode RangeErrorNamesGlobalEntry(PetscInt n, PetscInt bi, PetscInt bj)
+{
+  Mat            A, B;
+  PetscErrorCode ierr;
+  char           msg[1024], expect[64];
+  PetscInt       rs, re;
+  const char    *vf;
+
+  PetscFunctionBegin;
+  PetscCall(Build(n, 4.0, -1.0, bi, bj, 1e6, &A));
+  PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B)); /* exact: holds 1e6 */
+  TRY(MatPackSELLSetValueFormat(B, "fp16"), &ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "fp16 with 1e6 at (%" PetscInt_FMT ", %" PetscInt_FMT "): error %d, expected %d (%s)", bi, bj, (int)ierr, (int)PETSC_ERR_ARG_OUTOFRANGE, msg);
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  PetscCall(PetscSNPrintf(expect, sizeof(expect), "row %" PetscInt_FMT ", column %" PetscInt_FMT ":", bi, bj));
+  if (bi >= rs && bi < re) PetscCheck(strstr(msg, expect) && strstr(msg, "overflows"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "the owning rank's message does not name %s: %s", expect, msg);
+  else PetscCheck(strstr(msg, "another rank"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "a rank without the entry should point to another rank: %s", msg);
+  PetscCall(MatPackSELLGetValueFormat(B, &vf));
+  PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s after a failed change, expected exact", vf);
+  PetscCall(TestCompareProducts(A, B, "after a failed value format change"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "range error at (%" PetscInt_FMT ", %" PetscInt_FMT "): ok\n", bi, bj));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Diagonal 2e-3, off-diagonals -1e-3, fp16 + scaling auto: each block scales its largest
+   magnitude into fp16's top binade, 2^24 for the diagonal blocks (2e-3), 2^25 for the
+   off-diagonal ones (1e-3). */
+static PetscErrorCode ScaleExponent(void)
+{
+  Mat          A, B;
+  MatSpMVStats st;
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(Build(90, 2e-3, -1e-3, 0, 0, 0.0, &A));
+  PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatPackSELLSetValueFormat(B, "fp16"));
+  PetscCall(MatPackSELLSetScaling(B, "auto"));
+  PetscCall(MatSpMVGetStats(B, &st));
+  PetscCheck(st.scale_exponent == 24, PETSC_COMM_SELF, PETSC_ERR_PLIB, "scale exponent %" PetscInt_FMT ", expected 24", st.scale_exponent);
+  PetscCheck(st.scale_exponent_max == (size > 1 ? 25 : 24), PETSC_COMM_SELF, PETSC_ERR_PLIB, "largest scale exponent %" PetscInt_FMT ", expected %d", st.scale_exponent_max, size > 1 ? 25 : 24);
+  PetscCall(TestCompareProducts(A, B, "fp16 scaled"));
+  PetscCall(MatViewFromOptions(B, NULL, "-view_scaled"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "scale exponent: ok\n"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Setters are logically collective: different values on different ranks are an error on every
+   rank (not a hang), and the matrix stays as it was. */
+static PetscErrorCode RankDependentSetter(void)
+{
+  Mat            A, B;
+  PetscMPIInt    rank, size;
+  PetscErrorCode ierr;
+  char           msg[1024];
+  const char    *vf;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (size == 1) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(Build(50, 4.0, -1.0, 0, 0, 0.0, &A));
+  PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
+  TRY(MatPackSELLSetValueFormat(B, rank == 0 ? "e8m14" : "exact"), &ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_WRONG && strstr(msg, "different"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "rank-dependent value format: error %d (%s)", (int)ierr, msg);
+  PetscCall(MatPackSELLGetValueFormat(B, &vf));
+  PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s after the refused setter", vf);
+  TRY(MatRgCSRSetGroupSize(B, 64), &ierr, msg); /* ignored for another format, on every rank */
+  PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "setter of another format: %s", msg);
+  PetscCall(TestCompareProducts(A, B, "after a refused rank-dependent setter"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "rank-dependent setter: ok\n"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckExact(Mat X, const char *what)
+{
+  const char *vf;
+  PetscBool   ours;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &ours, MATSEQPACKSELL, MATMPIPACKSELL, MATSEQPACKSELLCUDA, MATMPIPACKSELLCUDA, ""));
+  if (!ours) PetscFunctionReturn(PETSC_SUCCESS); /* AIJ results are allowed */
+  PetscCall(MatPackSELLGetValueFormat(X, &vf));
+  PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: value format %s, the source's is exact", what, vf);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The options database asks for fp16 while the source matrix was set to exact through the API
+   and holds 1e6 (beyond fp16): every result PETSc makes from it keeps exact and succeeds. */
+static PetscErrorCode OptionsSurviveOperations(void)
+{
+  Mat      A, B, C, D, X;
+  IS       rows;
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(Build(80, 1e6, -1.0, 0, 0, 0.0, &A));
+  PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatPackSELLSetValueFormat(B, "exact"));
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_packsell_value_format", "fp16"));
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &C));
+  PetscCall(CheckExact(C, "MatDuplicate"));
+  PetscCall(TestCompareMult(A, C, "MatDuplicate"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatMatMult(B, B, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &C));
+  PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &D));
+  PetscCall(CheckExact(C, "MatMatMult"));
+  PetscCall(TestCompareMult(D, C, "MatMatMult"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatTranspose(B, MAT_INITIAL_MATRIX, &C));
+  PetscCall(CheckExact(C, "MatTranspose"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  PetscCall(ISCreateStride(PETSC_COMM_WORLD, re - rs, rs, 1, &rows));
+  PetscCall(MatCreateSubMatrix(B, rows, rows, MAT_INITIAL_MATRIX, &C));
+  PetscCall(CheckExact(C, "MatCreateSubMatrix"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(ISDestroy(&rows));
+  /* Y = Y + X with a new pattern: Y is replaced by a matrix PETSc makes of Y's type */
+  PetscCall(Build(80, 1.0, 0.0, 3, 40, 2.0, &X));
+  PetscCall(MatAXPY(B, 1.0, X, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(MatAXPY(A, 1.0, X, DIFFERENT_NONZERO_PATTERN));
+  PetscCall(CheckExact(B, "MatAXPY"));
+  PetscCall(TestCompareProducts(A, B, "MatAXPY"));
+  PetscCall(MatConvert(B, PackSELL, MAT_INITIAL_MATRIX, &C));
+  PetscCall(CheckExact(C, "MatConvert to its own type"));
+  PetscCall(MatDestroy(&C));
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_packsell_value_format"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "options kept against the database: ok\n"));
+  PetscCall(MatDestroy(&X));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Conversions that fail (1e6 in fp16) leave the input as it was and free what they made. */
+static PetscErrorCode FailedConversions(void)
+{
+  Mat            A, B, C = NULL;
+  PetscErrorCode ierr;
+  char           msg[1024];
+  MatType        type, now;
+
+  PetscFunctionBegin;
+  PetscCall(Build(40, 1e6, -1.0, 0, 0, 0.0, &A));
+  PetscCall(MatConvert(A, RgCSR, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatGetType(B, &type)); /* held across the operations below (they must not rename B) */
+  PetscCall(PetscOptionsSetValue(NULL, "-mat_packsell_value_format", "fp16"));
+  TRY(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &C), &ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "AIJ -> fp16: error %d (%s)", (int)ierr, msg);
+  TRY(MatConvert(B, PackSELL, MAT_INITIAL_MATRIX, &C), &ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "RgCSR -> fp16: error %d (%s)", (int)ierr, msg);
+  TRY(MatConvert(B, PackSELL, MAT_INPLACE_MATRIX, &B), &ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "RgCSR -> fp16 in place: error %d (%s)", (int)ierr, msg);
+  PetscCall(PetscOptionsClearValue(NULL, "-mat_packsell_value_format"));
+  PetscCall(TestCheckType(B, RgCSR));
+  PetscCall(MatViewFromOptions(B, NULL, "-view_failed"));
+  PetscCall(MatGetType(B, &now));
+  PetscCheck(now == type, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the type name string of B was replaced (a pointer from MatGetType() would dangle)");
+  PetscCall(TestCompareProducts(A, B, "RgCSR after failed conversions"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "failed conversions: ok\n"));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  PetscMPIInt size;
+  PetscInt    n = 60;
+  PetscBool   cuda;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscSpMVInitializePackage());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-cuda", &cuda));
+  if (cuda) {
+    PackSELL = MATPACKSELLCUDA;
+    RgCSR    = MATRGCSRCUDA;
+  }
+  PetscCall(RangeErrorNamesGlobalEntry(n, n - 1, 0));     /* last rank, off-diagonal block */
+  PetscCall(RangeErrorNamesGlobalEntry(n, n - 2, n - 1)); /* last rank, diagonal block */
+  PetscCall(RangeErrorNamesGlobalEntry(n, 1, n - 1));     /* first rank, off-diagonal block */
+  PetscCall(ScaleExponent());
+  PetscCall(RankDependentSetter());
+  PetscCall(OptionsSurviveOperations());
+  PetscCall(FailedConversions());
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}

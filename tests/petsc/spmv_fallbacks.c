@@ -240,7 +240,7 @@ static PetscErrorCode Run(MPI_Comm comm, const char *family, PetscInt n)
     MatType t;
     char    expect[64];
     PetscCall(MatGetType(S, &t));
-    PetscCall(PetscSNPrintf(expect, sizeof(expect), "seq%s", family));
+    PetscCall(PetscSNPrintf(expect, sizeof(expect), "seqaij%s", family));
     PetscCheck(!strcmp(t, expect), PETSC_COMM_SELF, PETSC_ERR_PLIB, "diagonal block of type %s, expected %s", t, expect);
   }
 

@@ -93,14 +93,19 @@ if has sanitize; then
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
     note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
   done
+  # every Mat operation of spmv_matops (natively or through AIJ) on the CUDA types, one rank
+  compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_matops" -types rgcsrcuda,packsellcuda > "$out/sanitizer-matops-memcheck.log" 2>&1
+  note "compute-sanitizer memcheck (spmv_matops, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-matops-memcheck.log" | tr '\n' ' ')"
 fi
 
 if has run; then
   python3 scripts/mtx2petsc.py $mdir/bcsstk16.mtx /tmp/main.petsc > /dev/null
   for np in 1 2; do
-    for t in aijcusparse rgcsrcuda "packsellcuda -mat_packsell_scaling auto"; do
-      line=$($mpi -n $np "$build/tutorials/ex1" -f /tmp/main.petsc -mat_type $t -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 5000 2>&1 | tail -1)
-      note "main job bcsstk16 np=$np: $line"
+    # as make run: default options of each type, the true residual (exact AIJ matrix) checked
+    for t in aijcusparse rgcsrcuda packsellcuda; do
+      line=$($mpi -n $np "$build/tutorials/ex1" -f /tmp/main.petsc -mat_type $t -ksp_type cg -pc_type jacobi -ksp_norm_type unpreconditioned \
+        -ksp_rtol 1e-8 -ksp_max_it 5000 -check_true_residual 1e-7 2>&1 | tail -1; echo "rc=${PIPESTATUS[0]}")
+      note "main job bcsstk16 np=$np: $(echo $line)"
     done
   done
 fi

@@ -69,14 +69,16 @@ typedef struct {
     } \
   } while (0)
 
-/* AIJ first: when AIJ refuses the operation, ours must refuse it too (and the op is done). */
-#define AIJFIRST(c, aijexpr, oursexpr) \
+/* AIJ first: when AIJ refuses the operation, ours must refuse it too; the op is then done, after
+   `cleanup` has freed what it made (the tests run under -malloc_dump). */
+#define AIJFIRST(c, aijexpr, oursexpr, cleanup) \
   do { \
     PetscErrorCode ea_ = (aijexpr); \
     if (ea_) { \
       PetscErrorCode eo_ = (oursexpr); \
       CHK(c, eo_ != 0, "AIJ refuses (error %d) but ours succeeds", (int)ea_); \
       PetscCall(Note(c, "refused by AIJ too")); \
+      cleanup; \
       PetscFunctionReturn(PETSC_SUCCESS); \
     } \
   } while (0)
@@ -398,7 +400,7 @@ static PetscErrorCode OpMatGetDiagonal(Ctx *c)
     PetscCall(MatCreateVecs(A, NULL, &da));
     PetscCall(MatCreateVecs(B, NULL, &db));
     PetscCall(VecSet(db, NAN));
-    AIJFIRST(c, MatGetDiagonal(A, da), MatGetDiagonal(B, db)); /* MPIAIJ: square only */
+    AIJFIRST(c, MatGetDiagonal(A, da), MatGetDiagonal(B, db), PetscCall(Destroy4(&A, &B, &da, &db))); /* MPIAIJ: square only */
     PetscCall(MatGetDiagonal(B, db));
     PetscCall(CmpVec(c, da, db, c->tol_shadow, kinds[k] == KR ? "rectangular" : "square"));
     PetscCall(Destroy4(&A, &B, &da, &db));
@@ -566,10 +568,10 @@ static PetscErrorCode ZeroRows(Ctx *c, PetscBool columns)
       }
     if (rs + 7 < re && nr < 4) rows[nr++] = rs + 7;
     if (columns) {
-      AIJFIRST(c, MatZeroRowsColumns(A, nr, rows, 3.0, xa, ba), MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb));
+      AIJFIRST(c, MatZeroRowsColumns(A, nr, rows, 3.0, xa, ba), MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb), { PetscCall(Destroy4(&A, &B, &xa, &xb)); PetscCall(Destroy4(NULL, NULL, &ba, &bb)); });
       PetscCall(MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb));
     } else {
-      AIJFIRST(c, MatZeroRows(A, nr, rows, 3.0, xa, ba), MatZeroRows(B, nr, rows, 3.0, xb, bb));
+      AIJFIRST(c, MatZeroRows(A, nr, rows, 3.0, xa, ba), MatZeroRows(B, nr, rows, 3.0, xb, bb), { PetscCall(Destroy4(&A, &B, &xa, &xb)); PetscCall(Destroy4(NULL, NULL, &ba, &bb)); });
       PetscCall(MatZeroRows(B, nr, rows, 3.0, xb, bb));
     }
     PetscCall(CmpVec(c, ba, bb, 1e-14, "right-hand side"));
@@ -607,7 +609,7 @@ static PetscErrorCode OpMatShift(Ctx *c)
   PetscFunctionBegin;
   for (int k = 0; k < 2; k++) {
     PetscCall(Pair(c, kinds[k], &A, &B));
-    AIJFIRST(c, MatShift(A, 1.25), MatShift(B, 1.25));
+    AIJFIRST(c, MatShift(A, 1.25), MatShift(B, 1.25), PetscCall(Destroy4(&A, &B, NULL, NULL)));
     PetscCall(MatShift(B, 1.25));
     PetscCall(Post(c, A, B, kinds[k] == KN ? "missing diagonal entries" : "full diagonal"));
     PetscCall(CheckStillOurs(c, B, "shifted matrix"));
@@ -626,7 +628,7 @@ static PetscErrorCode OpMatDiagonalSet(Ctx *c)
     Vec da, db;
     PetscCall(Pair(c, KN, &A, &B));
     PetscCall(RVec(A, B, PETSC_FALSE, 61, &da, &db));
-    AIJFIRST(c, MatDiagonalSet(A, da, modes[k]), MatDiagonalSet(B, db, modes[k]));
+    AIJFIRST(c, MatDiagonalSet(A, da, modes[k]), MatDiagonalSet(B, db, modes[k]), PetscCall(Destroy4(&A, &B, &da, &db)));
     PetscCall(MatDiagonalSet(B, db, modes[k]));
     PetscCall(Post(c, A, B, modes[k] == ADD_VALUES ? "ADD_VALUES" : "INSERT_VALUES"));
     PetscCall(CheckStillOurs(c, B, "MatDiagonalSet"));
@@ -837,7 +839,7 @@ static PetscErrorCode OpMatIsSymmetric(Ctx *c)
     PetscCall(MatIsSymmetric(A, 0.0, &sa));
     PetscCall(MatIsSymmetric(B, 0.0, &sb));
     CHK(c, sa == sb && sa == (kinds[k] == KS), "MatIsSymmetric: %d, AIJ %d", (int)sb, (int)sa);
-    AIJFIRST(c, MatIsStructurallySymmetric(A, &ta), MatIsStructurallySymmetric(B, &tb));
+    AIJFIRST(c, MatIsStructurallySymmetric(A, &ta), MatIsStructurallySymmetric(B, &tb), PetscCall(Destroy4(&A, &B, NULL, NULL)));
     PetscCall(MatIsStructurallySymmetric(B, &tb));
     CHK(c, ta == tb, "MatIsStructurallySymmetric: %d, AIJ %d", (int)tb, (int)ta);
     PetscCall(MatIsHermitian(B, 0.0, &sb));
@@ -1178,7 +1180,7 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
       PetscCall(Note(c, "AIJ, ours skipped (PETSc defect, crashes with seqaijsell too)"));
       continue;
     }
-    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb));
+    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(Destroy4(&P, &PB, NULL, NULL)); });
     PetscCall(DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb));
     PetscCall(PetscSNPrintf(w, sizeof(w), "%s", which));
     PetscCall(CheckResult(c, Cb, w, PETSC_FALSE));
@@ -1387,7 +1389,7 @@ static PetscErrorCode OpMatIncreaseOverlap(Ctx *c)
   PetscCall(ISCreateStride(PETSC_COMM_SELF, (re - rs + 2) / 3, rs, 3, &ia));
   PetscCall(ISDuplicate(ia, &ib));
   PetscCall(ISCopy(ia, ib));
-  AIJFIRST(c, MatIncreaseOverlap(A, 1, &ia, 2), MatIncreaseOverlap(B, 1, &ib, 2));
+  AIJFIRST(c, MatIncreaseOverlap(A, 1, &ia, 2), MatIncreaseOverlap(B, 1, &ib, 2), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(ISDestroy(&ia)); PetscCall(ISDestroy(&ib)); });
   PetscCall(MatIncreaseOverlap(B, 1, &ib, 2));
   PetscCall(ISSort(ia));
   PetscCall(ISSort(ib));
@@ -1416,7 +1418,7 @@ static PetscErrorCode OpMatGetOrdering(Ctx *c)
   for (int k = 0; k < 5; k++) {
     IS        ra, ca, rb, cb;
     PetscBool e1, e2;
-    AIJFIRST(c, MatGetOrdering(A, types[k], &ra, &ca), MatGetOrdering(B, types[k], &rb, &cb));
+    AIJFIRST(c, MatGetOrdering(A, types[k], &ra, &ca), MatGetOrdering(B, types[k], &rb, &cb), PetscCall(Destroy4(&A, &B, NULL, NULL)));
     PetscCall(MatGetOrdering(B, types[k], &rb, &cb));
     PetscCall(ISEqual(ra, rb, &e1));
     PetscCall(ISEqual(ca, cb, &e2));
@@ -1445,7 +1447,7 @@ static PetscErrorCode OpMatGetFactor(Ctx *c)
     Vec           ba, bb, xa, xb;
     char          w[64];
     PetscCall(Pair(c, k < 2 ? KG : KS, &A, &B));
-    AIJFIRST(c, MatGetFactor(A, MATSOLVERPETSC, ftypes[k], &Fa), MatGetFactor(B, MATSOLVERPETSC, ftypes[k], &Fb));
+    AIJFIRST(c, MatGetFactor(A, MATSOLVERPETSC, ftypes[k], &Fa), MatGetFactor(B, MATSOLVERPETSC, ftypes[k], &Fb), PetscCall(Destroy4(&A, &B, NULL, NULL)));
     PetscCall(MatGetFactor(B, MATSOLVERPETSC, ftypes[k], &Fb));
     PetscCall(MatFactorInfoInitialize(&info));
     info.fill   = 5.0;
@@ -1670,7 +1672,7 @@ static PetscErrorCode OpMatMissingDiagonal(Ctx *c)
     PetscBool ma, mb;
     PetscInt  da = -1, db = -1;
     PetscCall(Pair(c, kinds[k], &A, &B));
-    AIJFIRST(c, MatMissingDiagonal(A, &ma, &da), MatMissingDiagonal(B, &mb, &db));
+    AIJFIRST(c, MatMissingDiagonal(A, &ma, &da), MatMissingDiagonal(B, &mb, &db), PetscCall(Destroy4(&A, &B, NULL, NULL)));
     PetscCall(MatMissingDiagonal(B, &mb, &db));
     CHK(c, ma == mb && (!ma || da == db), "missing %d at %" PetscInt_FMT ", AIJ %d at %" PetscInt_FMT, (int)mb, db, (int)ma, da);
     PetscCall(Destroy4(&A, &B, NULL, NULL));

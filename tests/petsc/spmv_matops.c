@@ -560,13 +560,16 @@ static PetscErrorCode ZeroRows(Ctx *c, PetscBool columns)
     PetscCall(RVec(A, B, PETSC_FALSE, 52, &ba, &bb));
     PetscCall(MatGetOwnershipRange(A, &rs, &re));
     if (rs < re) rows[nr++] = rs;
-    if (rs <= n / 4 && n / 4 < re && n / 4 != rs) rows[nr++] = n / 4; /* the empty row */
     for (PetscInt i = rs + 1; i < re && nr < 4; i++)
-      if (i % 37 == 5) {
+      if (i % 37 == 5 && i != n / 4) {
         rows[nr++] = i; /* a missing diagonal entry */
         break;
       }
-    if (rs + 7 < re && nr < 4) rows[nr++] = rs + 7;
+    if (rs + 7 < re && rs + 7 != n / 4) rows[nr++] = rs + 7;
+    /* the empty row last: PETSc 3.22's MatZeroRows_SeqAIJ inserts its diagonal with
+       MatSetValues, which may reallocate the arrays, and then writes the rows after it through
+       the stale array (valgrind: invalid writes, plain AIJ alike; docs/mat-operations.md) */
+    if (rs <= n / 4 && n / 4 < re && n / 4 != rs) rows[nr++] = n / 4;
     if (columns) {
       AIJFIRST(c, MatZeroRowsColumns(A, nr, rows, 3.0, xa, ba), MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb), { PetscCall(Destroy4(&A, &B, &xa, &xb)); PetscCall(Destroy4(NULL, NULL, &ba, &bb)); });
       PetscCall(MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb));

@@ -23,8 +23,8 @@
 // than its format allows (max |error| / max |A||x|: 1e-12 for FP64 values, twice the unit
 // roundoff for the others).
 #include "bench_kernels.hpp"
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "cuda/coo_tail.cuh"
 #include "cuda/device_formats.hpp"
 #include "matrix_source.hpp"

@@ -43,8 +43,8 @@
 // Consequence: two products of one matrix must not run concurrently on different streams
 // (they would share the counters).
 #pragma once
-#include "../core/hybrid.hpp"
-#include "device_formats.hpp"
+#include "core/hybrid.hpp"
+#include "cuda/device_coo_tail.hpp"
 #include <atomic>
 #include <cuda_runtime.h>
 

@@ -1,8 +1,8 @@
 // Format options of one matrix (PETSc-free part): parsing, validation, canonical names.
 // The rules themselves live in the core; this only maps option keys to core fields.
 #pragma once
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 
 #include <string>
 

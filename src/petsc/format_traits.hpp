@@ -1,8 +1,8 @@
 // What differs between the two formats on the host: one traits struct each, shared by the
 // host and the CUDA shadows (so neither backend repeats format code).
 #pragma once
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "format_options.hpp"
 
 namespace pspmv {

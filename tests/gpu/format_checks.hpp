@@ -1,7 +1,7 @@
 // One configuration of a format, built on the host, uploaded, and checked on the device.
 #pragma once
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "gpu_test_util.hpp"
 #include <string>
 #include <vector>

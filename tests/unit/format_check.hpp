@@ -2,8 +2,8 @@
 // (re-deriving the documented rules independently of the builder), stats, diagonal, both
 // products against CSR, and optionally the value-only update.
 #pragma once
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "spmv_check.hpp"
 #include <string>

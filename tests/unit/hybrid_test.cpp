@@ -1,7 +1,7 @@
 // Hybrid option parsing, the cost rule that picks K (against brute force), and the COO tail.
 #include "core/hybrid.hpp"
-#include "core/packsell.hpp"
-#include "core/rgcsr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "random_matrix.hpp"
 #include <algorithm>

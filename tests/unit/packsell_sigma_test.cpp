@@ -1,7 +1,7 @@
 // PackSELL's automatic sort window (sigma auto, PETSC_DECIDE): regular matrices keep sigma 1,
 // irregular ones get a sorted window that cuts the stored bytes; the choice follows the rule
 // re-derived from explicit builds; products and value updates on the chosen layout.
-#include "core/packsell.hpp"
+#include "formats/packsell/packsell.hpp"
 #include "format_check.hpp"
 #include "matrix_market.hpp"
 #include "random_matrix.hpp"

@@ -1,6 +1,6 @@
 // PackSELL: hand-checked words and dummies, sorting, bad options, overflow messages,
 // scaling, explicit zeros, stats and updates.
-#include "core/packsell.hpp"
+#include "formats/packsell/packsell.hpp"
 #include "csr_matrix.hpp"
 #include "format_check.hpp"
 #include "random_matrix.hpp"

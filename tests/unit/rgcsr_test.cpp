@@ -1,5 +1,5 @@
 // RgCSR: hand-checked layout, bad options, padding never multiplied, stats, updates.
-#include "core/rgcsr.hpp"
+#include "formats/rgcsr/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "format_check.hpp"
 #include "random_matrix.hpp"

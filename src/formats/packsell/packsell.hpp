@@ -20,10 +20,10 @@
 // kMaxScaleExponent so that this factor is a normal double (exact unless the result is
 // subnormal, then one rounding).
 #pragma once
-#include "csr.hpp"
-#include "format_stats.hpp"
-#include "hybrid.hpp"
-#include "value_codec.hpp"
+#include "core/csr.hpp"
+#include "core/format_stats.hpp"
+#include "core/hybrid.hpp"
+#include "core/value_codec.hpp"
 #include <cstdint>
 #include <vector>
 

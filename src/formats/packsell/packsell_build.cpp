@@ -1,6 +1,6 @@
 // PackSELL: building the packed SELL-C-sigma layout and value-only updates.
-#include "layout_util.hpp"
-#include "packsell_word.hpp"
+#include "core/layout_util.hpp"
+#include "packsell_rows.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +13,7 @@ namespace {
 
 void check_options(const PackSellOptions &opt) {
   const int32_t C = opt.slice_height;
-  if (C < 32 || C > 1024 || C % 32 != 0)
+  if (!packsell::valid_slice_height(C))
     throw FormatError("PackSELL slice height " + std::to_string(C) +
                       " is not valid: use a multiple of 32 in [32, 1024]");
   if (opt.sigma != kPackSellSigmaAuto && opt.sigma != 1 && (opt.sigma < C || opt.sigma % C != 0))
@@ -181,7 +181,7 @@ int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t 
   std::vector<int32_t> len(size_t(A.rows)), slice(size_t(A.rows)); // per CSR row: length, slice
   for (size_t i = 0; i < order.size(); ++i) {
     len[i] = A.row_length(int32_t(i));
-    slice[size_t(order[i])] = int32_t(i / size_t(C));
+    slice[size_t(order[i])] = packsell::slice_of(int32_t(i), C);
   }
   const int32_t maxlen = len.empty() ? 0 : *std::max_element(len.begin(), len.end());
   if (maxlen == 0) return 0;
@@ -190,7 +190,7 @@ int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t 
   // widest[s * top + K - 1]: words of the widest row of slice s when rows keep K nonzeros.
   // Rows in CSR order (the column indices stream; only the table is accessed by slice).
   std::vector<int32_t> widest(nslices * top, 0);
-  const uint32_t md = detail::max_delta(D);
+  const uint32_t md = packsell::delta_mask(D);
   for (int32_t r = 0; r < A.rows; ++r) {
     int32_t *w = &widest[size_t(slice[size_t(r)]) * top];
     const int32_t *col = A.colidx + A.rowptr[r];
@@ -233,7 +233,7 @@ std::vector<int64_t> slice_pointers_of(const std::vector<int32_t> &words, const 
     int32_t width = 0;
     for (size_t i = s0; i < std::min(order.size(), s0 + size_t(C)); ++i)
       width = std::max(width, words[size_t(order[i])]);
-    ptr.push_back(ptr.back() + int64_t(C) * width);
+    ptr.push_back(ptr.back() + packsell::word_stride(width, C));
   }
   return ptr;
 }
@@ -317,24 +317,24 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
 // Writes the words (and exact values) of the regular part of every row.
 void fill_words(const CsrView &A, PackSellMatrix &M) {
   const int32_t C = M.slice_height, D = M.delta_bits, K = M.hybrid_width;
-  const uint32_t md = detail::max_delta(D);
+  const uint32_t md = packsell::delta_mask(D);
   const bool exact = !M.value_format.lossy();
   for (int32_t i = 0; i < M.rows; ++i) {
     const int32_t r = M.perm[size_t(i)];
-    int64_t p = M.slice_pointers[size_t(i / C)] + i % C;
+    int64_t p = packsell::row_first_word(M.slice_pointers.data(), i, C);
     int32_t prev = 0;
     const int32_t n = std::min(A.row_length(r), K);
     for (int32_t k = A.rowptr[r]; k < A.rowptr[r] + n; ++k) {
       uint32_t delta = uint32_t(A.colidx[k] - prev);
       if (delta > md) {
-        M.words[size_t(p)] = detail::dummy_word(delta);
-        p += C;
+        M.words[size_t(p)] = packsell::dummy_word(delta);
+        p += packsell::word_stride(1, C);
         delta = 0;
       }
       const uint32_t bits = exact ? 0u : encode_scaled(M.value_format, A.values[k], M.scale_exponent);
-      M.words[size_t(p)] = detail::real_word(bits, delta, D);
+      M.words[size_t(p)] = packsell::real_word(bits, delta, D);
       if (exact) M.exact_values[size_t(p)] = A.values[k];
-      p += C;
+      p += packsell::word_stride(1, C);
       prev = A.colidx[k];
     }
   }
@@ -401,7 +401,6 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M) {
   // Everything checked: rewrite the value fields in place, keeping deltas, flags, dummies.
   M.scale_exponent = s;
   const bool exact = !M.value_format.lossy();
-  const uint32_t low_mask = (uint32_t(1) << (M.delta_bits + 1)) - 1;
   for (int32_t i = 0; i < M.rows; ++i) {
     const int32_t r = M.perm[size_t(i)];
     int32_t k = A.rowptr[r];
@@ -410,7 +409,7 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M) {
         M.exact_values[size_t(p)] = A.values[k];
       } else {
         const uint32_t bits = encode_scaled(M.value_format, A.values[k], s);
-        M.words[size_t(p)] = (bits << (M.delta_bits + 1)) | (M.words[size_t(p)] & low_mask);
+        M.words[size_t(p)] = packsell::with_value_bits(M.words[size_t(p)], bits, M.delta_bits);
       }
       ++k;
     });

@@ -2,7 +2,7 @@
 //
 // Kernel mapping: one thread per row; a block of 256 threads covers 256 consecutive rows.
 // G is a multiple of 32, so each warp's 32 rows lie in one group and read slot
-// group_pointers[g] + k*G + lane for consecutive lanes: 32 consecutive columns (128 B) and
+// group_pointers[g] + lane + k*G (rgcsr_layout.hpp) for consecutive lanes: 32 consecutive columns (128 B) and
 // values (256 B) per k, fully coalesced. The loop runs to the row's own length, so padding is
 // never read (a lane whose row ended is masked; sectors nobody needs are not fetched).
 // Four nonzeros are loaded before the first multiply (independent loads in flight); the
@@ -21,10 +21,11 @@
 // columns at least half), sums them in FP64, and the T partial sums are added by a shuffle
 // reduction of width T; thread t = 0 writes y. No thread returns before the shuffle
 // (full-warp mask). T = 1 is the mapping above.
-#include "coo_tail.cuh"
-#include "device_formats.hpp"
-#include "device_memory.cuh"
-#include "../core/threads_per_row.hpp"
+#include "cuda/coo_tail.cuh"
+#include "rgcsr_device.hpp"
+#include "rgcsr_layout.hpp"
+#include "cuda/device_memory.cuh"
+#include "core/threads_per_row.hpp"
 #include <algorithm>
 #include <vector>
 
@@ -95,10 +96,10 @@ struct RgCsrRows {
     const int64_t row = static_cast<int64_t>(block) * kRgThreads + threadIdx.x;
     if (row >= a.rows) return;
     const int32_t r = static_cast<int32_t>(row);
-    const int32_t g = r / a.G;
-    const int32_t lane = r - g * a.G;
+    const int32_t g = rgcsr::group_of(r, a.G);
+    const int32_t lane = rgcsr::lane_in_group(r, g, a.G);
     const int32_t n = __ldcs(a.row_length + r);
-    const double sum = n > 0 ? rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane, a.G, 0, 1, n) : 0.0;
+    const double sum = n > 0 ? rgcsr_row_sum(a, rgcsr::first_slot(__ldg(a.group_pointers + g), lane), rgcsr::slot_stride(1, a.G), 0, 1, n) : 0.0;
     if (Add)
       a.y[r] += sum;
     else
@@ -120,12 +121,12 @@ struct RgCsrRowsMulti {
     double sum = 0.0;
     if (active) {
       const int32_t r = static_cast<int32_t>(row);
-      const int32_t g = r / a.G;
-      const int32_t lane = r - g * a.G;
+      const int32_t g = rgcsr::group_of(r, a.G);
+      const int32_t lane = rgcsr::lane_in_group(r, g, a.G);
       const int32_t n = __ldcs(a.row_length + r);
-      // from slot k to slot k + T: stride T*G
-      sum = rgcsr_row_sum(a, __ldg(a.group_pointers + g) + lane + static_cast<int64_t>(t) * a.G,
-                          static_cast<int64_t>(T) * a.G, t, T, n);
+      // thread t starts at slot t of the row, and goes from slot k to slot k + T
+      sum = rgcsr_row_sum(a, rgcsr::slot(rgcsr::first_slot(__ldg(a.group_pointers + g), lane), t, a.G),
+                          rgcsr::slot_stride(T, a.G), t, T, n);
     }
     // Every thread of the warp gets here (rows past the end are inactive, not returned). The
     // T threads of a row are aligned lanes of one warp.
@@ -176,12 +177,12 @@ static cudaError_t upload_diagonal(const RgCsrMatrix &h, double **diag, bool all
 }
 
 static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
-  if (h.group_size < 32 || h.group_size % 32 != 0) return cudaErrorInvalidValue;
+  if (!rgcsr::valid_group_size(h.group_size)) return cudaErrorInvalidValue;
   if (h.rows < 0 || h.cols < 0 || h.row_length.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
   const int64_t slots = h.group_pointers.empty() ? 0 : h.group_pointers.back();
   if (h.columns.size() != static_cast<size_t>(slots) || h.values.size() != static_cast<size_t>(slots))
     return cudaErrorInvalidValue;
-  if (h.rows > 0 && static_cast<int64_t>(h.group_pointers.size()) - 1 < (h.rows + int64_t(h.group_size) - 1) / h.group_size)
+  if (h.rows > 0 && static_cast<int64_t>(h.group_pointers.size()) - 1 < rgcsr::num_groups(h.rows, h.group_size))
     return cudaErrorInvalidValue;
   d->rows = h.rows;
   d->cols = h.cols;

@@ -1,7 +1,7 @@
 // PackSELL on the device: upload, value update, release, SpMV (PETSc-free).
 //
 // Kernel mapping: one thread per sorted row. Slice s holds sorted rows s*C .. s*C+C-1 and
-// stores word k of row s*C+i at slice_pointers[s] + k*C + i, so the 32 lanes of a warp (C is
+// stores word k of row s*C+i at slice_pointers[s] + i + k*C (packsell_layout.hpp), so the 32 lanes of a warp (C is
 // a multiple of 32, so a warp never straddles two slices) read 32 consecutive words (128 B)
 // per k: coalesced for every C. For C > 32 this is exactly "C/32 warps per slice"; the other
 // candidate, a warp cooperating on one row, would read words C apart (one 4-byte word per
@@ -11,7 +11,7 @@
 //   v = decode(w) (template on the value format: no format branch in the loop);
 //   if (flag) sum = fma(v, x[col], sum)        (PTX predicated ld and fma: never a branch,
 //                                               never a multiply by the flag)
-// x[col] is loaded for nonzeros only (value_decode.cuh, fma_gather_if: a lane with flag 0
+// x[col] is loaded for nonzeros only (packsell_decode.cuh, fma_gather_if: a lane with flag 0
 // issues no request). Loading it for every word was simpler (col is always in range) but a
 // scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
 // and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
@@ -41,11 +41,12 @@
 // by a shuffle reduction; the sum order differs from the host reference's word order by
 // rounding only. Every lane of a warp runs the same rounds (32/T divides C: a warp's rows
 // lie in one slice), so the shuffles use the full mask.
-#include "coo_tail.cuh"
-#include "device_formats.hpp"
-#include "device_memory.cuh"
-#include "../core/threads_per_row.hpp"
-#include "value_decode.cuh"
+#include "cuda/coo_tail.cuh"
+#include "packsell_device.hpp"
+#include "packsell_layout.hpp"
+#include "cuda/device_memory.cuh"
+#include "core/threads_per_row.hpp"
+#include "packsell_decode.cuh"
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -62,8 +63,8 @@ template <ValueKind K>
 __device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
                                               const double *__restrict__ exact, const double *__restrict__ x,
                                               uint32_t &col, double &sum) {
-  const uint32_t flag = w & 1u;
-  col += detail::word_jump(w, flag, f);
+  const uint32_t flag = packsell::word_flag(w);
+  col += packsell::word_jump(w, flag, f.delta_mask);
   detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, f, exact, slot), x + col, sum); // see the note at the top
 }
 
@@ -111,11 +112,11 @@ struct PackSellRows {
     const int64_t t = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
     if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
     const int32_t sr = static_cast<int32_t>(t);
-    const int32_t s = sr / a.C;
-    const int32_t i = sr - s * a.C;
-    const int64_t stride = a.C;
+    const int32_t s = packsell::slice_of(sr, a.C);
+    const int32_t i = packsell::lane_in_slice(sr, s, a.C);
+    const int64_t stride = packsell::word_stride(1, a.C);
     const int64_t end = a.slice_pointers[s + 1];
-    int64_t slot = a.slice_pointers[s] + i;
+    int64_t slot = packsell::word_slot(a.slice_pointers[s], i, 0, a.C);
     uint32_t col = 0; // the first nonzero of a row counts from column 0
     double sum = 0.0;
     if (slot < end) {
@@ -167,7 +168,7 @@ struct PackSellRowsMulti {
   __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
-      const int64_t su = slot + u * static_cast<int64_t>(a.C);
+      const int64_t su = slot + packsell::word_stride(u, a.C);
       at[u] = value_slot(su, end);
       w[u] = su < end ? __ldcs(a.words + su) : 0u;
     }
@@ -177,13 +178,13 @@ struct PackSellRowsMulti {
     const int64_t tid = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
     const int64_t sr = tid / T;
     const int t = static_cast<int>(tid % T);
-    const int64_t s = sr / a.C;
+    const int64_t s = packsell::slice_of(sr, a.C);
     if (s >= a.num_slices) return; // the whole warp: its rows lie in one slice
-    const int32_t i = static_cast<int32_t>(sr - s * a.C);
+    const int32_t i = packsell::lane_in_slice(sr, s, a.C);
     const int64_t begin = a.slice_pointers[s], end = a.slice_pointers[s + 1];
-    const int64_t round = static_cast<int64_t>(T) * kWords * a.C; // slots from one round to the next
+    const int64_t round = packsell::word_stride(T * kWords, a.C); // slots from one round to the next
     int64_t lead = begin + i;                                     // word k0 of the row: lead < end is warp-uniform
-    int64_t slot = lead + static_cast<int64_t>(t) * kWords * a.C; // this thread's first word of the round
+    int64_t slot = lead + packsell::word_stride(t * kWords, a.C); // this thread's first word of the round
     uint32_t col = 0;                                             // the row's column before the round
     double sum = 0.0;
     if (lead < end) {
@@ -197,7 +198,7 @@ struct PackSellRowsMulti {
         uint32_t acc = 0;
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          acc += detail::word_jump(w[u], w[u] & 1u, a.f);
+          acc += packsell::word_jump(w[u], packsell::word_flag(w[u]), a.f.delta_mask);
           part[u] = acc;
         }
         uint32_t incl = acc; // inclusive prefix sum of the T threads' jump totals
@@ -211,7 +212,7 @@ struct PackSellRowsMulti {
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
           const double v = detail::decode_word<K>(w[u], a.f, a.exact, at[u]);
-          detail::fma_gather_if<kPredicated>(w[u] & 1u, v, a.x + (base + part[u]), sum);
+          detail::fma_gather_if<kPredicated>(packsell::word_flag(w[u]), v, a.x + (base + part[u]), sum);
         }
         if (!more) break;
         lead += round;
@@ -254,14 +255,14 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   }
 }
 
-// The word constants of a format; false if D does not match the value format (V + D + 1 = 32).
+// The word constants of a format; false if D is not the value format's (packsell_layout.hpp).
+// (For E8Mm, V = 9 + m gives D + 1 = 23 - m: the value field is an FP32 cut below its
+// mantissa's m bits, which packsell_decode.cuh relies on.)
 bool word_format(const ValueFormat &vf, int32_t D, detail::WordFormat *f) {
-  if (D < 0 || D > 30) return false;
-  if (vf.kind != ValueKind::Exact && vf.value_bits() + D + 1 != 32) return false;
-  if ((vf.kind == ValueKind::E8M || vf.kind == ValueKind::BF16) && D + 1 != 23 - vf.mantissa_bits) return false;
-  f->delta_mask = (1u << D) - 1u;
-  f->value_shift = static_cast<uint32_t>(D + 1);
-  f->value_mask = ~0u << (D + 1);
+  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
+  f->delta_mask = packsell::delta_mask(D);
+  f->value_shift = packsell::value_shift(D);
+  f->value_mask = packsell::value_field_mask(D);
   return true;
 }
 
@@ -274,14 +275,13 @@ cudaError_t upload_diagonal(const PackSellMatrix &h, double **diag, bool allocat
 }
 
 cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
-  if (h.slice_height < 32 || h.slice_height % 32 != 0 || h.slice_height > 1024) return cudaErrorInvalidValue;
+  if (!packsell::valid_slice_height(h.slice_height)) return cudaErrorInvalidValue;
   if (h.rows < 0 || h.cols < 0 || h.perm.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
   const int64_t nwords = h.slice_pointers.empty() ? 0 : h.slice_pointers.back();
   if (h.words.size() != static_cast<size_t>(nwords)) return cudaErrorInvalidValue;
   const bool exact = h.value_format.kind == ValueKind::Exact;
   if (exact && h.exact_values.size() != h.words.size()) return cudaErrorInvalidValue;
-  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 <
-                        (h.rows + int64_t(h.slice_height) - 1) / h.slice_height)
+  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 < packsell::slice_of(h.rows + int64_t(h.slice_height) - 1, h.slice_height))
     return cudaErrorInvalidValue;
   // Every slice is C rows x its width: the kernels' warps rely on it (a warp's rows share one
   // slice width, so its loop and shuffles are uniform).

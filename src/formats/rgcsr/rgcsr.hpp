@@ -8,9 +8,9 @@
 // With a hybrid split of width K, only the first K nonzeros of a row are in the groups; the
 // rest are in the COO tail.
 #pragma once
-#include "csr.hpp"
-#include "format_stats.hpp"
-#include "hybrid.hpp"
+#include "core/csr.hpp"
+#include "core/format_stats.hpp"
+#include "core/hybrid.hpp"
 #include <cstdint>
 #include <vector>
 

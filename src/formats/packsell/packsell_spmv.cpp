@@ -1,6 +1,6 @@
 // PackSELL host reference kernels: product, diagonal, storage statistics. Values are decoded
 // exactly to FP64 and accumulated in FP64; the row sum is multiplied by 2^-scale_exponent.
-#include "packsell_word.hpp"
+#include "packsell_rows.hpp"
 #include <algorithm>
 #include <cmath>
 
@@ -10,7 +10,7 @@ namespace {
 // FP64 value of the word at position p (before the 2^-s factor).
 inline double word_value(const PackSellMatrix &M, int64_t p) {
   if (!M.value_format.lossy()) return M.exact_values[size_t(p)];
-  return decode_value(M.value_format, M.words[size_t(p)] >> (M.delta_bits + 1));
+  return decode_value(M.value_format, packsell::word_value_bits(M.words[size_t(p)], M.delta_bits));
 }
 } // namespace
 
@@ -46,7 +46,7 @@ FormatStats PackSellMatrix::stats() const {
   s.cols = cols;
   int64_t real = 0, dummies = 0, padding = 0;
   for (uint32_t w : words) {
-    if (w & 1u) ++real;
+    if (packsell::word_flag(w)) ++real;
     else if (w) ++dummies;
     else ++padding;
   }

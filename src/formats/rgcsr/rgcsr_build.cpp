@@ -1,13 +1,12 @@
 // RgCSR: building the grouped layout and value-only updates.
-#include "layout_util.hpp"
+#include "core/layout_util.hpp"
 #include "rgcsr.hpp"
+#include "rgcsr_layout.hpp"
 #include <algorithm>
 
 namespace pspmv {
 
 namespace {
-
-// Bytes moved per regular slot (FP64 value + int32 column) and per COO tail entry.
 
 int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
   const int32_t maxlen = detail::max_row_length(A);
@@ -21,13 +20,12 @@ int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
   return std::min(choose_hybrid_width(len, G, kRgCsrHybridCost), maxlen);
 }
 
-
 } // namespace
 
 RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   // Above 1024 a group gains nothing (a kernel block holds at most 1024 threads) and the
   // padding of the last group to G rows would cost memory for no reason.
-  if (opt.group_size < 32 || opt.group_size % 32 != 0 || opt.group_size > 1024)
+  if (!rgcsr::valid_group_size(opt.group_size))
     throw FormatError("RgCSR group size " + std::to_string(opt.group_size) +
                       " is not valid: use a positive multiple of 32 up to 1024 (e.g. 32, 64, 128)");
   detail::check_hybrid_option(opt.hybrid);
@@ -44,25 +42,25 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   M.row_length.resize(size_t(A.rows));
   for (int32_t r = 0; r < A.rows; ++r) M.row_length[size_t(r)] = std::min(A.row_length(r), K);
 
-  const int32_t ngroups = int32_t((int64_t(A.rows) + G - 1) / G);
+  const int32_t ngroups = rgcsr::num_groups(A.rows, G);
   M.group_pointers.assign(size_t(ngroups) + 1, 0);
   for (int32_t g = 0; g < ngroups; ++g) {
     const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A.rows, int64_t(r0) + G));
     int32_t width = 0;
     for (int32_t r = r0; r < r1; ++r) width = std::max(width, M.row_length[size_t(r)]);
-    // The last group is padded to G rows as well: every group has stride G.
-    M.group_pointers[size_t(g) + 1] = M.group_pointers[size_t(g)] + int64_t(width) * G;
+    M.group_pointers[size_t(g) + 1] = M.group_pointers[size_t(g)] + rgcsr::group_slots(width, G);
   }
 
   // Padding: value 0, column 0.
   M.columns.assign(size_t(M.group_pointers.back()), 0);
   M.values.assign(size_t(M.group_pointers.back()), 0.0);
   for (int32_t r = 0; r < A.rows; ++r) {
-    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int64_t first = rgcsr::row_first_slot(M.group_pointers.data(), r, G);
     const int32_t start = A.rowptr[r];
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) {
-      M.columns[size_t(base + int64_t(k) * G)] = A.colidx[start + k];
-      M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
+      const size_t s = size_t(rgcsr::slot(first, k, G));
+      M.columns[s] = A.colidx[start + k];
+      M.values[s] = A.values[start + k];
     }
   }
   M.tail = detail::coo_tail_of(A, K);
@@ -76,18 +74,16 @@ void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
   // Check the whole pattern first so a refused update leaves M unchanged.
   for (int32_t r = 0; r < A.rows; ++r) {
     if (M.row_length[size_t(r)] != std::min(A.row_length(r), K)) throw detail::pattern_changed(r);
-    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int64_t first = rgcsr::row_first_slot(M.group_pointers.data(), r, G);
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k)
-      if (M.columns[size_t(base + int64_t(k) * G)] != A.colidx[A.rowptr[r] + k])
-        throw detail::pattern_changed(r);
+      if (M.columns[size_t(rgcsr::slot(first, k, G))] != A.colidx[A.rowptr[r] + k]) throw detail::pattern_changed(r);
   }
   update_coo_tail_values(A, K, M.tail);
-  // Positions follow from rowptr: the k-th nonzero of row r sits at base(r) + k*G.
+  // Positions follow from rowptr: the k-th nonzero of row r sits at slot k of the row.
   for (int32_t r = 0; r < A.rows; ++r) {
-    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int64_t first = rgcsr::row_first_slot(M.group_pointers.data(), r, G);
     const int32_t start = A.rowptr[r];
-    for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k)
-      M.values[size_t(base + int64_t(k) * G)] = A.values[start + k];
+    for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) M.values[size_t(rgcsr::slot(first, k, G))] = A.values[start + k];
   }
 }
 

@@ -1,6 +1,7 @@
 // Branch-free decoding of one PackSELL word on the device (PETSc-free).
 //
-// Word (W = 32): [ value : V bits | delta : D bits | flag : 1 bit ], V + D + 1 = 32.
+// Word (W = 32): [ value : V bits | delta : D bits | flag : 1 bit ], V + D + 1 = 32
+// (packsell_layout.hpp).
 // The value format is a template parameter, so the SpMV inner loop has no format branch.
 //   E8M  (E8Mm, m in [7, 22]; BF16 is E8M7): the value field is an FP32 whose low 23-m
 //        mantissa bits were cut off. The FP32 is (w >> (D+1)) << (23-m); since V = 9+m gives
@@ -13,7 +14,7 @@
 // multiply by the flag, so whatever bits a dummy's value field holds (NaN included) and a
 // non-finite x cannot leak.
 #pragma once
-#include "../core/value_codec.hpp"
+#include "core/value_codec.hpp"
 #include <cstdint>
 
 namespace pspmv {
@@ -86,12 +87,6 @@ __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const dou
         : "+d"(sum)
         : "r"(flag), "l"(xp), "d"(v));
   }
-}
-
-// Column jump carried by word w: the D-bit delta of a nonzero, or the 31-bit jump of a dummy.
-__device__ __forceinline__ uint32_t word_jump(uint32_t w, uint32_t flag, const WordFormat &f) {
-  const uint32_t upper = w >> 1;
-  return flag ? (upper & f.delta_mask) : upper;
 }
 
 } // namespace detail

@@ -1,5 +1,6 @@
 // RgCSR host reference kernels: product, diagonal, storage statistics.
 #include "rgcsr.hpp"
+#include "rgcsr_layout.hpp"
 #include <algorithm>
 
 namespace pspmv {
@@ -7,11 +8,11 @@ namespace pspmv {
 void rgcsr_spmv(const RgCsrMatrix &M, const double *x, double *y, bool add) {
   const int32_t G = M.group_size;
   for (int32_t r = 0; r < M.rows; ++r) {
-    // One "thread" per row: slot k of row r is at base + k*G (coalesced on the device).
-    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    // One "thread" per row, in k order (the device kernel's order at one thread per row).
+    const int64_t first = rgcsr::row_first_slot(M.group_pointers.data(), r, G);
     double sum = 0.0;
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) {
-      const size_t s = size_t(base + int64_t(k) * G);
+      const size_t s = size_t(rgcsr::slot(first, k, G));
       sum += M.values[s] * x[M.columns[s]];
     }
     y[r] = add ? y[r] + sum : sum;
@@ -24,9 +25,9 @@ void rgcsr_diagonal(const RgCsrMatrix &M, double *d) {
   const int32_t n = std::min(M.rows, M.cols);
   for (int32_t r = 0; r < n; ++r) {
     d[r] = 0.0;
-    const int64_t base = M.group_pointers[size_t(r / G)] + r % G;
+    const int64_t first = rgcsr::row_first_slot(M.group_pointers.data(), r, G);
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) {
-      const size_t s = size_t(base + int64_t(k) * G);
+      const size_t s = size_t(rgcsr::slot(first, k, G));
       if (M.columns[s] == r) d[r] = M.values[s];
     }
   }

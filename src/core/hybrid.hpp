@@ -42,30 +42,24 @@ struct HybridCost {
   }
 };
 
-// Small matrices (rows <= kLatencyBoundRows, where the H200 kernels run 2-8 threads per row
-// and a product is one latency-bound wave) cap a PackSELL K that leaves a tail anyway at
+// Small matrices (rows <= kLatencyBoundRows, where the kernels run 2-8 threads per row and a
+// product is one latency-bound wave) cap a PackSELL K that leaves a tail anyway at
 // kLatencyBoundTailWidth: a row's threads walk its slice in rounds of 4T words, each round a
 // dependent memory latency, while the byte model only sees the tail's 16 B per entry.
-// Measured (kernel_bench, H200, docs/benchmarks.md run 6): bundle1 K = 292 -> 32: 17.9 ->
-// 13.8 us; Maragal_6 K = 71 -> 32: 14.8 -> 13.8 us; mbeacxc K = 125 -> 32: 10.4 -> 8.2 us.
-// Matrices whose rows all fit (bcsstk16, EX5: no tail) keep K = longest row.
+// Matrices whose rows all fit keep K = longest row (no tail). Measurements: docs/design.md,
+// "Measured constants".
 constexpr int64_t kLatencyBoundRows = 65536;
 constexpr int32_t kLatencyBoundTailWidth = 32;
 
-// The fixed cost of a tail used by PackSELL: about 1 us of H200 bandwidth (4 MiB). On a
-// small matrix a tail of a few entries saved kilobytes of padding and cost a ~3 us kernel
-// launch (ncu, docs/benchmarks.md); fused into the regular launch it still cost ~1 us.
-// Fitted before the tail's own kernel started under programmatic dependent launch (run 10),
-// not re-fitted since (docs/design.md).
+// The fixed cost of having a tail, used by PackSELL, in bytes of equal time (4 MiB: about a
+// microsecond of device bandwidth): on a small matrix a tail of a few entries saves kilobytes
+// of padding but costs a launch. Fitted before the tail's own kernel started under
+// programmatic dependent launch (docs/design.md, "Measured constants").
 constexpr double kTailFixedBytes = 4.0 * 1024 * 1024;
 
-// The cost of a row with tail entries besides its entries' 16 B, used by PackSELL: 32 B.
-// Measured (kernel_bench, H200, docs/benchmarks.md run 9): 7-point Laplacian 200^3, Exact
-// with D = 15, K = 6 (a tail of 7.76M rows of one entry) ran 341 us, K = 7 (no tail) 281 us,
-// while the bytes model alone had K = 6 cheaper by 64 MB: the tail cost ~41 B per row more
-// than its 16 B entries. On the small matrices of the same sweep the K that 16-32 B choose
-// ran within the timing noise of the old ones; on the 4M-row power-law matrix K moved 9 -> 10
-// (the K sweep of run 8 is flat there: 605 us at K = 8, 614 at 16).
+// The cost of a row with tail entries besides its entries' 16 B, used by PackSELL: 32 B (a
+// tail row costs an atomic and a segment boundary that the byte model does not see; fitted on
+// a tail of millions of one-entry rows; docs/design.md, "Measured constants").
 constexpr double kTailRowBytes = 32.0;
 
 // Chooses K for row lengths len[0..rows) whose regular part is padded per block of `block`

@@ -1,6 +1,5 @@
 // COO tail uploads, launch plan, and the tail's own kernel (the warp routine and the fused
 // launch are in coo_tail.cuh).
-// ptxas -v (sm_90, CUDA 13.0): coo_tail_kernel 30 registers, no stack, no spills.
 #include "coo_tail.cuh"
 #include "device_memory.cuh"
 #include <algorithm>
@@ -11,17 +10,12 @@ namespace detail {
 
 namespace {
 
-// With DeviceCooTail::allow_fused (not the default since run 10: the own kernel under
-// programmatic dependent launch was faster on every fused layout), a fused tail is planned
-// when every fused warp gets at most this many batches of 32
-// entries: beyond that the tail's own kernel at full occupancy is faster than a quarter of
-// the machine. With one or two threads per row: 3 batches (about 200k entries on an H200;
-// fused faster up to astro-ph's 199k entries, 12.3 vs 12.6 us, slower from email-Enron's
-// 331k, 14.3 vs 12.6 us). With 4 or 8, whose regular part has 4-8 times the threads and
-// fills the machine: 1 batch (about 68k entries). Measured with bench/kernel_bench on the
-// H200 over fixed widths K (docs/benchmarks.md run 9): at T = 4, 8 fused / separate was
-// 0.81-0.99 for tails up to 58k entries and 1.03-1.22 from 75k (astro-ph, email-Enron; both
-// paths time the same layout), while at T = 1, 2 its median was 0.95.
+// With DeviceCooTail::allow_fused (not the default: the own kernel under programmatic
+// dependent launch is faster on every fused layout measured), a fused tail is planned when
+// every fused warp gets at most this many batches of 32 entries: beyond that the tail's own
+// kernel at full occupancy is faster than a quarter of the machine. With one or two threads
+// per row: 3 batches; with 4 or 8, whose regular part has 4-8 times the threads and fills the
+// machine: 1 batch (kernel_bench over fixed widths K: docs/kernels.md).
 constexpr int64_t kFusedBatchesPerWarpFewThreads = 3;  // T = 1, 2
 constexpr int64_t kFusedBatchesPerWarpManyThreads = 1; // T = 4, 8
 

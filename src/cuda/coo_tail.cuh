@@ -21,14 +21,13 @@
 // (sm_90 PDL): the regular kernel triggers at its start, so the tail's blocks begin once every
 // regular block has; they load their entries and gather x, and wait (griddepcontrol.wait,
 // which covers the regular grid's completion and memory) only before their first atomic.
-// Without PDL the tail's launch cost about 3 us on a small matrix (ncu, docs/kernels.md); with
-// it, small irregular products ran 16-28% faster and beat the fused launch below on every
-// layout measured (docs/benchmarks.md run 10).
+// This hides most of the tail's launch on a small matrix and beats the fused launch below on
+// every layout measured (docs/kernels.md).
 //
 // Fused launch (DeviceCooTail::allow_fused, kernel_bench's comparison variant): the regular
-// kernel's grid gets extra blocks that run the tail. (Kept compiled on purpose: deleting it made
-// ptxas give RgCSR's regular kernel 42 registers instead of 32, 1.15-1.36x slower on the
-// Laplacians, docs/benchmarks.md run 11.) The tail's atomics must land after the regular
+// kernel's grid gets extra blocks that run the tail. (Kept compiled on purpose: deleting it
+// changes ptxas's register allocation of RgCSR's regular kernel, which was then slower;
+// docs/kernels.md.) The tail's atomics must land after the regular
 // part wrote its rows (y = A_reg x overwrites), so each regular block, when done, fences and
 // increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
 // sync[0] equals the number of regular blocks before its first atomic. The last tail block to
@@ -38,8 +37,8 @@
 // order (regular blocks first), and even in any order one launch has at most
 // kFusedTailBlocksPerSM x (multiprocessors) tail blocks while the tail is fused only into a
 // kernel of which a multiprocessor holds more than kFusedTailBlocksPerSM blocks (asked of the
-// occupancy API; ours hold 5-8), so its regular blocks always find room. (Not a minimum-blocks launch bound: with one,
-// ptxas spent up to 64 registers and the 32-register kernels lost half their occupancy, 6-30% slower on the H200.)
+// occupancy API; ours hold 5-8), so its regular blocks always find room. (Not a minimum-blocks
+// launch bound: with one, ptxas spent more registers and the kernels lost occupancy.)
 // Consequence: two products of one matrix must not run concurrently on different streams
 // (they would share the counters).
 #pragma once
@@ -165,10 +164,9 @@ __device__ __forceinline__ TailEntry load_tail_entry(const TailArgs &t, int64_t 
 // Own: the tail's own kernel (GridDepWait above). Prefetch (own kernel, chunks of two
 // batches or more): the next batch's entries are loaded before this batch's gather,
 // shuffles and atomics, so a chunk of n batches is not n chains of load -> gather -> atomic
-// (kernel_bench, H200, docs/benchmarks.md run 10: power-law 4M and bundle1 2-3% faster; with
-// one batch per warp 3% slower). The fused kernels keep the plain loop: there the prefetch
-// changed the register allocation of the regular part they are compiled with (PackSELL
-// T = 2: 40 -> 32 registers, soc-Slashdot0902 6% slower).
+// (with one batch per warp the plain loop is faster; docs/kernels.md). The fused kernels keep
+// the plain loop: there the prefetch changed the register allocation of the regular part they
+// are compiled with, which was then slower.
 template <bool Own, bool Prefetch>
 __device__ __forceinline__ void coo_tail_warp(const TailArgs &t, int64_t warp, const double *__restrict__ x,
                                               double *__restrict__ y) {

@@ -1,112 +1,128 @@
-// Format options: key -> core field mapping, validation through the core builders.
+// The option sets of the registry's formats: lookup of an option by key, validation through
+// the core builders.
 #include "format_options.hpp"
-
-#include <climits>
 
 namespace pspmv {
 namespace glue {
 
 namespace {
 
-const char *KeyName(OptionKey key) {
-  switch (key) {
-  case OptionKey::GroupSize: return "group size";
-  case OptionKey::SliceHeight: return "slice height";
-  case OptionKey::Sigma: return "sigma";
-  case OptionKey::ValueFormat: return "value format";
-  case OptionKey::Scaling: return "scaling";
-  case OptionKey::Hybrid: return "hybrid";
-  }
-  return "option";
+/* The module's option `key`, or a FormatError saying that the format has no such option. */
+template <class M>
+const OptionSpec<typename M::Options> &Spec(const std::string &key)
+{
+  for (const auto &s : M::options)
+    if (key == s.key) return s;
+  std::string title = key;
+  for (char &c : title)
+    if (c == '_') c = ' ';
+  throw FormatError("the " + title + " option does not apply to " + M::title + " matrices");
 }
 
-bool Belongs(Format f, OptionKey key) {
-  switch (key) {
-  case OptionKey::GroupSize: return f == Format::RgCSR;
-  case OptionKey::Hybrid: return true;
-  default: return f == Format::PackSELL;
-  }
-}
-
-int32_t ToInt32(OptionKey key, long long v) {
-  if (v < INT32_MIN || v > INT32_MAX)
-    throw FormatError(std::string(KeyName(key)) + " " + std::to_string(v) + " is out of the 32-bit integer range");
-  return static_cast<int32_t>(v);
-}
-
-PackSellScaling ParseScaling(const std::string &s) {
-  if (s == "none") return PackSellScaling::None;
-  if (s == "auto") return PackSellScaling::Auto;
-  throw FormatError("PackSELL scaling '" + s + "' is not valid: use none or auto");
+template <size_t... I>
+Formats::Options Defaults(Format f, std::index_sequence<I...>)
+{
+  Formats::Options v;
+  ((f.index == I ? (void)v.template emplace<I>() : (void)0), ...);
+  return v;
 }
 
 } // namespace
 
-const char *FormatTitle(Format f) { return f == Format::RgCSR ? "RgCSR" : "PackSELL"; }
-
-bool IsIntegerOption(OptionKey key) {
-  return key == OptionKey::GroupSize || key == OptionKey::SliceHeight || key == OptionKey::Sigma;
+const char *FormatName(Format f)
+{
+  return WithModule(f, [](auto m) { return decltype(m)::name; });
+}
+const char *FormatTitle(Format f)
+{
+  return WithModule(f, [](auto m) { return decltype(m)::title; });
+}
+bool FormatScaled(Format f)
+{
+  return WithModule(f, [](auto m) { return decltype(m)::scaled; });
+}
+size_t NumOptions(Format f)
+{
+  return WithModule(f, [](auto m) { return decltype(m)::num_options; });
+}
+OptionInfo OptionAt(Format f, size_t i)
+{
+  return WithModule(f, [i](auto m) {
+    const auto &s = decltype(m)::options[i];
+    return OptionInfo{s.key, s.title, s.help, s.setter, s.integer};
+  });
 }
 
-void FormatOptions::Set(Format f, OptionKey key, long long ivalue, const char *svalue, bool validate) {
-  if (!Belongs(f, key)) throw FormatError(std::string("the ") + KeyName(key) + " option does not apply to " + FormatTitle(f) + " matrices");
-  if (!IsIntegerOption(key) && !svalue) throw FormatError(std::string("the ") + KeyName(key) + " option needs a string value");
+FormatOptions::FormatOptions(Format f) : v_(Defaults(f, std::make_index_sequence<Formats::size>{})) { }
+
+void FormatOptions::Set(const std::string &key, long long ivalue, const char *svalue, bool validate)
+{
   FormatOptions o = *this;
-  const std::string s = svalue ? svalue : "";
-  switch (key) {
-  case OptionKey::GroupSize: o.rgcsr.group_size = ToInt32(key, ivalue); break;
-  case OptionKey::SliceHeight: o.packsell.slice_height = ToInt32(key, ivalue); break;
-  case OptionKey::Sigma:
-    // 0 is the core's auto, not a window: through PETSc only PETSC_DECIDE asks for the choice
-    if (ivalue != kSigmaDecide && ivalue < 1)
-      throw FormatError("PackSELL sigma " + std::to_string(ivalue) +
-                        " is not valid: use PETSC_DECIDE (chosen from the row lengths), 1 (no sorting) or a positive multiple of the slice height");
-    o.packsell.sigma = ivalue == kSigmaDecide ? kPackSellSigmaAuto : ToInt32(key, ivalue);
-    break;
-  case OptionKey::ValueFormat: o.packsell.value_format = ValueFormat::parse(s); break;
-  case OptionKey::Scaling: o.packsell.scaling = ParseScaling(s); break;
-  case OptionKey::Hybrid:
-    if (f == Format::RgCSR) o.rgcsr.hybrid = HybridOption::parse(s);
-    else o.packsell.hybrid = HybridOption::parse(s);
-    break;
-  }
-  if (validate) o.Validate(f);
+  WithModule(format(), [&](auto m) {
+    using M            = decltype(m);
+    const auto &spec   = Spec<M>(key);
+    if (!spec.integer && !svalue) throw FormatError(std::string("the ") + spec.title + " option needs a string value");
+    spec.set(std::get<typename M::Options>(o.v_), ivalue, svalue ? svalue : "");
+  });
+  if (validate) o.Validate();
   *this = o;
 }
 
-long long FormatOptions::GetInt(OptionKey key) const {
-  switch (key) {
-  case OptionKey::GroupSize: return rgcsr.group_size;
-  case OptionKey::SliceHeight: return packsell.slice_height;
-  case OptionKey::Sigma: return packsell.sigma == kPackSellSigmaAuto ? kSigmaDecide : packsell.sigma;
-  default: throw FormatError(std::string("the ") + KeyName(key) + " option is a string, not an integer");
-  }
+long long FormatOptions::GetInt(const std::string &key) const
+{
+  return WithModule(format(), [&](auto m) {
+    using M          = decltype(m);
+    const auto &spec = Spec<M>(key);
+    if (!spec.integer) throw FormatError(std::string("the ") + spec.title + " option is a string, not an integer");
+    return spec.get_int(std::get<typename M::Options>(v_));
+  });
 }
 
-std::string FormatOptions::GetString(Format f, OptionKey key) const {
-  switch (key) {
-  case OptionKey::ValueFormat: return packsell.value_format.name();
-  case OptionKey::Scaling: return packsell.scaling == PackSellScaling::Auto ? "auto" : "none";
-  case OptionKey::Hybrid: return f == Format::RgCSR ? rgcsr.hybrid.name() : packsell.hybrid.name();
-  default: return std::to_string(GetInt(key));
-  }
+bool FormatOptions::ResolvedByBuild(const std::string &key) const
+{
+  return WithModule(format(), [&](auto m) { return Spec<decltype(m)>(key).built != nullptr; });
 }
 
-void FormatOptions::Validate(Format f) const {
+long long FormatOptions::BuiltValue(const std::string &key, const FormatStats &s) const
+{
+  return WithModule(format(), [&](auto m) { return Spec<decltype(m)>(key).built(s); });
+}
+
+std::string FormatOptions::GetString(const std::string &key) const
+{
+  return WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    return Spec<M>(key).get_string(std::get<typename M::Options>(v_));
+  });
+}
+
+void FormatOptions::Validate() const
+{
   // The builders check their options before reading the matrix: an empty matrix costs nothing
   // and keeps the rules in one place (the core).
   static const int32_t zero = 0;
   CsrView              empty;
   empty.rowptr = &zero;
-  if (f == Format::RgCSR) (void)build_rgcsr(empty, rgcsr);
-  else (void)build_packsell(empty, packsell);
+  WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    (void)M::build(empty, std::get<typename M::Options>(v_));
+  });
 }
 
-std::string FormatOptions::Describe(Format f) const {
-  if (f == Format::RgCSR) return "group size " + std::to_string(rgcsr.group_size) + ", hybrid " + rgcsr.hybrid.name();
-  const std::string sigma = packsell.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(packsell.sigma);
-  return "slice height " + std::to_string(packsell.slice_height) + ", sigma " + sigma + ", value format " + packsell.value_format.name() +
-         ", scaling " + GetString(f, OptionKey::Scaling) + ", hybrid " + packsell.hybrid.name();
+std::string FormatOptions::Describe() const
+{
+  return WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    return M::describe(std::get<typename M::Options>(v_));
+  });
+}
+
+std::string FormatOptions::ValuesNote() const
+{
+  return WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    return M::values_note(std::get<typename M::Options>(v_));
+  });
 }
 
 } // namespace glue

@@ -1,49 +1,101 @@
-// Format options of one matrix (PETSc-free part): parsing, validation, canonical names.
-// The rules themselves live in the core; this only maps option keys to core fields.
+// The formats of the registry (src/formats/registry.hpp) as the glue sees them, and the
+// option set of one matrix (PETSc-free): parsing, validation, canonical names. The rules live
+// in each format's module and builder; nothing here names a format.
 #pragma once
-#include "formats/packsell/packsell.hpp"
-#include "formats/rgcsr/rgcsr.hpp"
+#include "formats/registry.hpp"
 
 #include <string>
+#include <tuple>
+#include <type_traits>
+#include <variant>
 
 namespace pspmv {
 namespace glue {
 
-enum class Format : int { RgCSR = 0, PackSELL = 1 };
+template <class List>
+struct Registry;
+template <class... M>
+struct Registry<ModuleList<M...>> {
+  using Options = std::variant<typename M::Options...>;
+  template <size_t I>
+  using Module = std::tuple_element_t<I, std::tuple<M...>>;
+  static constexpr size_t size = sizeof...(M);
+};
+using Formats = Registry<Modules>;
 
-// One user-visible option (one -mat_<format>_<name> and one setter/getter pair each).
-enum class OptionKey : int { GroupSize = 0, SliceHeight, Sigma, ValueFormat, Scaling, Hybrid };
-constexpr int kNumOptionKeys = 6;
+/* A format of the registry: its position in Modules. */
+struct Format {
+  size_t index = 0;
+  bool   operator==(Format o) const { return index == o.index; }
+  bool   operator!=(Format o) const { return index != o.index; }
+};
 
-// "RgCSR" or "PackSELL".
-const char *FormatTitle(Format f);
-// True for the integer options (their bad values are out-of-range errors), false for strings.
-bool IsIntegerOption(OptionKey key);
+/* The format of module M. */
+template <class M, size_t I = 0>
+constexpr Format FormatOf()
+{
+  static_assert(I < Formats::size, "the module is not in the registry (src/formats/registry.hpp)");
+  if constexpr (std::is_same_v<M, typename Formats::template Module<I>>) return Format{I};
+  else return FormatOf<M, I + 1>();
+}
 
-// The sigma option's value for "choose from the row lengths" (core kPackSellSigmaAuto): PETSc's
-// PETSC_DECIDE, checked in options.cpp.
-constexpr long long kSigmaDecide = -1;
+/* Calls fn(Module{}) with the module of format f (Module: a type of Modules) and returns its result. */
+template <class Fn, size_t I = 0>
+decltype(auto) WithModule(Format f, Fn &&fn)
+{
+  if constexpr (I + 1 < Formats::size) {
+    if (f.index != I) return WithModule<Fn, I + 1>(f, static_cast<Fn &&>(fn));
+  }
+  return fn(typename Formats::template Module<I>{});
+}
 
-struct FormatOptions {
-  RgCsrOptions    rgcsr;
-  PackSellOptions packsell;
+const char *FormatName(Format f);  /* "rgcsr": the -mat_rgcsr_* options */
+const char *FormatTitle(Format f); /* "RgCSR" */
+/* Whether the format stores its values times 2^scale_exponent (MatView shows the exponent). */
+bool FormatScaled(Format f);
 
-  // Sets one option from an integer (GroupSize, SliceHeight, Sigma) or a string (the others) and,
-  // with validate, checks the whole option set of format f with the core builder. Throws
-  // FormatError (a full sentence naming the option, the bad value and what is accepted); *this
-  // is unchanged then. Without validate only the value itself is parsed (a batch of options is
-  // validated once at the end, so their order does not matter).
-  void Set(Format f, OptionKey key, long long ivalue, const char *svalue, bool validate = true);
-  // Integer value of an integer option (sigma: kSigmaDecide when it is chosen automatically).
-  long long GetInt(OptionKey key) const;
-  // Canonical string of a string option ("fp16", "auto", "none", "48", ...).
-  std::string GetString(Format f, OptionKey key) const;
-  // Throws FormatError if the option set of format f is not accepted by the core builder.
-  void Validate(Format f) const;
-  // One line for MatView: "group size 32, hybrid auto".
-  std::string Describe(Format f) const;
+/* One user-visible option of a format (OptionSpec of its module, without the typed functions). */
+struct OptionInfo {
+  const char *key, *title, *help, *setter;
+  bool        integer;
+};
+size_t     NumOptions(Format f);
+OptionInfo OptionAt(Format f, size_t i);
 
-  bool Equals(Format f, const FormatOptions &o) const { return Describe(f) == o.Describe(f); }
+/* The option set of one matrix, of one format. */
+class FormatOptions {
+public:
+  explicit FormatOptions(Format f = Format{}); /* the defaults of format f */
+  Format format() const { return Format{v_.index()}; }
+
+  /* Sets the option `key` ("group_size") from an integer or a string (as the option is) and,
+     with validate, checks the whole set with the core builder. Throws FormatError (a full
+     sentence naming the option, the bad value and what is accepted): *this is unchanged then.
+     Without validate only the value itself is parsed (a batch of options is validated once at
+     the end, so their order does not matter). */
+  void        Set(const std::string &key, long long ivalue, const char *svalue, bool validate = true);
+  long long   GetInt(const std::string &key) const;    /* integer options */
+  /* Options the builder resolves (format_module.hpp, OptionSpec::built), and the value of one
+     in a layout with statistics s. */
+  bool        ResolvedByBuild(const std::string &key) const;
+  long long   BuiltValue(const std::string &key, const FormatStats &s) const;
+  std::string GetString(const std::string &key) const; /* canonical string ("fp16", "auto", "48") */
+  /* Throws FormatError if the core builder does not accept the set. */
+  void        Validate() const;
+  std::string Describe() const;   /* one line for MatView: "group size 32, hybrid auto" */
+  std::string ValuesNote() const; /* MatView's line on the stored values ("" if they are the matrix's) */
+  bool        operator==(const FormatOptions &o) const { return format() == o.format() && Describe() == o.Describe(); }
+  bool        operator!=(const FormatOptions &o) const { return !(*this == o); }
+
+  /* The options of module M's format (the set must be of that format). */
+  template <class M>
+  const typename M::Options &Of() const
+  {
+    return std::get<typename M::Options>(v_);
+  }
+
+private:
+  Formats::Options v_;
 };
 
 } // namespace glue

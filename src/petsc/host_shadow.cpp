@@ -1,6 +1,5 @@
 // Host backend: the core's reference kernels on PETSc's host arrays.
 #include "core_error.hpp"
-#include "format_traits.hpp"
 #include "shadow.hpp"
 
 #include <algorithm>
@@ -10,15 +9,14 @@ namespace glue {
 
 namespace {
 
-template <Format F>
+template <class M>
 class HostShadow final : public Shadow {
-  using T = FormatTraits<F>;
 
 public:
   PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) override
   {
     PetscFunctionBegin;
-    PetscCallCore(PETSC_ERR_ARG_WRONG, M_ = T::Build(A, opts));
+    PetscCallCore(PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));
     nnz_ = A.nnz();
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -29,7 +27,7 @@ public:
     bool changed = false;
     /* a FormatError means the pattern differs (the core refused before changing anything);
        a ValueRangeError (a value that does not fit the value format) is an error */
-    PetscCallCore(PETSC_ERR_LIB, try { T::Update(A, M_); } catch (const FormatError &) { changed = true; });
+    PetscCallCore(PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });
     *pattern_changed = changed ? PETSC_TRUE : PETSC_FALSE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -43,7 +41,7 @@ public:
     PetscCall(VecGetArrayRead(x, &xa));
     if (add) PetscCall(VecGetArray(y, &ya));
     else PetscCall(VecGetArrayWrite(y, &ya));
-    PetscCallCore(PETSC_ERR_LIB, T::Spmv(M_, xa, ya, add));
+    PetscCallCore(PETSC_ERR_LIB, M::spmv(M_, xa, ya, add));
     if (add) PetscCall(VecRestoreArray(y, &ya));
     else PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
@@ -61,17 +59,17 @@ public:
     PetscCheck(n == M_.rows, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "diagonal vector has %" PetscInt_FMT " local entries, the matrix %d rows", n, (int)M_.rows);
     PetscCall(VecGetArrayWrite(d, &da));
     std::fill(da, da + n, 0.0);
-    PetscCallCore(PETSC_ERR_LIB, T::Diagonal(M_, da));
+    PetscCallCore(PETSC_ERR_LIB, M::diagonal(M_, da));
     PetscCall(VecRestoreArrayWrite(d, &da));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   PetscErrorCode Release() override { return PETSC_SUCCESS; }
   FormatStats    Stats() const override { return M_.stats(); }
-  PetscInt       ScaleExponent() const override { return T::ScaleExponent(M_); }
+  PetscInt       ScaleExponent() const override { return M::scale_exponent(M_); }
 
 private:
-  typename T::Host M_;
+  typename M::Host M_;
   PetscInt64       nnz_ = 0;
 };
 
@@ -79,8 +77,7 @@ private:
 
 std::unique_ptr<Shadow> CreateHostShadow(Format f)
 {
-  if (f == Format::RgCSR) return std::make_unique<HostShadow<Format::RgCSR>>();
-  return std::make_unique<HostShadow<Format::PackSELL>>();
+  return WithModule(f, [](auto m) -> std::unique_ptr<Shadow> { return std::make_unique<HostShadow<decltype(m)>>(); });
 }
 
 } // namespace glue

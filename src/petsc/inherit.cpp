@@ -39,8 +39,8 @@ PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  *o = FormatOptions();
-  PetscCall(ReadOptions(B, nullptr, t->format, o));
+  *o = FormatOptions(t->format);
+  PetscCall(ReadOptions(B, nullptr, o));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

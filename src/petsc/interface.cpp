@@ -3,29 +3,30 @@
 #include "spmvimpl.hpp"
 
 using pspmv::glue::Format;
+using pspmv::glue::FormatName;
+using pspmv::glue::FormatOf;
 using pspmv::glue::FormatTitle;
 using pspmv::glue::GetOptionFn;
 using pspmv::glue::GetOptionName;
-using pspmv::glue::OptionKey;
 using pspmv::glue::SetOptionName;
 
 namespace {
 
-PetscErrorCode SetInt(Mat A, Format f, OptionKey key, PetscInt v)
+PetscErrorCode SetInt(Mat A, Format f, const char key[], PetscInt v)
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscValidLogicalCollectiveInt(A, v, 2);
-  PetscTryMethod(A, SetOptionName(f), (Mat, OptionKey, PetscInt, const char[]), (A, key, v, nullptr));
+  PetscTryMethod(A, SetOptionName(f), (Mat, const char[], PetscInt, const char[]), (A, key, v, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetString(Mat A, Format f, OptionKey key, const char v[])
+PetscErrorCode SetString(Mat A, Format f, const char key[], const char v[])
 {
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(v, 2);
-  PetscTryMethod(A, SetOptionName(f), (Mat, OptionKey, PetscInt, const char[]), (A, key, 0, v));
+  PetscTryMethod(A, SetOptionName(f), (Mat, const char[], PetscInt, const char[]), (A, key, 0, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -37,12 +38,12 @@ PetscErrorCode GetOptionFunction(Mat A, Format f, const char *caller, GetOptionF
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, GetOptionName(f), fn));
   PetscCall(MatGetType(A, &type));
-  PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s and %s, seq or mpi); this one is %s", caller, FormatTitle(f), f == Format::RgCSR ? MATRGCSR : MATPACKSELL,
-             f == Format::RgCSR ? MATRGCSRCUDA : MATPACKSELLCUDA, type ? type : "untyped");
+  PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s and %scuda, seq or mpi); this one is %s", caller, FormatTitle(f), FormatName(f), FormatName(f),
+             type ? type : "untyped");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetInt(Mat A, Format f, OptionKey key, PetscInt *v, const char *caller)
+PetscErrorCode GetInt(Mat A, Format f, const char key[], PetscInt *v, const char *caller)
 {
   GetOptionFn fn;
 
@@ -54,7 +55,7 @@ PetscErrorCode GetInt(Mat A, Format f, OptionKey key, PetscInt *v, const char *c
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetString(Mat A, Format f, OptionKey key, const char *v[], const char *caller)
+PetscErrorCode GetString(Mat A, Format f, const char key[], const char *v[], const char *caller)
 {
   GetOptionFn fn;
 
@@ -66,34 +67,34 @@ PetscErrorCode GetString(Mat A, Format f, OptionKey key, const char *v[], const 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetIntC(Mat A, Format f, OptionKey key, PetscInt v, const char *) { return SetInt(A, f, key, v); }
-PetscErrorCode SetStringC(Mat A, Format f, OptionKey key, const char v[], const char *) { return SetString(A, f, key, v); }
+PetscErrorCode SetIntC(Mat A, Format f, const char key[], PetscInt v, const char *) { return SetInt(A, f, key, v); }
+PetscErrorCode SetStringC(Mat A, Format f, const char key[], const char v[], const char *) { return SetString(A, f, key, v); }
 
 } // namespace
 
 /* One public function per option and direction; the work is in the four helpers above. */
-#define PSPMV_OPTION_API(name, helper, type, fmt, key) \
+#define PSPMV_OPTION_API(name, helper, type, Module, key) \
   PetscErrorCode name(Mat A, type value) \
   { \
     PetscFunctionBegin; \
-    PetscCall(helper(A, Format::fmt, OptionKey::key, value, #name)); \
+    PetscCall(helper(A, FormatOf<pspmv::Module>(), key, value, #name)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   }
 
-PSPMV_OPTION_API(MatRgCSRSetGroupSize, SetIntC, PetscInt, RgCSR, GroupSize)
-PSPMV_OPTION_API(MatRgCSRGetGroupSize, GetInt, PetscInt *, RgCSR, GroupSize)
-PSPMV_OPTION_API(MatRgCSRSetHybrid, SetStringC, const char *, RgCSR, Hybrid)
-PSPMV_OPTION_API(MatRgCSRGetHybrid, GetString, const char **, RgCSR, Hybrid)
-PSPMV_OPTION_API(MatPackSELLSetSliceHeight, SetIntC, PetscInt, PackSELL, SliceHeight)
-PSPMV_OPTION_API(MatPackSELLGetSliceHeight, GetInt, PetscInt *, PackSELL, SliceHeight)
-PSPMV_OPTION_API(MatPackSELLSetSigma, SetIntC, PetscInt, PackSELL, Sigma)
-PSPMV_OPTION_API(MatPackSELLGetSigma, GetInt, PetscInt *, PackSELL, Sigma)
-PSPMV_OPTION_API(MatPackSELLSetValueFormat, SetStringC, const char *, PackSELL, ValueFormat)
-PSPMV_OPTION_API(MatPackSELLGetValueFormat, GetString, const char **, PackSELL, ValueFormat)
-PSPMV_OPTION_API(MatPackSELLSetScaling, SetStringC, const char *, PackSELL, Scaling)
-PSPMV_OPTION_API(MatPackSELLGetScaling, GetString, const char **, PackSELL, Scaling)
-PSPMV_OPTION_API(MatPackSELLSetHybrid, SetStringC, const char *, PackSELL, Hybrid)
-PSPMV_OPTION_API(MatPackSELLGetHybrid, GetString, const char **, PackSELL, Hybrid)
+PSPMV_OPTION_API(MatRgCSRSetGroupSize, SetIntC, PetscInt, RgCsrModule, "group_size")
+PSPMV_OPTION_API(MatRgCSRGetGroupSize, GetInt, PetscInt *, RgCsrModule, "group_size")
+PSPMV_OPTION_API(MatRgCSRSetHybrid, SetStringC, const char *, RgCsrModule, "hybrid")
+PSPMV_OPTION_API(MatRgCSRGetHybrid, GetString, const char **, RgCsrModule, "hybrid")
+PSPMV_OPTION_API(MatPackSELLSetSliceHeight, SetIntC, PetscInt, PackSellModule, "slice_height")
+PSPMV_OPTION_API(MatPackSELLGetSliceHeight, GetInt, PetscInt *, PackSellModule, "slice_height")
+PSPMV_OPTION_API(MatPackSELLSetSigma, SetIntC, PetscInt, PackSellModule, "sigma")
+PSPMV_OPTION_API(MatPackSELLGetSigma, GetInt, PetscInt *, PackSellModule, "sigma")
+PSPMV_OPTION_API(MatPackSELLSetValueFormat, SetStringC, const char *, PackSellModule, "value_format")
+PSPMV_OPTION_API(MatPackSELLGetValueFormat, GetString, const char **, PackSellModule, "value_format")
+PSPMV_OPTION_API(MatPackSELLSetScaling, SetStringC, const char *, PackSellModule, "scaling")
+PSPMV_OPTION_API(MatPackSELLGetScaling, GetString, const char **, PackSellModule, "scaling")
+PSPMV_OPTION_API(MatPackSELLSetHybrid, SetStringC, const char *, PackSellModule, "hybrid")
+PSPMV_OPTION_API(MatPackSELLGetHybrid, GetString, const char **, PackSellModule, "hybrid")
 
 PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
 {

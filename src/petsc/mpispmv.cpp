@@ -207,7 +207,7 @@ PetscErrorCode CheckSameOnAllRanks(Mat A, const FormatOptions &o)
   unsigned long h[2], r[2];
 
   PetscFunctionBegin;
-  PetscCallCXX(mine = o.Describe(mp->type->format));
+  PetscCallCXX(mine = o.Describe());
   h[0] = (unsigned long)std::hash<std::string>{}(mine);
   h[1] = ~h[0];
   PetscCallMPI(MPIU_Allreduce(h, r, 2, MPI_UNSIGNED_LONG, MPI_MAX, PetscObjectComm((PetscObject)A)));
@@ -225,7 +225,7 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
 
   PetscFunctionBegin;
   PetscCall(CheckSameOnAllRanks(A, o));
-  if (o.Equals(mp->type->format, old)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (o == old) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GetBlocks(A, &Ad, &Ao));
   {
     PetscErrorCode ierr = PETSC_SUCCESS, maxcode;
@@ -244,17 +244,19 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
 
 /* Each block chooses its own window; the getter reports this rank's diagonal block, the one
    that holds most of the work. */
-PetscErrorCode MPIBuiltSigma(Mat A, PetscInt *sigma)
+/* The statistics of the diagonal block's layout: the options the builder resolves are the same
+   in every block (the builds run with the matrix's options). */
+PetscErrorCode MPILayoutStats(Mat A, FormatStats *s)
 {
   Mat Ad, Ao;
 
   PetscFunctionBegin;
   PetscCall(GetBlocks(A, &Ad, &Ao));
-  PetscCall(SeqBuiltSigma(Ad, sigma));
+  PetscCall(SeqLayoutStats(Ad, s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<MPIState, MPISetOptions, MPIBuiltSigma>;
+using Options = OptionOps<MPIState, MPISetOptions, MPILayoutStats>;
 
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {
@@ -368,7 +370,7 @@ MPIState *MPIGetState(Mat A) { return IsMPI(A) ? State(A) : nullptr; }
 
 PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *newmat)
 {
-  FormatOptions  o;
+  FormatOptions  o(t->format);
   Mat            B;
   PetscErrorCode ierr, maxcode;
 

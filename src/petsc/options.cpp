@@ -1,5 +1,5 @@
-// The -mat_rgcsr_* and -mat_packsell_* options: one table for the options database, -help and
-// the setter/getter functions composed on the matrices.
+// The -mat_<format>_<option> options of every format of the registry: the options database,
+// -help, and the setter/getter functions composed on the matrices.
 #include "spmvimpl.hpp"
 
 namespace pspmv {
@@ -7,82 +7,97 @@ namespace glue {
 
 namespace {
 
-struct OptionSpec {
-  Format      format;
-  OptionKey   key;
-  const char *name, *help, *man;
-};
+static_assert(PETSC_DECIDE == kOptionDecide, "integer options map PETSC_DECIDE to the builder's choice");
 
-const OptionSpec kOptions[] = {
-  {Format::RgCSR, OptionKey::GroupSize, "-mat_rgcsr_group_size", "Rows per RgCSR group, stored column-major (a multiple of 32 in [32, 1024])", "MatRgCSRSetGroupSize"},
-  {Format::RgCSR, OptionKey::Hybrid, "-mat_rgcsr_hybrid", "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)", "MatRgCSRSetHybrid"},
-  {Format::PackSELL, OptionKey::SliceHeight, "-mat_packsell_slice_height", "Rows per PackSELL slice (a multiple of 32 in [32, 1024])", "MatPackSELLSetSliceHeight"},
-  {Format::PackSELL, OptionKey::Sigma, "-mat_packsell_sigma", "Window of rows sorted by length before slicing: 1 (no sorting, the default), PETSC_DECIDE (-1: chosen from the row lengths at assembly) or a multiple of the slice height", "MatPackSELLSetSigma"},
-  {Format::PackSELL, OptionKey::ValueFormat, "-mat_packsell_value_format", "Value format of the values: exact (FP64, lossless), or lossy fp16, bf16, e8m<m> (7 <= m <= 22) packed in each word", "MatPackSELLSetValueFormat"},
-  {Format::PackSELL, OptionKey::Scaling, "-mat_packsell_scaling", "Scale the values by a power of two so they fit the value format: none or auto", "MatPackSELLSetScaling"},
-  {Format::PackSELL, OptionKey::Hybrid, "-mat_packsell_hybrid", "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)", "MatPackSELLSetHybrid"},
-};
+PetscErrorCode ErrorClass(bool integer) { return integer ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG; }
 
-static_assert(PETSC_DECIDE == kSigmaDecide, "the sigma option maps PETSC_DECIDE to the automatic choice");
+/* The option's spec of format f, or a PETSc error naming what the format has. */
+PetscErrorCode FindOption(Format f, const char key[], OptionInfo *info)
+{
+  PetscFunctionBegin;
+  for (size_t i = 0; i < NumOptions(f); i++) {
+    *info = OptionAt(f, i);
+    if (!strcmp(info->key, key)) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s matrices have no option %s", FormatTitle(f), key);
+}
 
-PetscErrorCode ErrorClass(OptionKey key) { return IsIntegerOption(key) ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG; }
+/* "MatRgCSRSetOption_C" and the like, one pair per format. */
+const char *ComposedName(Format f, bool set)
+{
+  static std::string names[Formats::size][2];
+  std::string       &s = names[f.index][set ? 1 : 0];
+  if (s.empty()) s = std::string("Mat") + FormatTitle(f) + (set ? "SetOption_C" : "GetOption_C");
+  return s.c_str();
+}
 
 } // namespace
 
-const char *SetOptionName(Format f) { return f == Format::RgCSR ? "MatRgCSRSetOption_C" : "MatPackSELLSetOption_C"; }
-const char *GetOptionName(Format f) { return f == Format::RgCSR ? "MatRgCSRGetOption_C" : "MatPackSELLGetOption_C"; }
+const char *SetOptionName(Format f) { return ComposedName(f, true); }
+const char *GetOptionName(Format f) { return ComposedName(f, false); }
 
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts)
+PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, FormatOptions *opts)
 {
   FormatOptions o      = *opts;
+  const Format  f      = o.format();
   PetscOptions  db     = ((PetscObject)A)->options;
   const char   *prefix = ((PetscObject)A)->prefix;
+  char          title[64];
 
   PetscFunctionBegin;
-  if (PetscOptionsObject) PetscOptionsHeadBegin(PetscOptionsObject, f == Format::RgCSR ? "RgCSR (petscspmv) options" : "PackSELL (petscspmv) options");
-  for (const OptionSpec &spec : kOptions) {
-    PetscBool set = PETSC_FALSE;
-    PetscInt  iv  = 0;
-    char      sv[256];
+  PetscCall(PetscSNPrintf(title, sizeof(title), "%s (petscspmv) options", FormatTitle(f)));
+  if (PetscOptionsObject) PetscOptionsHeadBegin(PetscOptionsObject, title);
+  for (size_t i = 0; i < NumOptions(f); i++) {
+    const OptionInfo spec = OptionAt(f, i);
+    PetscBool        set  = PETSC_FALSE;
+    PetscInt         iv   = 0;
+    char             name[128], sv[256];
 
-    if (spec.format != f) continue;
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-mat_%s_%s", FormatName(f), spec.key));
     sv[0] = 0;
-    if (IsIntegerOption(spec.key)) {
-      const PetscInt cur = (PetscInt)o.GetInt(spec.key);
-      if (PetscOptionsObject) PetscCall(PetscOptionsInt(spec.name, spec.help, spec.man, cur, &iv, &set));
-      else PetscCall(PetscOptionsGetInt(db, prefix, spec.name, &iv, &set));
+    if (spec.integer) {
+      PetscInt cur;
+      PetscCallCore(PETSC_ERR_PLIB, cur = (PetscInt)o.GetInt(spec.key));
+      if (PetscOptionsObject) PetscCall(PetscOptionsInt(name, spec.help, spec.setter, cur, &iv, &set));
+      else PetscCall(PetscOptionsGetInt(db, prefix, name, &iv, &set));
     } else {
       std::string cur;
-      PetscCallCXX(cur = o.GetString(f, spec.key));
-      if (PetscOptionsObject) PetscCall(PetscOptionsString(spec.name, spec.help, spec.man, cur.c_str(), sv, sizeof(sv), &set));
-      else PetscCall(PetscOptionsGetString(db, prefix, spec.name, sv, sizeof(sv), &set));
+      PetscCallCore(PETSC_ERR_PLIB, cur = o.GetString(spec.key));
+      if (PetscOptionsObject) PetscCall(PetscOptionsString(name, spec.help, spec.setter, cur.c_str(), sv, sizeof(sv), &set));
+      else PetscCall(PetscOptionsGetString(db, prefix, name, sv, sizeof(sv), &set));
     }
     /* each value on its own first; the set as a whole below, so the order does not matter */
-    if (set) PetscCallCore(ErrorClass(spec.key), o.Set(f, spec.key, iv, sv, false));
+    if (set) PetscCallCore(ErrorClass(spec.integer), o.Set(spec.key, iv, sv, false));
   }
   if (PetscOptionsObject) PetscOptionsHeadEnd();
-  PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, o.Validate(f));
+  PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, o.Validate());
   *opts = o;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetOption(Format f, FormatOptions *opts, OptionKey key, PetscInt ivalue, const char svalue[])
+PetscErrorCode SetOption(FormatOptions *opts, const char key[], PetscInt ivalue, const char svalue[])
 {
+  OptionInfo spec;
+
   PetscFunctionBegin;
-  PetscCallCore(ErrorClass(key), opts->Set(f, key, ivalue, svalue, true));
+  PetscCall(FindOption(opts->format(), key, &spec));
+  PetscCallCore(ErrorClass(spec.integer), opts->Set(key, ivalue, svalue, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetOption(Format f, const FormatOptions &opts, std::string names[], OptionKey key, PetscInt *ivalue, const char *svalue[])
+PetscErrorCode GetOption(const FormatOptions &opts, std::map<std::string, std::string> *names, const char key[], PetscInt *ivalue, const char *svalue[])
 {
+  OptionInfo spec;
+
   PetscFunctionBegin;
-  if (IsIntegerOption(key)) {
+  PetscCall(FindOption(opts.format(), key, &spec));
+  if (spec.integer) {
     PetscCheck(ivalue, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "integer option queried without an integer output");
     PetscCallCore(PETSC_ERR_ARG_WRONG, *ivalue = (PetscInt)opts.GetInt(key));
   } else {
     PetscCheck(svalue, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "string option queried without a string output");
-    PetscCallCore(PETSC_ERR_ARG_WRONG, names[(int)key] = opts.GetString(f, key));
-    *svalue = names[(int)key].c_str();
+    PetscCallCore(PETSC_ERR_ARG_WRONG, (*names)[key] = opts.GetString(key));
+    *svalue = (*names)[key].c_str();
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

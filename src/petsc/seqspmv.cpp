@@ -212,7 +212,7 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<SeqState, SeqSetOptions, SeqBuiltSigma>;
+using Options = OptionOps<SeqState, SeqSetOptions, SeqLayoutStats>;
 
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
@@ -367,7 +367,7 @@ PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o)
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (o.Equals(sp->type->format, sp->opts)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (o == sp->opts) PetscFunctionReturn(PETSC_SUCCESS);
   if (sp->shadow && A->assembled) {
     std::unique_ptr<Shadow> fresh;
     PetscCall(Build(A, sp, o, &fresh)); /* on error the old options and layout stay */
@@ -391,19 +391,16 @@ PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqBuiltSigma(Mat A, PetscInt *sigma)
+PetscErrorCode SeqLayoutStats(Mat A, FormatStats *s)
 {
-  FormatStats s;
-
   PetscFunctionBegin;
-  PetscCall(SeqGetStats(A, &s, nullptr));
-  *sigma = s.sigma;
+  PetscCall(SeqGetStats(A, s, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
 {
-  FormatOptions o;
+  FormatOptions o(t->format);
   Mat           B;
   PetscBool     lazy = PETSC_FALSE;
 

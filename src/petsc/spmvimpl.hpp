@@ -8,6 +8,7 @@
 #include "format_options.hpp"
 #include "shadow.hpp"
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -50,7 +51,7 @@ struct SeqState {
   GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
   struct _MatOps          aijops;                       /* SeqAIJ operations (fallbacks; restored on conversion back) */
   PetscBool               aij_boundtocpu = PETSC_TRUE;  /* A->boundtocpu before it became ours (restored) */
-  std::string             names[kNumOptionKeys];        /* strings returned by the getters */
+  std::map<std::string, std::string> names;           /* strings returned by the getters, by option */
 };
 
 /* State of an MPI matrix of our types (A->spptr). Its blocks are seq matrices of the family. */
@@ -62,7 +63,7 @@ struct MPIState {
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
-  std::string names[kNumOptionKeys];
+  std::map<std::string, std::string> names;
 };
 
 /* Options inherited by matrices that PETSc creates from one of ours. AIJ's operations make their
@@ -125,8 +126,9 @@ PetscErrorCode SeqSync(Mat A, PetscBool force);
 PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
 /* Statistics of the (synced) layout and its PackSELL scale exponent (0 for RgCSR). */
 PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent);
-/* PackSELL: sigma of the (synced) layout of the assembled matrix A. */
-PetscErrorCode SeqBuiltSigma(Mat A, PetscInt *sigma);
+/* Statistics of the (synced) layout of the assembled matrix A (for the options the builder
+   resolves). */
+PetscErrorCode SeqLayoutStats(Mat A, FormatStats *s);
 SeqState      *SeqGetState(Mat A); /* NULL if A is not a seq matrix of our types */
 
 /* mpispmv.cpp */
@@ -136,19 +138,20 @@ PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
 PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
 MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our types */
 
-/* options.cpp: reads the -mat_<format>_* options of A into *opts (validated as a set); with a
-   PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts);
-/* Applies one setter call to *opts (unchanged on error); errors carry the class of the option:
-   PETSC_ERR_ARG_OUTOFRANGE for integers, PETSC_ERR_ARG_WRONG for strings. */
-PetscErrorCode SetOption(Format f, FormatOptions *opts, OptionKey key, PetscInt ivalue, const char svalue[]);
-/* A getter call: integers in *ivalue, strings in *svalue (kept in names[key]). */
-PetscErrorCode GetOption(Format f, const FormatOptions &opts, std::string names[], OptionKey key, PetscInt *ivalue, const char *svalue[]);
-/* Names of the composed setter/getter functions of format f. */
+/* options.cpp: reads the -mat_<format>_* options of A into *opts (of its format; validated as
+   a set); with a PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
+PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, FormatOptions *opts);
+/* Applies one setter call (option `key`, e.g. "group_size") to *opts (unchanged on error);
+   errors carry the class of the option: PETSC_ERR_ARG_OUTOFRANGE for integers,
+   PETSC_ERR_ARG_WRONG for strings. */
+PetscErrorCode SetOption(FormatOptions *opts, const char key[], PetscInt ivalue, const char svalue[]);
+/* A getter call: integers in *ivalue, strings in *svalue (kept in (*names)[key]). */
+PetscErrorCode GetOption(const FormatOptions &opts, std::map<std::string, std::string> *names, const char key[], PetscInt *ivalue, const char *svalue[]);
+/* Names of the composed setter/getter functions of format f ("MatRgCSRSetOption_C"). */
 const char *SetOptionName(Format f);
 const char *GetOptionName(Format f);
-typedef PetscErrorCode (*SetOptionFn)(Mat, OptionKey, PetscInt, const char[]);
-typedef PetscErrorCode (*GetOptionFn)(Mat, OptionKey, PetscInt *, const char *[]);
+typedef PetscErrorCode (*SetOptionFn)(Mat, const char[], PetscInt, const char[]);
+typedef PetscErrorCode (*GetOptionFn)(Mat, const char[], PetscInt *, const char *[]);
 typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
 /* Composes (functions non-NULL) or removes the option setter/getter of format f, the
    statistics function and MatAXPYGetPreallocation_SpMV() on A. */
@@ -156,8 +159,8 @@ PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptio
 
 /* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
    State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A,
-   BuiltSigma gives the sigma of A's (synced) layout. */
-template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*BuiltSigma)(Mat, PetscInt *)>
+   LayoutStats gives the statistics of A's (synced) layout. */
+template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *)>
 struct OptionOps {
   static PetscErrorCode SetFromOptions(Mat A, PetscOptionItems *PetscOptionsObject)
   {
@@ -166,28 +169,34 @@ struct OptionOps {
 
     PetscFunctionBegin;
     if (st->aijops.setfromoptions) PetscCall(st->aijops.setfromoptions(A, PetscOptionsObject));
-    PetscCall(ReadOptions(A, PetscOptionsObject, st->type->format, &o));
+    PetscCall(ReadOptions(A, PetscOptionsObject, &o));
     PetscCall(Apply(A, o));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  static PetscErrorCode Set(Mat A, OptionKey key, PetscInt iv, const char sv[])
+  static PetscErrorCode Set(Mat A, const char key[], PetscInt iv, const char sv[])
   {
     State        *st = static_cast<State *>(A->spptr);
     FormatOptions o  = st->opts;
 
     PetscFunctionBegin;
-    PetscCall(SetOption(st->type->format, &o, key, iv, sv));
+    PetscCall(SetOption(&o, key, iv, sv));
     PetscCall(Apply(A, o));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  static PetscErrorCode Get(Mat A, OptionKey key, PetscInt *iv, const char *sv[])
+  static PetscErrorCode Get(Mat A, const char key[], PetscInt *iv, const char *sv[])
   {
-    State *st = static_cast<State *>(A->spptr);
+    State *st       = static_cast<State *>(A->spptr);
+    bool   resolved = false;
 
     PetscFunctionBegin;
-    PetscCall(GetOption(st->type->format, st->opts, st->names, key, iv, sv));
-    /* once assembled, the window the layout was built with (PETSC_DECIDE resolved) */
-    if (key == OptionKey::Sigma && A->assembled) PetscCall(BuiltSigma(A, iv));
+    PetscCall(GetOption(st->opts, &st->names, key, iv, sv));
+    /* once assembled, the value the layout was built with (PackSELL: PETSC_DECIDE's sigma) */
+    PetscCallCore(PETSC_ERR_PLIB, resolved = st->opts.ResolvedByBuild(key));
+    if (resolved && A->assembled && iv) {
+      FormatStats s;
+      PetscCall(LayoutStats(A, &s));
+      PetscCallCore(PETSC_ERR_PLIB, *iv = (PetscInt)st->opts.BuiltValue(key, s));
+    }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 };

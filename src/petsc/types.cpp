@@ -1,5 +1,6 @@
-// The type table: one row per family, and the PETSc-style named constructors and converters
-// (MatCreate_SeqRgCSR, MatConvert_SeqAIJ_SeqRgCSR, ...) that MatRegister() and MatConvert() see.
+// The type table: one row per family (a format of the registry with the host or the CUDA
+// backend), and the PETSc-style named constructors and converters (MatCreate_SeqAIJRgCSR,
+// MatConvert_SeqAIJ_SeqAIJRgCSR, ...) that MatRegister() and MatConvert() see.
 #include "spmvimpl.hpp"
 
 using namespace pspmv::glue;
@@ -7,10 +8,10 @@ using namespace pspmv::glue;
 /* Declares the five named functions of one family. */
 #define PSPMV_DECLARE_FAMILY(Name) \
   PETSC_EXTERN PetscErrorCode MatCreate_##Name(Mat); \
-  PETSC_EXTERN PetscErrorCode MatCreate_Seq##Name(Mat); \
-  PETSC_EXTERN PetscErrorCode MatCreate_MPI##Name(Mat); \
-  PETSC_EXTERN PetscErrorCode MatConvert_SeqAIJ_Seq##Name(Mat, MatType, MatReuse, Mat *); \
-  PETSC_EXTERN PetscErrorCode MatConvert_MPIAIJ_MPI##Name(Mat, MatType, MatReuse, Mat *);
+  PETSC_EXTERN PetscErrorCode MatCreate_SeqAIJ##Name(Mat); \
+  PETSC_EXTERN PetscErrorCode MatCreate_MPIAIJ##Name(Mat); \
+  PETSC_EXTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJ##Name(Mat, MatType, MatReuse, Mat *); \
+  PETSC_EXTERN PetscErrorCode MatConvert_MPIAIJ_MPIAIJ##Name(Mat, MatType, MatReuse, Mat *);
 
 /* Defines them on top of the shared seq/mpi implementation, for the table row `info`. */
 #define PSPMV_DEFINE_FAMILY(Name, info) \
@@ -20,33 +21,33 @@ using namespace pspmv::glue;
     PetscCall(RootCreate(A, &(info))); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   } \
-  PetscErrorCode MatCreate_Seq##Name(Mat A) \
+  PetscErrorCode MatCreate_SeqAIJ##Name(Mat A) \
   { \
     PetscFunctionBegin; \
     PetscCall(SeqCreate(A, &(info))); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   } \
-  PetscErrorCode MatCreate_MPI##Name(Mat A) \
+  PetscErrorCode MatCreate_MPIAIJ##Name(Mat A) \
   { \
     PetscFunctionBegin; \
     PetscCall(MPICreate(A, &(info))); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   } \
-  PetscErrorCode MatConvert_SeqAIJ_Seq##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
+  PetscErrorCode MatConvert_SeqAIJ_SeqAIJ##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
   { \
     PetscFunctionBegin; \
     PetscCall(SeqConvertFromAIJ(A, &(info), nullptr, reuse, B)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   } \
-  PetscErrorCode MatConvert_MPIAIJ_MPI##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
+  PetscErrorCode MatConvert_MPIAIJ_MPIAIJ##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
   { \
     PetscFunctionBegin; \
     PetscCall(MPIConvertFromAIJ(A, &(info), reuse, B)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   }
 
-#define PSPMV_ROW(Name, fmt, cuda, root, seq, mpi, backend) \
-  {Format::fmt, cuda, root, seq, mpi, backend, MatCreate_##Name, MatCreate_Seq##Name, MatCreate_MPI##Name, MatConvert_SeqAIJ_Seq##Name, MatConvert_MPIAIJ_MPI##Name}
+#define PSPMV_ROW(Name, Module, cuda, root, seq, mpi, backend) \
+  {FormatOf<pspmv::Module>(), cuda, root, seq, mpi, backend, MatCreate_##Name, MatCreate_SeqAIJ##Name, MatCreate_MPIAIJ##Name, MatConvert_SeqAIJ_SeqAIJ##Name, MatConvert_MPIAIJ_MPIAIJ##Name}
 
 PSPMV_DECLARE_FAMILY(RgCSR)
 PSPMV_DECLARE_FAMILY(PackSELL)
@@ -56,11 +57,11 @@ PSPMV_DECLARE_FAMILY(PackSELLCUDA)
 #endif
 
 namespace {
-const TypeInfo kRgCSR    = PSPMV_ROW(RgCSR, RgCSR, PETSC_FALSE, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR, CreateHostShadow);
-const TypeInfo kPackSELL = PSPMV_ROW(PackSELL, PackSELL, PETSC_FALSE, MATPACKSELL, MATSEQPACKSELL, MATMPIPACKSELL, CreateHostShadow);
+const TypeInfo kRgCSR    = PSPMV_ROW(RgCSR, RgCsrModule, PETSC_FALSE, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR, CreateHostShadow);
+const TypeInfo kPackSELL = PSPMV_ROW(PackSELL, PackSellModule, PETSC_FALSE, MATPACKSELL, MATSEQPACKSELL, MATMPIPACKSELL, CreateHostShadow);
 #if defined(PETSCSPMV_HAVE_CUDA)
-const TypeInfo kRgCSRCUDA    = PSPMV_ROW(RgCSRCUDA, RgCSR, PETSC_TRUE, MATRGCSRCUDA, MATSEQRGCSRCUDA, MATMPIRGCSRCUDA, CreateCudaShadow);
-const TypeInfo kPackSELLCUDA = PSPMV_ROW(PackSELLCUDA, PackSELL, PETSC_TRUE, MATPACKSELLCUDA, MATSEQPACKSELLCUDA, MATMPIPACKSELLCUDA, CreateCudaShadow);
+const TypeInfo kRgCSRCUDA    = PSPMV_ROW(RgCSRCUDA, RgCsrModule, PETSC_TRUE, MATRGCSRCUDA, MATSEQRGCSRCUDA, MATMPIRGCSRCUDA, CreateCudaShadow);
+const TypeInfo kPackSELLCUDA = PSPMV_ROW(PackSELLCUDA, PackSellModule, PETSC_TRUE, MATPACKSELLCUDA, MATSEQPACKSELLCUDA, MATMPIPACKSELLCUDA, CreateCudaShadow);
 #endif
 
 const TypeInfo *const kTypes[] = {

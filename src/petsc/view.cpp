@@ -23,23 +23,19 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
 
 PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope)
 {
-  std::string options, stats, line;
+  std::string options, values, stats, line;
 
   PetscFunctionBegin;
-  PetscCallCXX(options = o.Describe(t->format));
+  PetscCallCXX(options = o.Describe());
+  PetscCallCXX(values = o.ValuesNote());
   PetscCallCXX(stats = s.to_string());
   PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels; %s):\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host", scope));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "options: %s\n", options.c_str()));
-  if (t->format == Format::PackSELL) {
-    const ValueFormat &vf = o.packsell.value_format;
-    if (vf.lossy())
-      PetscCall(PetscViewerASCIIPrintf(viewer, "values: LOSSY %s (unit roundoff %.3g): products use a rounded copy of this matrix, not the matrix itself\n", vf.name().c_str(), vf.unit_roundoff()));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "values: lossless (%s: the matrix's FP64 values)\n", vf.name().c_str()));
-  }
+  if (!values.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "values: %s\n", values.c_str()));
   std::istringstream in(stats);
   while (std::getline(in, line)) PetscCall(PetscViewerASCIIPrintf(viewer, "%s\n", line.c_str()));
-  if (t->format == Format::PackSELL) {
+  if (FormatScaled(t->format)) {
     if (scale[0] > scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: none (no nonzeros)\n"));
     else if (scale[0] == scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT "\n", scale[0]));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT " to %" PetscInt_FMT " (each block has its own)\n", scale[0], scale[1]));

@@ -173,10 +173,9 @@ std::vector<int32_t> row_word_counts(const CsrView &A, int32_t K, int32_t D) {
 // words of their first K nonzeros, which this cost does not see: measured < 1% of words):
 // choose_hybrid_width's rule with the regular part counted in words: a row keeps its first
 // K nonzeros and the dummies they need, and a slice of C rows is as wide as its widest row.
-// (Choosing K on whole-row word counts and then cutting rows at K nonzeros, as before run 8,
-// kept up to twice the modelled words where most nonzeros need a dummy: power-law 4M rows,
-// K = 26 with 185M words; this rule gives K = 9 with 72M; docs/benchmarks.md, run 8.) Cost:
-// one walk of the first min(length, cap) nonzeros of every row, a table of slices x cap.
+// (Choosing K on whole-row word counts and then cutting rows at K nonzeros instead kept up to
+// twice the modelled words where most nonzeros need a dummy; docs/design.md, "Measured
+// constants".) Cost: one walk of the first min(length, cap) nonzeros of every row, a table of slices x cap.
 int32_t auto_width(const CsrView &A, const std::vector<int32_t> &order, int32_t C, int32_t D, const ValueFormat &f) {
   std::vector<int32_t> len(size_t(A.rows)), slice(size_t(A.rows)); // per CSR row: length, slice
   for (size_t i = 0; i < order.size(); ++i) {

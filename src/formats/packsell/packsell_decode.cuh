@@ -61,13 +61,11 @@ __device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f, c
 // Why a predicated gather (a lane whose predicate is off issues no memory request): a warp's
 // gather of x with scattered columns costs one L1 wavefront per distinct line even when every
 // line hits, so loading x for dummies and padding too (they repeat a column of the row) cost
-// as much L1 throughput as the real gathers; on a power-law matrix with 4M rows that was most
-// of the regular part's time (docs/benchmarks.md, run 8). The loaded register is zeroed
-// first: a register written only under a predicate is otherwise live from the kernel's start
-// (ptxas then took 48 registers instead of 40 for T > 1). Exact values stay outside the
-// predicate (decode_word): the variant that loaded them inside it, with the gather (0cb6b52),
-// ran 9-12% slower on bcsstk16 and EX5 at T = 8 (same layouts) and alike at T = 1 (lap27
-// 128^3: 184.6 against 183.1 us; docs/benchmarks.md run 8).
+// as much L1 throughput as the real gathers (on power-law rows most of the regular part's
+// time; docs/kernels.md). The loaded register is zeroed first: a register written only under
+// a predicate is otherwise live from the kernel's start (ptxas then allocates more registers
+// for T > 1). Exact values stay outside the predicate (decode_word): loading them inside it,
+// with the gather, was slower (docs/kernels.md).
 // predicated == false: x is loaded for every word and the FMA's result selected (PTX selp,
 // which the compiler cannot turn back into a branch); xp must then be a valid address for
 // dummies and padding too: a column of the row, or column 0 for an empty row (a layout with

@@ -14,7 +14,7 @@
 // x[col] is loaded for nonzeros only (packsell_decode.cuh, fma_gather_if: a lane with flag 0
 // issues no request). Loading it for every word was simpler (col is always in range) but a
 // scattered warp gather costs one L1 wavefront per distinct line even on hits, so dummies
-// and padding cost as much as real gathers (power-law 4M rows: docs/benchmarks.md, run 8).
+// and padding cost as much as real gathers (docs/kernels.md).
 // A dummy's or padding's value never reaches the sum, so even an Inf/NaN in x cannot leak
 // into a row through padding. Words go in
 // groups of 4 whose loads are issued before their columns are resolved, and before the
@@ -24,8 +24,7 @@
 // division for the slice width). The COO tail of the hybrid split runs in its own kernel after
 // this one, under programmatic dependent launch (coo_tail.cuh).
 // Exact with T > 1 loads x for every word and selects the FMA instead (PackSellRowsMulti).
-// ptxas -v (sm_90, CUDA 13.0): 32 registers at T = 1, 40 at T > 1 (Exact T = 4, 8: 48); no
-// stack, no spills.
+// Register counts and spills of every kernel: docs/kernels.md.
 //
 // T threads per row (T = 2, 4, 8; DevicePackSell::threads_per_row, chosen at upload for
 // matrices with few rows, core/threads_per_row.hpp: there one thread walking a row's words
@@ -98,13 +97,12 @@ __device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { retur
 
 // One thread per sorted row: sorted rows [block*256, block*256 + 256).
 // Software-pipelined: the 4 words of the next group are loaded before the current group's x
-// gathers and FMAs, so every thread keeps word loads in flight behind the gathers. The plain
-// loop (a group's 4 loads, then its 4 steps) let ptxas interleave the loads with the previous
-// words' gathers (SASS, 2026-11-29): up to four dependent memory latencies per 4 words; it was
-// 10-35% slower on the H200 (docs/benchmarks.md, run 4) and is gone since. A slice width that
-// is not a multiple of 4 ends in a partial group (its missing words are padding) inside the
-// pipeline: a remainder loop after it cost one dependent load-then-gather latency per word
-// (Exact rows of the 7-point Laplacians are 7 words: three of them; docs/benchmarks.md run 9).
+// gathers and FMAs, so every thread keeps word loads in flight behind the gathers (the plain
+// loop, a group's 4 loads and then its 4 steps, lets ptxas interleave the loads with the
+// previous words' gathers: up to four dependent memory latencies per 4 words). A slice width
+// that is not a multiple of 4 ends in a partial group (its missing words are padding) inside
+// the pipeline, not in a remainder loop (one dependent load-then-gather latency per word).
+// Measurements of both: docs/kernels.md.
 template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
@@ -121,8 +119,8 @@ struct PackSellRows {
     double sum = 0.0;
     if (slot < end) {
       uint32_t w[kGroupWords], n[kGroupWords];
-      // Full groups load unmasked (masking every group cost 9% on the 27-point Laplacian 128^3,
-      // run 9); the branches are warp-uniform (a warp's rows lie in one slice).
+      // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
+      // the branches are warp-uniform (a warp's rows lie in one slice).
       if (slot + (kGroupWords - 1) * stride < end)
         load_group<false>(a.words, slot, end, stride, w);
       else
@@ -156,10 +154,9 @@ template <ValueKind K, bool Add, int T>
 struct PackSellRowsMulti {
   static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
   static constexpr int kWords = kGroupWords; // words per thread and round
-  // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather and select of
-  // before run 8 (48 registers at T = 4, 8): the predicated variants ran 9-44% slower on
-  // bcsstk16 and EX5 (T = 8; ptxas gave them 32 registers, with a spill or none;
-  // docs/benchmarks.md run 8).
+  // Exact with T > 1 (few-row matrices only) keeps the unpredicated gather and select: its
+  // predicated variants were slower (ptxas gave them fewer registers, with a spill or none;
+  // docs/kernels.md).
   static constexpr bool kPredicated = K != ValueKind::Exact;
   PackSellArgs a;
 

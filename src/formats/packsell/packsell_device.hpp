@@ -4,6 +4,7 @@
 // so memcheck sees overruns).
 #pragma once
 #include "cuda/device_coo_tail.hpp"
+#include "cuda/device_layout_of.hpp"
 #include "formats/packsell/packsell.hpp"
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -40,6 +41,11 @@ cudaError_t release(DevicePackSell *d);
 cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream);
 // Bytes a product reads from the matrix arrays (for GB/s figures).
 int64_t stored_bytes(const DevicePackSell &A);
+
+template <>
+struct DeviceLayoutOf<PackSellMatrix> {
+  using type = DevicePackSell;
+};
 
 } // namespace cuda
 } // namespace pspmv

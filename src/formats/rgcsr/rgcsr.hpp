@@ -18,8 +18,8 @@ namespace pspmv {
 
 // Hybrid cost model of RgCSR: a slot is an FP64 value + an int32 column (padding included),
 // a tail entry row + column + value. No fixed tail cost: the RgCSR loop pays two dependent
-// memory latencies per 4 slots, so on small matrices a tail that takes the long rows
-// beats walking them (power: 15.8 us with K = 19 and no tail, 8.9 us with a tail; H200).
+// memory latencies per 4 slots, so on small matrices a tail that takes the long rows beats
+// walking them (docs/design.md, "Measured constants").
 constexpr HybridCost kRgCsrHybridCost{12.0, 16.0, 0.0};
 
 struct RgCsrOptions {

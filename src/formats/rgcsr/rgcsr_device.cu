@@ -10,7 +10,6 @@
 // Matrix arrays are read with streaming loads (__ldcs: evict-first), x and the group pointers
 // (shared by a group's rows) through the read-only path (__ldg) so they stay cached. Slot
 // offsets are 64-bit.
-// ptxas -v (sm_90, CUDA 13.0): 32 registers, no stack, no spills.
 // The COO tail of the hybrid split runs in its own kernel after this one, under programmatic
 // dependent launch (coo_tail.cuh).
 //

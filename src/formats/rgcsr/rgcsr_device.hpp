@@ -4,6 +4,7 @@
 // so memcheck sees overruns).
 #pragma once
 #include "cuda/device_coo_tail.hpp"
+#include "cuda/device_layout_of.hpp"
 #include "formats/rgcsr/rgcsr.hpp"
 #include <cuda_runtime.h>
 #include <cstdint>
@@ -37,6 +38,11 @@ cudaError_t release(DeviceRgCsr *d);
 cudaError_t spmv(const DeviceRgCsr &A, const double *x, double *y, bool add, cudaStream_t stream);
 // Bytes a product reads from the matrix arrays (for GB/s figures).
 int64_t stored_bytes(const DeviceRgCsr &A);
+
+template <>
+struct DeviceLayoutOf<RgCsrMatrix> {
+  using type = DeviceRgCsr;
+};
 
 } // namespace cuda
 } // namespace pspmv

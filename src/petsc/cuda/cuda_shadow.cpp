@@ -4,7 +4,6 @@
 
 #include "core_error.hpp"
 #include "cuda/device_formats.hpp"
-#include "format_traits.hpp"
 #include "shadow.hpp"
 
 #include <algorithm>
@@ -13,17 +12,6 @@ namespace pspmv {
 namespace glue {
 
 namespace {
-
-template <Format F>
-struct DeviceOf;
-template <>
-struct DeviceOf<Format::RgCSR> {
-  using type = cuda::DeviceRgCsr;
-};
-template <>
-struct DeviceOf<Format::PackSELL> {
-  using type = cuda::DevicePackSell;
-};
 
 /* The stream of PETSc's current device context: the one its CUDA vector operations use. */
 PetscErrorCode CurrentStream(cudaStream_t *stream)
@@ -38,10 +26,9 @@ PetscErrorCode CurrentStream(cudaStream_t *stream)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-template <Format F>
+template <class M>
 class CudaShadow final : public Shadow {
-  using T = FormatTraits<F>;
-  using D = typename DeviceOf<F>::type;
+  using D = typename cuda::DeviceLayoutOf<typename M::Host>::type;
 
 public:
   ~CudaShadow() override
@@ -55,7 +42,7 @@ public:
   PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) override
   {
     PetscFunctionBegin;
-    PetscCallCore(PETSC_ERR_ARG_WRONG, H_ = T::Build(A, opts));
+    PetscCallCore(PETSC_ERR_ARG_WRONG, H_ = M::build(A, opts.Of<M>()));
     rows_ = A.rows;
     cols_ = A.cols;
     nnz_  = A.nnz();
@@ -71,7 +58,7 @@ public:
     bool changed = false;
 
     PetscFunctionBegin;
-    PetscCallCore(PETSC_ERR_LIB, try { T::Update(A, H_); } catch (const FormatError &) { changed = true; });
+    PetscCallCore(PETSC_ERR_LIB, try { M::update(A, H_); } catch (const FormatError &) { changed = true; });
     *pattern_changed = changed ? PETSC_TRUE : PETSC_FALSE;
     if (!changed) {
       PetscCallCUDA(cudaDeviceSynchronize());
@@ -160,7 +147,7 @@ public:
   }
 
   FormatStats Stats() const override { return H_.stats(); }
-  PetscInt    ScaleExponent() const override { return T::ScaleExponent(H_); }
+  PetscInt    ScaleExponent() const override { return M::scale_exponent(H_); }
 
 private:
   static PetscErrorCode Stage(double **buf, PetscInt64 *cap, PetscInt64 n)
@@ -176,7 +163,7 @@ private:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  typename T::Host H_;
+  typename M::Host H_;
   D                D_{};
   PetscInt64       rows_ = 0, cols_ = 0, nnz_ = 0;
   double          *stage_x_ = nullptr, *stage_y_ = nullptr;
@@ -187,8 +174,7 @@ private:
 
 std::unique_ptr<Shadow> CreateCudaShadow(Format f)
 {
-  if (f == Format::RgCSR) return std::make_unique<CudaShadow<Format::RgCSR>>();
-  return std::make_unique<CudaShadow<Format::PackSELL>>();
+  return WithModule(f, [](auto m) -> std::unique_ptr<Shadow> { return std::make_unique<CudaShadow<decltype(m)>>(); });
 }
 
 } // namespace glue

@@ -1,0 +1,75 @@
+// What a format module declares (PETSc-free): the options a user sets, with their help text,
+// parsing and canonical names, so that the PETSc glue can list, read, set and get them without
+// knowing the format. Each format's module (src/formats/<format>/<format>_module.hpp) is a
+// struct with:
+//   using Options, Host;                     the option set and the host layout
+//   static constexpr const char *name, *title;   "rgcsr" (-mat_rgcsr_*), "RgCSR" (messages)
+//   static const OptionSpec<Options> options[]; static constexpr size_t num_options;
+//   static Host build(const CsrView &, const Options &);   the layout (throws FormatError,
+//                                                          ValueRangeError)
+//   static void update(const CsrView &, Host &);   same pattern, new values
+//   static void spmv(const Host &, const double *x, double *y, bool add);
+//   static void diagonal(const Host &, double *d);
+//   static int scale_exponent(const Host &);       values stored times 2^this (0: none)
+//   static constexpr bool scaled;                  whether scale_exponent can be nonzero
+//   static std::string describe(const Options &);  one line for MatView
+//   static std::string values_note(const Options &); MatView's line on the stored values
+//                                                  ("" when the values are the matrix's)
+// The registry (src/formats/registry.hpp) lists the modules.
+#pragma once
+#include "core/csr.hpp"
+#include "core/format_stats.hpp"
+#include "core/hybrid.hpp"
+#include <climits>
+#include <cstdint>
+#include <string>
+
+namespace pspmv {
+
+// One user-visible option of a format: -mat_<format>_<key>, and one setter/getter pair.
+template <class Options>
+struct OptionSpec {
+  const char *key;    // "group_size"
+  const char *title;  // "group size", in messages
+  const char *help;   // the -help text
+  const char *setter; // the public setter ("MatRgCSRSetGroupSize"), -help's man page
+  bool integer;       // an integer option (else a string)
+  // Sets the option from ivalue (integer options) or svalue (string options); throws
+  // FormatError with a full sentence for a value that does not parse. Whether the option set
+  // as a whole is valid is the builder's to say (Validate in the glue).
+  void (*set)(Options &, long long ivalue, const std::string &svalue);
+  // Integer options: the value (LLONG_MIN for string options, which have none).
+  long long (*get_int)(const Options &);
+  // The canonical string: "fp16", "auto", "32"...
+  std::string (*get_string)(const Options &);
+  // Options the builder resolves (PackSELL's automatic sigma): the value the layout was built
+  // with, which a getter reports once the matrix is assembled. Null for the others.
+  long long (*built)(const FormatStats &) = nullptr;
+};
+
+// The value of an integer option that asks the builder to choose (PETSc's PETSC_DECIDE; the
+// glue checks that they agree).
+constexpr long long kOptionDecide = -1;
+
+namespace detail {
+// A 32-bit option value, or a FormatError naming the option.
+inline int32_t option_int32(const char *title, long long v) {
+  if (v < INT32_MIN || v > INT32_MAX) throw FormatError(std::string(title) + " " + std::to_string(v) + " is out of the 32-bit integer range");
+  return static_cast<int32_t>(v);
+}
+} // namespace detail
+
+// The hybrid option every format with a COO tail has (field Options::hybrid).
+template <class Options>
+constexpr OptionSpec<Options> hybrid_option_spec(const char *setter) {
+  return {"hybrid",
+          "hybrid",
+          "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)",
+          setter,
+          false,
+          [](Options &o, long long, const std::string &s) { o.hybrid = HybridOption::parse(s); },
+          [](const Options &) { return LLONG_MIN; },
+          [](const Options &o) { return o.hybrid.name(); }};
+}
+
+} // namespace pspmv

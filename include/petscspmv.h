@@ -2,6 +2,7 @@
    Public C API: type names, registration, format options, storage statistics. */
 #pragma once
 #include <petscmat.h>
+#include <petscspmvversion.h> /* PETSCSPMV_VERSION_MAJOR/MINOR/SUBMINOR, PETSCSPMV_VERSION_GE() */
 
 /* Row-grouped CSR (host reference backend and CUDA backend). The umbrella names resolve to
    the seq or mpi variant by communicator size, like MATAIJ. The seq and mpi names extend

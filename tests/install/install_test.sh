@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# Tests of the installed tree (tests/install/CMakeLists.txt runs each step as one CTest test):
+#   install_test.sh install        cmake --install the build tree into $PREFIX and check its layout
+#   install_test.sh pkgconfig      build downstream.c with `pkg-config --cflags --libs petscspmv`, run it
+#   install_test.sh find_package   build downstream.c with find_package(petscspmv CONFIG), run it
+#   install_test.sh dll_append     downstream.c linked with PETSc only, run with -dll_append $PREFIX/lib/libpetscspmv.so
+# Environment: BUILD_DIR (the petscspmv build tree), PREFIX, WORK (scratch dir of the step), SOURCE_DIR
+# (this folder), PETSC_DIR, PETSC_LIBDIR (where libpetsc is), VERSION (project() VERSION), CMAKE, MPIEXEC (command and options), LIBDIR (lib).
+# Any missing file or wrong field fails the step (exit 1) with a message naming it.
+set -euo pipefail
+step=${1:?usage: install_test.sh install|pkgconfig|find_package|dll_append}
+for v in BUILD_DIR PREFIX WORK SOURCE_DIR PETSC_DIR PETSC_LIBDIR VERSION CMAKE MPIEXEC LIBDIR; do
+  [ -n "${!v:-}" ] || { echo "install_test.sh: $v is not set" >&2; exit 1; }
+done
+major=${VERSION%%.*}
+lib=$PREFIX/$LIBDIR
+fail() { echo "FAIL ($step): $*" >&2; exit 1; }
+run() { echo "+ $*"; "$@"; }
+# run_pass <log> <command...>: runs it; it must succeed and print PASS
+run_pass() {
+  local log=$1 rc=0; shift
+  echo "+ $*"
+  "$@" > "$log" 2>&1 || rc=$?
+  cat "$log"
+  [ $rc -eq 0 ] || fail "exit code $rc from: $*"
+  grep -q '^PASS$' "$log" || fail "no PASS from: $*"
+}
+# the program must load libpetscspmv.so.<major> from the installed tree, not from the build tree
+check_loads_installed() {
+  local where
+  where=$(env -u LD_LIBRARY_PATH ldd "$1" | awk '$1 == "libpetscspmv.so.'"$major"'" { print $3 }')
+  [ "$where" = "$lib/libpetscspmv.so.$major" ] || fail "$1 loads libpetscspmv.so.$major from '${where:-nowhere}', not $lib"
+}
+rm -rf "$WORK"
+mkdir -p "$WORK"
+cd "$WORK"
+
+case $step in
+install)
+  rm -rf "$PREFIX"
+  run "$CMAKE" --install "$BUILD_DIR" --prefix "$PREFIX"
+  echo "installed:"; (cd "$PREFIX" && find . | sort)
+  for f in include/petscspmv.h include/petscspmvversion.h "$LIBDIR/pkgconfig/petscspmv.pc" \
+           "$LIBDIR/cmake/petscspmv/petscspmvConfig.cmake" "$LIBDIR/cmake/petscspmv/petscspmvConfigVersion.cmake" \
+           "$LIBDIR/cmake/petscspmv/petscspmvTargets.cmake"; do
+    [ -f "$PREFIX/$f" ] || fail "$PREFIX/$f is missing"
+  done
+  # the versioned names: .so -> .so.<major> -> .so.<version>
+  [ -f "$lib/libpetscspmv.so.$VERSION" ] && [ ! -L "$lib/libpetscspmv.so.$VERSION" ] || fail "$lib/libpetscspmv.so.$VERSION is missing or not a file"
+  [ "$(readlink "$lib/libpetscspmv.so.$major")" = "libpetscspmv.so.$VERSION" ] || fail "$lib/libpetscspmv.so.$major is not a link to libpetscspmv.so.$VERSION"
+  [ "$(readlink "$lib/libpetscspmv.so")" = "libpetscspmv.so.$major" ] || fail "$lib/libpetscspmv.so is not a link to libpetscspmv.so.$major"
+  dyn=$(readelf -d "$lib/libpetscspmv.so.$VERSION")
+  echo "$dyn" | grep -E 'SONAME|RUNPATH|RPATH|NEEDED'
+  echo "$dyn" | grep -q "(SONAME) *Library soname: \[libpetscspmv.so.$major\]" || fail "SONAME is not libpetscspmv.so.$major"
+  rpath=$(echo "$dyn" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
+  case ":$rpath:" in *":$PETSC_LIBDIR:"*) ;; *) fail "RUNPATH '$rpath' lacks PETSc's $PETSC_LIBDIR";; esac
+  case ":$rpath:" in *':$ORIGIN:'*) ;; *) fail "RUNPATH '$rpath' lacks \$ORIGIN";; esac
+  case ":$rpath:" in *":$BUILD_DIR"*) fail "RUNPATH '$rpath' points into the build tree";; esac
+  missing=$(env -u LD_LIBRARY_PATH ldd "$lib/libpetscspmv.so.$VERSION" | grep 'not found' || true)
+  [ -z "$missing" ] || fail "libraries not found by the installed library: $missing"
+  # the -dll_append entry point and the package initializer are exported
+  syms=$(nm -D --defined-only "$lib/libpetscspmv.so.$VERSION")
+  for s in PetscDLLibraryRegister_petscspmv PetscSpMVInitializePackage PetscSpMVFinalizePackage MatSpMVGetStats; do
+    echo "$syms" | grep -q " T $s\$" || fail "$s is not exported by the installed library"
+  done
+  # every header the public headers include is installed or one of PETSc's
+  for h in petscspmv.h petscspmvversion.h; do
+    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]\([^>"]*\)[>"].*/\1/p' "$PREFIX/include/$h"); do
+      [ -f "$PREFIX/include/$inc" ] || [ -f "$PETSC_DIR/include/$inc" ] || fail "$h includes $inc, which is neither installed nor PETSc's"
+    done
+  done
+  # the version, from project() VERSION
+  for f in MAJOR:"$major" MINOR:"$(echo "$VERSION" | cut -d. -f2)" SUBMINOR:"$(echo "$VERSION" | cut -d. -f3)"; do
+    grep -Eq "^#define PETSCSPMV_VERSION_${f%%:*} +${f#*:}\$" "$PREFIX/include/petscspmvversion.h" || fail "petscspmvversion.h: PETSCSPMV_VERSION_${f%%:*} is not ${f#*:}"
+  done
+  grep -q '^#define PETSCSPMV_VERSION_GE(MAJOR, MINOR, SUBMINOR)' "$PREFIX/include/petscspmvversion.h" || fail "petscspmvversion.h lacks PETSCSPMV_VERSION_GE"
+  pc=$lib/pkgconfig/petscspmv.pc
+  cat "$pc"
+  grep -qx "prefix=$PREFIX" "$pc" || fail "$pc: prefix is not $PREFIX"
+  grep -qx "Version: $VERSION" "$pc" || fail "$pc: Version is not $VERSION"
+  grep -qx 'Requires: PETSc' "$pc" || fail "$pc: no 'Requires: PETSc'"
+  grep -qx 'Libs: -L${libdir} -lpetscspmv' "$pc" || fail "$pc: Libs"
+  grep -qx 'Cflags: -I${includedir}' "$pc" || fail "$pc: Cflags"
+  # nothing installed refers to the build or source tree (but for the prefix, which here lies in the build tree)
+  top=$(cd "$SOURCE_DIR/../.." && pwd)
+  while IFS= read -r f; do
+    text=$(cat "$f")
+    text=${text//"$PREFIX"/}
+    case $text in *"$BUILD_DIR"* | *"$top/"*) fail "$f names the build tree $BUILD_DIR or the source tree $top";; esac
+  done < <(find "$PREFIX/include" "$lib/pkgconfig" "$lib/cmake" -type f)
+  echo PASS
+  ;;
+pkgconfig)
+  export PKG_CONFIG_PATH=$lib/pkgconfig:$PETSC_LIBDIR/pkgconfig
+  run pkg-config --exists --print-errors petscspmv || fail "pkg-config does not find petscspmv with PKG_CONFIG_PATH=$PKG_CONFIG_PATH"
+  [ "$(pkg-config --modversion petscspmv)" = "$VERSION" ] || fail "pkg-config --modversion petscspmv is not $VERSION"
+  flags=$(pkg-config --cflags --libs petscspmv)
+  echo "pkg-config --cflags --libs petscspmv: $flags"
+  case " $flags " in *" -I$PREFIX/include "*) ;; *) fail "no -I$PREFIX/include";; esac
+  case " $flags " in *" -L$lib "*) ;; *) fail "no -L$lib";; esac
+  case " $flags " in *" -lpetsc "*) ;; *) fail "no -lpetsc (Requires: PETSc)";; esac
+  # PETSc's compiler (its PETSc.pc says which: the MPI wrapper, so mpi.h is found)
+  cc=$(pkg-config --variable=ccompiler PETSc)
+  # shellcheck disable=SC2086
+  run ${cc:-mpicc} -o downstream "$SOURCE_DIR/downstream.c" $flags -Wl,-rpath,"$lib" -Wl,-rpath,"$PETSC_LIBDIR"
+  check_loads_installed ./downstream
+  for np in 1 2; do
+    # shellcheck disable=SC2086
+    run_pass np$np.log $MPIEXEC -n $np ./downstream -expect_version "$VERSION"
+  done
+  ;;
+find_package)
+  # a fresh CMake project that knows only the prefix; the package registries are off so only
+  # the installed tree can be found
+  run "$CMAKE" -S "$SOURCE_DIR/downstream" -B build -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF > configure.log 2>&1 || { cat configure.log; fail "configure"; }
+  cat configure.log
+  grep -q "petscspmv $VERSION in $lib/cmake/petscspmv " configure.log || fail "find_package did not find petscspmv $VERSION in $lib/cmake/petscspmv"
+  run "$CMAKE" --build build || fail "build"
+  check_loads_installed build/downstream
+  for np in 1 2; do
+    # shellcheck disable=SC2086
+    run_pass np$np.log $MPIEXEC -n $np build/downstream -expect_version "$VERSION"
+  done
+  # petscspmvConfigVersion.cmake refuses an incompatible version
+  if "$CMAKE" -S "$SOURCE_DIR/downstream" -B build-v99 -DCMAKE_PREFIX_PATH="$PREFIX" -DPETSCSPMV_REQUIRED_VERSION=99.0 \
+       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF > v99.log 2>&1; then
+    cat v99.log; fail "find_package(petscspmv 99.0) succeeded"
+  fi
+  grep -q "version: $VERSION" v99.log || { cat v99.log; fail "find_package(petscspmv 99.0) failed, but not for the version"; }
+  echo "find_package(petscspmv 99.0) is refused (installed: $VERSION)"
+  ;;
+dll_append)
+  export PKG_CONFIG_PATH=$PETSC_LIBDIR/pkgconfig
+  cc=$(pkg-config --variable=ccompiler PETSc)
+  # shellcheck disable=SC2086
+  run ${cc:-mpicc} -DPETSCSPMV_DOWNSTREAM_DLL -o downstream_dll "$SOURCE_DIR/downstream.c" -I"$PREFIX/include" \
+    $(pkg-config --cflags --libs PETSc) -Wl,-rpath,"$PETSC_LIBDIR"
+  if readelf -d downstream_dll | grep -q 'libpetscspmv'; then fail "downstream_dll is linked with libpetscspmv"; fi
+  for np in 1 2; do
+    # shellcheck disable=SC2086
+    run_pass np$np.log $MPIEXEC -n $np ./downstream_dll -dll_append "$lib/libpetscspmv.so" -expect_version "$VERSION"
+  done
+  # without the library the types do not exist: what -dll_append changes
+  # shellcheck disable=SC2086
+  if $MPIEXEC -n 1 ./downstream_dll > without.log 2>&1; then cat without.log; fail "downstream_dll passed without -dll_append"; fi
+  grep -q "Unknown Mat type given: rgcsr" without.log || { cat without.log; fail "without -dll_append: not the unknown-type error"; }
+  echo "without -dll_append: $(grep -m1 'Unknown Mat type given' without.log)"
+  echo PASS
+  ;;
+*)
+  fail "unknown step"
+  ;;
+esac

@@ -1,6 +1,6 @@
 // kernel_bench: the CUDA kernels of src/cuda alone (no PETSc), to compare kernel variants
 // that the Mat types do not expose: the COO tail fused into the regular kernel or in its own
-// kernel, and the threads per row T (runs 4-5 of docs/benchmarks.md also compared PackSELL
+// kernel, and the threads per row T (runs 4-5 of docs/bench/history.md also compared PackSELL
 // and RgCSR loops).
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]

@@ -1,9 +1,10 @@
-// Matrix Market reader, generators and the FP64 reference product of spmv_bench.
+// Matrix files (through the shared reader of tests/support), generators and the FP64 reference
+// product of spmv_bench.
 #include "matrix_source.hpp"
+#include "matrix_market.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -48,115 +49,14 @@ std::string lower(std::string s)
   return s;
 }
 
-std::string shell_quote(const std::string &s)
+// Pattern files: values uniform in [0.5, 1.5] with random signs, the same for (i, j) and (j, i)
+// (scripts/mtx2petsc.py's rule, not its numbers; 1-based indices hashed).
+double pattern_value(int32_t row, int32_t col)
 {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') q += "'\\''";
-    else q += c;
-  }
-  return q + "'";
+  const uint64_t a = uint64_t(std::min(row, col)) + 1, b = uint64_t(std::max(row, col)) + 1;
+  const uint64_t h = splitmix64(a * 0x100000001b3ULL ^ splitmix64(b));
+  return (0.5 + unit(h)) * ((h & 1) ? -1.0 : 1.0);
 }
-
-// Whole file (decompressed) into memory.
-std::string slurp(const std::string &path)
-{
-  std::string cmd;
-  if (ends_with(path, ".gz")) cmd = "gzip -dc " + shell_quote(path);
-  else if (ends_with(path, ".xz")) cmd = "xz -dc " + shell_quote(path);
-  else if (ends_with(path, ".bz2")) cmd = "bzip2 -dc " + shell_quote(path);
-  FILE *f = cmd.empty() ? std::fopen(path.c_str(), "rb") : popen(cmd.c_str(), "r");
-  if (!f) throw std::runtime_error("cannot open " + path + (cmd.empty() ? "" : " (through '" + cmd + "')"));
-  std::string data;
-  std::vector<char> chunk(size_t(1) << 24);
-  size_t n;
-  while ((n = std::fread(chunk.data(), 1, chunk.size(), f)) > 0) data.append(chunk.data(), n);
-  const int rc = cmd.empty() ? std::fclose(f) : pclose(f);
-  if (rc != 0) throw std::runtime_error("reading " + path + " failed" + (cmd.empty() ? "" : " ('" + cmd + "' exited with status " + std::to_string(rc) + ")"));
-  return data;
-}
-
-// Sorts the columns of every row and sums duplicates; rowptr/colidx/values are rebuilt compact.
-void sort_and_merge(HostCsr &A)
-{
-  const int32_t        rows = A.rows;
-  std::vector<int32_t> newlen(size_t(rows), 0);
-#pragma omp parallel
-  {
-    std::vector<std::pair<int32_t, double>> buf;
-#pragma omp for schedule(dynamic, 1024)
-    for (int32_t r = 0; r < rows; ++r) {
-      const int64_t b = A.rowptr[r], e = A.rowptr[r + 1];
-      buf.clear();
-      for (int64_t k = b; k < e; ++k) buf.emplace_back(A.colidx[k], A.values[k]);
-      std::sort(buf.begin(), buf.end(), [](const auto &p, const auto &q) { return p.first < q.first; });
-      int64_t out = b;
-      for (size_t k = 0; k < buf.size(); ++k) {
-        if (out > b && A.colidx[out - 1] == buf[k].first) A.values[out - 1] += buf[k].second;
-        else {
-          A.colidx[out] = buf[k].first;
-          A.values[out] = buf[k].second;
-          ++out;
-        }
-      }
-      newlen[r] = int32_t(out - b);
-    }
-  }
-  // compact
-  int64_t w = 0;
-  for (int32_t r = 0; r < rows; ++r) {
-    const int64_t b = A.rowptr[r];
-    if (w != b) {
-      std::memmove(&A.colidx[w], &A.colidx[b], sizeof(int32_t) * size_t(newlen[r]));
-      std::memmove(&A.values[w], &A.values[b], sizeof(double) * size_t(newlen[r]));
-    }
-    A.rowptr[r] = int32_t(w);
-    w += newlen[r];
-  }
-  A.rowptr[rows] = int32_t(w);
-  A.colidx.resize(size_t(w));
-  A.values.resize(size_t(w));
-}
-
-struct Cursor {
-  const char *p, *end;
-  const std::string *path;
-  int64_t line = 1;
-  [[noreturn]] void fail(const std::string &what) const
-  {
-    throw std::runtime_error(*path + ": line " + std::to_string(line) + ": " + what);
-  }
-  void skip_space()
-  {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) {
-      if (*p == '\n') ++line;
-      ++p;
-    }
-  }
-  int64_t integer()
-  {
-    skip_space();
-    int64_t v = 0;
-    auto    r = std::from_chars(p, end, v);
-    if (r.ec != std::errc()) fail("expected an integer");
-    p = r.ptr;
-    return v;
-  }
-  double real()
-  {
-    skip_space();
-    if (p < end && *p == '+') ++p;
-    double v = 0;
-    auto   r = std::from_chars(p, end, v);
-    if (r.ec == std::errc::result_out_of_range) {
-      // from_chars reports underflow/overflow; strtod gives the IEEE answer (0, subnormal, inf)
-      std::string tok(p, r.ptr);
-      v = std::strtod(tok.c_str(), nullptr);
-    } else if (r.ec != std::errc()) fail("expected a number");
-    p = r.ptr;
-    return v;
-  }
-};
 
 } // namespace
 
@@ -187,79 +87,20 @@ std::string matrix_name_from_path(const std::string &path)
 
 HostCsr read_matrix_market(const std::string &path)
 {
-  const std::string data = slurp(path);
-  Cursor            c{data.data(), data.data() + data.size(), &path};
-  // banner
-  const char *nl = static_cast<const char *>(std::memchr(c.p, '\n', size_t(c.end - c.p)));
-  std::string banner = lower(std::string(c.p, nl ? nl : c.end));
-  char        obj[64] = {0}, fmt[64] = {0}, field[64] = {0}, sym[64] = {0};
-  if (std::sscanf(banner.c_str(), "%%%%matrixmarket %63s %63s %63s %63s", obj, fmt, field, sym) != 4) c.fail("not a Matrix Market file (first line: '" + banner + "')");
-  if (std::string(obj) != "matrix" || std::string(fmt) != "coordinate") c.fail("only 'matrix coordinate' files are supported, not '" + std::string(obj) + " " + fmt + "'");
-  const std::string f(field), s(sym);
-  if (f != "real" && f != "integer" && f != "pattern" && f != "double") c.fail("field '" + f + "' is not supported (real, integer or pattern)");
-  if (s != "general" && s != "symmetric" && s != "skew-symmetric") c.fail("symmetry '" + s + "' is not supported (general, symmetric, skew-symmetric)");
-  const bool pattern = f == "pattern", symmetric = s == "symmetric", skew = s == "skew-symmetric";
-  // comments
-  c.p = nl ? nl + 1 : c.end;
-  c.line = 2;
-  while (c.p < c.end) {
-    const char *q = c.p;
-    while (q < c.end && (*q == ' ' || *q == '\t' || *q == '\r')) ++q;
-    if (q < c.end && (*q == '%' || *q == '\n')) {
-      const char *e = static_cast<const char *>(std::memchr(q, '\n', size_t(c.end - q)));
-      c.p = e ? e + 1 : c.end;
-      ++c.line;
-    } else break;
-  }
-  const int64_t rows = c.integer(), cols = c.integer(), entries = c.integer();
-  if (rows < 0 || cols < 0 || entries < 0 || rows > std::numeric_limits<int32_t>::max() - 1 || cols > std::numeric_limits<int32_t>::max()) c.fail("bad or too large size line");
-  std::vector<int32_t> ei(static_cast<size_t>(entries)), ej(static_cast<size_t>(entries));
-  std::vector<double>  ev(static_cast<size_t>(entries));
-  for (int64_t k = 0; k < entries; ++k) {
-    const int64_t i = c.integer(), j = c.integer();
-    if (i < 1 || i > rows || j < 1 || j > cols) c.fail("entry " + std::to_string(k + 1) + " (" + std::to_string(i) + ", " + std::to_string(j) + ") is out of range");
-    ei[size_t(k)] = int32_t(i - 1);
-    ej[size_t(k)] = int32_t(j - 1);
-    if (pattern) {
-      const uint64_t a = uint64_t(std::min(i, j)), b = uint64_t(std::max(i, j));
-      const uint64_t h = splitmix64(a * 0x100000001b3ULL ^ splitmix64(b));
-      ev[size_t(k)]    = (0.5 + unit(h)) * ((h & 1) ? -1.0 : 1.0);
-    } else ev[size_t(k)] = c.real();
-  }
-  HostCsr A;
+  pspmv_test::MatrixMarketOptions opt;
+  opt.pattern            = pattern_value;
+  opt.integer_as_pattern = false; // integer files keep their values
+  pspmv_test::MatrixMarketHeader hdr;
+  pspmv_test::CsrMatrix          M = pspmv_test::read_matrix_market(path, opt, &hdr);
+  HostCsr                        A;
   A.name   = matrix_name_from_path(path);
   A.source = path;
-  A.kind   = "matrix market " + f + " " + s;
-  A.rows   = int32_t(rows);
-  A.cols   = int32_t(cols);
-  A.rowptr.assign(size_t(rows) + 1, 0);
-  int64_t total = 0;
-  for (int64_t k = 0; k < entries; ++k) {
-    ++A.rowptr[size_t(ei[size_t(k)]) + 1];
-    ++total;
-    if ((symmetric || skew) && ei[size_t(k)] != ej[size_t(k)]) {
-      ++A.rowptr[size_t(ej[size_t(k)]) + 1];
-      ++total;
-    }
-  }
-  if (total > std::numeric_limits<int32_t>::max()) throw std::runtime_error(path + ": more than 2^31-1 nonzeros (32-bit indices)");
-  for (int64_t r = 0; r < rows; ++r) A.rowptr[size_t(r) + 1] += A.rowptr[size_t(r)];
-  A.colidx.resize(size_t(total));
-  A.values.resize(size_t(total));
-  std::vector<int32_t> fill(A.rowptr.begin(), A.rowptr.end() - 1);
-  for (int64_t k = 0; k < entries; ++k) {
-    const int32_t i = ei[size_t(k)], j = ej[size_t(k)];
-    const double  v = ev[size_t(k)];
-    int32_t       p = fill[size_t(i)]++;
-    A.colidx[size_t(p)] = j;
-    A.values[size_t(p)] = v;
-    if ((symmetric || skew) && i != j) {
-      p                   = fill[size_t(j)]++;
-      A.colidx[size_t(p)] = i;
-      A.values[size_t(p)] = skew ? -v : v;
-    }
-  }
-  sort_and_merge(A);
+  A.kind   = "matrix market " + hdr.field + " " + hdr.symmetry;
+  A.rows   = M.rows;
+  A.cols   = M.cols;
+  A.rowptr = std::move(M.rowptr);
+  A.colidx = std::move(M.colidx);
+  A.values = std::move(M.values);
   return A;
 }
 

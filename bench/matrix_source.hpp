@@ -25,8 +25,9 @@ std::string matrix_name_from_path(const std::string &path);
 bool is_matrix_market(const std::string &path); // .mtx, .mtx.gz, .mtx.xz, .mtx.bz2
 
 // Reads a Matrix Market coordinate file (real, integer or pattern; general, symmetric or
-// skew-symmetric); .gz/.xz/.bz2 are read through gzip/xz/bzip2 -dc. Symmetric storage is
-// expanded, duplicates summed, columns sorted, explicit zeros kept. Pattern files get
+// skew-symmetric; plain, .gz, .xz or .bz2) with the reader of tests/support (matrix_market.hpp).
+// Symmetric storage is expanded, duplicates summed, columns sorted, explicit zeros kept,
+// integer values kept. Pattern files get
 // deterministic values uniform in [0.5, 1.5] with random signs (the same rule as
 // scripts/mtx2petsc.py, not the same numbers), equal for (i,j) and (j,i).
 // Throws std::runtime_error naming the file.

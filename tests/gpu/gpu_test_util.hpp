@@ -1,7 +1,7 @@
 // Helpers of the GPU kernel tests: exact-size device arrays, owned CSR matrices, random
 // data, and the comparison of a device product with host references.
 #pragma once
-#include "../unit/csr_matrix.hpp"
+#include "csr_matrix.hpp"
 #include "core/csr.hpp"
 #include "core/value_codec.hpp"
 #include <cuda_runtime.h>

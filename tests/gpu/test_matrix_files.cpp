@@ -2,7 +2,7 @@
 // Suites: SmallMatrixFiles/MatrixFileTest.* (a few small files, part of the compute-sanitizer
 // subset --gtest_filter=*Small*:*Random*) and MatrixFiles/MatrixFileTest.* (all the others).
 // The folder is PETSCSPMV_MATRIX_DIR from the environment, else the one CMake was given.
-#include "../unit/matrix_market.hpp"
+#include "matrix_market.hpp"
 #include "format_checks.hpp"
 #include <algorithm>
 #include <cctype>

@@ -41,6 +41,12 @@ TEST(MatrixMarket, GeneralSumsDuplicatesSortsColumnsKeepsZeros) {
   EXPECT_EQ(A.rowptr, (std::vector<int32_t>{0, 2, 4}));
   EXPECT_EQ(A.colidx, (std::vector<int32_t>{0, 2, 0, 1}));
   EXPECT_EQ(A.values, (std::vector<double>{-0.2, 4.0, 7.0, 0.0})) << "duplicates summed, zero kept";
+  MatrixMarketHeader h;
+  const CsrMatrix T = read_matrix_market(write_file("tiny.mtx",
+      "%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 1e-320\n1 2 -1e-400\n"), {}, &h);
+  EXPECT_EQ(h.field, "real");
+  EXPECT_EQ(h.symmetry, "general");
+  EXPECT_EQ(T.values, (std::vector<double>{1e-320, -0.0})) << "subnormal kept, underflow to zero";
 }
 
 TEST(MatrixMarket, SymmetricAndSkewAreExpanded) {
@@ -61,6 +67,14 @@ TEST(MatrixMarket, PatternAndIntegerGetHashedNonzeroValues) {
   const CsrMatrix I = read_matrix_market(write_file("int.mtx",
       "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 5\n2 1 -3\n"));
   EXPECT_EQ(I.values, (std::vector<double>{pattern_value(0, 1), pattern_value(1, 0)}));
+  // bench/'s choice: integer values kept, its own rule for pattern values
+  MatrixMarketOptions keep;
+  keep.pattern = [](int32_t r, int32_t c) { return 100.0 * r + c; };
+  keep.integer_as_pattern = false;
+  EXPECT_EQ(read_matrix_market(write_file("int2.mtx", "%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 2 5\n2 1 -3\n"), keep).values,
+            (std::vector<double>{5, -3}));
+  EXPECT_EQ(dense(read_matrix_market(write_file("pat2.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n2 2 1\n2 1\n"), keep)),
+            (std::vector<double>{0, 100, 100, 0})) << "the stored entry's value, mirrored";
   // Values: nonzero, both signs, magnitudes over several decades.
   double lo = 1e300, hi = 0;
   int negative = 0;

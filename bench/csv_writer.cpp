@@ -19,7 +19,7 @@ void AppendCsv(const Bench &b, const std::string &path, const MatrixRecord &m)
     std::fprintf(stderr, "spmv_bench: cannot append to %s\n", path.c_str());
     return;
   }
-  if (need_header) std::fputs("matrix,rows,nnz,format,time_us,gbytes_per_s,gflops,copy_bw_fraction,speedup_vs_aijcusparse\n", f);
+  if (need_header) std::fputs("matrix,rows,nnz,format,time_us,gbytes_per_s,gflops,copy_bw_fraction,speedup_vs_aijcusparse,time_us_p10,time_us_p90\n", f);
   double taij = kNaN;
   for (auto &p : m.results)
     if (p.first == "aijcusparse" && p.second.completed) taij = p.second.median;
@@ -32,8 +32,8 @@ void AppendCsv(const Bench &b, const std::string &path, const MatrixRecord &m)
       if (std::isfinite(b.copy_bw) && b.copy_bw > 0) std::fprintf(f, "%.4f", gbs / b.copy_bw);
       std::fputs(",", f);
       if (std::isfinite(taij)) std::fprintf(f, "%.3f", taij / t);
-      std::fputs("\n", f);
-    } else std::fputs(",,,,,\n", f);
+      std::fprintf(f, ",%.3f,%.3f\n", r.p10, r.p90);
+    } else std::fputs(",,,,,,,\n", f);
   }
   std::fclose(f);
 }

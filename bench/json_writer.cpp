@@ -72,29 +72,48 @@ std::string ResultJson(const Result &r, const std::string &indent, double nnz, d
   return o.str();
 }
 
+// Writes text to path through a temporary file (a reader never sees half a file).
+static void WriteAtomically(const std::string &path, const std::string &text)
+{
+  const std::string tmp = path + ".tmp";
+  FILE             *f   = std::fopen(tmp.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "spmv_bench: cannot write %s\n", tmp.c_str());
+    return;
+  }
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  std::rename(tmp.c_str(), path.c_str());
+}
+
 void WriteJson(const Bench &b, const std::string &path, const std::vector<MatrixRecord> &mats, const std::vector<std::string> &skipped, bool aborted, const std::string &abort_reason)
 {
   if (path.empty()) return;
-  std::ostringstream o;
-  o << "{\n  \"header\": {\n";
-  o << "    \"program\": \"petscspmv bench/spmv_bench\", \"date\": " << jstr(b.date) << ", \"host\": " << jstr(b.host) << ", \"commit\": " << jstr(b.commit) << ", \"label\": " << jstr(b.label) << ",\n";
-  o << "    \"gpu\": {\"name\": " << jstr(b.gpu_name) << ", \"multiprocessors\": " << b.gpu_sms << ", \"l2_bytes\": " << b.gpu_l2 << ", \"memory_bytes\": " << b.gpu_mem << "},\n";
-  o << "    \"cuda_runtime\": " << jstr(b.cuda_runtime) << ", \"cuda_driver\": " << jstr(b.cuda_driver) << ", \"cusparse\": " << jstr(b.cusparse_version) << ", \"petsc\": " << jstr(b.petsc_version) << ",\n";
-  o << "    \"cpu_mode\": " << jbool(b.cpu) << ", \"omp_threads\": " << b.omp_threads << ",\n";
-  o << "    \"copy_bw_gbps\": " << jnum(b.copy_bw) << ", \"copy_bw_memcpy_gbps\": " << jnum(b.copy_bw_memcpy) << ", \"copy_bw_kernel_gbps\": " << jnum(b.copy_bw_kernel) << ", \"read_bw_gbps\": " << jnum(b.read_bw) << ", \"launch_floor_us\": " << jnum(b.launch_floor_us)
+  std::ostringstream o, h;
+  // The run's header: its own file beside the records (path without .json + "-header.json").
+  h << "{\n  \"header\": {\n";
+  h << "    \"program\": \"petscspmv bench/spmv_bench\", \"date\": " << jstr(b.date) << ", \"host\": " << jstr(b.host) << ", \"commit\": " << jstr(b.commit) << ", \"label\": " << jstr(b.label) << ",\n";
+  h << "    \"gpu\": {\"name\": " << jstr(b.gpu_name) << ", \"multiprocessors\": " << b.gpu_sms << ", \"l2_bytes\": " << b.gpu_l2 << ", \"memory_bytes\": " << b.gpu_mem << "},\n";
+  h << "    \"cuda_runtime\": " << jstr(b.cuda_runtime) << ", \"cuda_driver\": " << jstr(b.cuda_driver) << ", \"cusparse\": " << jstr(b.cusparse_version) << ", \"petsc\": " << jstr(b.petsc_version) << ",\n";
+  h << "    \"cpu_mode\": " << jbool(b.cpu) << ", \"omp_threads\": " << b.omp_threads << ",\n";
+  h << "    \"copy_bw_gbps\": " << jnum(b.copy_bw) << ", \"copy_bw_memcpy_gbps\": " << jnum(b.copy_bw_memcpy) << ", \"copy_bw_kernel_gbps\": " << jnum(b.copy_bw_kernel) << ", \"read_bw_gbps\": " << jnum(b.read_bw) << ", \"launch_floor_us\": " << jnum(b.launch_floor_us)
     << ", \"copy_bw_method\": " << jstr(b.copy_bw_method) << ",\n";
-  o << "    \"repetitions\": " << b.reps << ", \"warmup\": " << b.warmup << ", \"flush_l2\": " << jbool(b.flush) << ", \"flush_bytes\": " << b.flushbytes << ",\n";
-  o << "    \"timing_stream\": " << jstr(b.stream_desc) << ", \"petsc_default_cuda_stream\": " << jstr(b.default_stream_desc) << ",\n";
-  o << "    \"time_unit\": \"time_us_*: microseconds (CUDA events; median of repetitions); time: nanoseconds (Ginkgo's field)\",\n";
-  o << "    \"bytes_model\": \"stored matrix bytes + x (cols * value size) + y (rows * value size); GB/s = bytes / median time\",\n";
-  o << "    \"error_metric\": \"||y - y_ref||_inf / || |A||x| ||_inf, y_ref the FP64 CSR product on the host\"";
+  h << "    \"repetitions\": " << b.reps << ", \"warmup\": " << b.warmup << ", \"flush_l2\": " << jbool(b.flush) << ", \"flush_bytes\": " << b.flushbytes << ",\n";
+  h << "    \"timing_stream\": " << jstr(b.stream_desc) << ", \"petsc_default_cuda_stream\": " << jstr(b.default_stream_desc) << ",\n";
+  h << "    \"time_unit\": \"time_us_*: microseconds (CUDA events; median of repetitions); time: nanoseconds (Ginkgo's field)\",\n";
+  h << "    \"bytes_model\": \"stored matrix bytes + x (cols * value size) + y (rows * value size); GB/s = bytes / median time\",\n";
+  h << "    \"error_metric\": \"||y - y_ref||_inf / || |A||x| ||_inf, y_ref the FP64 CSR product on the host\"";
   if (!skipped.empty()) {
-    o << ",\n    \"skipped\": [";
-    for (size_t i = 0; i < skipped.size(); ++i) o << (i ? ", " : "") << jstr(skipped[i]);
-    o << "]";
+    h << ",\n    \"skipped\": [";
+    for (size_t i = 0; i < skipped.size(); ++i) h << (i ? ", " : "") << jstr(skipped[i]);
+    h << "]";
   }
-  if (aborted) o << ",\n    \"aborted\": " << jstr(abort_reason);
-  o << "\n  },\n  \"matrices\": [";
+  if (aborted) h << ",\n    \"aborted\": " << jstr(abort_reason);
+  h << "\n  }\n}\n";
+  // The records: a top-level list of per-matrix objects, the layout of Ginkgo's benchmark
+  // results ("filename", "problem", "spmv": {format: {"storage", "time" [ns], "repetitions",
+  // "completed", ...}}, "optimal"), so that Ginkgo's tools read it.
+  o << "[";
   for (size_t mi = 0; mi < mats.size(); ++mi) {
     const MatrixRecord &m = mats[mi];
     o << (mi ? "," : "") << "\n    {\n";
@@ -116,16 +135,10 @@ void WriteJson(const Bench &b, const std::string &path, const std::vector<Matrix
     }
     o << "\n      },\n      \"optimal\": {\"spmv\": " << jstr(best) << "}\n    }";
   }
-  o << "\n  ]\n}\n";
-  const std::string tmp = path + ".tmp";
-  FILE             *f   = std::fopen(tmp.c_str(), "w");
-  if (!f) {
-    std::fprintf(stderr, "spmv_bench: cannot write %s\n", tmp.c_str());
-    return;
-  }
-  std::fputs(o.str().c_str(), f);
-  std::fclose(f);
-  std::rename(tmp.c_str(), path.c_str());
+  o << "\n]\n";
+  const std::string base = path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0 ? path.substr(0, path.size() - 5) : path;
+  WriteAtomically(path, o.str());
+  WriteAtomically(base + "-header.json", h.str());
 }
 
 } // namespace bench

@@ -16,7 +16,9 @@ std::string jbool(bool v);
 
 // One format's object; indent is the indentation of the line it starts on.
 std::string ResultJson(const Result &r, const std::string &indent, double nnz, double copy_bw, double taij);
-// Writes the whole file (nothing when path is empty).
+// Writes the records to path, a top-level JSON list of per-matrix objects as Ginkgo's
+// benchmark tools read them, and the run's header (device, bandwidths, timing method, skipped
+// matrices) to path's name with "-header.json" for ".json" (nothing when path is empty).
 void WriteJson(const Bench &b, const std::string &path, const std::vector<MatrixRecord> &mats, const std::vector<std::string> &skipped, bool aborted, const std::string &abort_reason);
 
 } // namespace bench

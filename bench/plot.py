@@ -5,9 +5,13 @@ Usage:
   plot.py [--csv docs/bench/latest.csv] [--out docs/bench] [--large-nnz 10000000]
 
 Writes into --out:
-  speedup_vs_aijcusparse.png  speedup over aijcusparse of every format on every matrix
-                              (heat map, matrices sorted by nonzeros; log colour scale)
-  speedup_large.png           the same as bars for the matrices with >= --large-nnz nonzeros
+  speedup_vs_aijcusparse.png  speedup over aijcusparse of every format on every matrix (heat
+                              map, matrices sorted by nonzeros, a geometric-mean row at the
+                              bottom; linear colour scale centred at 1 and clipped to
+                              [1/--clip, --clip], every cell labelled with its value)
+  speedup_large.png           the same as bars for the matrices with >= --large-nnz nonzeros,
+                              coloured by format family, p10/p90 bars of the format's times
+                              (CSV columns time_us_p10/p90, when the CSV has them)
   copy_bw_fraction.png        share of the device copy bandwidth each format reaches
                               (box over all matrices, dots for the large ones)
 and prints the geometric-mean speedup of each format (all matrices, large ones).
@@ -25,7 +29,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.colors import LogNorm
+    from matplotlib.colors import TwoSlopeNorm
 except ImportError as exc:  # pragma: no cover
     sys.exit(f"plot.py: matplotlib is missing ({exc}): apt-get install python3-matplotlib and run it with /usr/bin/python3")
 
@@ -63,30 +67,51 @@ def geomean(vals):
     return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
 
 
-def heatmap(order, fmts, data, mats, path):
+# Colours by format family: PETSc's own types grey, RgCSR blues, PackSELL oranges/reds,
+# cuSPARSE direct greens; shades within a family by order of appearance.
+FAMILIES = [("rgcsr", "Blues"), ("packsell", "Oranges"), ("cusparse", "Greens"), ("", "Greys")]
+
+
+def family_colours(fmts):
+    groups = {}
+    for f in fmts:
+        fam = next(c for key, c in FAMILIES if key in f)
+        groups.setdefault(fam, []).append(f)
+    colours = {}
+    for cmap_name, members in groups.items():
+        cmap = plt.get_cmap(cmap_name)
+        for i, f in enumerate(members):
+            colours[f] = cmap(0.45 + 0.5 * (i + 1) / (len(members) + 1))
+    return colours
+
+
+def heatmap(order, fmts, data, mats, clip, path):
     shown = [f for f in fmts if f != "aijcusparse"]
     grid = [[num(data[m].get(f, {}).get("speedup_vs_aijcusparse")) for f in shown] for m in order]
-    vals = [v for row in grid for v in row if v]
-    if not vals:
+    if not any(v for row in grid for v in row):
         print("plot.py: no speedups to plot (aijcusparse missing or failed everywhere)")
         return
-    lo, hi = min(vals), max(vals)
-    span = max(1.0 / lo, hi, 1.5)
-    fig_h = max(4.0, 0.28 * len(order) + 2.0)
+    grid.append([geomean([row[j] for row in grid]) for j in range(len(shown))])
+    labels = [f"{m} ({mats[m] / 1e6:.2f}M)" for m in order] + ["geometric mean"]
+    fig_h = max(4.0, 0.28 * len(labels) + 2.0)
     fig_w = max(8.0, 0.75 * len(shown) + 4.0)
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
-    masked = [[v if v else float("nan") for v in row] for row in grid]
-    im = ax.imshow(masked, aspect="auto", cmap="RdBu", norm=LogNorm(vmin=1.0 / span, vmax=span), interpolation="nearest")
+    clipped = [[min(max(v, 1.0 / clip), clip) if v else float("nan") for v in row] for row in grid]
+    norm = TwoSlopeNorm(vmin=1.0 / clip, vcenter=1.0, vmax=clip)
+    im = ax.imshow(clipped, aspect="auto", cmap="RdBu", norm=norm, interpolation="nearest")
     for i, row in enumerate(grid):
         for j, v in enumerate(row):
             txt = "fail" if v is None else (f"{v:.2f}" if v < 10 else f"{v:.0f}")
-            ax.text(j, i, txt, ha="center", va="center", fontsize=6, color="black" if v is None or 0.4 < v < 2.5 else "white")
+            dark = v is not None and abs(norm(min(max(v, 1.0 / clip), clip)) - 0.5) > 0.3
+            ax.text(j, i, txt, ha="center", va="center", fontsize=6, color="white" if dark else "black",
+                    fontweight="bold" if i == len(grid) - 1 else "normal")
+    ax.axhline(len(grid) - 1.5, color="black", lw=1.2)
     ax.set_xticks(range(len(shown)))
     ax.set_xticklabels(shown, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(len(order)))
-    ax.set_yticklabels([f"{m} ({mats[m] / 1e6:.2f}M)" for m in order], fontsize=7)
+    ax.set_yticks(range(len(labels)))
+    ax.set_yticklabels(labels, fontsize=7)
     ax.set_title("SpMV speedup over aijcusparse (median time; >1 faster; rows: matrix (nonzeros))")
-    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label="speedup (log scale)")
+    fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label=f"speedup (linear, centred at 1, clipped to [{1 / clip:.2g}, {clip:g}])")
     fig.tight_layout()
     fig.savefig(path, dpi=130)
     plt.close(fig)
@@ -101,10 +126,18 @@ def bars_large(order, fmts, data, mats, large, path):
         return
     fig, ax = plt.subplots(figsize=(max(8.0, 1.6 * len(big) + 3), 5.5))
     width = 0.8 / max(1, len(shown))
-    cmap = plt.get_cmap("tab20")
+    colours = family_colours(shown)
     for j, f in enumerate(shown):
         ys = [num(data[m].get(f, {}).get("speedup_vs_aijcusparse")) or 0.0 for m in big]
-        ax.bar([i + (j - (len(shown) - 1) / 2) * width for i in range(len(big))], ys, width, label=f, color=cmap(j % 20))
+        # p10/p90 of this format's times, as speedups against aijcusparse's median
+        lo, hi = [], []
+        for m, y in zip(big, ys):
+            r = data[m].get(f, {})
+            t, p10, p90 = num(r.get("time_us")), num(r.get("time_us_p10")), num(r.get("time_us_p90"))
+            lo.append(y - y * t / p90 if y and t and p90 else 0.0)
+            hi.append(y * t / p10 - y if y and t and p10 else 0.0)
+        ax.bar([i + (j - (len(shown) - 1) / 2) * width for i in range(len(big))], ys, width, label=f, color=colours[f],
+               yerr=[lo, hi] if any(lo) or any(hi) else None, error_kw={"elinewidth": 0.6, "capsize": 1.5})
     ax.axhline(1.0, color="black", lw=0.8)
     ax.set_xticks(range(len(big)))
     ax.set_xticklabels([f"{m}\n{mats[m] / 1e6:.0f}M nnz" for m in big], fontsize=8)
@@ -166,10 +199,11 @@ def main():
     ap.add_argument("--csv", default=os.path.join(here, "..", "docs", "bench", "latest.csv"))
     ap.add_argument("--out", default=os.path.join(here, "..", "docs", "bench"))
     ap.add_argument("--large-nnz", type=float, default=1e7, help="nonzeros from which a matrix counts as large (default 1e7)")
+    ap.add_argument("--clip", type=float, default=3.0, help="the heat map's colours saturate below 1/clip and above clip (default 3)")
     a = ap.parse_args()
     order, fmts, data, mats = read(a.csv)
     os.makedirs(a.out, exist_ok=True)
-    heatmap(order, fmts, data, mats, os.path.join(a.out, "speedup_vs_aijcusparse.png"))
+    heatmap(order, fmts, data, mats, a.clip, os.path.join(a.out, "speedup_vs_aijcusparse.png"))
     bars_large(order, fmts, data, mats, a.large_nnz, os.path.join(a.out, "speedup_large.png"))
     copy_share(order, fmts, data, mats, a.large_nnz, os.path.join(a.out, "copy_bw_fraction.png"))
     summary(order, fmts, data, mats, a.large_nnz)

@@ -4,7 +4,8 @@
 # the main job with both CUDA types at 1 and 2 ranks. Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
-#   bash scripts/gpu_validate.sh OUTDIR [stage ...]      stages: build kernels gpu kernel-tests sanitize run bench profile
+#   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
+#   stages: build kernels gpu kernel-tests sanitize run bench profile
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
@@ -21,8 +22,14 @@ summary=$out/summary.txt
 note() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$summary"; }
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 
-sh .deps/install.sh > "$out/install.log" 2>&1 || { note "PETSc install FAILED"; tail -20 "$out/install.log"; exit 1; }
-export PETSC_DIR=/opt/petsc-cuda PETSC_OPTIONS="-use_gpu_aware_mpi 0"
+# PETSC_VERSION=3.25 builds and tests against PETSc 3.25.4 (its archive must be in .deps too)
+case "${PETSC_VERSION:=3.22}" in
+  3.22) petsc_dir=/opt/petsc-cuda ;;
+  3.25) petsc_dir=/opt/petsc-3.25-cuda; build=$top/build-gpu-3.25 ;;
+  *) echo "PETSC_VERSION must be 3.22 or 3.25" >&2; exit 2 ;;
+esac
+sh .deps/install.sh "$PETSC_VERSION" > "$out/install.log" 2>&1 || { note "PETSc $PETSC_VERSION install FAILED"; tail -20 "$out/install.log"; exit 1; }
+export PETSC_DIR=$petsc_dir PETSC_OPTIONS="-use_gpu_aware_mpi 0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi="mpiexec --allow-run-as-root --oversubscribe"
 # Matrices travel xz-compressed (.deps/matrices-xz, made by bench/pack_matrices.sh) to fit the
@@ -35,7 +42,7 @@ for f in sys.argv[2:]:
     with lzma.open(f) as i, open(os.path.join(sys.argv[1], os.path.basename(f)[:-3]), "wb") as o: shutil.copyfileobj(i, o)' $mdir .deps/matrices-xz/*.mtx.xz && touch $mdir/.done
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee -a "$summary"
-note "commit ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} stages: $stages"
+note "commit ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} PETSc $PETSC_VERSION ($PETSC_DIR) stages: $stages"
 
 if has build; then
   # The image has no GoogleTest: build Debian's source tree that travels in .deps/googletest.
@@ -44,7 +51,7 @@ if has build; then
       cmake --build /tmp/gtest-build -j 16 >> "$out/gtest.log" 2>&1 && cmake --install /tmp/gtest-build >> "$out/gtest.log" 2>&1 ||
       note "googletest build FAILED"
   fi
-  cmake -S . -B "$build" -DCMAKE_PREFIX_PATH=/opt/gtest -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure.log" 2>&1 &&
+  cmake -S . -B "$build" -DPETSC_DIR=$PETSC_DIR -DCMAKE_PREFIX_PATH=/opt/gtest -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure.log" 2>&1 &&
     cmake --build "$build" -j 16 -- -k > "$out/build.log" 2>&1   # -k: a broken target does not hide the others' results
   rc=$?
   grep -E "registers|spill" "$out/build.log" | grep -B1 -A0 "spill" | head -60 > "$out/ptxas.txt"

@@ -32,7 +32,7 @@ PetscErrorCode ErrorClass(OptionKey key) { return IsIntegerOption(key) ? PETSC_E
 const char *SetOptionName(Format f) { return f == Format::RgCSR ? "MatRgCSRSetOption_C" : "MatPackSELLSetOption_C"; }
 const char *GetOptionName(Format f) { return f == Format::RgCSR ? "MatRgCSRGetOption_C" : "MatPackSELLGetOption_C"; }
 
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts)
+PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Format f, FormatOptions *opts)
 {
   FormatOptions o      = *opts;
   PetscOptions  db     = ((PetscObject)A)->options;

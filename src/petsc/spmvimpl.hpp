@@ -3,6 +3,7 @@
 #pragma once
 #include <petscspmv.h>
 #include <petsc/private/matimpl.h>
+#include "petsc_compat.h"
 
 #include "core_error.hpp"
 #include "format_options.hpp"
@@ -138,7 +139,7 @@ MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our type
 
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (validated as a set); with a
    PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, Format f, FormatOptions *opts);
+PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Format f, FormatOptions *opts);
 /* Applies one setter call to *opts (unchanged on error); errors carry the class of the option:
    PETSC_ERR_ARG_OUTOFRANGE for integers, PETSC_ERR_ARG_WRONG for strings. */
 PetscErrorCode SetOption(Format f, FormatOptions *opts, OptionKey key, PetscInt ivalue, const char svalue[]);
@@ -159,7 +160,7 @@ PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptio
    BuiltSigma gives the sigma of A's (synced) layout. */
 template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*BuiltSigma)(Mat, PetscInt *)>
 struct OptionOps {
-  static PetscErrorCode SetFromOptions(Mat A, PetscOptionItems *PetscOptionsObject)
+  static PetscErrorCode SetFromOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject)
   {
     State        *st = static_cast<State *>(A->spptr);
     FormatOptions o  = st->opts;

@@ -2,6 +2,8 @@
 # AIJ baseline, each checked by its true residual with the exact matrix,
 # `make check` runs the tests; both install what a fresh machine lacks first.
 PETSC_DIR ?= /opt/petsc-cuda
+# empty for a prefix install (both archives of ../shared/petsc); the build folder of a source tree
+PETSC_ARCH ?=
 BUILD     ?= build
 JOBS      ?= $(shell nproc)
 SHARED    ?= $(CURDIR)/../shared
@@ -23,7 +25,7 @@ CPU_TYPES ?= aij rgcsr packsell
 GPU_TYPES ?= aijcusparse rgcsrcuda packsellcuda
 HAVE_GPU  := $(shell nvidia-smi -L >/dev/null 2>&1 && echo yes)
 RUN_TYPES ?= $(CPU_TYPES) $(if $(HAVE_GPU),$(GPU_TYPES))
-export PETSC_DIR
+export PETSC_DIR PETSC_ARCH
 
 .PHONY: all setup build check check-gpu run run-gpu clean
 all: build
@@ -32,7 +34,7 @@ setup:
 	@bash scripts/setup.sh
 
 build: setup
-	cmake -S . -B $(BUILD) -DPETSC_DIR=$(PETSC_DIR) -DPETSCSPMV_MATRIX_DIR=$(SHARED)/matrices
+	cmake -S . -B $(BUILD) -DPETSC_DIR=$(PETSC_DIR) -DPETSC_ARCH=$(PETSC_ARCH) -DPETSCSPMV_MATRIX_DIR=$(SHARED)/matrices
 	cmake --build $(BUILD) -j $(JOBS)
 
 check: build

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build and test petscspmv (idempotent, needs root):
-# PETSc 3.22.5 (CUDA 13) from ../shared/petsc, and the Debian packages the build and tests use.
+# PETSc 3.22.5 (CUDA 13) from ../shared/petsc (and 3.25.4 when PETSC_DIR=/opt/petsc-3.25-cuda, as
+# in `make check PETSC_DIR=/opt/petsc-3.25-cuda BUILD=build-3.25`), and the Debian packages the
+# build and tests use.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${PETSCSPMV_SHARED:-$top/../shared}
@@ -15,4 +17,7 @@ if [ -n "$missing" ]; then
 fi
 if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.so.40 "; then
   sh "$shared/petsc/install.sh"
+fi
+if [ "${PETSC_DIR:-}" = /opt/petsc-3.25-cuda ] && [ ! -f /opt/petsc-3.25-cuda/lib/libpetsc.so ]; then
+  sh "$shared/petsc/install.sh" 3.25
 fi

@@ -36,7 +36,7 @@ const char *ComposedName(Format f, bool set)
 const char *SetOptionName(Format f) { return ComposedName(f, true); }
 const char *GetOptionName(Format f) { return ComposedName(f, false); }
 
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, FormatOptions *opts)
+PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts)
 {
   FormatOptions o      = *opts;
   const Format  f      = o.format();

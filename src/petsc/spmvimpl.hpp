@@ -3,6 +3,7 @@
 #pragma once
 #include <petscspmv.h>
 #include <petsc/private/matimpl.h>
+#include "petsc_compat.h"
 
 #include "core_error.hpp"
 #include "format_options.hpp"
@@ -140,7 +141,7 @@ MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our type
 
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (of its format; validated as
    a set); with a PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
-PetscErrorCode ReadOptions(Mat A, PetscOptionItems *PetscOptionsObject, FormatOptions *opts);
+PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts);
 /* Applies one setter call (option `key`, e.g. "group_size") to *opts (unchanged on error);
    errors carry the class of the option: PETSC_ERR_ARG_OUTOFRANGE for integers,
    PETSC_ERR_ARG_WRONG for strings. */
@@ -162,7 +163,7 @@ PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptio
    LayoutStats gives the statistics of A's (synced) layout. */
 template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *)>
 struct OptionOps {
-  static PetscErrorCode SetFromOptions(Mat A, PetscOptionItems *PetscOptionsObject)
+  static PetscErrorCode SetFromOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject)
   {
     State        *st = static_cast<State *>(A->spptr);
     FormatOptions o  = st->opts;

@@ -38,7 +38,7 @@ static PetscErrorCode Build(PetscInt n, PetscScalar d, PetscScalar o, PetscInt b
     PetscCall(PetscPopErrorHandler()); \
     (msg)[0] = 0; \
     if (*(ierr)) { \
-      char *s_ = NULL; \
+      PetscSpMVErrorText s_ = NULL; \
       PetscCall(PetscErrorMessage(*(ierr), &m_, &s_)); \
       PetscCall(PetscStrncpy((msg), s_ ? s_ : "", sizeof(msg))); \
     } \

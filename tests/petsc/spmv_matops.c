@@ -62,7 +62,7 @@ typedef struct {
   do { \
     PetscErrorCode e_ = (expr); \
     if (e_) { \
-      char *s_ = NULL; \
+      PetscSpMVErrorText s_ = NULL; \
       PetscCall(PetscErrorMessage(e_, NULL, &s_)); \
       PetscCall(PetscSNPrintf((c)->failmsg, sizeof((c)->failmsg), "%s", s_ ? s_ : "comparison failed")); \
       PetscFunctionReturn(TEST_FAIL); \
@@ -1665,6 +1665,7 @@ static PetscErrorCode OpMatSetRandom(Ctx *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if PETSC_VERSION_LT(3, 25, 0) /* PETSc 3.25 removed MatMissingDiagonal() (docs/petsc-versions.md) */
 static PetscErrorCode OpMatMissingDiagonal(Ctx *c)
 {
   Kind kinds[] = {KN, KS};
@@ -1682,6 +1683,7 @@ static PetscErrorCode OpMatMissingDiagonal(Ctx *c)
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+#endif
 
 static PetscErrorCode OpMatInvertBlockDiagonal(Ctx *c)
 {
@@ -1962,7 +1964,9 @@ static const Op kOps[] = {
   {"MatFilter",                    OpMatFilter                 },
   {"MatRealPart",                  OpMatRealPart               },
   {"MatSetRandom",                 OpMatSetRandom              },
+#if PETSC_VERSION_LT(3, 25, 0)
   {"MatMissingDiagonal",           OpMatMissingDiagonal        },
+#endif
   {"MatInvertBlockDiagonal",       OpMatInvertBlockDiagonal    },
   {"MatSetOption",                 OpMatSetOption              },
   {"MatResetPreallocation",        OpMatResetPreallocation     },
@@ -2006,7 +2010,7 @@ static PetscErrorCode RunOp(Ctx *c, const Op *op, PetscInt *nfail, PetscInt *ner
     if ((int)c->rank == root) {
       if (code == (int)TEST_FAIL) PetscCall(PetscStrncpy(msg, c->failmsg, sizeof(msg)));
       else {
-        char *s = NULL;
+        PetscSpMVErrorText s = NULL;
         PetscCall(PetscErrorMessage(ierr, NULL, &s));
         PetscCall(PetscStrncpy(msg, s ? s : "", sizeof(msg)));
       }

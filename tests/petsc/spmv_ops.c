@@ -110,7 +110,7 @@ static PetscErrorCode HasDiagonal(Mat A, PetscBool *has)
     PetscCall(MatRestoreRow(A, i, &ncols, &cols, NULL));
     mine = found;
   }
-  PetscCallMPI(MPIU_Allreduce(&mine, has, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+  PetscCallMPI(MPIU_Allreduce(&mine, has, 1, PETSCSPMV_MPI_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -71,8 +71,8 @@ static PetscBool Mentions(const char *msg, const char *text)
    its '|'-separated alternatives). */
 static PetscErrorCode ExpectError(MPI_Comm comm, PetscErrorCode ierr, PetscErrorCode code, const char *text, const char *what)
 {
-  const char *cls;
-  char       *msg = NULL;
+  const char        *cls;
+  PetscSpMVErrorText msg = NULL;
 
   PetscFunctionBegin;
   PetscCall(PetscPopErrorHandler());

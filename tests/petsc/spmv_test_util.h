@@ -2,6 +2,7 @@
    same products of the AIJ matrix it came from, with poisoned outputs and explicit bounds. */
 #pragma once
 #include <petscspmv.h>
+#include "petsc_compat.h" /* src/petsc: the PETSc version differences */
 
 /* Error bound of the products of a matrix of our types, entry by entry:
      |y_i - y_ref_i| <= rel * (|A| |x|)_i + abs * (pattern(A) |x|)_i

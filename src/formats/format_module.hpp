@@ -4,7 +4,7 @@
 // struct with:
 //   using Options, Host;                     the option set and the host layout
 //   static constexpr const char *name, *title;   "rgcsr" (-mat_rgcsr_*), "RgCSR" (messages)
-//   static const OptionSpec<Options> options[]; static constexpr size_t num_options;
+//   static constexpr OptionSpec<Options> options[num_options]; static constexpr size_t num_options;
 //   static Host build(const CsrView &, const Options &);   the layout (throws FormatError,
 //                                                          ValueRangeError)
 //   static void update(const CsrView &, Host &);   same pattern, new values
@@ -58,6 +58,21 @@ inline int32_t option_int32(const char *title, long long v) {
   return static_cast<int32_t>(v);
 }
 } // namespace detail
+
+namespace detail {
+constexpr bool same_key(const char *a, const char *b) {
+  while (*a && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+} // namespace detail
+
+// Whether module M has the option `key` (checked at compile time where the glue names one).
+template <class M>
+constexpr bool HasOption(const char *key) {
+  for (const auto &s : M::options)
+    if (detail::same_key(s.key, key)) return true;
+  return false;
+}
 
 // The hybrid option every format with a COO tail has (field Options::hybrid).
 template <class Options>

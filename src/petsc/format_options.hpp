@@ -4,6 +4,7 @@
 #pragma once
 #include "formats/registry.hpp"
 
+#include <cassert>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -43,6 +44,7 @@ constexpr Format FormatOf()
 template <class Fn, size_t I = 0>
 decltype(auto) WithModule(Format f, Fn &&fn)
 {
+  if constexpr (I == 0) assert(f.index < Formats::size);
   if constexpr (I + 1 < Formats::size) {
     if (f.index != I) return WithModule<Fn, I + 1>(f, static_cast<Fn &&>(fn));
   }

@@ -30,16 +30,33 @@ PetscErrorCode SetString(Mat A, Format f, const char key[], const char v[])
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* "rgcsr, rgcsrcuda": the root names of the families of format f (every family when f is null). */
+PetscErrorCode RootNames(const Format *f, char names[], size_t len)
+{
+  PetscInt                            n;
+  const pspmv::glue::TypeInfo *const *types = pspmv::glue::Types(&n);
+
+  PetscFunctionBegin;
+  names[0] = 0;
+  for (PetscInt i = 0; i < n; i++) {
+    if (f && types[i]->format != *f) continue;
+    if (names[0]) PetscCall(PetscStrlcat(names, ", ", len));
+    PetscCall(PetscStrlcat(names, types[i]->root, len));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Getters need a matrix of the format: anything else is an error that says so. */
 PetscErrorCode GetOptionFunction(Mat A, Format f, const char *caller, GetOptionFn *fn)
 {
   MatType type;
+  char    names[256];
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, GetOptionName(f), fn));
   PetscCall(MatGetType(A, &type));
-  PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s and %scuda, seq or mpi); this one is %s", caller, FormatTitle(f), FormatName(f), FormatName(f),
-             type ? type : "untyped");
+  PetscCall(RootNames(&f, names, sizeof(names)));
+  PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s, seq or mpi); this one is %s", caller, FormatTitle(f), names, type ? type : "untyped");
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -74,6 +91,7 @@ PetscErrorCode SetStringC(Mat A, Format f, const char key[], const char v[], con
 
 /* One public function per option and direction; the work is in the four helpers above. */
 #define PSPMV_OPTION_API(name, helper, type, Module, key) \
+  static_assert(pspmv::HasOption<pspmv::Module>(key), #name ": the module has no option " key); \
   PetscErrorCode name(Mat A, type value) \
   { \
     PetscFunctionBegin; \
@@ -104,9 +122,11 @@ PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
   {
     pspmv::glue::GetStatsFn fn;
     MatType                 type;
+    char                    names[256];
     PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSpMVGetStats_C", &fn));
     PetscCall(MatGetType(A, &type));
-    PetscCheck(fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatSpMVGetStats() needs a matrix of a petscspmv type (rgcsr, packsell, rgcsrcuda, packsellcuda); this one is %s", type ? type : "untyped");
+    PetscCall(RootNames(nullptr, names, sizeof(names)));
+    PetscCheck(fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatSpMVGetStats() needs a matrix of a petscspmv type (%s); this one is %s", names, type ? type : "untyped");
     PetscCall((*fn)(A, stats));
   }
   PetscFunctionReturn(PETSC_SUCCESS);

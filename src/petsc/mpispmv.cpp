@@ -242,10 +242,9 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Each block chooses its own window; the getter reports this rank's diagonal block, the one
-   that holds most of the work. */
-/* The statistics of the diagonal block's layout: the options the builder resolves are the same
-   in every block (the builds run with the matrix's options). */
+/* The statistics of this rank's diagonal block's layout. Each block resolves the options the
+   builder chooses (PackSELL's PETSC_DECIDE sigma) on its own; the getter reports the diagonal
+   block, the one that holds most of the work. */
 PetscErrorCode MPILayoutStats(Mat A, FormatStats *s)
 {
   Mat Ad, Ao;

@@ -180,7 +180,7 @@ struct PackSellRowsMulti {
     const int32_t i = packsell::lane_in_slice(sr, s, a.C);
     const int64_t begin = a.slice_pointers[s], end = a.slice_pointers[s + 1];
     const int64_t round = packsell::word_stride(T * kWords, a.C); // slots from one round to the next
-    int64_t lead = begin + i;                                     // word k0 of the row: lead < end is warp-uniform
+    int64_t lead = packsell::word_slot(begin, i, 0, a.C);          // word k0 of the row: lead < end is warp-uniform
     int64_t slot = lead + packsell::word_stride(t * kWords, a.C); // this thread's first word of the round
     uint32_t col = 0;                                             // the row's column before the round
     double sum = 0.0;
@@ -278,7 +278,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   if (h.words.size() != static_cast<size_t>(nwords)) return cudaErrorInvalidValue;
   const bool exact = h.value_format.kind == ValueKind::Exact;
   if (exact && h.exact_values.size() != h.words.size()) return cudaErrorInvalidValue;
-  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 < packsell::slice_of(h.rows + int64_t(h.slice_height) - 1, h.slice_height))
+  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 < packsell::num_slices(h.rows, h.slice_height))
     return cudaErrorInvalidValue;
   // Every slice is C rows x its width: the kernels' warps rely on it (a warp's rows share one
   // slice width, so its loop and shuffles are uniform).

@@ -49,6 +49,7 @@ PSPMV_HD uint32_t with_value_bits(uint32_t w, uint32_t value_bits, int32_t D) {
 }
 
 PSPMV_HD bool valid_slice_height(int32_t C) { return C >= kMinSliceHeight && C <= kMaxSliceHeight && C % kMinSliceHeight == 0; }
+PSPMV_HD int32_t num_slices(int64_t rows, int32_t C) { return static_cast<int32_t>((rows + C - 1) / C); }
 // Slice of a sorted row (I: int32_t or int64_t, the kernels' thread index type).
 template <class I> PSPMV_HD I slice_of(I sorted_row, int32_t C) { return sorted_row / C; }
 // Position of a sorted row inside its slice s = slice_of(sorted_row, C).

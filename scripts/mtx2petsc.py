@@ -2,7 +2,7 @@
 """Convert a Matrix Market file (.mtx or .mtx.gz) to a PETSc binary matrix file.
 
 Usage:
-  mtx2petsc.py IN.mtx[.gz] OUT.petsc [--laplacian] [--seed S]
+  mtx2petsc.py IN.mtx[.gz] OUT.petsc [--laplacian] [--seed S] [--progress-min-bytes N]
 
 Reads with scipy.io.mmread and writes with PETSc's own PetscBinaryIO
 ($PETSC_DIR/lib/petsc/bin), as a real double AIJ matrix with 32-bit indices and
@@ -24,17 +24,76 @@ Errors are one line on stderr, never a traceback:
           32-bit indices
   exit 1  the output cannot be written, or PETSc's PetscBinaryIO is not found
 The output is written to a temporary file and renamed, so a failed run leaves none.
-Files with more than 1M entries get a progress line on stderr before the (slow) read.
+
+Progress: a file of at least --progress-min-bytes on disk (default 16 MiB; compressed
+size for .gz) gets lines on stderr: one before the read (sizes from the header), one
+each time another tenth of the file has been read, one before the conversion and the
+write. Smaller files print nothing on stderr unless there is an error (then its line is
+the last one). stdout only ever holds the one summary line of a successful run.
 """
 import argparse
+import contextlib
 import gzip
+import io
 import os
 import sys
 import time
 import zlib
 
 PROG = "mtx2petsc"
-BIG = 1_000_000  # entries above which the read is announced on stderr
+PROGRESS_MIN_BYTES = 16 << 20  # default of --progress-min-bytes
+
+
+def progress(msg):
+    print(f"{PROG}: {msg}", file=sys.stderr, flush=True)
+
+
+class ProgressFile(io.RawIOBase):
+    """The bytes of a file on disk; reports on stderr each further tenth of it read."""
+
+    def __init__(self, path):
+        super().__init__()
+        self._fh = open(path, "rb", buffering=0)
+        self._path = path
+        self._size = max(os.fstat(self._fh.fileno()).st_size, 1)
+        self._tenths = 0  # tenths reported so far
+        self._t0 = time.time()
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        n = self._fh.readinto(b)
+        pos = self._fh.tell()
+        while self._tenths < 10 and pos * 10 >= (self._tenths + 1) * self._size:
+            self._tenths += 1
+            progress(f"reading {self._path}: {10 * self._tenths}% of {self._size / 2**20:.1f} MiB ({time.time() - self._t0:.1f} s)")
+        return n
+
+    def seekable(self):
+        return True
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        return self._fh.seek(offset, whence)
+
+    def tell(self):
+        return self._fh.tell()
+
+    def close(self):
+        if not self.closed:
+            self._fh.close()
+        super().close()
+
+
+def open_for_read(path, report, stack):
+    """The decompressed bytes of path (binary file object, closed with stack); report: with
+    progress lines (of the bytes read from disk, compressed for .gz)."""
+    if not report:
+        return stack.enter_context(opener(path)(path, "rb"))
+    raw = stack.enter_context(io.BufferedReader(ProgressFile(path)))
+    if path.endswith(".gz"):
+        return stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
+    return raw
 
 
 class InputError(Exception):
@@ -105,7 +164,7 @@ def read_header(path):
     return fmt, field, symmetry, rows, cols, entries
 
 
-def read_matrix_market(path):
+def read_matrix_market(path, progress_min_bytes=PROGRESS_MIN_BYTES):
     """Returns (CSR float64 matrix, pattern?) or raises InputError."""
     import numpy as np
     import scipy.io
@@ -115,11 +174,16 @@ def read_matrix_market(path):
         fmt, field, symmetry, rows, cols, entries = read_header(path)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"{path}: cannot read ({getattr(exc, 'strerror', None) or exc})")
-    if entries is not None and entries > BIG:
-        print(f"{PROG}: reading {path}: {rows} x {cols}, {entries} entries ({field} {symmetry}); this takes a while", file=sys.stderr, flush=True)
     try:
-        with opener(path)(path, "rb") as fh:
-            A = scipy.io.mmread(fh)
+        report = os.path.getsize(path) >= progress_min_bytes
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
+    if report:
+        what = f"{entries} entries" if entries is not None else "dense"
+        progress(f"reading {path}: {rows} x {cols}, {what} ({field} {symmetry})")
+    try:
+        with contextlib.ExitStack() as stack:
+            A = scipy.io.mmread(open_for_read(path, report, stack))
     except (EOFError, zlib.error, OSError) as exc:
         msg = " ".join(str(getattr(exc, "strerror", None) or exc).split()) or type(exc).__name__
         raise InputError(f"{path}: cannot read ({msg})")
@@ -167,7 +231,9 @@ def convert(args):
     import numpy as np
 
     t0 = time.time()
-    A, pattern = read_matrix_market(args.input)
+    A, pattern = read_matrix_market(args.input, args.progress_min_bytes)
+    if os.path.getsize(args.input) >= args.progress_min_bytes:
+        progress(f"read {args.input} in {time.time() - t0:.1f} s; converting and writing {args.output}")
     if args.laplacian:
         A = laplacian_plus_identity(A)
     elif pattern:
@@ -201,6 +267,8 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--laplacian", action="store_true", help="write the graph Laplacian of the pattern plus I (SPD)")
     ap.add_argument("--seed", type=int, default=20261129, help="seed of the values given to pattern-only files")
+    ap.add_argument("--progress-min-bytes", type=int, default=PROGRESS_MIN_BYTES, metavar="N",
+                    help="report the progress of the read on stderr for input files of at least N bytes on disk (default 16 MiB)")
     args = ap.parse_args()
     try:
         convert(args)

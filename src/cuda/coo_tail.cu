@@ -54,6 +54,8 @@ int64_t tail_bytes(const DeviceCooTail &t) {
   return t.nnz * static_cast<int64_t>(sizeof(int32_t) + sizeof(int32_t) + sizeof(double));
 }
 
+int64_t tail_value_bytes(const DeviceCooTail &t) { return t.nnz * static_cast<int64_t>(sizeof(double)); }
+
 cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan) {
   *plan = TailPlan{};
   if (t.nnz <= 0) return cudaSuccess;

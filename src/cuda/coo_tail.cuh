@@ -58,7 +58,8 @@ constexpr int kSeparateTailWarpsPerSM = 64; // full occupancy when the tail has 
 cudaError_t upload_tail(const CooTail &h, DeviceCooTail *d);        // allocates exactly
 cudaError_t upload_tail_values(const CooTail &h, DeviceCooTail *d); // same nnz, new values
 void release_tail(DeviceCooTail *d, cudaError_t *first);
-int64_t tail_bytes(const DeviceCooTail &t);
+int64_t tail_bytes(const DeviceCooTail &t);       // row, col, val: read by a product, copied by upload_tail
+int64_t tail_value_bytes(const DeviceCooTail &t); // val: copied by upload_tail_values
 
 // How a product runs the tail: fused_blocks extra blocks in the regular kernel's grid
 // (0: none), or a kernel of its own launched after it (separate == true). `fusable`: the

@@ -1,4 +1,5 @@
-// Host backend: the core's reference kernels on PETSc's host arrays.
+// Host backend: the core's reference kernels on PETSc's host arrays. A product logs
+// PetscLogFlops() of AIJ's convention (ProductFlops).
 #include "core_error.hpp"
 #include "shadow.hpp"
 
@@ -17,7 +18,7 @@ public:
   {
     PetscFunctionBegin;
     PetscCallCore(PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));
-    nnz_ = A.nnz();
+    flops_ = CountProductFlops(A);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -45,7 +46,7 @@ public:
     if (add) PetscCall(VecRestoreArray(y, &ya));
     else PetscCall(VecRestoreArrayWrite(y, &ya));
     PetscCall(VecRestoreArrayRead(x, &xa));
-    PetscCall(PetscLogFlops(2.0 * (PetscLogDouble)nnz_));
+    PetscCall(PetscLogFlops(add ? flops_.multadd : flops_.mult));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -67,10 +68,11 @@ public:
   PetscErrorCode Release() override { return PETSC_SUCCESS; }
   FormatStats    Stats() const override { return M_.stats(); }
   PetscInt       ScaleExponent() const override { return M::scale_exponent(M_); }
+  std::string    Backend() const override { return "host kernels"; }
 
 private:
   typename M::Host M_;
-  PetscInt64       nnz_ = 0;
+  ProductFlops     flops_;
 };
 
 } // namespace

@@ -47,6 +47,7 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
     PetscCall(fresh->Build(csr, opts));
   }
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
+  PetscCall(InfoLayout(A, sp->type, opts, *fresh));
   *out = std::move(fresh);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -8,9 +8,26 @@
 #include "format_options.hpp"
 
 #include <memory>
+#include <string>
 
 namespace pspmv {
 namespace glue {
+
+/* The flops one product logs (-log_view), AIJ's convention (MatMult_SeqAIJ, MatMultAdd_SeqAIJ;
+   AIJCUSPARSE logs the same as GPU flops): y = A x is 2 nnz - (rows with a stored entry),
+   y = y + A x is 2 nnz, nnz counting AIJ's stored entries (explicit zeros included). */
+struct ProductFlops {
+  PetscLogDouble mult = 0, multadd = 0;
+};
+inline ProductFlops CountProductFlops(const CsrView &A)
+{
+  PetscInt64 nonzero_rows = 0;
+  for (int32_t r = 0; r < A.rows; ++r) nonzero_rows += A.row_length(r) > 0;
+  ProductFlops f;
+  f.multadd = 2.0 * (PetscLogDouble)A.nnz();
+  f.mult    = f.multadd - (PetscLogDouble)nonzero_rows;
+  return f;
+}
 
 class Shadow {
 public:
@@ -29,6 +46,9 @@ public:
   virtual FormatStats Stats() const = 0;
   // PackSELL: the values are stored times 2^ScaleExponent() (0 for RgCSR).
   virtual PetscInt ScaleExponent() const = 0;
+  // The backend's choices for the built layout, for -info: "host kernels", "CUDA kernels,
+  // 2 threads per row".
+  virtual std::string Backend() const = 0;
 };
 
 // Host kernels of the core (reference backend).

@@ -1,4 +1,5 @@
-// MatView (ASCII info formats) and the storage statistics of the layouts.
+// MatView (ASCII info formats), the -info line of a layout build, and the storage statistics
+// of the layouts.
 #include "spmvimpl.hpp"
 
 #include <algorithm>
@@ -41,6 +42,34 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
     else PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT " to %" PetscInt_FMT " (each block has its own)\n", scale[0], scale[1]));
   }
   PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow)
+{
+  PetscBool   enabled;
+  FormatStats s;
+  std::string options, backend, built;
+  char        bpn[32];
+
+  PetscFunctionBegin;
+  PetscCall(PetscInfoEnabled(MAT_CLASSID, &enabled));
+  if (!enabled) PetscFunctionReturn(PETSC_SUCCESS);
+  s = shadow.Stats();
+  PetscCallCXX(options = o.Describe());
+  PetscCallCXX(backend = shadow.Backend());
+  /* the options the builder resolves (PackSELL's sigma), as built */
+  for (size_t i = 0; i < NumOptions(t->format); ++i) {
+    const OptionInfo oi = OptionAt(t->format, i);
+    bool             resolved;
+    PetscCallCore(PETSC_ERR_PLIB, resolved = o.ResolvedByBuild(oi.key));
+    if (resolved) PetscCallCXX(built += std::string(", ") + oi.title + " " + std::to_string(o.BuiltValue(oi.key, s)));
+  }
+  if (FormatScaled(t->format)) PetscCallCXX(built += ", scale exponent " + std::to_string((long long)shadow.ScaleExponent()));
+  PetscCall(PetscSNPrintf(bpn, sizeof(bpn), "%.2f", s.bytes_per_nnz()));
+  PetscCall(PetscInfo(A, "%s layout built (%s, %s): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; options: %s; hybrid width K %d, tail nonzeros %" PetscInt64_FMT "%s; %s bytes per nonzero\n",
+                      FormatTitle(t->format), ((PetscObject)A)->type_name, backend.c_str(), (PetscInt64)s.rows, (PetscInt64)s.cols, (PetscInt64)s.nnz, options.c_str(), (int)s.hybrid_width,
+                      (PetscInt64)s.tail_nnz, built.c_str(), bpn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -5,8 +5,12 @@ Bad inputs: mtx2petsc.py must exit with code 2, print exactly one line on stderr
 with "mtx2petsc: error:" and names the problem, no "Traceback", and write no output file.
 roundtrip: real files of the shared matrix folder (a general and a symmetric one) are
 converted and read back with PETSc's PetscBinaryIO; every entry must equal the one parsed
-here from the Matrix Market text (a parser independent of scipy). Exit 77 (skipped) when the
-shared matrices are absent.
+here from the Matrix Market text (a parser independent of scipy), and nothing is printed on
+stderr (small files: no progress). Exit 77 (skipped) when the shared matrices are absent.
+progress: a generated file (plain and gzipped) converted with --progress-min-bytes below its
+size reports on stderr (the header line, each tenth read up to 100%, the write), stdout holds
+only the summary line, and the result is the one converted without progress; above its size
+nothing is printed on stderr.
 """
 import argparse
 import gzip
@@ -85,6 +89,46 @@ def check_array(script, workdir):
     print("array: ok")
 
 
+def check_progress(script, workdir):
+    n = 2000
+    text = "%%MatrixMarket matrix coordinate real general\n" + f"{n} {n} {2 * n}\n"
+    text += "".join(f"{i} {i} {i}.25\n{i} {i % n + 1} -{i}.5\n" for i in range(1, n + 1))
+    plain = os.path.join(workdir, "p.mtx")
+    with open(plain, "w") as fh:
+        fh.write(text)
+    packed = os.path.join(workdir, "p.mtx.gz")
+    with gzip.open(packed, "wt") as fh:
+        fh.write(text)
+    quiet = os.path.join(workdir, "quiet.petsc")
+    p = run(script, [plain, quiet, "--progress-min-bytes", str(os.path.getsize(plain) + 1)])
+    if p.returncode != 0 or p.stderr:
+        fail(f"below the threshold: exit {p.returncode}, stderr {p.stderr!r} (expected none)")
+    with open(quiet, "rb") as fh:
+        want = fh.read()
+    for src in (plain, packed):
+        out = os.path.join(workdir, os.path.basename(src) + ".petsc")
+        p = run(script, [src, out, "--progress-min-bytes", "1"])
+        print(f"progress {os.path.basename(src)}: exit {p.returncode}, stderr:\n{p.stderr}")
+        if p.returncode != 0 or "Traceback" in p.stderr:
+            fail(f"{src}: exit {p.returncode}")
+        lines = p.stderr.splitlines()
+        if not lines or not all(line.startswith("mtx2petsc: ") for line in lines):
+            fail(f"{src}: stderr lines must all start with 'mtx2petsc: '")
+        if f"{n} x {n}, {2 * n} entries" not in lines[0]:
+            fail(f"{src}: the first progress line does not give the header's sizes")
+        tenths = [line for line in lines if "% of " in line]
+        if [f"{10 * k}% of " in line for k, line in zip(range(1, 11), tenths)] != [True] * 10 or len(tenths) != 10:
+            fail(f"{src}: expected one line per tenth read, 10% to 100%, got {tenths}")
+        if "writing" not in lines[-1]:
+            fail(f"{src}: the last progress line does not announce the write")
+        if len(p.stdout.splitlines()) != 1 or "nnz" not in p.stdout:
+            fail(f"{src}: stdout must hold only the summary line, got {p.stdout!r}")
+        with open(out, "rb") as fh:
+            if fh.read() != want:
+                fail(f"{src}: the output differs from the one converted without progress")
+    print("progress: ok")
+
+
 def parse_mtx(path):
     """Independent Matrix Market coordinate parser: ((m, n), {(i, j): value}) with duplicates summed."""
     opener = gzip.open if path.endswith(".gz") else open
@@ -144,7 +188,7 @@ def main():
     ap.add_argument("--script", required=True)
     ap.add_argument("--workdir", required=True)
     ap.add_argument("--matrix-dir", required=True)
-    ap.add_argument("case", choices=sorted(BAD) + ["array", "roundtrip"])
+    ap.add_argument("case", choices=sorted(BAD) + ["array", "roundtrip", "progress"])
     a = ap.parse_args()
     shutil.rmtree(a.workdir, ignore_errors=True)
     os.makedirs(a.workdir)
@@ -152,6 +196,8 @@ def main():
         check_roundtrip(a.script, a.workdir, a.matrix_dir)
     elif a.case == "array":
         check_array(a.script, a.workdir)
+    elif a.case == "progress":
+        check_progress(a.script, a.workdir)
     else:
         check_bad(a.script, a.workdir, a.case)
     print("PASS")

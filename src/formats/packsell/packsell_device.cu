@@ -370,5 +370,25 @@ int64_t stored_bytes(const DevicePackSell &A) {
   return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
 }
 
+// The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
+static int64_t diagonal_bytes(const DevicePackSell &A) {
+  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
+}
+static int64_t value_array_bytes(const DevicePackSell &A) {
+  const int64_t exact = A.exact_values ? A.num_words * static_cast<int64_t>(sizeof(double)) : 0;
+  return A.num_words * static_cast<int64_t>(sizeof(uint32_t)) + exact;
+}
+
+int64_t upload_bytes(const DevicePackSell &A) {
+  const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
+  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + diagonal_bytes(A) +
+         detail::tail_bytes(A.tail);
+}
+
+int64_t value_upload_bytes(const DevicePackSell &A) {
+  // the words carry the values: all of them are copied
+  return value_array_bytes(A) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
+}
+
 } // namespace cuda
 } // namespace pspmv

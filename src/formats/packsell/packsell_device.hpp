@@ -41,6 +41,10 @@ cudaError_t release(DevicePackSell *d);
 cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream);
 // Bytes a product reads from the matrix arrays (for GB/s figures).
 int64_t stored_bytes(const DevicePackSell &A);
+// Bytes upload() copied from the host into A (every array, the diagonal included) and bytes
+// upload_values() copies into it: what the glue logs as host-to-device traffic (-log_view).
+int64_t upload_bytes(const DevicePackSell &A);
+int64_t value_upload_bytes(const DevicePackSell &A);
 
 template <>
 struct DeviceLayoutOf<PackSellMatrix> {

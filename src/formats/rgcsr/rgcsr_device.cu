@@ -240,5 +240,20 @@ int64_t stored_bytes(const DeviceRgCsr &A) {
   return gp + static_cast<int64_t>(A.rows) * 4 + A.num_slots * (4 + 8) + detail::tail_bytes(A.tail);
 }
 
+// The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
+static int64_t diagonal_bytes(const DeviceRgCsr &A) {
+  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
+}
+
+int64_t upload_bytes(const DeviceRgCsr &A) {
+  const int64_t gp = A.group_pointers ? static_cast<int64_t>(A.num_groups + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
+  return gp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) +
+         A.num_slots * static_cast<int64_t>(sizeof(int32_t) + sizeof(double)) + diagonal_bytes(A) + detail::tail_bytes(A.tail);
+}
+
+int64_t value_upload_bytes(const DeviceRgCsr &A) {
+  return A.num_slots * static_cast<int64_t>(sizeof(double)) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
+}
+
 } // namespace cuda
 } // namespace pspmv

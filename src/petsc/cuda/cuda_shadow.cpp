@@ -1,5 +1,11 @@
 // CUDA backend: the host layout is built by the core (and kept for value updates), uploaded with
 // src/cuda/device_formats.hpp, and multiplied on PETSc's current device stream.
+// Logging (-log_view; docs/logging.md), one logged copy per transfer as AIJCUSPARSE logs: one
+// PetscLogCpuToGpu() per layout upload and per value update that copies anything (its bytes:
+// upload_bytes(), value_upload_bytes() of the device copy), one PetscLogCpuToGpu() or
+// PetscLogGpuToCpu() per staging copy of a host vector and per copy of the diagonal into a host
+// vector. The kernels run between PetscLogGpuTimeBegin()/End() and log PetscLogGpuFlops() of
+// AIJ's convention (ProductFlops).
 #include <petscdevice_cuda.h>
 
 #include "core_error.hpp"
@@ -7,6 +13,7 @@
 #include "shadow.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace pspmv {
 namespace glue {
@@ -43,13 +50,14 @@ public:
   {
     PetscFunctionBegin;
     PetscCallCore(PETSC_ERR_ARG_WRONG, H_ = M::build(A, opts.Of<M>()));
-    rows_ = A.rows;
-    cols_ = A.cols;
-    nnz_  = A.nnz();
+    rows_  = A.rows;
+    cols_  = A.cols;
+    flops_ = CountProductFlops(A);
     /* kernels of a previous product may still read device memory the upload replaces */
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCallCUDA(cuda::upload(H_, &D_));
     PetscCallCUDA(cudaDeviceSynchronize());
+    PetscCall(LogUpload(cuda::upload_bytes(D_)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -64,6 +72,7 @@ public:
       PetscCallCUDA(cudaDeviceSynchronize());
       PetscCallCUDA(cuda::upload_values(H_, &D_));
       PetscCallCUDA(cudaDeviceSynchronize());
+      PetscCall(LogUpload(cuda::value_upload_bytes(D_)));
     }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -87,22 +96,27 @@ public:
     if (!PetscMemTypeDevice(xm) && cols_ > 0) {
       PetscCall(Stage(&stage_x_, &cap_x_, cols_));
       PetscCallCUDA(cudaMemcpyAsync(stage_x_, xa, sizeof(double) * cols_, cudaMemcpyHostToDevice, stream));
+      PetscCall(PetscLogCpuToGpu(sizeof(double) * (PetscLogDouble)cols_));
       dx = stage_x_;
     }
     if (!PetscMemTypeDevice(ym) && rows_ > 0) {
       PetscCall(Stage(&stage_y_, &cap_y_, rows_));
-      if (add) PetscCallCUDA(cudaMemcpyAsync(stage_y_, ya, sizeof(double) * rows_, cudaMemcpyHostToDevice, stream));
+      if (add) {
+        PetscCallCUDA(cudaMemcpyAsync(stage_y_, ya, sizeof(double) * rows_, cudaMemcpyHostToDevice, stream));
+        PetscCall(PetscLogCpuToGpu(sizeof(double) * (PetscLogDouble)rows_));
+      }
       dy = stage_y_;
     }
     if (rows_ > 0) {
       PetscCall(PetscLogGpuTimeBegin());
       PetscCallCUDA(cuda::spmv(D_, dx, dy, add ? true : false, stream));
       PetscCall(PetscLogGpuTimeEnd());
-      PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)nnz_));
+      PetscCall(PetscLogGpuFlops(add ? flops_.multadd : flops_.mult));
     }
     if (dy != ya) {
       PetscCallCUDA(cudaMemcpyAsync(ya, dy, sizeof(double) * rows_, cudaMemcpyDeviceToHost, stream));
       PetscCallCUDA(cudaStreamSynchronize(stream));
+      PetscCall(PetscLogGpuToCpu(sizeof(double) * (PetscLogDouble)rows_));
     }
     if (add) PetscCall(VecRestoreArrayAndMemType(y, &ya));
     else PetscCall(VecRestoreArrayWriteAndMemType(y, &ya));
@@ -130,6 +144,7 @@ public:
       std::fill(da, da + n, 0.0);
       if (nd) PetscCallCUDA(cudaMemcpyAsync(da, D_.diagonal, sizeof(double) * nd, cudaMemcpyDeviceToHost, stream));
       PetscCallCUDA(cudaStreamSynchronize(stream));
+      if (nd) PetscCall(PetscLogGpuToCpu(sizeof(double) * (PetscLogDouble)nd));
     }
     PetscCall(VecRestoreArrayWriteAndMemType(d, &da));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -148,8 +163,20 @@ public:
 
   FormatStats Stats() const override { return H_.stats(); }
   PetscInt    ScaleExponent() const override { return M::scale_exponent(H_); }
+  std::string Backend() const override
+  {
+    const int t = (int)D_.threads_per_row;
+    return "CUDA kernels, " + std::to_string(t) + (t == 1 ? " thread" : " threads") + " per row";
+  }
 
 private:
+  static PetscErrorCode LogUpload(int64_t bytes)
+  {
+    PetscFunctionBegin;
+    if (bytes > 0) PetscCall(PetscLogCpuToGpu((PetscLogDouble)bytes));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
   static PetscErrorCode Stage(double **buf, PetscInt64 *cap, PetscInt64 n)
   {
     PetscFunctionBegin;
@@ -165,7 +192,8 @@ private:
 
   typename M::Host H_;
   D                D_{};
-  PetscInt64       rows_ = 0, cols_ = 0, nnz_ = 0;
+  PetscInt64       rows_ = 0, cols_ = 0;
+  ProductFlops     flops_;
   double          *stage_x_ = nullptr, *stage_y_ = nullptr;
   PetscInt64       cap_x_ = 0, cap_y_ = 0;
 };

@@ -1,0 +1,290 @@
+static const char help[] = "What the petscspmv types log for -log_view, checked against AIJ and against the copies the\n\
+code makes: the flops of MatMult (2 nnz - nonzero rows) and MatMultAdd (2 nnz) are AIJ's, host and CUDA\n\
+(for the CUDA types as GPU flops; MatMult's also against AIJCUSPARSE's); for the CUDA types on one rank: one host-to-device\n\
+copy per layout upload and per value update with the layout's bytes, no copy per product with CUDA\n\
+vectors, and the staging copies of host vectors (x in; y in for MatMultAdd; y out) and of a host\n\
+diagonal.\n\
+  -types <t1,t2,...>  families: rgcsr, packsell, rgcsrcuda, packsellcuda\n\
+  -n <n>              rows (default 300)\n";
+
+#include "spmv_test_util.h"
+
+#include <string.h>
+
+#define MAXTYPES 8
+#define NPROD    3 /* products per stage */
+
+/* Nonsymmetric band matrix with empty rows, an explicit zero and a long row (a hybrid tail). */
+static PetscErrorCode Generate(MPI_Comm comm, PetscInt n, Mat *A)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(comm, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    if (i % 7 == 3) continue; /* empty rows: MatMult's flops are 2 nnz - nonzero rows */
+    for (PetscInt j = PetscMax(0, i - 2); j <= PetscMin(n - 1, i + 3); j++) {
+      PetscScalar v = (i == j) ? 6.0 + (i % 3) : -0.5 / (1 + (i + 2 * j) % 4);
+      if (i == n / 3 && j == i + 1) v = 0.0; /* an explicit zero counts as a stored entry */
+      PetscCall(MatSetValue(*A, i, j, v, INSERT_VALUES));
+    }
+    if (i == n / 2 + 1)
+      for (PetscInt j = 0; j < n; j += 2)
+        if (PetscAbsInt(i - j) > 3) PetscCall(MatSetValue(*A, i, j, 0.01 * (j % 5), INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode EventInfo(PetscLogStage stage, const char *event, PetscEventPerfInfo *info)
+{
+  PetscLogEvent id;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventGetId(event, &id));
+  PetscCall(PetscLogEventGetPerfInfo(stage, id, info));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode CheckEqual(PetscLogDouble got, PetscLogDouble want, const char *what, const char *label)
+{
+  PetscFunctionBegin;
+  PetscCheck(got == want, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %s is %.17g, expected %.17g", label, what, (double)got, (double)want);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+typedef struct {
+  PetscEventPerfInfo mult, multadd;
+} Products;
+
+/* NPROD MatMult(B, x, y) and NPROD MatMultAdd(B, x, y, z) in a stage of their own, after one of
+   each outside it (the layout is synced and the vectors' data are where the products leave
+   them). */
+static PetscErrorCode RunProducts(Mat B, Vec x, Vec y, Vec z, const char *stagename, Products *p)
+{
+  PetscLogStage stage;
+
+  PetscFunctionBegin;
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(VecSet(y, 0.5));
+  PetscCall(MatMult(B, x, y));
+  PetscCall(MatMultAdd(B, x, y, z));
+  PetscCall(PetscLogStageRegister(stagename, &stage));
+  PetscCall(PetscLogStagePush(stage));
+  for (int k = 0; k < NPROD; k++) {
+    PetscCall(MatMult(B, x, y));
+    PetscCall(MatMultAdd(B, x, y, z));
+  }
+  PetscCall(PetscLogStagePop());
+  PetscCall(EventInfo(stage, "MatMult", &p->mult));
+  PetscCall(EventInfo(stage, "MatMultAdd", &p->multadd));
+  PetscCheck(p->mult.count == NPROD && p->multadd.count == NPROD, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %d MatMult and %d MatMultAdd events logged, expected %d each", stagename, p->mult.count,
+             p->multadd.count, NPROD);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The flops of AIJ's convention for this rank's rows of the seq matrix A (one rank). */
+static PetscErrorCode ExpectedFlops(Mat A, PetscLogDouble *mult, PetscLogDouble *multadd)
+{
+  PetscInt rs, re, nz = 0, nonzero_rows = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    PetscInt ncols;
+    PetscCall(MatGetRow(A, i, &ncols, NULL, NULL));
+    nz += ncols;
+    nonzero_rows += ncols > 0;
+    PetscCall(MatRestoreRow(A, i, &ncols, NULL, NULL));
+  }
+  *mult    = 2.0 * nz - nonzero_rows;
+  *multadd = 2.0 * nz;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag)
+{
+  MPI_Comm           comm = PetscObjectComm((PetscObject)A);
+  PetscMPIInt        size;
+  PetscBool          cuda = strstr(family, "cuda") ? PETSC_TRUE : PETSC_FALSE;
+  Mat                B;
+  Vec                x, y, z, xa, ya, za;
+  Products           ref, ours;
+  PetscEventPerfInfo build;
+  PetscLogStage      stage;
+  PetscInt           m, n;
+  char               name[256];
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatGetLocalSize(A, &m, &n));
+
+  /* the build: on one rank one layout, uploaded in one logged copy of its bytes */
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s build", family));
+  PetscCall(PetscLogStageRegister(name, &stage));
+  PetscCall(PetscLogStagePush(stage));
+  PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
+  PetscCall(PetscLogStagePop());
+  PetscCall(EventInfo(stage, "SpMVBuild", &build));
+  PetscCheck(build.count >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no SpMVBuild event logged by MatConvert()", family);
+  if (size == 1) PetscCall(CheckEqual(build.count, 1, "the number of builds", family));
+  if (!cuda) {
+    PetscCall(CheckEqual(build.CpuToGpuCount + build.GpuToCpuCount, 0, "the host<->device copies of a host layout's build", family));
+  } else if (size == 1) {
+    MatSpMVStats st;
+    PetscCall(MatSpMVGetStats(B, &st));
+    PetscCall(CheckEqual(build.CpuToGpuCount, 1, "the host-to-device copies of a build", family));
+    PetscCall(CheckEqual(build.CpuToGpuSize, (PetscLogDouble)(st.stored_bytes + 8 * PetscMin(m, n)), "the bytes copied to the device by a build (layout + diagonal)", family));
+    PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build", family));
+  }
+
+  /* the flops of the products: AIJ's, on every rank */
+  PetscCall(MatCreateVecs(A, &xa, &ya));
+  PetscCall(VecDuplicate(ya, &za));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s aij", family));
+  PetscCall(RunProducts(A, xa, ya, za, name, &ref));
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(VecDuplicate(y, &z));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s products", family));
+  PetscCall(RunProducts(B, x, y, z, name, &ours));
+  PetscCall(CheckEqual(ours.mult.flops, ref.mult.flops, "the flops of MatMult (against AIJ)", family));
+  PetscCall(CheckEqual(ours.multadd.flops, ref.multadd.flops, "the flops of MatMultAdd (against AIJ)", family));
+  if (size == 1) {
+    PetscLogDouble fm, fa;
+    PetscCall(ExpectedFlops(A, &fm, &fa));
+    PetscCall(CheckEqual(ours.mult.flops, NPROD * fm, "the flops of MatMult (2 nnz - nonzero rows)", family));
+    PetscCall(CheckEqual(ours.multadd.flops, NPROD * fa, "the flops of MatMultAdd (2 nnz)", family));
+  }
+  if (!cuda) {
+    PetscCall(CheckEqual(ours.mult.GpuFlops + ours.multadd.GpuFlops, 0, "the GPU flops of the host kernels", family));
+  } else {
+    Mat                Acu;
+    Vec                xc, yc, zc;
+    Products           cus;
+    PetscEventPerfInfo values, diag;
+    Vec                d;
+
+    /* every flop of ours is a GPU flop, and AIJCUSPARSE logs the same */
+    PetscCall(CheckEqual(ours.mult.GpuFlops, ours.mult.flops, "the GPU flops of MatMult", family));
+    PetscCall(CheckEqual(ours.multadd.GpuFlops, ours.multadd.flops, "the GPU flops of MatMultAdd", family));
+    PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Acu));
+    PetscCall(MatCreateVecs(Acu, &xc, &yc));
+    PetscCall(VecDuplicate(yc, &zc));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s aijcusparse", family));
+    PetscCall(RunProducts(Acu, xc, yc, zc, name, &cus));
+    PetscCall(CheckEqual(ours.mult.GpuFlops, cus.mult.GpuFlops, "the GPU flops of MatMult (against AIJCUSPARSE)", family));
+    /* (AIJCUSPARSE's MatMultAdd event holds its kernel's 2 nnz plus the flops of the VecAXPY
+       that adds y when z != y: ours adds y in the kernel, so only the kernel's are compared) */
+    PetscCall(CheckEqual(ours.multadd.GpuFlops, ref.multadd.flops, "the GPU flops of MatMultAdd (against AIJ's 2 nnz)", family));
+    PetscCall(VecDestroy(&xc));
+    PetscCall(VecDestroy(&yc));
+    PetscCall(VecDestroy(&zc));
+    PetscCall(MatDestroy(&Acu));
+
+    if (size == 1) {
+      Vec          xh, yh, zh;
+      Products     host;
+      MatSpMVStats st;
+      PetscInt64   per_slot;
+
+      /* CUDA vectors: a product copies nothing between host and device */
+      PetscCall(CheckEqual(ours.mult.CpuToGpuCount + ours.mult.GpuToCpuCount, 0, "the host<->device copies of MatMult with CUDA vectors", family));
+      PetscCall(CheckEqual(ours.multadd.CpuToGpuCount + ours.multadd.GpuToCpuCount, 0, "the host<->device copies of MatMultAdd with CUDA vectors", family));
+
+      /* host vectors: staged through device buffers, one logged copy per staged vector */
+      PetscCall(VecCreateSeq(PETSC_COMM_SELF, n, &xh));
+      PetscCall(VecCreateSeq(PETSC_COMM_SELF, m, &yh));
+      PetscCall(VecDuplicate(yh, &zh));
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s host vectors", family));
+      PetscCall(RunProducts(B, xh, yh, zh, name, &host));
+      PetscCall(CheckEqual(host.mult.CpuToGpuCount, NPROD, "the host-to-device copies of MatMult with host vectors (x)", family));
+      PetscCall(CheckEqual(host.mult.CpuToGpuSize, NPROD * 8.0 * n, "the bytes copied to the device by MatMult with host vectors", family));
+      PetscCall(CheckEqual(host.mult.GpuToCpuCount, NPROD, "the device-to-host copies of MatMult with host vectors (y)", family));
+      PetscCall(CheckEqual(host.mult.GpuToCpuSize, NPROD * 8.0 * m, "the bytes copied to the host by MatMult with host vectors", family));
+      PetscCall(CheckEqual(host.multadd.CpuToGpuCount, 2 * NPROD, "the host-to-device copies of MatMultAdd with host vectors (x, y)", family));
+      PetscCall(CheckEqual(host.multadd.CpuToGpuSize, NPROD * 8.0 * (n + m), "the bytes copied to the device by MatMultAdd with host vectors", family));
+      PetscCall(CheckEqual(host.multadd.GpuToCpuCount, NPROD, "the device-to-host copies of MatMultAdd with host vectors (y)", family));
+      PetscCall(CheckEqual(host.multadd.GpuToCpuSize, NPROD * 8.0 * m, "the bytes copied to the host by MatMultAdd with host vectors", family));
+      PetscCall(CheckEqual(host.mult.GpuFlops, ours.mult.GpuFlops, "the GPU flops of MatMult with host vectors", family));
+
+      /* a value update: one copy of the values (the words for PackSELL), the tail values and
+         the diagonal */
+      PetscCall(MatSpMVGetStats(B, &st));
+      per_slot = strstr(family, "packsell") ? 4 + 8 : 8; /* PackSELL exact (the default): words and values */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s values", family));
+      PetscCall(PetscLogStageRegister(name, &stage));
+      PetscCall(PetscLogStagePush(stage));
+      PetscCall(MatScale(B, 2.0));
+      PetscCall(MatMult(B, x, y));
+      PetscCall(PetscLogStagePop());
+      PetscCall(EventInfo(stage, "SpMVValues", &values));
+      PetscCall(CheckEqual(values.count, 1, "the number of value updates", family));
+      PetscCall(CheckEqual(values.CpuToGpuCount, 1, "the host-to-device copies of a value update", family));
+      PetscCall(CheckEqual(values.CpuToGpuSize, (PetscLogDouble)(per_slot * st.stored_slots + 8 * (st.tail_nnz + PetscMin(m, n))), "the bytes copied to the device by a value update", family));
+
+      /* the diagonal: copied to a host vector, not to a CUDA one */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s diagonal", family));
+      PetscCall(PetscLogStageRegister(name, &stage));
+      PetscCall(PetscLogStagePush(stage));
+      PetscCall(MatCreateVecs(B, NULL, &d));
+      PetscCall(PetscLogEventBegin(ev_diag, B, 0, 0, 0));
+      PetscCall(MatGetDiagonal(B, d));
+      PetscCall(PetscLogEventEnd(ev_diag, B, 0, 0, 0));
+      PetscCall(EventInfo(stage, "TestDiagonal", &diag));
+      PetscCall(CheckEqual(diag.CpuToGpuCount + diag.GpuToCpuCount, 0, "the host<->device copies of MatGetDiagonal into a CUDA vector", family));
+      PetscCall(PetscLogEventBegin(ev_diag, B, 0, 0, 0));
+      PetscCall(MatGetDiagonal(B, yh));
+      PetscCall(PetscLogEventEnd(ev_diag, B, 0, 0, 0));
+      PetscCall(PetscLogStagePop());
+      PetscCall(EventInfo(stage, "TestDiagonal", &diag));
+      PetscCall(CheckEqual(diag.GpuToCpuCount, 1, "the device-to-host copies of MatGetDiagonal into a host vector", family));
+      PetscCall(CheckEqual(diag.GpuToCpuSize, 8.0 * PetscMin(m, n), "the bytes copied to the host by MatGetDiagonal", family));
+      PetscCall(CheckEqual(diag.CpuToGpuCount, 0, "the host-to-device copies of MatGetDiagonal", family));
+      PetscCall(VecDestroy(&d));
+      PetscCall(VecDestroy(&xh));
+      PetscCall(VecDestroy(&yh));
+      PetscCall(VecDestroy(&zh));
+    }
+  }
+  PetscCall(PetscPrintf(comm, "%s: MatMult %g flops, MatMultAdd %g flops per product on rank 0 (AIJ's)\n", family, ours.mult.flops / NPROD, ours.multadd.flops / NPROD));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&za));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  char         *types[MAXTYPES];
+  PetscInt      ntypes = MAXTYPES, n = 300;
+  PetscBool     flg;
+  Mat           A;
+  PetscLogEvent ev_diag;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscSpMVInitializePackage());
+  PetscCall(PetscLogDefaultBegin());
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", types, &ntypes, &flg));
+  PetscCheck(flg && ntypes > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the families with -types rgcsr,packsell,...");
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscLogEventRegister("TestDiagonal", MAT_CLASSID, &ev_diag));
+  PetscCall(Generate(PETSC_COMM_WORLD, n, &A));
+  for (PetscInt t = 0; t < ntypes; t++) {
+    PetscCall(RunFamily(A, types[t], ev_diag));
+    PetscCall(PetscFree(types[t]));
+  }
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}

@@ -271,6 +271,14 @@ def main():
                     help="report the progress of the read on stderr for input files of at least N bytes on disk (default 16 MiB)")
     args = ap.parse_args()
     try:
+        import numpy  # noqa: F401
+        import scipy.io  # noqa: F401
+        import scipy.sparse  # noqa: F401
+    except ImportError as exc:
+        print(f"{PROG}: error: {exc.name or 'numpy/scipy'} is missing from {sys.executable}: install python3-numpy and python3-scipy "
+              "(Debian), or run the script with /usr/bin/python3", file=sys.stderr)
+        return 1
+    try:
         convert(args)
     except InputError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)

@@ -60,7 +60,12 @@ foreach(_d LIBDIR INCLUDEDIR)
     set(PETSCSPMV_PC_${_d} "\${prefix}/${CMAKE_INSTALL_${_d}}")
   endif()
 endforeach()
+# prefix relative to the .pc file (pkg-config's ${pcfiledir}): a moved prefix still works
 set(PETSCSPMV_PC_PREFIX "@PETSCSPMV_PC_PREFIX@")
+if(NOT IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  file(RELATIVE_PATH _pc_up "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+  set(PETSCSPMV_PC_PREFIX "\${pcfiledir}/${_pc_up}")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/petscspmv.pc.in ${PROJECT_BINARY_DIR}/cmake/petscspmv.pc.in @ONLY)
 install(CODE "
   set(PETSCSPMV_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")

@@ -36,7 +36,9 @@
   PetscDLLibraryRegister_petscspmv(). PetscFinalize() undoes it (PetscSpMVFinalizePackage()).
 
   Errors:
-  Whatever MatRegister() or PetscLogEventRegister() raise (out of memory).
+  `PETSC_ERR_LIB` when the program runs a PETSc of another major.minor version than the one the
+  library was built against (the message names both); whatever MatRegister() or
+  PetscLogEventRegister() raise (out of memory).
 
   Reference:
   Formats: Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse

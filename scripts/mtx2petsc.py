@@ -178,6 +178,11 @@ def read_matrix_market(path, progress_min_bytes=PROGRESS_MIN_BYTES):
         report = os.path.getsize(path) >= progress_min_bytes
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror or exc})")
+    # PETSc's 32-bit indices, checked on the header before reading (a size line beyond them must
+    # not make scipy allocate for it); the expanded nnz of a symmetric file is checked after
+    stored_max = entries if entries is not None else rows * cols
+    if max(rows, cols) >= 2**31 or stored_max >= 2**31:
+        raise InputError(f"{path}: matrix too large for 32-bit PETSc indices ({rows} x {cols}, {stored_max} stored entries in the header)")
     if report:
         what = f"{entries} entries" if entries is not None else "dense"
         progress(f"reading {path}: {rows} x {cols}, {what} ({field} {symmetry})")

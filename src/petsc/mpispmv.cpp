@@ -255,7 +255,20 @@ PetscErrorCode MPILayoutStats(Mat A, FormatStats *s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<MPIState, MPISetOptions, MPILayoutStats>;
+/* A setter's value refused on some ranks (optimized PETSc builds do not check that setters are
+   logically collective): an error on every rank, not a hang in MPISetOptions' check. */
+PetscErrorCode AgreeOnOption(Mat A, PetscErrorCode ierr)
+{
+  PetscErrorCode maxcode;
+
+  PetscFunctionBegin;
+  PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
+  PetscCall(ierr);
+  PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s option value was refused on another rank (see the error reported there); setters are collective: give every rank the same value", FormatTitle(State(A)->type->format));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+using Options = OptionOps<MPIState, MPISetOptions, MPILayoutStats, AgreeOnOption>;
 
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {

@@ -27,6 +27,15 @@ PetscErrorCode PetscSpMVInitializePackage(void)
 
   PetscFunctionBegin;
   if (PetscSpMVPackageInitialized) PetscFunctionReturn(PETSC_SUCCESS);
+  {
+    /* the library is tied to the PETSc it was compiled against (Mat internals, PetscBool's
+       size): a program running another PETSc minor version would fail in obscure ways */
+    PetscInt major, minor, subminor;
+    PetscCall(PetscGetVersionNumber(&major, &minor, &subminor, NULL));
+    PetscCheck(major == PETSC_VERSION_MAJOR && minor == PETSC_VERSION_MINOR, PETSC_COMM_SELF, PETSC_ERR_LIB,
+               "libpetscspmv was built against PETSc %d.%d.%d but this program runs PETSc %" PetscInt_FMT ".%" PetscInt_FMT ".%" PetscInt_FMT ": use a petscspmv built with this PETSc",
+               PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, major, minor, subminor);
+  }
   PetscSpMVPackageInitialized = PETSC_TRUE;
   PetscCall(MatInitializePackage());
   PetscCall(PetscLogEventRegister("SpMVBuild", MAT_CLASSID, &EventBuild));

@@ -213,7 +213,9 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<SeqState, SeqSetOptions, SeqLayoutStats>;
+PetscErrorCode Local(Mat, PetscErrorCode ierr) { return ierr; }
+
+using Options = OptionOps<SeqState, SeqSetOptions, SeqLayoutStats, Local>;
 
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {

@@ -160,8 +160,9 @@ PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptio
 
 /* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
    State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A,
-   LayoutStats gives the statistics of A's (synced) layout. */
-template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *)>
+   LayoutStats gives the statistics of A's (synced) layout, Agree(A, ierr) turns a setter's error
+   on one rank into an error on every rank of A (identity for seq matrices). */
+template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *), PetscErrorCode (*Agree)(Mat, PetscErrorCode)>
 struct OptionOps {
   static PetscErrorCode SetFromOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject)
   {
@@ -180,7 +181,9 @@ struct OptionOps {
     FormatOptions o  = st->opts;
 
     PetscFunctionBegin;
-    PetscCall(SetOption(&o, key, iv, sv));
+    /* not PetscCall: a value refused on one rank only must not leave the others in Apply's
+       collective check */
+    PetscCall(Agree(A, SetOption(&o, key, iv, sv)));
     PetscCall(Apply(A, o));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

@@ -76,9 +76,10 @@ install)
   grep -q '^#define PETSCSPMV_VERSION_GE(MAJOR, MINOR, SUBMINOR)' "$PREFIX/include/petscspmvversion.h" || fail "petscspmvversion.h lacks PETSCSPMV_VERSION_GE"
   pc=$lib/pkgconfig/petscspmv.pc
   cat "$pc"
-  grep -qx "prefix=$PREFIX" "$pc" || fail "$pc: prefix is not $PREFIX"
+  grep -q '^prefix=${pcfiledir}/' "$pc" || fail "$pc: prefix is not relative to the .pc file"
+  [ "$(PKG_CONFIG_PATH=$lib/pkgconfig:$PETSC_LIBDIR/pkgconfig pkg-config --variable=includedir petscspmv)" -ef "$PREFIX/include" ] || fail "$pc: includedir does not resolve to $PREFIX/include"
   grep -qx "Version: $VERSION" "$pc" || fail "$pc: Version is not $VERSION"
-  grep -qx 'Requires: PETSc' "$pc" || fail "$pc: no 'Requires: PETSc'"
+  grep -Eqx 'Requires: PETSc = [0-9]+\.[0-9]+\.[0-9]+' "$pc" || fail "$pc: no 'Requires: PETSc = <the version built with>'"
   grep -qx 'Libs: -L${libdir} -lpetscspmv' "$pc" || fail "$pc: Libs"
   grep -qx 'Cflags: -I${includedir}' "$pc" || fail "$pc: Cflags"
   # nothing installed refers to the build or source tree (but for the prefix, which here lies in the build tree)
@@ -96,8 +97,13 @@ pkgconfig)
   [ "$(pkg-config --modversion petscspmv)" = "$VERSION" ] || fail "pkg-config --modversion petscspmv is not $VERSION"
   flags=$(pkg-config --cflags --libs petscspmv)
   echo "pkg-config --cflags --libs petscspmv: $flags"
-  case " $flags " in *" -I$PREFIX/include "*) ;; *) fail "no -I$PREFIX/include";; esac
-  case " $flags " in *" -L$lib "*) ;; *) fail "no -L$lib";; esac
+  # the prefix is relative to the .pc file: compare the directories the flags name
+  has_inc=no has_lib=no
+  for f in $flags; do
+    case $f in -I*) [ "${f#-I}" -ef "$PREFIX/include" ] && has_inc=yes ;; -L*) [ "${f#-L}" -ef "$lib" ] && has_lib=yes ;; esac
+  done
+  [ $has_inc = yes ] || fail "no -I for $PREFIX/include"
+  [ $has_lib = yes ] || fail "no -L for $lib"
   case " $flags " in *" -lpetsc "*) ;; *) fail "no -lpetsc (Requires: PETSc)";; esac
   # PETSc's compiler (its PETSc.pc says which: the MPI wrapper, so mpi.h is found)
   cc=$(pkg-config --variable=ccompiler PETSc)

@@ -118,6 +118,14 @@ static PetscErrorCode RankDependentSetter(void)
   PetscCheck(ierr == PETSC_ERR_ARG_WRONG && strstr(msg, "different"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "rank-dependent value format: error %d (%s)", (int)ierr, msg);
   PetscCall(MatPackSELLGetValueFormat(B, &vf));
   PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s after the refused setter", vf);
+  /* a value refused on the last rank only: every rank gets an error (it hung in the collective
+     check of the others before) */
+  TRY(MatPackSELLSetValueFormat(B, rank == size - 1 ? "fp8" : "e8m14"), &ierr, msg);
+  PetscCheck(ierr != 0 && (rank == size - 1 ? strstr(msg, "fp8") != NULL : strstr(msg, "another rank") != NULL), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format refused on one rank: error %d (%s)", (int)ierr, msg);
+  TRY(MatPackSELLSetSliceHeight(B, rank == 0 ? 48 : 32), &ierr, msg);
+  PetscCheck(ierr != 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "slice height refused on rank 0 only: no error on this rank");
+  PetscCall(MatPackSELLGetValueFormat(B, &vf));
+  PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s after the refused setters", vf);
   TRY(MatRgCSRSetGroupSize(B, 64), &ierr, msg); /* ignored for another format, on every rank */
   PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "setter of another format: %s", msg);
   PetscCall(TestCompareProducts(A, B, "after a refused rank-dependent setter"));

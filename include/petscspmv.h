@@ -159,7 +159,7 @@ PETSC_EXTERN PetscErrorCode MatRgCSRSetHybrid(Mat A, const char hybrid[]);
 . A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
 
   Output Parameter:
-. hybrid - the option (owned by the matrix; valid until the next setter call)
+. hybrid - the option (owned by the matrix; valid until the next call of this getter or a setter)
 
   Level: intermediate
 
@@ -319,7 +319,7 @@ PETSC_EXTERN PetscErrorCode MatPackSELLSetValueFormat(Mat A, const char format[]
 . A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
 
   Output Parameter:
-. format - "fp16", "bf16", "e8m<m>" or "exact" (owned by the matrix)
+. format - "fp16", "bf16", "e8m<m>" or "exact" (owned by the matrix; valid until the next call of this getter or a setter)
 
   Level: intermediate
 
@@ -362,7 +362,7 @@ PETSC_EXTERN PetscErrorCode MatPackSELLSetScaling(Mat A, const char scaling[]);
 . A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
 
   Output Parameter:
-. scaling - "none" or "auto"
+. scaling - "none" or "auto" (owned by the matrix; valid until the next call of this getter or a setter)
 
   Level: intermediate
 
@@ -400,7 +400,7 @@ PETSC_EXTERN PetscErrorCode MatPackSELLSetHybrid(Mat A, const char hybrid[]);
 . A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
 
   Output Parameter:
-. hybrid - the option (owned by the matrix)
+. hybrid - the option (owned by the matrix; valid until the next call of this getter or a setter)
 
   Level: intermediate
 

@@ -20,7 +20,6 @@
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
 #include "core/hybrid.hpp"
-#include <climits>
 #include <cstdint>
 #include <string>
 
@@ -38,7 +37,7 @@ struct OptionSpec {
   // FormatError with a full sentence for a value that does not parse. Whether the option set
   // as a whole is valid is the builder's to say (Validate in the glue).
   void (*set)(Options &, long long ivalue, const std::string &svalue);
-  // Integer options: the value (LLONG_MIN for string options, which have none).
+  // Integer options: the value (null for string options, which have none).
   long long (*get_int)(const Options &);
   // The canonical string: "fp16", "auto", "32"...
   std::string (*get_string)(const Options &);
@@ -83,7 +82,7 @@ constexpr OptionSpec<Options> hybrid_option_spec(const char *setter) {
           setter,
           false,
           [](Options &o, long long, const std::string &s) { o.hybrid = HybridOption::parse(s); },
-          [](const Options &) { return LLONG_MIN; },
+          nullptr,
           [](const Options &o) { return o.hybrid.name(); }};
 }
 

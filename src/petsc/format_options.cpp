@@ -68,6 +68,11 @@ void FormatOptions::Set(const std::string &key, long long ivalue, const char *sv
   *this = o;
 }
 
+bool FormatOptions::IsInteger(const std::string &key) const
+{
+  return WithModule(format(), [&](auto m) { return Spec<decltype(m)>(key).integer; });
+}
+
 long long FormatOptions::GetInt(const std::string &key) const
 {
   return WithModule(format(), [&](auto m) {

@@ -76,6 +76,7 @@ public:
      Without validate only the value itself is parsed (a batch of options is validated once at
      the end, so their order does not matter). */
   void        Set(const std::string &key, long long ivalue, const char *svalue, bool validate = true);
+  bool        IsInteger(const std::string &key) const; /* an integer option (else a string one) */
   long long   GetInt(const std::string &key) const;    /* integer options */
   /* Options the builder resolves (format_module.hpp, OptionSpec::built), and the value of one
      in a layout with statistics s. */

@@ -11,17 +11,6 @@ static_assert(PETSC_DECIDE == kOptionDecide, "integer options map PETSC_DECIDE t
 
 PetscErrorCode ErrorClass(bool integer) { return integer ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG; }
 
-/* The option's spec of format f, or a PETSc error naming what the format has. */
-PetscErrorCode FindOption(Format f, const char key[], OptionInfo *info)
-{
-  PetscFunctionBegin;
-  for (size_t i = 0; i < NumOptions(f); i++) {
-    *info = OptionAt(f, i);
-    if (!strcmp(info->key, key)) PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "%s matrices have no option %s", FormatTitle(f), key);
-}
-
 /* "MatRgCSRSetOption_C" and the like, one pair per format. */
 const char *ComposedName(Format f, bool set)
 {
@@ -77,21 +66,21 @@ PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Forma
 
 PetscErrorCode SetOption(FormatOptions *opts, const char key[], PetscInt ivalue, const char svalue[])
 {
-  OptionInfo spec;
+  bool integer = false;
 
   PetscFunctionBegin;
-  PetscCall(FindOption(opts->format(), key, &spec));
-  PetscCallCore(ErrorClass(spec.integer), opts->Set(key, ivalue, svalue, true));
+  PetscCallCore(PETSC_ERR_ARG_WRONG, integer = opts->IsInteger(key));
+  PetscCallCore(ErrorClass(integer), opts->Set(key, ivalue, svalue, true));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode GetOption(const FormatOptions &opts, std::map<std::string, std::string> *names, const char key[], PetscInt *ivalue, const char *svalue[])
 {
-  OptionInfo spec;
+  bool integer = false;
 
   PetscFunctionBegin;
-  PetscCall(FindOption(opts.format(), key, &spec));
-  if (spec.integer) {
+  PetscCallCore(PETSC_ERR_ARG_WRONG, integer = opts.IsInteger(key));
+  if (integer) {
     PetscCheck(ivalue, PETSC_COMM_SELF, PETSC_ERR_ARG_NULL, "integer option queried without an integer output");
     PetscCallCore(PETSC_ERR_ARG_WRONG, *ivalue = (PetscInt)opts.GetInt(key));
   } else {

@@ -36,7 +36,7 @@ struct PackSellModule {
      [](const FormatStats &s) { return static_cast<long long>(s.sigma); }},
     {"value_format", "value format",
      "Value format of the values: exact (FP64, lossless), or lossy fp16, bf16, e8m<m> (7 <= m <= 22) packed in each word", "MatPackSELLSetValueFormat", false,
-     [](Options &o, long long, const std::string &s) { o.value_format = ValueFormat::parse(s); }, [](const Options &) { return LLONG_MIN; },
+     [](Options &o, long long, const std::string &s) { o.value_format = ValueFormat::parse(s); }, nullptr,
      [](const Options &o) { return o.value_format.name(); }},
     {"scaling", "scaling", "Scale the values by a power of two so they fit the value format: none or auto", "MatPackSELLSetScaling", false,
      [](Options &o, long long, const std::string &s) {
@@ -44,7 +44,7 @@ struct PackSellModule {
        else if (s == "auto") o.scaling = PackSellScaling::Auto;
        else throw FormatError("PackSELL scaling '" + s + "' is not valid: use none or auto");
      },
-     [](const Options &) { return LLONG_MIN; }, [](const Options &o) { return std::string(o.scaling == PackSellScaling::Auto ? "auto" : "none"); }},
+     nullptr, [](const Options &o) { return std::string(o.scaling == PackSellScaling::Auto ? "auto" : "none"); }},
     hybrid_option_spec<Options>("MatPackSELLSetHybrid"),
   };
 

@@ -1,0 +1,43 @@
+// The inner operator of the mixed-precision preconditioner (PETSc-free): the symmetrically
+// scaled matrix A_hat = D^-1/2 A D^-1/2 (D = diag(A)) stored in PackSELL with a reduced-precision
+// value format. A_hat has a unit diagonal, so its values fit FP16/BF16/E8Mm ranges without a
+// scale exponent on most matrices, and its rounding keeps a symmetric A symmetric: each value is
+// a_ij * (s_i * s_j) with s = D^-1/2, and s_i * s_j == s_j * s_i exactly.
+// Design and performance model: ../shared/MIXED.md, docs/mixed.md.
+#pragma once
+#include "core/csr.hpp"
+#include "formats/packsell/packsell.hpp"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pspmv {
+namespace mixed {
+
+// A row whose diagonal entry is missing, zero, negative or not finite: no symmetric scaling.
+// row is the CSR row (local: the PETSc glue adds its offset), value the entry (0 when missing).
+struct DiagonalError : FormatError {
+  DiagonalError(int64_t row_, double value_, const std::string &what)
+      : FormatError(what), row(row_), value(value_) {}
+  int64_t row;
+  double  value;
+};
+
+struct ScaledCopy {
+  std::vector<double> s; // rows entries: 1 / sqrt(a_ii)
+  PackSellMatrix      op; // A_hat in PackSELL (its value format as asked)
+  int64_t             nnz = 0;
+};
+
+// Builds the scaled copy of a square A with a positive diagonal. Throws FormatError for a
+// non-square A, DiagonalError (its first offending row) for a diagonal entry that is missing or
+// not positive and finite, and build_packsell's errors (ValueRangeError with A's row and column)
+// when a scaled value does not fit opt.value_format. O(nnz) plus the PackSELL build.
+ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt);
+
+// Same pattern, new values: recomputes s and re-encodes A_hat's values (update_packsell_values).
+// Throws as build_scaled_copy (c unchanged then), and FormatError when the pattern differs.
+void update_scaled_copy(const CsrView &A, ScaledCopy &c);
+
+} // namespace mixed
+} // namespace pspmv

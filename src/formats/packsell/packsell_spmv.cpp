@@ -26,6 +26,22 @@ void packsell_spmv(const PackSellMatrix &M, const double *x, double *y, bool add
   coo_tail_spmv_add(M.tail, x, y); // tail values are already in unscaled units
 }
 
+void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y) {
+  const float inv_scale = static_cast<float>(std::ldexp(1.0, -M.scale_exponent));
+  const bool lossy = M.value_format.lossy();
+  for (int32_t i = 0; i < M.rows; ++i) {
+    float sum = 0.0f;
+    detail::for_each_row_nonzero(M, i, [&](int64_t p, int32_t col) {
+      const float v = lossy ? static_cast<float>(decode_value(M.value_format, packsell::word_value_bits(M.words[size_t(p)], M.delta_bits)))
+                            : static_cast<float>(M.exact_values[size_t(p)]);
+      sum = std::fma(v, x[col], sum);
+    });
+    y[M.perm[size_t(i)]] = sum * inv_scale;
+  }
+  for (int64_t k = 0; k < M.tail.nnz(); ++k)
+    y[M.tail.row[size_t(k)]] = std::fma(static_cast<float>(M.tail.val[size_t(k)]), x[M.tail.col[size_t(k)]], y[M.tail.row[size_t(k)]]);
+}
+
 void packsell_diagonal(const PackSellMatrix &M, double *d) {
   const double inv_scale = std::ldexp(1.0, -M.scale_exponent);
   const int32_t n = std::min(M.rows, M.cols);

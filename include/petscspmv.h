@@ -445,3 +445,88 @@ typedef struct {
 .seealso: `MatView()` with `PETSC_VIEWER_ASCII_INFO`
 @*/
 PETSC_EXTERN PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats);
+
+/* ------------------------------------------------------------------ mixed-precision Krylov */
+#include <petscpc.h>
+
+/*MC
+  PCMIXEDKRYLOV - "mixedkrylov": a preconditioner whose application is an inner Krylov solve in
+  reduced precision on a PackSELL copy of the symmetrically scaled Pmat, D^-1/2 A D^-1/2
+  (D = diag(A), kept exactly symmetric), for a flexible outer FP64 Krylov method: the outer
+  method multiplies by the exact matrix, so its residual is the true one, and the inner solve
+  only has to be a good preconditioner.
+
+  Options Database Keys:
++ -pc_mixedkrylov_inner <cg,f3r> - cg: inner-outer CG, a fixed number of FP32 CG steps (the
+    PackSELL paper's mixed PCG); f3r: F3R's nested FGMRES(m2) FP32 / FGMRES(m3) FP32 /
+    Richardson(m4) FP16-vector scheme (Suzuki, Iwashita)
+. -pc_mixedkrylov_max_it <20> - inner CG steps per application
+. -pc_mixedkrylov_rtol <0> - inner CG early exit at this residual reduction (0: fixed count)
+. -pc_mixedkrylov_f3r_m <8,4,2> - F3R steps of levels 2, 3, 4
+. -pc_mixedkrylov_f3r_weight_period <64> - F3R: calls between Richardson weight updates
+. -pc_mixedkrylov_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are
+    CUDA vectors (aijcusparse, rgcsrcuda, packsellcuda), else the host twin
+. -pc_mixedkrylov_monitor - print the inner residual norms of every application
+- -pc_mixedkrylov_mat_packsell_value_format <e8m14> - the copy's value format (fp16, bf16,
+    e8m<m>, exact), and the other -pc_mixedkrylov_mat_packsell_* layout options of PackSELL
+
+  Notes:
+  Use it with `-ksp_type fcg -ksp_norm_type unpreconditioned` (SPD matrices) or
+  `-ksp_type fgmres`; a non-flexible outer method gets a warning at KSPSolve(). The Pmat may
+  be any square matrix with a positive diagonal whose diagonal block is AIJ or convertible to
+  it (AIJ, AIJCUSPARSE, the petscspmv types), seq or mpi; on MPI each rank's inner solve uses
+  its diagonal block (block Jacobi). A Pmat with the same nonzero pattern and new values
+  re-encodes the copy's values; a new pattern rebuilds it. An inner CG step that finds
+  p^T A p <= 0 ends the inner solve (a breakdown, counted); an inner solve that made no step
+  returns the Jacobi step D^-1 r. `-ksp_view` shows the inner method, the value format (LOSSY),
+  the counts and the setup time.
+
+  Errors (at PCSetUp(), on every rank when one rank fails):
+  `PETSC_ERR_ARG_SIZ` for a non-square Pmat or different row and column layouts;
+  `PETSC_ERR_ARG_WRONG` for a missing, zero, negative or non-finite diagonal entry (the global
+  row named); `PETSC_ERR_ARG_OUTOFRANGE` for a scaled value outside the value format (row,
+  column and the remedy named).
+
+  Reference:
+  The PackSELL paper (mixed PCG with an E8Mm PackSELL operator); Suzuki, Iwashita, F3R (SC'25,
+  github.com/suzuki-hpc/F3R); ../shared/MIXED.md and docs/mixed.md.
+
+  Level: advanced
+
+.seealso: `PCMixedKrylovGetStats()`, `KSPFCG`, `KSPFGMRES`, `MATPACKSELLCUDA`
+M*/
+#define PCMIXEDKRYLOV "mixedkrylov"
+
+/* Counts of a PCMIXEDKRYLOV on this rank: the inner-solve counts since the copy was last built,
+   builds and value updates since the PC was created. */
+typedef struct {
+  PetscInt       applications;     /* inner solves (PCApply) */
+  PetscInt       inner_its;        /* inner CG steps, or F3R innermost Richardson steps, summed */
+  PetscInt       breakdowns;       /* inner solves ended by p^T A p <= 0 */
+  PetscInt       early_exits;      /* inner solves ended by -pc_mixedkrylov_rtol */
+  PetscInt       jacobi_fallbacks; /* inner solves that made no step (the Jacobi step returned) */
+  PetscInt       builds;           /* PackSELL copies built */
+  PetscInt       value_updates;    /* value-only re-encodings (same pattern) */
+  PetscLogDouble setup_time;       /* seconds of the last setup or value update */
+} PCMixedKrylovStats;
+
+/*@
+  PCMixedKrylovGetStats - Gets the counts of a `PCMIXEDKRYLOV` preconditioner on this rank.
+
+  Not Collective
+
+  Input Parameter:
+. pc - the preconditioner
+
+  Output Parameter:
+. stats - applications, inner steps, breakdowns, early exits, Jacobi fallbacks, builds, value
+  updates and the last setup time in seconds
+
+  Errors:
+  `PETSC_ERR_SUP` when pc is not a `PCMIXEDKRYLOV`.
+
+  Level: advanced
+
+.seealso: `PCMIXEDKRYLOV`
+@*/
+PETSC_EXTERN PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *stats);

@@ -27,10 +27,17 @@ const char *GetOptionName(Format f) { return ComposedName(f, false); }
 
 PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts)
 {
+  PetscFunctionBegin;
+  PetscCall(ReadFormatOptions((PetscObject)A, "", PetscOptionsObject, opts));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts)
+{
   FormatOptions o      = *opts;
   const Format  f      = o.format();
-  PetscOptions  db     = ((PetscObject)A)->options;
-  const char   *prefix = ((PetscObject)A)->prefix;
+  PetscOptions  db     = obj->options;
+  const char   *prefix = obj->prefix;
   char          title[64];
 
   PetscFunctionBegin;
@@ -42,7 +49,7 @@ PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Forma
     PetscInt         iv   = 0;
     char             name[128], sv[256];
 
-    PetscCall(PetscSNPrintf(name, sizeof(name), "-mat_%s_%s", FormatName(f), spec.key));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "-%smat_%s_%s", infix, FormatName(f), spec.key));
     sv[0] = 0;
     if (spec.integer) {
       PetscInt cur;

@@ -40,6 +40,9 @@ PetscErrorCode PetscSpMVInitializePackage(void)
   PetscCall(MatInitializePackage());
   PetscCall(PetscLogEventRegister("SpMVBuild", MAT_CLASSID, &EventBuild));
   PetscCall(PetscLogEventRegister("SpMVValues", MAT_CLASSID, &EventValues));
+  PetscCall(PCInitializePackage());
+  PetscCall(PetscLogEventRegister("PCMixedKSetUp", PC_CLASSID, &EventMixedSetUp));
+  PetscCall(PCRegister(PCMIXEDKRYLOV, PCCreate_MixedKrylov));
   for (PetscInt i = 0; i < n; i++) {
     const TypeInfo *t = types[i];
     PetscCall(MatRegisterRootName(t->root, t->seq, t->mpi));

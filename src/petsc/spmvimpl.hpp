@@ -3,6 +3,7 @@
 #pragma once
 #include <petscspmv.h>
 #include <petsc/private/matimpl.h>
+#include <petscpc.h>
 #include "petsc_compat.h"
 
 #include "core_error.hpp"
@@ -142,6 +143,9 @@ MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our type
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (of its format; validated as
    a set); with a PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
 PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts);
+/* The same for options named -<infix>mat_<format>_* under obj's prefix (PCMIXEDKRYLOV reads its
+   PackSELL copy's options with infix "pc_mixedkrylov_"). */
+PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts);
 /* Applies one setter call (option `key`, e.g. "group_size") to *opts (unchanged on error);
    errors carry the class of the option: PETSC_ERR_ARG_OUTOFRANGE for integers,
    PETSC_ERR_ARG_WRONG for strings. */
@@ -227,6 +231,9 @@ void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatS
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;
+/* pc_mixedkrylov.cpp */
+extern PetscLogEvent EventMixedSetUp;
+PetscErrorCode       PCCreate_MixedKrylov(PC pc);
 /* > 0 while an MPI matrix of ours assembles: its blocks leave building to it. */
 extern PetscInt DeferBlockBuild;
 

@@ -29,20 +29,6 @@ static PetscErrorCode Build(PetscInt n, PetscScalar d, PetscScalar o, PetscInt b
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Runs call with errors returned; *ierr gets the code, msg the message (empty on success). */
-#define TRY(call, ierr, msg) \
-  do { \
-    const char *m_ = NULL; \
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); \
-    *(ierr) = (call); \
-    PetscCall(PetscPopErrorHandler()); \
-    (msg)[0] = 0; \
-    if (*(ierr)) { \
-      PetscSpMVErrorText s_ = NULL; \
-      PetscCall(PetscErrorMessage(*(ierr), &m_, &s_)); \
-      PetscCall(PetscStrncpy((msg), s_ ? s_ : "", sizeof(msg))); \
-    } \
-  } while (0)
 
 /* A value that overflows fp16 at global (bi, bj): the rank owning row bi names exactly that entry,
    every other rank says another rank failed; the matrix keeps its previous format and values. */

@@ -53,3 +53,18 @@ PetscErrorCode TestFormatHoldsValues(Mat A, const char *fmt, PetscBool scaling_a
 PetscErrorCode TestExpectRefused(Mat A, const char *family, const char *label);
 /* Loads the PETSc binary matrix in file as MATAIJ. */
 PetscErrorCode TestLoadAIJ(const char file[], Mat *A);
+
+/* Runs call with errors returned; *ierr gets the code, msg (a char array) the message (empty on success). */
+#define TRY(call, ierr, msg) \
+  do { \
+    const char *m_ = NULL; \
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); \
+    *(ierr) = (call); \
+    PetscCall(PetscPopErrorHandler()); \
+    (msg)[0] = 0; \
+    if (*(ierr)) { \
+      PetscSpMVErrorText s_ = NULL; \
+      PetscCall(PetscErrorMessage(*(ierr), &m_, &s_)); \
+      PetscCall(PetscStrncpy((msg), s_ ? s_ : "", sizeof(msg))); \
+    } \
+  } while (0)

@@ -1,0 +1,98 @@
+// PCMIXEDKRYLOV's CUDA backend: the device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA
+// vectors and its current stream. An application launches kernels only: no host
+// synchronisation (the counts are read when asked for, by -ksp_view, the monitor or
+// PCMixedKrylovGetStats()).
+#include "../mixed_backend.hpp"
+
+#include "current_stream.hpp"
+#include "mixed/inner_cg_device.hpp"
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+class CudaMixedBackend final : public MixedBackend {
+public:
+  ~CudaMixedBackend() override { (void)mixed::cuda::destroy(cg_); }
+
+  PetscErrorCode Create(const mixed::ScaledCopy &c, const MixedParams &p)
+  {
+    PetscFunctionBegin;
+    PetscCheck(p.method == InnerMethod::CG, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCMIXEDKRYLOV: -pc_mixedkrylov_inner f3r has no CUDA backend in this build: use -pc_mixedkrylov_backend host or -pc_mixedkrylov_inner cg");
+    rows_ = (PetscInt)c.s.size();
+    nnz_  = (PetscLogDouble)c.nnz;
+    PetscCallCUDA(cudaDeviceSynchronize());
+    PetscCallCUDA(mixed::cuda::create(c, p.cg.max_it, &cg_));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.stats().stored_bytes + sizeof(double) * (PetscLogDouble)rows_));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) override
+  {
+    const PetscScalar *ra;
+    PetscScalar       *za;
+    PetscMemType       rm, zm;
+    cudaStream_t       stream = nullptr;
+
+    PetscFunctionBegin;
+    PetscCall(CurrentCudaStream(&stream));
+    PetscCall(VecGetArrayReadAndMemType(r, &ra, &rm));
+    PetscCall(VecGetArrayWriteAndMemType(z, &za, &zm));
+    if (rows_ > 0 && !(PetscMemTypeDevice(rm) && PetscMemTypeDevice(zm))) {
+      VecType vt;
+      PetscCall(VecGetType(PetscMemTypeDevice(rm) ? z : r, &vt));
+      SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU (its Pmat has CUDA vectors) but was applied to %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -pc_mixedkrylov_backend host", vt);
+    }
+    if (rows_ > 0) {
+      PetscCall(PetscLogGpuTimeBegin());
+      PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
+      PetscCall(PetscLogGpuTimeEnd());
+      /* counted as if every step ran (the device's step count is read later) */
+      PetscCall(PetscLogGpuFlops((PetscLogDouble)p.cg.max_it * (2.0 * nnz_ + 10.0 * (PetscLogDouble)rows_)));
+    }
+    PetscCall(VecRestoreArrayWriteAndMemType(z, &za));
+    PetscCall(VecRestoreArrayReadAndMemType(r, &ra));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode UpdateValues(const mixed::ScaledCopy &c) override
+  {
+    PetscFunctionBegin;
+    PetscCallCUDA(cudaDeviceSynchronize());
+    PetscCallCUDA(mixed::cuda::update_values(c, cg_));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.words.size() * 4 + (PetscLogDouble)c.op.exact_values.size() * 8 + sizeof(double) * (PetscLogDouble)rows_));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) override
+  {
+    cudaStream_t stream = nullptr;
+
+    PetscFunctionBegin;
+    PetscCall(CurrentCudaStream(&stream));
+    PetscCallCUDA(mixed::cuda::read_stats(cg_, stats, residuals, stream));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  const char *Name() const override { return "CUDA"; }
+
+private:
+  mixed::cuda::DeviceInnerCg *cg_   = nullptr;
+  PetscInt                    rows_ = 0;
+  PetscLogDouble              nnz_  = 0;
+};
+
+} // namespace
+
+PetscErrorCode CreateCudaMixedBackend(const mixed::ScaledCopy &c, const MixedParams &p, std::unique_ptr<MixedBackend> *out)
+{
+  PetscFunctionBegin;
+  auto b = std::make_unique<CudaMixedBackend>();
+  PetscCall(b->Create(c, p));
+  *out = std::move(b);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

@@ -1,0 +1,472 @@
+// PCMIXEDKRYLOV: a preconditioner whose application is an inner Krylov solve in reduced precision
+// on a PackSELL copy of the symmetrically scaled Pmat (../shared/MIXED.md, docs/mixed.md). The
+// outer FP64 Krylov method (flexible: FCG, FGMRES, GCR) keeps the user's exact operator, so its
+// residual is the true one. On an MPI Pmat the inner solve works on each rank's diagonal block
+// (block Jacobi with an inexact FP32 block solve).
+#include <petsc/private/pcimpl.h>
+#include <petscksp.h>
+
+#include "mixed_backend.hpp"
+#include "spmvimpl.hpp"
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+struct MixedKrylov {
+  MixedParams                        params;
+  FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
+  PetscInt                           backend_choice = 0; /* 0 auto, 1 host, 2 cuda */
+  std::unique_ptr<mixed::ScaledCopy> copy;
+  std::unique_ptr<MixedBackend>      backend;
+  mixed::InnerStats                  stats;           /* since the last full setup */
+  std::vector<double>                residuals;       /* monitor: the last application's */
+  PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
+  PetscInt                           builds = 0, value_updates = 0;
+  PetscBool                          warned_ksp = PETSC_FALSE;
+  PetscViewer                        monitor = nullptr;
+};
+
+const char *const BackendNames[] = {"auto", "host", "cuda", "PCMixedKrylovBackend", "PC_MIXEDKRYLOV_BACKEND_", nullptr};
+const char *const InnerNames[]   = {"cg", "f3r", "PCMixedKrylovInner", "PC_MIXEDKRYLOV_INNER_", nullptr};
+
+MixedKrylov *Data(PC pc) { return static_cast<MixedKrylov *>(pc->data); }
+
+/* Every rank fails when one does: a setup error on one rank must not leave the others in the
+   outer solve's reductions. */
+PetscErrorCode Agree(PC pc, PetscErrorCode ierr)
+{
+  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)pc)));
+  PetscCall(ierr);
+  PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the PCMIXEDKRYLOV setup failed on another rank (see the error reported there)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The core's option names are the matrix ones; the copy's live under the PC's infix. */
+std::string UnderPCOptions(std::string msg, const char *prefix)
+{
+  const std::string from = "-mat_packsell_", to = std::string("-") + (prefix ? prefix : "") + "pc_mixedkrylov_mat_packsell_";
+  for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) msg.replace(at, from.size(), to);
+  return msg;
+}
+
+/* The square diagonal block of the Pmat on this rank as a SeqAIJ-based matrix (*owned: a
+   conversion to destroy; NULL when *Ad is the block itself). */
+PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
+{
+  Mat       P = pc->pmat, B;
+  PetscInt  M, N;
+  PetscBool isaij;
+
+  PetscFunctionBegin;
+  *owned = nullptr;
+  PetscCall(MatGetSize(P, &M, &N));
+  PetscCheck(M == N, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_SIZ, "PCMIXEDKRYLOV needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
+  PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
+             "PCMIXEDKRYLOV needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): its inner solve works on the square diagonal block",
+             P->rmap->n, P->cmap->n);
+  PetscCall(MatGetDiagonalBlock(P, &B));
+  /* AIJ and its subclasses (aijcusparse, ours) keep CSR arrays; anything else is converted */
+  PetscCall(PetscStrbeginswith(((PetscObject)B)->type_name, MATSEQAIJ, &isaij));
+  if (!isaij) {
+    PetscCall(MatConvert(B, MATSEQAIJ, MAT_INITIAL_MATRIX, owned));
+    B = *owned;
+  }
+  *Ad = B;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f)
+{
+  const PetscInt    *ia, *ja;
+  const PetscScalar *aa;
+  PetscInt           n;
+  PetscBool          done;
+  static const PetscInt zero = 0;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetArrayRead(Ad, &aa)); /* host values (copied from the GPU if they are newer there) */
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCMIXEDKRYLOV cannot read the CSR arrays of the %s diagonal block", ((PetscObject)Ad)->type_name);
+  CsrView v;
+  v.rows   = (int32_t)n;
+  v.cols   = (int32_t)Ad->cmap->n;
+  v.rowptr = ia ? ia : &zero;
+  v.colidx = ja;
+  v.values = aa;
+  const PetscErrorCode ierr = f(v);
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &aa));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The core's errors in the Pmat's global numbering, naming the PC's options. */
+PetscErrorCode RunCore(PC pc, const std::function<void()> &f)
+{
+  const PetscInt r0 = pc->pmat->rmap->rstart;
+  std::string    msg;
+  PetscErrorCode code = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  try {
+    f();
+  } catch (const mixed::DiagonalError &e) {
+    code = PETSC_ERR_ARG_WRONG;
+    /* e.what() is "row <local> ...": name the global row instead */
+    const std::string w = e.what();
+    msg                 = "PCMIXEDKRYLOV: Pmat row " + std::to_string(r0 + e.row) + w.substr(w.find(' ', 4));
+  } catch (const ValueRangeError &e) {
+    code = PETSC_ERR_ARG_OUTOFRANGE;
+    msg  = "the PCMIXEDKRYLOV copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), Pmat row " + std::to_string(r0 + e.row) + ", column " + std::to_string(pc->pmat->cmap->rstart + e.col) + ": " +
+          UnderPCOptions(e.message(), ((PetscObject)pc)->prefix);
+  } catch (const FormatError &e) {
+    code = PETSC_ERR_ARG_WRONG;
+    msg  = UnderPCOptions(e.what(), ((PetscObject)pc)->prefix);
+  } catch (const std::bad_alloc &) {
+    code = PETSC_ERR_MEM;
+    msg  = "out of host memory while building the PCMIXEDKRYLOV copy";
+  } catch (const std::exception &e) {
+    code = PETSC_ERR_LIB;
+    msg  = e.what();
+  }
+  PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
+{
+  MixedKrylov *mk = Data(pc);
+  VecType      vt = nullptr;
+  PetscBool    iscuda = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetVecType(pc->pmat, &vt));
+  if (vt) {
+    char *found = nullptr;
+    PetscCall(PetscStrstr(vt, "cuda", &found));
+    iscuda = found ? PETSC_TRUE : PETSC_FALSE;
+  }
+  if (mk->backend_choice == 1) iscuda = PETSC_FALSE;
+  else if (mk->backend_choice == 2) iscuda = PETSC_TRUE;
+#if !defined(PETSCSPMV_HAVE_CUDA)
+  PetscCheck(!(mk->backend_choice == 2), PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-pc_mixedkrylov_backend cuda: this petscspmv was built without CUDA");
+  iscuda = PETSC_FALSE;
+#endif
+  *cuda = iscuda;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetUpLocal(PC pc)
+{
+  MixedKrylov   *mk = Data(pc);
+  Mat            Ad = nullptr, owned = nullptr;
+  PetscLogDouble t0, t1;
+  PetscBool      cuda = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(LocalBlock(pc, &Ad, &owned));
+  PetscCall(UseCuda(pc, &cuda));
+  bool updated = false;
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->copy && mk->backend) {
+    bool pattern_changed = false;
+    PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(RunCore(pc, [&] {
+        try {
+          mixed::update_scaled_copy(A, *mk->copy);
+        } catch (const mixed::DiagonalError &) {
+          throw;
+        } catch (const ValueRangeError &) {
+          throw;
+        } catch (const FormatError &) {
+          pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
+        }
+      }));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    if (!pattern_changed) {
+      PetscCall(mk->backend->UpdateValues(*mk->copy));
+      mk->value_updates++;
+      updated = true;
+    }
+  }
+  if (!updated) {
+    mk->backend.reset();
+    mk->copy.reset();
+    auto fresh = std::make_unique<mixed::ScaledCopy>();
+    PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(RunCore(pc, [&] { *fresh = mixed::build_scaled_copy(A, mk->copy_opts.Of<PackSellModule>()); }));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    mk->copy = std::move(fresh);
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (cuda) PetscCall(CreateCudaMixedBackend(*mk->copy, mk->params, &mk->backend));
+    else
+#endif
+      PetscCall(CreateHostMixedBackend(*mk->copy, mk->params, &mk->backend));
+    mk->stats = mixed::InnerStats{};
+    mk->builds++;
+  }
+  PetscCall(MatDestroy(&owned));
+  PetscCall(PetscTime(&t1));
+  mk->setup_time = t1 - t0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCSetUp_MixedKrylov(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(EventMixedSetUp, pc, 0, 0, 0));
+  PetscCall(Agree(pc, SetUpLocal(pc)));
+  PetscCall(PetscLogEventEnd(EventMixedSetUp, pc, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -pc_mixedkrylov_monitor: the inner residuals of this application, relative to the first,
+   combined over the ranks (each rank's block solve scaled by its ||D^-1/2 r||). */
+PetscErrorCode Monitor(PC pc, Vec x)
+{
+  MixedKrylov        *mk = Data(pc);
+  std::vector<double> res;
+  PetscInt            n, nmax;
+  PetscReal           sigma;
+  Vec                 t;
+
+  PetscFunctionBegin;
+  PetscCall(mk->backend->ReadStats(&mk->stats, &res));
+  n = (PetscInt)res.size();
+  PetscCallMPI(MPIU_Allreduce(&n, &nmax, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)pc)));
+  /* sigma_rank = ||D^-1/2 r|| on the rank's rows: res holds the unit-norm inner residuals */
+  PetscCall(VecDuplicate(x, &t));
+  PetscCall(VecCopy(x, t));
+  {
+    PetscScalar *ta;
+    PetscCall(VecGetArray(t, &ta));
+    for (size_t i = 0; i < mk->copy->s.size(); i++) ta[i] *= mk->copy->s[i];
+    PetscCall(VecRestoreArray(t, &ta));
+  }
+  PetscReal local = 0;
+  {
+    const PetscScalar *ta;
+    PetscCall(VecGetArrayRead(t, &ta));
+    for (size_t i = 0; i < mk->copy->s.size(); i++) local += ta[i] * ta[i];
+    PetscCall(VecRestoreArrayRead(t, &ta));
+  }
+  PetscCall(VecDestroy(&t));
+  sigma = std::sqrt(local);
+  std::vector<PetscReal> sq((size_t)nmax, 0.0), sum((size_t)nmax, 0.0);
+  for (PetscInt k = 0; k < nmax; k++) {
+    const double rk = n == 0 ? 0.0 : res[(size_t)std::min(k, n - 1)];
+    sq[(size_t)k]   = (sigma * rk) * (sigma * rk);
+  }
+  if (nmax) PetscCallMPI(MPIU_Allreduce(sq.data(), sum.data(), (PetscMPIInt)nmax, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)pc)));
+  PetscCall(PetscViewerASCIIAddTab(mk->monitor, ((PetscObject)pc)->tablevel));
+  for (PetscInt k = 0; k < nmax; k++)
+    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  %3" PetscInt_FMT " PCMIXEDKRYLOV inner residual norm %14.12e (relative %g)\n", k, (double)std::sqrt(sum[(size_t)k]),
+                                     (double)(sum[0] > 0 ? std::sqrt(sum[(size_t)k] / sum[0]) : 0.0)));
+  PetscCall(PetscViewerASCIISubtractTab(mk->monitor, ((PetscObject)pc)->tablevel));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCApply_MixedKrylov(PC pc, Vec x, Vec y)
+{
+  MixedKrylov *mk = Data(pc);
+
+  PetscFunctionBegin;
+  PetscCall(mk->backend->Apply(mk->params, x, y));
+  if (mk->monitor) PetscCall(Monitor(pc, x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Warns once when the outer Krylov method is not flexible (the inner solve is a nonlinear
+   operator: FCG, FGMRES, GCR and the like are guaranteed to handle it, CG and GMRES are not),
+   or when FCG tests the preconditioned norm (not the true residual). */
+PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
+{
+  MixedKrylov *mk = Data(pc);
+  PetscBool    flexible;
+  KSPNormType  nt;
+  KSPType      kt;
+  PCSide       side;
+
+  PetscFunctionBegin;
+  if (mk->warned_ksp) PetscFunctionReturn(PETSC_SUCCESS);
+  mk->warned_ksp = PETSC_TRUE;
+  PetscCall(KSPGetType(ksp, &kt));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &flexible, KSPFCG, KSPPIPEFCG, KSPFGMRES, KSPPIPEFGMRES, KSPGCR, KSPPIPEGCR, KSPFBCGS, KSPFBCGSR, KSPRICHARDSON, KSPPREONLY, ""));
+  if (!flexible)
+    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
+                          "WARNING: PCMIXEDKRYLOV applies an inner Krylov solve, which is not a fixed linear operator; the outer KSP %s is not flexible and is not guaranteed to converge: use -ksp_type fcg -ksp_norm_type unpreconditioned, or -ksp_type fgmres\n",
+                          kt));
+  PetscCall(KSPGetNormType(ksp, &nt));
+  PetscCall(KSPGetPCSide(ksp, &side));
+  if (flexible && nt == KSP_NORM_PRECONDITIONED && side == PC_LEFT)
+    PetscCall(PetscInfo(pc, "the outer KSP %s tests the preconditioned residual norm; -ksp_norm_type unpreconditioned tests the true residual\n", kt));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOptionsObject)
+{
+  MixedKrylov *mk = Data(pc);
+  PetscInt     inner = (PetscInt)mk->params.method, m[3] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4}, nm = 3, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
+  PetscReal    rtol = mk->params.cg.rtol;
+  PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscOptionsHeadBegin(PetscOptionsObject, "PCMIXEDKRYLOV (petscspmv) options");
+  PetscCall(PetscOptionsEList("-pc_mixedkrylov_inner", "Inner solver: cg (inner-outer CG in FP32) or f3r (nested FGMRES/FGMRES/Richardson)", "PCMIXEDKRYLOV", InnerNames, 2, InnerNames[inner], &inner, &set));
+  PetscCall(PetscOptionsInt("-pc_mixedkrylov_max_it", "Inner CG steps per application (a fixed count unless -pc_mixedkrylov_rtol > 0)", "PCMIXEDKRYLOV", maxit, &maxit, &set));
+  PetscCall(PetscOptionsReal("-pc_mixedkrylov_rtol", "Inner CG early exit: stop once the inner residual is reduced by this factor (0: always max_it steps)", "PCMIXEDKRYLOV", rtol, &rtol, &set));
+  PetscCall(PetscOptionsIntArray("-pc_mixedkrylov_f3r_m", "F3R steps of levels 2, 3 and 4 (FGMRES FP32, FGMRES FP32, Richardson FP16)", "PCMIXEDKRYLOV", m, &nm, &set));
+  PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
+  PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
+  PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[mk->backend_choice], &mk->backend_choice, &set));
+  PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
+  PetscOptionsHeadEnd();
+  PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
+  PetscCheck(rtol >= 0 && rtol < 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_rtol %g is out of range: use 0 (a fixed step count) or a reduction factor in (0, 1)", (double)rtol);
+  for (int i = 0; i < 3; i++)
+    PetscCheck(m[i] >= 1 && m[i] <= 1000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_m: step count %" PetscInt_FMT " of level %d is out of range: use 1 to 1000", m[i], i + 2);
+  PetscCheck(period >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_weight_period %" PetscInt_FMT " must be at least 1", period);
+  {
+    FormatOptions o = mk->copy_opts;
+    PetscCall(ReadFormatOptions((PetscObject)pc, "pc_mixedkrylov_", PetscOptionsObject, &o));
+    const MixedParams before = mk->params;
+    mk->params.method        = inner == 0 ? InnerMethod::CG : InnerMethod::F3R;
+    mk->params.cg.max_it     = (int32_t)maxit;
+    mk->params.cg.rtol       = (double)rtol;
+    mk->params.f3r           = mixed::F3RParams{(int32_t)m[0], (int32_t)m[1], (int32_t)m[2], (int32_t)period};
+    /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
+    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it) {
+      mk->copy_opts = o;
+      mk->backend.reset();
+      mk->copy.reset();
+      pc->setupcalled = 0;
+    }
+  }
+  if (mon && !mk->monitor) PetscCall(PetscViewerASCIIGetStdout(PetscObjectComm((PetscObject)pc), &mk->monitor));
+  if (!mon) mk->monitor = nullptr;
+  mk->params.monitor = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
+{
+  MixedKrylov *mk = Data(pc);
+  PetscBool    ascii;
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+  const PackSellOptions &po = mk->copy_opts.Of<PackSellModule>();
+  if (mk->params.method == InnerMethod::CG)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, %d steps per application%s%s\n", (int)mk->params.cg.max_it, mk->params.cg.rtol > 0 ? ", early exit at relative residual " : " (fixed)",
+                                     mk->params.cg.rtol > 0 ? std::to_string(mk->params.cg.rtol).c_str() : ""));
+  else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: F3R, FGMRES(%d) FP32 / FGMRES(%d) FP32 / Richardson(%d) FP16 vectors, weights recomputed every %d calls\n", (int)mk->params.f3r.m2, (int)mk->params.f3r.m3,
+                                     (int)mk->params.f3r.m4, (int)mk->params.f3r.weight_period));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), %s%s\n", mk->copy_opts.Describe().c_str(),
+                                   po.value_format.lossy() ? "LOSSY " : "", po.value_format.lossy() ? ("value format " + po.value_format.name() + " (unit roundoff " + std::to_string(po.value_format.unit_roundoff()) + ")").c_str() : "FP64 values rounded to FP32 in the products"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  the outer Krylov method multiplies by the exact Pmat/Amat; only the preconditioner uses the copy\n"));
+  if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI: each rank solves with its diagonal block (block Jacobi; the off-rank couplings stay with the outer method)\n"));
+  if (mk->backend) {
+    mixed::InnerStats s = mk->stats;
+    PetscCall(mk->backend->ReadStats(&s, nullptr));
+    mk->stats = s;
+    const mixed::ScaledCopy &c  = *mk->copy;
+    const FormatStats        fs = c.op.stats();
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->Name(), (int)c.op.rows, (PetscInt64)c.nnz,
+                                     (PetscInt64)fs.stored_slots, c.nnz ? (double)fs.stored_bytes / (double)c.nnz : 0.0));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  setups: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates; last setup %.4g s\n", mk->builds, mk->value_updates, (double)mk->setup_time));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0 applications %" PetscInt64_FMT ", inner steps %" PetscInt64_FMT " (%.2f per application), breakdowns %" PetscInt64_FMT ", early exits %" PetscInt64_FMT ", Jacobi fallbacks %" PetscInt64_FMT "\n",
+                                     (PetscInt64)s.applications, (PetscInt64)s.inner_its, s.applications ? (double)s.inner_its / (double)s.applications : 0.0, (PetscInt64)s.breakdowns, (PetscInt64)s.early_exits,
+                                     (PetscInt64)s.jacobi_fallbacks));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCReset_MixedKrylov(PC pc)
+{
+  MixedKrylov *mk = Data(pc);
+
+  PetscFunctionBegin;
+  mk->backend.reset();
+  mk->copy.reset();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCDestroy_MixedKrylov(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCReset_MixedKrylov(pc));
+  delete Data(pc);
+  pc->data = nullptr;
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCMixedKrylovGetStats_C", nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode PCMixedKrylovGetStats_MixedKrylov(PC pc, PCMixedKrylovStats *out)
+{
+  MixedKrylov *mk = Data(pc);
+
+  PetscFunctionBegin;
+  if (mk->backend) PetscCall(mk->backend->ReadStats(&mk->stats, nullptr));
+  out->applications     = (PetscInt)mk->stats.applications;
+  out->inner_its        = (PetscInt)mk->stats.inner_its;
+  out->breakdowns       = (PetscInt)mk->stats.breakdowns;
+  out->early_exits      = (PetscInt)mk->stats.early_exits;
+  out->jacobi_fallbacks = (PetscInt)mk->stats.jacobi_fallbacks;
+  out->builds           = mk->builds;
+  out->value_updates    = mk->value_updates;
+  out->setup_time       = mk->setup_time;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscLogEvent EventMixedSetUp = 0;
+
+PetscErrorCode PCCreate_MixedKrylov(PC pc)
+{
+  PetscFunctionBegin;
+  pc->data                 = new MixedKrylov();
+  pc->ops->setup           = PCSetUp_MixedKrylov;
+  pc->ops->apply           = PCApply_MixedKrylov;
+  pc->ops->presolve        = PCPreSolve_MixedKrylov;
+  pc->ops->setfromoptions  = PCSetFromOptions_MixedKrylov;
+  pc->ops->view            = PCView_MixedKrylov;
+  pc->ops->reset           = PCReset_MixedKrylov;
+  pc->ops->destroy         = PCDestroy_MixedKrylov;
+  {
+    /* the copy's default value format: e8m14 (FP32's exponent range, no underflow surprises) */
+    MixedKrylov *mk = Data(pc);
+    PetscCallCore(PETSC_ERR_PLIB, mk->copy_opts.Set("value_format", 0, "e8m14", true));
+  }
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCMixedKrylovGetStats_C", PCMixedKrylovGetStats_MixedKrylov));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv
+
+PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *stats)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(pc, PC_CLASSID, 1);
+  PetscAssertPointer(stats, 2);
+  PetscUseMethod(pc, "PCMixedKrylovGetStats_C", (PC, PCMixedKrylovStats *), (pc, stats));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,250 @@
+static const char help[] = "Compares FP64 CG + Jacobi with the mixed-precision preconditioner PCMIXEDKRYLOV on one matrix.\n\
+Every solve starts from x = 0 with b = A xe and is judged by its true residual ||b - A x|| / ||b||, computed\n\
+after the solve with the exact matrix (an AIJ copy of it), whatever the solver did inside.\n\
+Matrix (one of):\n\
+  -f <file>          PETSc binary matrix (scripts/mtx2petsc.py makes one from Matrix Market)\n\
+  -lap7 <n>          3-D 7-point Laplacian on an n^3 grid (Dirichlet)\n\
+  -lap27 <n>         3-D 27-point Laplacian on an n^3 grid (Dirichlet)\n\
+  -var_coeff         with -lap7/-lap27: coefficients k(midpoint of each coupling) = 1 + 0.5 sin(..) cos(..) sin(..),\n\
+                     values that no reduced-precision format represents exactly\n\
+  -mat_type <type>   the type of the solves' matrix (aij, aijcusparse, rgcsrcuda, packsellcuda ...; lossless ones)\n\
+Solvers (-solvers <list>, default cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r; also gamg): each has an options\n\
+prefix, so its KSP and PC can be tuned from the command line:\n\
+  cg_jacobi        CG + Jacobi, FP64                                   prefix -cg_jacobi_\n\
+  mixedkrylov_cg   FCG (unpreconditioned norm) + PCMIXEDKRYLOV inner cg prefix -mixedkrylov_cg_\n\
+  mixedkrylov_f3r  FGMRES(100) + PCMIXEDKRYLOV inner f3r              prefix -mixedkrylov_f3r_\n\
+  gamg             CG + GAMG                                           prefix -gamg_\n\
+  -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\
+  -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
+  -check_true_residual <tol>  exit with code 1 if a solver's true residual exceeds tol or its KSP diverged\n\
+One line per solver:\n\
+  solver=<name> setup_s=<PCSetUp> solve_s=<median KSPSolve> outer_its=<k> inner_its=<per application>\n\
+  true_residual=<||b - A x|| / ||b||> reason=<KSPConvergedReason>\n\n";
+
+#include <petscksp.h>
+#include <petscspmv.h>
+#include <petsctime.h>
+
+#define MAX_SOLVERS 8
+
+/* k(x, y, z) on the unit cube: smooth, in [0.5, 1.5], not a dyadic rational anywhere. */
+static PetscReal Coefficient(PetscReal x, PetscReal y, PetscReal z)
+{
+  return 1.0 + 0.5 * PetscSinReal(7.0 * x + 0.3) * PetscCosReal(5.0 * y + 0.1) * PetscSinReal(3.0 * z + 1.0);
+}
+
+/* The 3-D Laplacian on an n^3 grid, natural ordering, rows split by PETSc: each coupling with
+   a neighbour of the stencil (6 or 26) is -k(midpoint) (k = 1 without var_coeff), the diagonal
+   the sum of the couplings, neighbours outside the grid included (Dirichlet): SPD. */
+static PetscErrorCode Laplacian(PetscInt n, PetscBool box, PetscBool var, Mat A)
+{
+  PetscInt    lo, hi, cols[27];
+  PetscScalar vals[27];
+  PetscReal   h = 1.0 / (PetscReal)(n + 1);
+
+  PetscFunctionBeginUser;
+  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n * n, n * n * n));
+  PetscCall(MatSeqAIJSetPreallocation(A, box ? 27 : 7, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(A, box ? 27 : 7, NULL, box ? 18 : 6, NULL));
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  for (PetscInt row = lo; row < hi; row++) {
+    const PetscInt i = row % n, j = (row / n) % n, k = row / (n * n);
+    PetscInt       nc = 0, diag = 0;
+    PetscScalar    sum = 0;
+    for (PetscInt dk = -1; dk <= 1; dk++)
+      for (PetscInt dj = -1; dj <= 1; dj++)
+        for (PetscInt di = -1; di <= 1; di++) {
+          const PetscInt dist = PetscAbsInt(di) + PetscAbsInt(dj) + PetscAbsInt(dk);
+          if (dist == 0) {
+            diag = nc;
+            cols[nc++] = row;
+            continue;
+          }
+          if (!box && dist > 1) continue;
+          const PetscReal c = var ? Coefficient((i + 1 + 0.5 * di) * h, (j + 1 + 0.5 * dj) * h, (k + 1 + 0.5 * dk) * h) : 1.0;
+          sum += c;
+          if (i + di < 0 || i + di >= n || j + dj < 0 || j + dj >= n || k + dk < 0 || k + dk >= n) continue;
+          vals[nc]   = -c;
+          cols[nc++] = row + di + dj * n + dk * n * n;
+        }
+    vals[diag] = sum;
+    PetscCall(MatSetValues(A, 1, &row, nc, cols, vals, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static int CompareDouble(const void *a, const void *b)
+{
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Sets up the KSP of solver `name` on A; PETSC_FALSE in *known for an unknown name. */
+static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol, PetscBool *known)
+{
+  PC        pc;
+  PetscBool is;
+  char      prefix[64];
+
+  PetscFunctionBeginUser;
+  *known = PETSC_TRUE;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(KSPSetTolerances(ksp, rtol, PETSC_CURRENT, PETSC_CURRENT, 100000));
+  PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+  PetscCall(PetscStrcmp(name, "cg_jacobi", &is));
+  if (is) {
+    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(PCSetType(pc, PCJACOBI));
+  } else if (PetscStrcmp(name, "mixedkrylov_cg", &is), is) {
+    PetscCall(KSPSetType(ksp, KSPFCG));
+    PetscCall(PCSetType(pc, PCMIXEDKRYLOV));
+  } else if (PetscStrcmp(name, "mixedkrylov_f3r", &is), is) {
+    PetscCall(KSPSetType(ksp, KSPFGMRES));
+    PetscCall(KSPGMRESSetRestart(ksp, 100));
+    PetscCall(PCSetType(pc, PCMIXEDKRYLOV));
+    {
+      PetscBool given;
+      PetscCall(PetscOptionsHasName(NULL, NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", &given));
+      if (!given) PetscCall(PetscOptionsSetValue(NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", "f3r"));
+    }
+  } else if (PetscStrcmp(name, "gamg", &is), is) {
+    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(PCSetType(pc, PCGAMG));
+  } else *known = PETSC_FALSE;
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s_", name));
+  PetscCall(KSPSetOptionsPrefix(ksp, prefix));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  char           file[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
+  PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1;
+  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE;
+  PetscReal      rtol = 1e-8, tol = 0;
+  Mat            A, Aexact;
+  Vec            x, b, r, xe;
+  PetscReal      bnorm, rnorm;
+  PetscInt       m;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscSpMVInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-f", file, sizeof(file), &hasfile));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-lap7", &n, &lap7));
+  if (!lap7) PetscCall(PetscOptionsGetInt(NULL, NULL, "-lap27", &n, &lap27));
+  else lap27 = PETSC_FALSE;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-var_coeff", &var, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-rtol", &rtol, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
+  PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_true_residual", &tol, &check));
+  PetscCheck(hasfile + lap7 + lap27 == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n> or -lap27 <n>");
+  PetscCheck(hasfile || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1 (got %" PetscInt_FMT ")", n);
+  PetscCheck(repeat >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-repeat must be at least 1");
+  {
+    PetscBool given;
+    PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-solvers", solvers, &nsolvers, &given));
+    if (!given) {
+      const char *def[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r"};
+      nsolvers          = 3;
+      for (PetscInt i = 0; i < nsolvers; i++) PetscCall(PetscStrallocpy(def[i], &solvers[i]));
+    }
+  }
+
+  /* the solves' matrix (-mat_type), and its exact AIJ copy for the true residual */
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetFromOptions(A));
+  if (hasfile) {
+    PetscViewer viewer;
+    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
+    PetscCall(MatLoad(A, viewer));
+    PetscCall(PetscViewerDestroy(&viewer));
+  } else PetscCall(Laplacian(n, lap27, var, A));
+  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aexact));
+  PetscCall(MatGetSize(A, &m, NULL));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(VecDuplicate(x, &xe));
+  {
+    PetscScalar *xa;
+    PetscInt     lo, hi;
+    PetscCall(VecGetOwnershipRange(xe, &lo, &hi));
+    PetscCall(VecGetArrayWrite(xe, &xa));
+    for (PetscInt i = lo; i < hi; i++) xa[i - lo] = 1.0 + PetscSinReal((PetscReal)i);
+    PetscCall(VecRestoreArrayWrite(xe, &xa));
+  }
+  PetscCall(MatMult(A, xe, b));
+  PetscCall(VecNorm(b, NORM_2, &bnorm));
+  {
+    MatType mt;
+    PetscCall(MatGetType(A, &mt));
+    if (hasfile) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matrix %s: %" PetscInt_FMT " rows, type %s, rtol %g\n", file, m, mt, (double)rtol));
+    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matrix %s %" PetscInt_FMT "^3%s: %" PetscInt_FMT " rows, type %s, rtol %g\n", lap7 ? "lap7" : "lap27", n, var ? " (variable coefficients)" : "", m, mt, (double)rtol));
+  }
+
+  for (PetscInt s = 0; s < nsolvers; s++) {
+    KSP                ksp;
+    PC                 pc;
+    PetscBool          known, mixed;
+    PetscInt           its;
+    KSPConvergedReason reason;
+    PetscLogDouble     t0, t1, setup, *times;
+    PetscReal          trueres;
+    double             inner = 0;
+
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(ConfigureSolver(ksp, solvers[s], rtol, &known));
+    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver %s in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r or gamg", solvers[s]);
+    PetscCall(PetscTime(&t0));
+    PetscCall(KSPSetUp(ksp));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetUp(pc));
+    PetscCall(PetscTime(&t1));
+    setup = t1 - t0;
+    PetscCall(PetscMalloc1(repeat, &times));
+    for (PetscInt k = 0; k <= repeat; k++) { /* k = 0: warm-up */
+      PetscCall(VecSet(x, 0.0));
+      PetscCall(PetscBarrier((PetscObject)ksp));
+      PetscCall(PetscTime(&t0));
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(VecNorm(x, NORM_2, &rnorm)); /* waits for the device */
+      PetscCall(PetscTime(&t1));
+      if (k) times[k - 1] = t1 - t0;
+    }
+    qsort(times, (size_t)repeat, sizeof(PetscLogDouble), CompareDouble);
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMIXEDKRYLOV, &mixed));
+    if (mixed) {
+      PCMixedKrylovStats st;
+      PetscCall(PCMixedKrylovGetStats(pc, &st));
+      inner = st.applications ? (double)st.inner_its / (double)st.applications : 0.0;
+    }
+    PetscCall(MatMult(Aexact, x, r));
+    PetscCall(VecAYPX(r, -1.0, b));
+    PetscCall(VecNorm(r, NORM_2, &rnorm));
+    trueres = bnorm > 0 ? rnorm / bnorm : rnorm;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solver=%s setup_s=%.6f solve_s=%.6f outer_its=%" PetscInt_FMT " inner_its=%.2f true_residual=%.3e reason=%s\n", solvers[s], (double)setup, (double)times[repeat / 2], its, inner,
+                          (double)trueres, KSPConvergedReasons[reason]));
+    if (check && (!(trueres <= tol) || reason < 0)) {
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex2: -check_true_residual FAILED: %s: KSP %s, true residual %.3e (tolerance %.1e)\n", solvers[s], KSPConvergedReasons[reason], (double)trueres, (double)tol));
+      failed = PETSC_TRUE;
+    }
+    PetscCall(PetscFree(times));
+    PetscCall(KSPDestroy(&ksp));
+  }
+
+  for (PetscInt s = 0; s < nsolvers; s++) PetscCall(PetscFree(solvers[s]));
+  PetscCall(VecDestroy(&xe));
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&x));
+  PetscCall(MatDestroy(&Aexact));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscFinalize());
+  return failed ? 1 : 0;
+}

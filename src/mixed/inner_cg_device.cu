@@ -7,8 +7,10 @@
 // (device_reduce.cuh): host and device differ only by the summation order of the FP64 dots
 // (and so of sigma), which can move alpha, beta or b by an FP32 rounding.
 //
-// Kernels of one apply() (every kernel has the same fixed grid of `grid` blocks of 256
-// threads, grid-stride loops; the last block of each reduction does the scalar work):
+// Kernels of one apply(), blocks of 256 threads, grid-stride loops over fixed grids chosen at
+// create() (the product: as many blocks as the device holds at once of product_dot, asked of
+// the occupancy API, so a product is one wave; the vector kernels: 8 per multiprocessor; both
+// capped at the blocks that rows need); the last block of each reduction does the scalar work:
 //   entry_norm       sigma = ||s .* r||; resets the state (stop = (sigma == 0), its = 0)
 //   entry_scale      b = float(s .* r / sigma); x = 0; r_hat = p = b; rho = rho0 = (b, b);
 //                    rho0 == 0 (only when sigma overflows): stop, no step
@@ -40,7 +42,7 @@ namespace {
 using pspmv::cuda::detail::LowpArgs;
 constexpr int kThreads = detail::kReduceThreads;
 static_assert(kThreads == pspmv::cuda::detail::kLowpThreads, "one block size for every kernel");
-// Blocks per multiprocessor of the fixed grid (2048 resident threads of 256-thread blocks).
+// Blocks per multiprocessor of the vector kernels' grid (2048 resident threads).
 constexpr int kBlocksPerSM = 8;
 
 // The InnerStats counters in device memory, in InnerStats' order.
@@ -69,10 +71,11 @@ struct DeviceInnerCg {
   LowpArgs args;
   int32_t rows = 0;
   int32_t max_it = 0;
-  unsigned int grid = 1;
+  unsigned int grid = 1;         // blocks of the vector kernels
+  unsigned int product_grid = 1; // blocks of product_dot
   double *s = nullptr;                                            // rows
   float *x = nullptr, *r = nullptr, *p = nullptr, *w = nullptr;   // rows each
-  double *partials = nullptr;                                     // grid
+  double *partials = nullptr;                                     // max(grid, product_grid)
   double *history = nullptr;                                      // max_it + 1
   CgState *state = nullptr;
 };
@@ -207,7 +210,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <ValueKind K>
 void launch_product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
-  product_dot_kernel<K><<<d.grid, kThreads, 0, stream>>>(d.args, d.p, d.w, d.state, d.partials);
+  product_dot_kernel<K><<<d.product_grid, kThreads, 0, stream>>>(d.args, d.p, d.w, d.state, d.partials);
 }
 
 cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
@@ -217,6 +220,15 @@ cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
   default: launch_product_dot<ValueKind::E8M>(d, stream); break; // BF16 = E8M7: the same decode
   }
   return cudaGetLastError();
+}
+
+// Resident blocks per multiprocessor of product_dot_kernel for value kind k.
+cudaError_t product_blocks_per_sm(ValueKind k, int *n) {
+  switch (k) {
+  case ValueKind::Exact: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::Exact>, kThreads, 0);
+  case ValueKind::FP16: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::FP16>, kThreads, 0);
+  default: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::E8M>, kThreads, 0);
+  }
 }
 
 cudaError_t check_copy(const ScaledCopy &c) {
@@ -241,13 +253,17 @@ cudaError_t create_into(const ScaledCopy &c, int32_t max_it, DeviceInnerCg *d) {
   PSPMV_CUDA_TRY(pspmv::cuda::detail::multiprocessor_count(&sms));
   const int64_t need = (static_cast<int64_t>(d->rows) + kThreads - 1) / kThreads;
   d->grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * kBlocksPerSM)));
+  int per_sm = 0;
+  PSPMV_CUDA_TRY(product_blocks_per_sm(d->A.value_format.kind, &per_sm));
+  d->product_grid =
+      static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * std::max(per_sm, 1))));
   const size_t n = static_cast<size_t>(d->rows);
   PSPMV_CUDA_TRY(pspmv::cuda::detail::alloc_copy(c.s, &d->s));
   PSPMV_CUDA_TRY(alloc(n, &d->x));
   PSPMV_CUDA_TRY(alloc(n, &d->r));
   PSPMV_CUDA_TRY(alloc(n, &d->p));
   PSPMV_CUDA_TRY(alloc(n, &d->w));
-  PSPMV_CUDA_TRY(alloc(d->grid, &d->partials));
+  PSPMV_CUDA_TRY(alloc(std::max(d->grid, d->product_grid), &d->partials));
   PSPMV_CUDA_TRY(alloc(static_cast<size_t>(max_it) + 1, &d->history));
   PSPMV_CUDA_TRY(alloc(1, &d->state));
   PSPMV_CUDA_TRY(cudaMemset(d->state, 0, sizeof(CgState)));

@@ -7,10 +7,13 @@
 //          v_k = the word's value decoded to FP32: E8Mm/BF16 __uint_as_float(w & value_mask)
 //          (exact: the value field is an FP32 cut below its mantissa), FP16 -> FP32 (exact),
 //          Exact: the FP64 value rounded to FP32 (round to nearest);
-//   y_r  = float(double(sum) * inv_scale)  (inv_scale = 2^-s: equal to sum * float(2^-s)
-//          whenever that is a normal float, and one rounding when it is not);
+//   y_r  = float(double(sum) * inv_scale)  (inv_scale = 2^-s: the host's sum * float(2^-s),
+//          one rounding, for every s with float(2^-s) exact, -127 <= s <= 149; beyond that
+//          range the host's factor is 0 or Inf and this stays the correctly rounded product);
 //   then each COO tail entry (r, c, v) of row r in CSR order: y_r = fmaf(float(v), x[c], y_r)
 //   (tail values carry no scale: packsell.hpp).
+// Operation for operation the host twin packsell_spmv_f32 (packsell_spmv.cpp: std::fma in word
+// order, the same decode), so the two agree bit for bit.
 // The words are walked as PackSellRows does (packsell_device.cu): groups of 4 words loaded
 // before their columns are resolved and before the previous group's gathers (software
 // pipelining), x gathered for nonzeros only (a predicated load: dummies and padding issue no

@@ -1,0 +1,63 @@
+// PackSELL products with FP32 and FP16 vectors on the device (PETSc-free): spmv_f32 and
+// spmv_f16 of packsell_device_lowp.hpp.
+//
+// One kernel launch per product, one thread per sorted row (DevicePackSell::threads_per_row
+// is not used: the inner operators of PCMIXEDKRYLOV are large). The row's thread computes the
+// regular part in FP32 and adds its own COO tail entries (packsell_lowp_rows.cuh), so y is
+// written once per row, FP16 y is rounded once, and no atomics are needed: the result is the
+// same on every run. Template on the value kind: no format branch in the inner loop.
+#include "packsell_device_lowp.hpp"
+#include "packsell_lowp_rows.cuh"
+#include "cuda/device_memory.cuh"
+
+namespace pspmv {
+namespace cuda {
+
+namespace {
+
+__device__ __forceinline__ void store_y(float *y, float v) { *y = v; }
+__device__ __forceinline__ void store_y(__half *y, float v) { *y = __float2half_rn(v); }
+
+// y[perm[sr]] = row sr of A x for the sorted rows sr of this block.
+template <ValueKind K, class X>
+__global__ void __launch_bounds__(detail::kLowpThreads)
+    lowp_spmv_kernel(detail::LowpArgs a, const X *__restrict__ x, X *__restrict__ y) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * detail::kLowpThreads + threadIdx.x;
+  if (t >= a.rows) return;
+  int32_t r;
+  const float v = detail::lowp_row<K, X>(a, x, static_cast<int32_t>(t), &r);
+  store_y(y + r, v);
+}
+
+template <class X>
+cudaError_t lowp_spmv(const DevicePackSell &A, const X *x, X *y, cudaStream_t stream) {
+  if (A.rows <= 0) return cudaSuccess;
+  detail::LowpArgs a;
+  if (!detail::lowp_args(A, &a)) return cudaErrorInvalidValue;
+  const unsigned int blocks = detail::blocks_for(A.rows, detail::kLowpThreads);
+  switch (A.value_format.kind) {
+  case ValueKind::Exact:
+    lowp_spmv_kernel<ValueKind::Exact, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
+    break;
+  case ValueKind::FP16:
+    lowp_spmv_kernel<ValueKind::FP16, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
+    break;
+  default: // BF16 is E8M7: the same decode
+    lowp_spmv_kernel<ValueKind::E8M, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
+    break;
+  }
+  return cudaGetLastError();
+}
+
+} // namespace
+
+cudaError_t spmv_f32(const DevicePackSell &A, const float *x, float *y, cudaStream_t stream) {
+  return lowp_spmv(A, x, y, stream);
+}
+
+cudaError_t spmv_f16(const DevicePackSell &A, const __half *x, __half *y, cudaStream_t stream) {
+  return lowp_spmv(A, x, y, stream);
+}
+
+} // namespace cuda
+} // namespace pspmv

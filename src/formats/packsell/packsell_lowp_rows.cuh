@@ -1,0 +1,205 @@
+// One row of the PackSELL product with FP32 or FP16 vectors, on the device (PETSc-free): the
+// device routine that packsell_device_lowp.cu (spmv_f32, spmv_f16) and the inner CG's fused
+// product-and-dot kernel (src/mixed/inner_cg_device.cu) share.
+//
+// Row y_r of sorted row sr (r = perm[sr]), one thread per sorted row:
+//   sum  = sum over the row's words in word order of fmaf(v_k, x[col_k], sum)  (FP32)
+//          v_k = the word's value decoded to FP32: E8Mm/BF16 __uint_as_float(w & value_mask)
+//          (exact: the value field is an FP32 cut below its mantissa), FP16 -> FP32 (exact),
+//          Exact: the FP64 value rounded to FP32 (round to nearest);
+//   y_r  = float(double(sum) * inv_scale)  (inv_scale = 2^-s: the host's sum * float(2^-s),
+//          one rounding, for every s with float(2^-s) exact, -127 <= s <= 149; beyond that
+//          range the host's factor is 0 or Inf and this stays the correctly rounded product);
+//   then each COO tail entry (r, c, v) of row r in CSR order: y_r = fmaf(float(v), x[c], y_r)
+//   (tail values carry no scale: packsell.hpp).
+// Operation for operation the host twin packsell_spmv_f32 (packsell_spmv.cpp: std::fma in word
+// order, the same decode), so the two agree bit for bit.
+// The words are walked as PackSellRows does (packsell_device.cu): groups of 4 words loaded
+// before their columns are resolved and before the previous group's gathers (software
+// pipelining), x gathered for nonzeros only (a predicated load: dummies and padding issue no
+// request and never reach the sum).
+// The tail is added by the row's own thread, so y_r is rounded once (FP16 y) and the product
+// is deterministic without atomics: when the tail is not empty the thread finds its row's
+// first tail entry by a binary search of tail.row (sorted by row; about log2(tail nnz)
+// dependent loads, L2-resident) and walks the row's tail entries serially. A matrix without
+// tail (the usual inner operator: equal row lengths) skips this (a uniform branch).
+#pragma once
+#include "formats/packsell/packsell_decode.cuh"
+#include "formats/packsell/packsell_device.hpp"
+#include "formats/packsell/packsell_layout.hpp"
+#include <cuda_fp16.h>
+#include <cstdint>
+
+namespace pspmv {
+namespace cuda {
+namespace detail {
+
+constexpr int kLowpThreads = 256; // threads per block of the low-precision product kernels
+constexpr int kLowpGroup = 4;     // words a thread loads together
+
+// The arrays and constants of one low-precision product.
+struct LowpArgs {
+  int32_t rows = 0, C = 32;
+  WordFormat f{};
+  double inv_scale = 1.0;
+  const int64_t *slice_pointers = nullptr;
+  const int32_t *perm = nullptr;
+  const uint32_t *words = nullptr;
+  const double *exact = nullptr;
+  int64_t tail_nnz = 0;
+  const int32_t *tail_row = nullptr, *tail_col = nullptr;
+  const double *tail_val = nullptr;
+};
+
+// The arguments of A's products; false when A's D is not its value format's (packsell_layout.hpp)
+// or the value kind is unknown.
+inline bool lowp_args(const DevicePackSell &A, LowpArgs *a) {
+  const ValueFormat &vf = A.value_format;
+  if (vf.kind != ValueKind::Exact && vf.kind != ValueKind::FP16 && vf.kind != ValueKind::BF16 &&
+      vf.kind != ValueKind::E8M)
+    return false;
+  const int32_t D = A.delta_bits;
+  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
+  a->rows = A.rows;
+  a->C = A.slice_height;
+  a->f.delta_mask = packsell::delta_mask(D);
+  a->f.value_shift = packsell::value_shift(D);
+  a->f.value_mask = packsell::value_field_mask(D);
+  a->inv_scale = A.inv_scale;
+  a->slice_pointers = A.slice_pointers;
+  a->perm = A.perm;
+  a->words = A.words;
+  a->exact = A.exact_values;
+  a->tail_nnz = A.tail.nnz;
+  a->tail_row = A.tail.row;
+  a->tail_col = A.tail.col;
+  a->tail_val = A.tail.val;
+  return true;
+}
+
+// The FP32 value of word w (Exact: exact_values[slot], slot inside the array even for padding).
+template <ValueKind K>
+__device__ __forceinline__ float decode_word_f32(uint32_t w, const WordFormat &f, const double *__restrict__ exact,
+                                                 int64_t slot) {
+  if constexpr (K == ValueKind::Exact) {
+    (void)w;
+    return __double2float_rn(__ldcs(exact + slot));
+  } else if constexpr (K == ValueKind::FP16) {
+    (void)exact;
+    (void)slot;
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(w >> f.value_shift)));
+  } else { // E8M and BF16 (= E8M7)
+    (void)exact;
+    (void)slot;
+    return __uint_as_float(w & f.value_mask);
+  }
+}
+
+// sum = fmaf(v, x[col], sum) for a nonzero (flag 1), nothing for a dummy or padding: one
+// predicate guards the gather and the FMA (as fma_gather_if in packsell_decode.cuh).
+__device__ __forceinline__ void fma_gather_if_f32(uint32_t flag, float v, const float *xp, float &sum) {
+  asm("{\n\t.reg .pred p;\n\t.reg .f32 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f32 xv, 0f00000000;\n\t"
+      "@p ld.global.nc.f32 xv, [%2];\n\t@p fma.rn.f32 %0, %3, xv, %0;\n\t}"
+      : "+f"(sum)
+      : "r"(flag), "l"(xp), "f"(v));
+}
+// The same with an FP16 x (converted exactly to FP32).
+__device__ __forceinline__ void fma_gather_if_f32(uint32_t flag, float v, const __half *xp, float &sum) {
+  asm("{\n\t.reg .pred p;\n\t.reg .b16 xh;\n\t.reg .f32 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.b16 xh, 0;\n\t"
+      "@p ld.global.nc.b16 xh, [%2];\n\tcvt.f32.f16 xv, xh;\n\t@p fma.rn.f32 %0, %3, xv, %0;\n\t}"
+      : "+f"(sum)
+      : "r"(flag), "l"(xp), "f"(v));
+}
+
+__device__ __forceinline__ float to_f32(float v) { return v; }
+__device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
+
+template <ValueKind K, class X>
+__device__ __forceinline__ void lowp_step(uint32_t w, int64_t slot, const WordFormat &f, const double *__restrict__ exact,
+                                          const X *__restrict__ x, uint32_t &col, float &sum) {
+  const uint32_t flag = packsell::word_flag(w);
+  col += packsell::word_jump(w, flag, f.delta_mask);
+  fma_gather_if_f32(flag, decode_word_f32<K>(w, f, exact, slot), x + col, sum);
+}
+
+// Words slot, slot + stride, ..., slot + 3 stride; Masked: a word at or past end is 0 (padding).
+template <bool Masked>
+__device__ __forceinline__ void lowp_load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
+                                                int64_t stride, uint32_t (&w)[kLowpGroup]) {
+#pragma unroll
+  for (int u = 0; u < kLowpGroup; ++u) {
+    const int64_t su = slot + u * stride;
+    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
+  }
+}
+
+// The Exact value slot of a word: past the slice end (a partial group's padding) the slice's
+// last slot, so the load stays inside the array.
+__device__ __forceinline__ int64_t lowp_value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
+
+// The regular part's FP32 sum of sorted row sr < a.rows, before inv_scale.
+template <ValueKind K, class X>
+__device__ __forceinline__ float regular_row_sum(const LowpArgs &a, const X *__restrict__ x, int32_t sr) {
+  const int32_t s = packsell::slice_of(sr, a.C);
+  const int32_t i = packsell::lane_in_slice(sr, s, a.C);
+  const int64_t stride = packsell::word_stride(1, a.C);
+  const int64_t end = a.slice_pointers[s + 1];
+  int64_t slot = packsell::word_slot(a.slice_pointers[s], i, 0, a.C);
+  uint32_t col = 0; // the first nonzero of a row counts from column 0
+  float sum = 0.0f;
+  if (slot < end) {
+    uint32_t w[kLowpGroup], n[kLowpGroup];
+    // Warp-uniform branches: a warp's 32 rows lie in one slice (C is a multiple of 32).
+    if (slot + (kLowpGroup - 1) * stride < end)
+      lowp_load_group<false>(a.words, slot, end, stride, w);
+    else
+      lowp_load_group<true>(a.words, slot, end, stride, w);
+    while (true) {
+      const int64_t next = slot + kLowpGroup * stride;
+      const bool more = next < end;
+      if (next + (kLowpGroup - 1) * stride < end)
+        lowp_load_group<false>(a.words, next, end, stride, n);
+      else // a partial group, or past the slice end: every word masked, no load
+        lowp_load_group<true>(a.words, next, end, stride, n);
+#pragma unroll
+      for (int u = 0; u < kLowpGroup; ++u)
+        lowp_step<K, X>(w[u], lowp_value_slot(slot + u * stride, end), a.f, a.exact, x, col, sum);
+      slot = next;
+      if (!more) break;
+#pragma unroll
+      for (int u = 0; u < kLowpGroup; ++u) w[u] = n[u];
+    }
+  }
+  return sum;
+}
+
+// y_r plus the tail entries of row r (a.tail_nnz > 0), in CSR order.
+template <class X>
+__device__ __forceinline__ float add_tail_row(const LowpArgs &a, const X *__restrict__ x, int32_t r, float y) {
+  int64_t lo = 0, hi = a.tail_nnz; // first entry with row >= r
+  while (lo < hi) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (__ldg(a.tail_row + mid) < r)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (int64_t k = lo; k < a.tail_nnz && __ldg(a.tail_row + k) == r; ++k)
+    y = fmaf(__double2float_rn(__ldg(a.tail_val + k)), to_f32(__ldg(x + __ldg(a.tail_col + k))), y);
+  return y;
+}
+
+// y_r of sorted row sr < a.rows (see the top); *r receives perm[sr].
+template <ValueKind K, class X>
+__device__ __forceinline__ float lowp_row(const LowpArgs &a, const X *__restrict__ x, int32_t sr, int32_t *r) {
+  const int32_t row = __ldcs(a.perm + sr);
+  const float sum = regular_row_sum<K, X>(a, x, sr);
+  float y = __double2float_rn(static_cast<double>(sum) * a.inv_scale);
+  if (a.tail_nnz > 0) y = add_tail_row(a, x, row, y);
+  *r = row;
+  return y;
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace pspmv

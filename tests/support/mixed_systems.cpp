@@ -1,0 +1,90 @@
+// Test systems of the mixed-precision inner solvers: see mixed_systems.hpp.
+#include "mixed_systems.hpp"
+#include "random_matrix.hpp"
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace pspmv_test {
+
+namespace {
+double dscale(int32_t i) { return 1.0 + double(i % 7); }
+
+CsrMatrix grid_laplace(int32_t nx, int32_t ny, int32_t nz) {
+  const int32_t n = nx * ny * nz;
+  std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
+  for (int32_t z = 0; z < nz; ++z)
+    for (int32_t y = 0; y < ny; ++y)
+      for (int32_t x = 0; x < nx; ++x) {
+        const int32_t i = (z * ny + y) * nx + x;
+        const double center = nz > 1 ? 6.0 : 4.0;
+        auto add = [&](int32_t j, double v) { rows[size_t(i)].push_back({j, v * dscale(i) * dscale(j)}); };
+        if (z > 0) add(i - nx * ny, -1.0);
+        if (y > 0) add(i - nx, -1.0);
+        if (x > 0) add(i - 1, -1.0);
+        add(i, center);
+        if (x + 1 < nx) add(i + 1, -1.0);
+        if (y + 1 < ny) add(i + nx, -1.0);
+        if (z + 1 < nz) add(i + nx * ny, -1.0);
+      }
+  return csr_from_rows(n, rows);
+}
+} // namespace
+
+CsrMatrix laplace2d(int32_t nx, int32_t ny) { return grid_laplace(nx, ny, 1); }
+CsrMatrix laplace3d(int32_t nx, int32_t ny, int32_t nz) { return grid_laplace(nx, ny, nz); }
+
+CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::map<int32_t, double>> m(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t k = 0; k < per_row / 2; ++k) {
+      const int32_t j = int32_t(rng.below(uint64_t(n)));
+      if (j == i) continue;
+      const double v = 2.0 * rng.uniform() - 1.0;
+      m[size_t(i)][j] = v;
+      m[size_t(j)][i] = v;
+    }
+  std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    double off = 0.0;
+    for (const auto &e : m[size_t(i)]) off += std::fabs(e.second);
+    m[size_t(i)][i] = std::max(off, 1e-3) * (1.0 + margin) * (1.0 + 3.0 * rng.uniform());
+    for (const auto &e : m[size_t(i)]) rows[size_t(i)].push_back({e.first, e.second});
+  }
+  return csr_from_rows(n, rows);
+}
+
+pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value) {
+  pspmv::mixed::ScaledCopy c;
+  c.s.assign(size_t(A.rows), 0.0);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+      if (A.colidx[size_t(k)] == i) c.s[size_t(i)] = 1.0 / std::sqrt(A.values[size_t(k)]);
+  CsrMatrix S = A;
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+      S.values[size_t(k)] = A.values[size_t(k)] * (c.s[size_t(i)] * c.s[size_t(A.colidx[size_t(k)])]);
+  pspmv::PackSellOptions o;
+  o.value_format = pspmv::ValueFormat::parse(value);
+  c.op = pspmv::build_packsell(S.view(), o);
+  c.nnz = S.nnz();
+  return c;
+}
+
+double residual_norm(const CsrMatrix &A, const double *b, const double *x) {
+  std::vector<double> y(size_t(A.rows));
+  pspmv::csr_spmv(A.view(), x, y.data(), false);
+  double s = 0.0;
+  for (int32_t i = 0; i < A.rows; ++i) s += (b[i] - y[size_t(i)]) * (b[i] - y[size_t(i)]);
+  return std::sqrt(s);
+}
+
+double norm2(const std::vector<double> &v) {
+  double s = 0.0;
+  for (double e : v) s += e * e;
+  return std::sqrt(s);
+}
+
+} // namespace pspmv_test

@@ -1,0 +1,32 @@
+// Test systems of the mixed-precision inner solvers (host and GPU tests): SPD matrices with
+// varying diagonals (so that the symmetric scaling matters), and a stand-in for
+// mixed::build_scaled_copy (src/mixed/scaled_copy.hpp) until that is in the core library.
+#pragma once
+#include "csr_matrix.hpp"
+#include "mixed/scaled_copy.hpp"
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pspmv_test {
+
+// 5-point Laplacian on an nx x ny grid (Dirichlet), row i scaled by d_i and column j by d_j
+// with d = 1 + (i mod 7) (the matrix stays SPD; its scaled copy is the plain Laplacian / 4).
+CsrMatrix laplace2d(int32_t nx, int32_t ny);
+// 7-point Laplacian on nx x ny x nz, the same diagonal variation.
+CsrMatrix laplace3d(int32_t nx, int32_t ny, int32_t nz);
+// Random symmetric matrix with about `per_row` off-diagonal entries per row in [-1, 1] and a
+// diagonal of (sum of |off-diagonals|) * (1 + margin) * (1 + u_i), u_i in [0, 3): SPD
+// (diagonally dominant); condition number grows as margin -> 0.
+CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed);
+
+// s = 1/sqrt(a_ii), op = PackSELL of a_ij * (s_i * s_j) in value format `value` ("e8m14", ...),
+// slice height 32, sigma 1, hybrid auto: what build_scaled_copy computes (its contract in
+// scaled_copy.hpp), written independently. A must have a positive diagonal.
+pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value = "e8m14");
+
+// ||b - A x||_2 in FP64 with the CSR matrix.
+double residual_norm(const CsrMatrix &A, const double *b, const double *x);
+double norm2(const std::vector<double> &v);
+
+} // namespace pspmv_test

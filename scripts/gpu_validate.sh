@@ -5,7 +5,8 @@
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
-#   stages: build kernels gpu kernel-tests sanitize run bench profile
+#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile
+# mixed: bench/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
@@ -100,6 +101,9 @@ if has sanitize; then
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
     note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
   done
+  # PCMIXEDKRYLOV end to end on the device (inner CG and F3R, value updates, rebuilds, refusals)
+  compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_mixed" -mat_type aijcusparse -mk_pc_mixedkrylov_backend cuda -n 12 > "$out/sanitizer-mixed-memcheck.log" 2>&1
+  note "compute-sanitizer memcheck (spmv_mixed, CUDA backend) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-mixed-memcheck.log" | tr '\n' ' ')"
   # every Mat operation of spmv_matops (natively or through AIJ) on the CUDA types, one rank
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_matops" -types rgcsrcuda,packsellcuda > "$out/sanitizer-matops-memcheck.log" 2>&1
   note "compute-sanitizer memcheck (spmv_matops, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-matops-memcheck.log" | tr '\n' ' ')"
@@ -120,6 +124,10 @@ fi
 if has bench && [ -x bench/run_bench.sh ]; then
   bash bench/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
   note "bench rc=$? (see bench.log)"
+fi
+if has mixed; then
+  bash bench/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1
+  note "mixed bench rc=$? : $(grep -c '^solver=' "$out/mixed_raw.txt") solver lines, $(grep -c 'rc=[1-9]' "$out/mixed_raw.txt") failed runs"
 fi
 if has profile; then
   bash bench/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1

@@ -32,7 +32,12 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(const mixed::ScaledCopy &) override { return PETSC_SUCCESS; /* reads c_ directly */ }
+  /* the copy is read in place; F3R's weights start afresh, as after a build (and on the device) */
+  PetscErrorCode UpdateValues(const mixed::ScaledCopy &) override
+  {
+    f3r_ = mixed::F3RState{};
+    return PETSC_SUCCESS;
+  }
 
   PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) override
   {

@@ -348,7 +348,8 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     mk->params.cg.rtol       = (double)rtol;
     mk->params.f3r           = mixed::F3RParams{(int32_t)m[0], (int32_t)m[1], (int32_t)m[2], (int32_t)period};
     /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
-    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it) {
+    const mixed::F3RParams &f = mk->params.f3r, &g = before.f3r;
+    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period) {
       mk->copy_opts = o;
       mk->backend.reset();
       mk->copy.reset();

@@ -5,6 +5,7 @@
 #include "../mixed_backend.hpp"
 
 #include "current_stream.hpp"
+#include "mixed/f3r_device.hpp"
 #include "mixed/inner_cg_device.hpp"
 
 namespace pspmv {
@@ -14,16 +15,20 @@ namespace {
 
 class CudaMixedBackend final : public MixedBackend {
 public:
-  ~CudaMixedBackend() override { (void)mixed::cuda::destroy(cg_); }
+  ~CudaMixedBackend() override
+  {
+    (void)mixed::cuda::destroy(cg_);
+    (void)mixed::cuda::destroy(f3r_);
+  }
 
   PetscErrorCode Create(const mixed::ScaledCopy &c, const MixedParams &p)
   {
     PetscFunctionBegin;
-    PetscCheck(p.method == InnerMethod::CG, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCMIXEDKRYLOV: -pc_mixedkrylov_inner f3r has no CUDA backend in this build: use -pc_mixedkrylov_backend host or -pc_mixedkrylov_inner cg");
     rows_ = (PetscInt)c.s.size();
     nnz_  = (PetscLogDouble)c.nnz;
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCallCUDA(mixed::cuda::create(c, p.cg.max_it, &cg_));
+    if (p.method == InnerMethod::CG) PetscCallCUDA(mixed::cuda::create(c, p.cg.max_it, &cg_));
+    else PetscCallCUDA(mixed::cuda::create(c, p.f3r, &f3r_));
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.stats().stored_bytes + sizeof(double) * (PetscLogDouble)rows_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -46,10 +51,13 @@ public:
     }
     if (rows_ > 0) {
       PetscCall(PetscLogGpuTimeBegin());
-      PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
+      if (cg_) PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
+      else PetscCallCUDA(mixed::cuda::apply(f3r_, ra, za, stream));
       PetscCall(PetscLogGpuTimeEnd());
-      /* counted as if every step ran (the device's step count is read later) */
-      PetscCall(PetscLogGpuFlops((PetscLogDouble)p.cg.max_it * (2.0 * nnz_ + 10.0 * (PetscLogDouble)rows_)));
+      /* counted as if every step ran (the device's step count is read later): per CG step or
+         per F3R innermost product, the product and about 10 vector flops per row */
+      const PetscLogDouble steps = cg_ ? (PetscLogDouble)p.cg.max_it : (PetscLogDouble)p.f3r.m2 * p.f3r.m3 * (p.f3r.m4 + 1);
+      PetscCall(PetscLogGpuFlops(steps * (2.0 * nnz_ + 10.0 * (PetscLogDouble)rows_)));
     }
     PetscCall(VecRestoreArrayWriteAndMemType(z, &za));
     PetscCall(VecRestoreArrayReadAndMemType(r, &ra));
@@ -60,7 +68,8 @@ public:
   {
     PetscFunctionBegin;
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCallCUDA(mixed::cuda::update_values(c, cg_));
+    if (cg_) PetscCallCUDA(mixed::cuda::update_values(c, cg_));
+    else PetscCallCUDA(mixed::cuda::update_values(c, f3r_));
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.words.size() * 4 + (PetscLogDouble)c.op.exact_values.size() * 8 + sizeof(double) * (PetscLogDouble)rows_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -71,14 +80,19 @@ public:
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
-    PetscCallCUDA(mixed::cuda::read_stats(cg_, stats, residuals, stream));
+    if (cg_) PetscCallCUDA(mixed::cuda::read_stats(cg_, stats, residuals, stream));
+    else {
+      PetscCallCUDA(mixed::cuda::read_stats(f3r_, stats, stream));
+      if (residuals) residuals->clear(); /* F3R's levels have no residual history */
+    }
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   const char *Name() const override { return "CUDA"; }
 
 private:
-  mixed::cuda::DeviceInnerCg *cg_   = nullptr;
+  mixed::cuda::DeviceInnerCg *cg_   = nullptr; /* one of the two, by the inner method */
+  mixed::cuda::DeviceF3R     *f3r_  = nullptr;
   PetscInt                    rows_ = 0;
   PetscLogDouble              nnz_  = 0;
 };

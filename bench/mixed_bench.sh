@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The mixed-precision solver benchmark (docs/benchmarks.md, "Mixed precision"): tutorials/ex2 on
+# each case, FP64 CG + Jacobi (aijcusparse, rgcsrcuda, sellcuda), PCMIXEDKRYLOV cg (e8m14, fp16)
+# and f3r, and GAMG, in one process per matrix type, each solve judged by its true residual.
+# Raw ex2 lines go to OUTDIR/mixed_raw.txt (each preceded by a "case=... mat_type=... value_format=..."
+# line); bench/mixed_table.py turns them into docs/bench/mixed.csv and the plot.
+#
+# Usage: bash bench/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
+#   cases: lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16 ... (a
+#   shared matrix by name: converted to PETSc binary first); REPEAT (default 5) timed solves each.
+set -uo pipefail
+out=${1:?usage: mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]}
+build=${2:?}
+mdir=${3:?}
+shift 3
+cases=${*:-lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16}
+repeat=${REPEAT:-5}
+mpi="mpiexec --allow-run-as-root --oversubscribe"
+ex2=$build/tutorials/ex2
+raw=$out/mixed_raw.txt
+mkdir -p "$out"
+: > "$raw"
+
+matrix_args() {
+  case $1 in
+    lap27_*) echo "-lap27 ${1#lap27_}" ;;
+    lap7_*) echo "-lap7 ${1#lap7_}" ;;
+    varcoef27_*) echo "-lap27 ${1#varcoef27_} -var_coeff" ;;
+    varcoef7_*) echo "-lap7 ${1#varcoef7_} -var_coeff" ;;
+    *) local f=/tmp/mixed_$1.petsc
+       [ -s "$f" ] || python3 scripts/mtx2petsc.py "$mdir/$1.mtx" "$f" > /dev/null || return 1
+       echo "-f $f" ;;
+  esac
+}
+
+run() { # case mat_type value_format solvers [extra options]
+  local c=$1 t=$2 vf=$3 s=$4
+  shift 4
+  echo "case=$c mat_type=$t value_format=$vf" >> "$raw"
+  $mpi -n ${NP:-1} "$ex2" $(matrix_args $c) -mat_type $t -solvers $s -repeat $repeat -rtol 1e-8 -use_gpu_aware_mpi 0 "$@" >> "$raw" 2>&1
+  echo "rc=$?" >> "$raw"
+}
+
+for c in $cases; do
+  run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,gamg
+  run $c aijcusparse fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
+    -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \
+    -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_scaling auto
+  run $c rgcsrcuda exact cg_jacobi
+  run $c sellcuda exact cg_jacobi
+done
+# where the time goes: one -log_view of each mixed solver on the first case
+c=${cases%% *}
+$mpi -n 1 "$ex2" $(matrix_args $c) -mat_type aijcusparse -solvers cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r -rtol 1e-8 -use_gpu_aware_mpi 0 -log_view \
+  -mixedkrylov_cg_ksp_view > "$out/mixed_logview_$c.txt" 2>&1
+echo "log_view rc=$?" >> "$raw"

@@ -350,7 +350,9 @@ cudaError_t reset_weights(DeviceF3R *d) {
   PSPMV_CUDA_TRY(cudaMemcpy(d->weight, onesf.data(), onesf.size() * sizeof(float), cudaMemcpyHostToDevice));
   PSPMV_CUDA_TRY(cudaMemset(d->samples, 0, sizeof(long long)));
   d->calls = 0;
-  return cudaSuccess;
+  // cudaMemset and pageable cudaMemcpy are asynchronous on the legacy stream, which the caller's
+  // (non-blocking) stream does not wait for: setup is finished before create/update return.
+  return cudaDeviceSynchronize();
 }
 
 cudaError_t copy_s(const ScaledCopy &c, DeviceF3R *d) {

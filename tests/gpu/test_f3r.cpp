@@ -12,6 +12,11 @@
 // the device's z must reduce the residual as well as the host's (within 3x or at the FP32
 // floor). A wrong step (a dropped rotation, a wrong weight) moves z by 1e-2 .. 1 (the unit
 // tests' mutants), far beyond these bounds except on laplace2d, which the residual check covers.
+// The 3-D Laplacians are looser (z 1e-4, weights 0.1): there level 3's FGMRES reaches the FP32
+// floor within its m3 steps, so its last Arnoldi vectors are rounding noise, different on host and
+// device, and a Richardson weight sampled on one is arbitrary (the H200, 2026-12-01: z differed by
+// 3.1e-5 .. 3.6e-5 and the weights by up to 0.07 while the residual reductions agreed). What must
+// agree there is the residual reduction, which stays checked within 3x.
 #include "gpu_test_util.hpp"
 #include "mixed/f3r.hpp"
 #include "mixed/f3r_device.hpp"
@@ -48,7 +53,7 @@ double scaled_reduction(const CsrMatrix &A, const ScaledCopy &c, const std::vect
 
 // `apps` applications on the device and on the host with the same r's; compares each z, then
 // the weight state and the counters.
-void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol) {
+void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol, double wtol = 1e-3) {
   const ScaledCopy c = test_scaled_copy(A);
   const size_t n = size_t(A.rows);
   Stream st;
@@ -80,7 +85,7 @@ void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol) {
   ASSERT_CUDA(cuda::read_state(d, &dst, st.s));
   EXPECT_EQ(dst.calls, hst.calls);
   EXPECT_EQ(dst.samples, hst.samples);
-  for (int k = 0; k < p.m4; ++k) EXPECT_NEAR(dst.weight[size_t(k)], hst.weight[size_t(k)], 1e-3) << k;
+  for (int k = 0; k < p.m4; ++k) EXPECT_NEAR(dst.weight[size_t(k)], hst.weight[size_t(k)], wtol) << k;
   ASSERT_CUDA(cuda::read_stats(d, &dstats, st.s));
   EXPECT_EQ(dstats.applications, hstats.applications);
   EXPECT_EQ(dstats.inner_its, hstats.inner_its);
@@ -97,17 +102,17 @@ void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol) {
 
 // 4 applications with the defaults (8, 4, 2, 64): slot 63 (application 2) is a period call.
 TEST(F3RDevice, SmallLaplace2DMatchesHost) { compare(laplace2d(32, 32), F3RParams{}, 4, 1e-2); }
-TEST(F3RDevice, SmallLaplace3DMatchesHost) { compare(laplace3d(12, 12, 12), F3RParams{}, 4, 1e-5); }
+TEST(F3RDevice, SmallLaplace3DMatchesHost) { compare(laplace3d(12, 12, 12), F3RParams{}, 4, 1e-4, 0.1); }
 TEST(F3RDevice, SmallRandomSpdMatchesHost) { compare(random_spd(2000, 8, 0.05, 11), F3RParams{}, 4, 1e-5); }
 // Every call a period call (the minimal-residual path and the running mean on every call).
 TEST(F3RDevice, SmallEveryCallPeriodMatchesHost) { compare(random_spd(1500, 8, 0.05, 12), F3RParams{2, 2, 2, 1}, 5, 1e-5); }
 // m4 = 1 (the Richardson level is one kernel), m4 = 3, a period that does not divide m2*m3.
 TEST(F3RDevice, SmallOtherDepthsMatchHost) {
-  compare(laplace3d(10, 10, 10), F3RParams{3, 2, 1, 5}, 4, 1e-5);
-  compare(laplace3d(10, 10, 10), F3RParams{4, 3, 3, 7}, 4, 1e-5);
+  compare(laplace3d(10, 10, 10), F3RParams{3, 2, 1, 5}, 4, 1e-4, 0.1);
+  compare(laplace3d(10, 10, 10), F3RParams{4, 3, 3, 7}, 4, 1e-4, 0.1);
 }
 // More rows than kMaxBlocks * 256: the grid-stride loops and the partial sums of many blocks.
-TEST(F3RDevice, Laplace3D64MatchesHost) { compare(laplace3d(64, 64, 64), F3RParams{}, 2, 1e-5); }
+TEST(F3RDevice, Laplace3D64MatchesHost) { compare(laplace3d(64, 64, 64), F3RParams{}, 2, 1e-4, 0.1); }
 
 TEST(F3RDevice, SmallZeroRhs) {
   const CsrMatrix A = laplace2d(16, 16);
@@ -119,6 +124,7 @@ TEST(F3RDevice, SmallZeroRhs) {
   dr.upload(std::vector<double>(256, 0.0));
   dz.poison();
   ASSERT_CUDA(cuda::apply(d, dr.get(), dz.get(), st.s));
+  ASSERT_CUDA(cudaStreamSynchronize(st.s)); // download() copies on the legacy stream
   for (double v : dz.download()) EXPECT_EQ(v, 0.0);
   InnerStats stats;
   ASSERT_CUDA(cuda::read_stats(d, &stats, st.s));
@@ -148,6 +154,7 @@ TEST(F3RDevice, SmallJacobiFallback) {
   dr.upload(r);
   dz.poison();
   ASSERT_CUDA(cuda::apply(d, dr.get(), dz.get(), st.s));
+  ASSERT_CUDA(cudaStreamSynchronize(st.s)); // download() copies on the legacy stream
   const std::vector<double> z = dz.download();
   for (int32_t i = 0; i < n; ++i) EXPECT_EQ(z[size_t(i)], (c.s[size_t(i)] * c.s[size_t(i)]) * r[size_t(i)]) << i;
   InnerStats stats;

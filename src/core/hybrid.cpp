@@ -34,50 +34,83 @@ std::string HybridOption::name() const {
   return "unknown";
 }
 
-int32_t hybrid_width_cap(const std::vector<int32_t> &len) {
-  if (len.empty()) return kHybridMinCap;
-  int64_t sum = 0;
-  for (int32_t l : len) sum += l;
-  const int64_t n = int64_t(len.size());
+int32_t hybrid_width_cap(int64_t n, int64_t sum) {
+  if (n <= 0) return kHybridMinCap;
   const int64_t cap = (kHybridMeanFactor * sum + n - 1) / n; // ceil(4 * mean), no rounding
   return int32_t(std::max<int64_t>(kHybridMinCap, std::min<int64_t>(cap, INT32_MAX)));
 }
 
-int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost) {
-  if (block < 1) throw FormatError("hybrid width: block size must be positive");
-  int32_t maxlen = 0;
-  for (int32_t l : len) maxlen = std::max(maxlen, l);
-  // slots_at[K] = sum_blocks block * min(K, maxlen_block): blocks_reaching[k] (blocks whose
-  // longest row >= k) is the difference between consecutive K, so all K cost O(rows + maxlen).
-  std::vector<int64_t> blocks_reaching(size_t(maxlen) + 2, 0), slots_at(size_t(maxlen) + 1, 0);
-  const size_t n = len.size();
-  for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
-    int32_t m = 0;
-    for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
-    blocks_reaching[size_t(m)] += 1; // m >= 0; a negative length is refused below
-  }
-  for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[size_t(k)] += blocks_reaching[size_t(k) + 1];
-  for (int32_t k = 1; k <= maxlen; ++k)
-    slots_at[size_t(k)] = slots_at[size_t(k) - 1] + int64_t(block) * blocks_reaching[size_t(k)];
-  return choose_hybrid_width(len, cost, [&slots_at](int32_t K) { return slots_at[size_t(K)]; });
+int32_t hybrid_width_cap(const std::vector<int32_t> &len) {
+  int64_t sum = 0;
+  for (int32_t l : len) sum += l;
+  return hybrid_width_cap(int64_t(len.size()), sum);
 }
 
-int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
-                            const std::function<int64_t(int32_t)> &regular_slots) {
+namespace {
+// hist[l] = rows of length l (size longest row + 1); FormatError for a negative length.
+std::vector<int64_t> length_histogram(const std::vector<int32_t> &len) {
   int32_t maxlen = 0;
   for (int32_t l : len) {
     if (l < 0) throw FormatError("hybrid width: row lengths must be non-negative");
     maxlen = std::max(maxlen, l);
   }
+  std::vector<int64_t> hist(size_t(maxlen) + 1, 0);
+  for (int32_t l : len) hist[size_t(l)] += 1;
+  return hist;
+}
+} // namespace
+
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, HybridCost cost) {
+  if (block < 1) throw FormatError("hybrid width: block size must be positive");
+  const std::vector<int64_t> hist = length_histogram(len);
+  std::vector<int64_t> block_max_hist(hist.size(), 0);
+  const size_t n = len.size();
+  for (size_t b0 = 0; b0 < n; b0 += size_t(block)) {
+    int32_t m = 0;
+    for (size_t i = b0; i < std::min(n, b0 + size_t(block)); ++i) m = std::max(m, len[i]);
+    block_max_hist[size_t(m)] += 1;
+  }
+  return choose_hybrid_width_from_counts(hist, block_max_hist, block, cost);
+}
+
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, const std::vector<int64_t> &block_max_hist,
+                                        int32_t block, HybridCost cost) {
+  if (block < 1) throw FormatError("hybrid width: block size must be positive");
+  if (block_max_hist.size() != hist.size())
+    throw FormatError("hybrid width: the block maxima histogram must be as long as the row length histogram");
+  const int32_t maxlen = hist.empty() ? 0 : int32_t(hist.size()) - 1;
+  // slots_at[K] = sum_blocks block * min(K, maxlen_block): blocks_reaching[k] (blocks whose
+  // longest row >= k) is the difference between consecutive K, so all K cost O(rows + maxlen).
+  std::vector<int64_t> blocks_reaching(size_t(maxlen) + 2, 0), slots_at(size_t(maxlen) + 1, 0);
+  for (size_t m = 0; m < block_max_hist.size(); ++m) blocks_reaching[m] += block_max_hist[m];
+  for (int32_t k = maxlen - 1; k >= 0; --k) blocks_reaching[size_t(k)] += blocks_reaching[size_t(k) + 1];
+  for (int32_t k = 1; k <= maxlen; ++k)
+    slots_at[size_t(k)] = slots_at[size_t(k) - 1] + int64_t(block) * blocks_reaching[size_t(k)];
+  return choose_hybrid_width_from_counts(hist, cost, [&slots_at](int32_t K) { return slots_at[size_t(K)]; });
+}
+
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
+                            const std::function<int64_t(int32_t)> &regular_slots) {
+  return choose_hybrid_width_from_counts(length_histogram(len), cost, regular_slots);
+}
+
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, HybridCost cost,
+                                        const std::function<int64_t(int32_t)> &regular_slots) {
+  int32_t maxlen = 0;
+  int64_t rows = 0, sum = 0;
+  for (size_t l = 0; l < hist.size(); ++l) {
+    if (hist[l] != 0) maxlen = int32_t(l);
+    rows += hist[l];
+    sum += int64_t(l) * hist[l];
+  }
   if (maxlen == 0) return 0;
   // rows_longer[k] = rows with len > k: the tail grows by it from K = k + 1 to K = k.
-  std::vector<int64_t> hist(size_t(maxlen) + 1, 0), rows_longer(size_t(maxlen) + 1, 0);
-  for (int32_t l : len) hist[size_t(l)] += 1;
+  std::vector<int64_t> rows_longer(size_t(maxlen) + 1, 0);
   for (int32_t k = maxlen - 1; k >= 0; --k) rows_longer[size_t(k)] = rows_longer[size_t(k) + 1] + hist[size_t(k) + 1];
 
   // Latency cap: one thread walks up to K slots of its row serially, so K may not exceed
   // max(32, ceil(4 * mean length)) (mean over all rows, empty ones included).
-  const int32_t top = std::min(maxlen, hybrid_width_cap(len));
+  const int32_t top = std::min(maxlen, hybrid_width_cap(rows, sum));
   int64_t tail = 0; // entries past K = top
   for (int32_t K = maxlen - 1; K >= top; --K) tail += rows_longer[size_t(K)];
   const auto cost_of = [&](int32_t K) {

@@ -84,6 +84,20 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
 int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
                             const std::function<int64_t(int32_t)> &regular_slots);
 
+// The same rules from counts instead of row lengths (the device builders compute the counts on
+// the GPU and copy only these small arrays back; the vector overloads above call these, so
+// both give the same K by construction).
+// hist[l]: rows of length l, for 0 <= l <= longest row (hist.size() = longest row + 1; empty
+// or {rows} when every row is empty). block_max_hist[m]: blocks whose longest row is m (same
+// size as hist). The first form is choose_hybrid_width(len, block, cost), the second
+// choose_hybrid_width(len, cost, regular_slots). Throws FormatError for block < 1.
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, const std::vector<int64_t> &block_max_hist,
+                                        int32_t block, HybridCost cost);
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, HybridCost cost,
+                                        const std::function<int64_t(int32_t)> &regular_slots);
+// hybrid_width_cap for `rows` rows of `nnz` nonzeros in all (kHybridMinCap for no rows).
+int32_t hybrid_width_cap(int64_t rows, int64_t nnz);
+
 // Latency cap of the automatic width: a device thread walks the K slots of its row serially,
 // so the critical path grows with K while the storage model does not see it (bundle1: K=1600
 // for a mean of 73). Cap = max(kHybridMinCap, ceil(kHybridMeanFactor * mean length)), the mean

@@ -46,6 +46,7 @@ void release_tail(DeviceCooTail *d, cudaError_t *first) {
   free_ptr(&d->row, first);
   free_ptr(&d->col, first);
   free_ptr(&d->val, first);
+  free_ptr(&d->source, first);
   free_ptr(&d->sync, first);
   d->nnz = 0;
 }

@@ -13,6 +13,9 @@ struct DeviceCooTail {
   int32_t *row = nullptr;
   int32_t *col = nullptr;
   double *val = nullptr;
+  // CSR position of each entry (device builds only, null after a host upload): value updates
+  // on the device gather the new values through it.
+  int32_t *source = nullptr;
   // Two counters of the fused launch (src/cuda/coo_tail.cuh), zero between products.
   unsigned int *sync = nullptr;
   // true: a small tail runs as extra blocks of the regular kernel (kernel_bench's comparison

@@ -3,3 +3,5 @@
 #pragma once
 #include "formats/packsell/packsell_device.hpp"
 #include "formats/rgcsr/rgcsr_device.hpp"
+#include "formats/packsell/packsell_device_build.hpp"
+#include "formats/rgcsr/rgcsr_device_build.hpp"

@@ -54,7 +54,7 @@ public:
 // Host kernels of the core (reference backend).
 std::unique_ptr<Shadow> CreateHostShadow(Format f);
 #if defined(PETSCSPMV_HAVE_CUDA)
-// CUDA kernels (src/cuda); host copy of the layout kept for value updates.
+// CUDA kernels (src/cuda); the layout is built and updated on the device from an uploaded CSR.
 std::unique_ptr<Shadow> CreateCudaShadow(Format f);
 #endif
 

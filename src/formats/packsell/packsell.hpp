@@ -103,4 +103,21 @@ void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y);
 // d[r] = decoded A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal).
 void packsell_diagonal(const PackSellMatrix &M, double *d);
 
+// Pieces of the host builder that the device builder (packsell_device_build.cu) reuses, so that
+// both take the same decisions and throw the same errors by construction.
+namespace detail {
+// The option checks of build_packsell (FormatError with its messages).
+void check_packsell_options(const PackSellOptions &opt);
+// The exponent scaling auto stores values with when the largest finite magnitude is m.
+int32_t packsell_auto_scale(const ValueFormat &f, double m);
+// The ValueRangeError build_packsell throws for value v at (row, col) of A that format f
+// cannot hold at exponent s (overflow, or a nonzero rounded to zero; m: the largest finite
+// magnitude of A, used by scaling auto's remedy).
+ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
+                                           double v, int32_t s, double m);
+// The automatic sigma's pick among candidates of modelled bytes cost[] (in candidate order
+// 1, C, 2C, 4C, ...): the first within 2% of the cheapest.
+size_t packsell_pick_sigma(const std::vector<double> &cost);
+} // namespace detail
+
 } // namespace pspmv

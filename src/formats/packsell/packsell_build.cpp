@@ -135,8 +135,8 @@ int32_t choose_scale(const CsrView &A, const ValueFormat &f, PackSellScaling sca
       if (!std::isfinite(v)) continue; // Inf and NaN are stored as such
       EncodeStatus st;
       const uint32_t bits = encode_value(f, std::ldexp(v, s), &st);
-      if (st != EncodeStatus::Ok) throw overflow_error(f, r, A.colidx[k], v);
-      if (v != 0.0 && (bits & magnitude) == 0) throw underflow_error(f, r, A.colidx[k], v, scaling, s, m);
+      if (st != EncodeStatus::Ok || (v != 0.0 && (bits & magnitude) == 0))
+        throw detail::packsell_value_range_error(f, scaling, r, A.colidx[k], v, s, m);
     }
   return s;
 }
@@ -307,11 +307,33 @@ int32_t choose_sigma(const CsrView &A, const PackSellOptions &opt, const std::ve
     }
     cost.push_back(slot_cost.variable_bytes(c.regular, tail, tail_rows));
   }
+  return cand[detail::packsell_pick_sigma(cost)].sigma;
+}
+
+} // namespace
+
+namespace detail {
+
+void check_packsell_options(const PackSellOptions &opt) { check_options(opt); }
+int32_t packsell_auto_scale(const ValueFormat &f, double m) { return auto_scale(f, m); }
+
+ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
+                                           double v, int32_t s, double m) {
+  EncodeStatus st;
+  encode_value(f, std::ldexp(v, s), &st);
+  return st != EncodeStatus::Ok ? overflow_error(f, row, col, v) : underflow_error(f, row, col, v, scaling, s, m);
+}
+
+size_t packsell_pick_sigma(const std::vector<double> &cost) {
   const double best = *std::min_element(cost.begin(), cost.end());
   size_t i = 0;
   while (cost[i] > kSigmaTolerance * best) ++i;
-  return cand[i].sigma;
+  return i;
 }
+
+} // namespace detail
+
+namespace {
 
 // Writes the words (and exact values) of the regular part of every row.
 void fill_words(const CsrView &A, PackSellMatrix &M) {

@@ -298,6 +298,11 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   d->delta_bits = h.delta_bits;
   d->value_format = h.value_format;
   d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  d->scale_exponent = h.scale_exponent;
+  d->scaling = h.scaling;
+  d->hybrid_width = h.hybrid_width;
+  d->nnz = h.tail.nnz();
+  for (uint32_t w : h.words) d->nnz += packsell::word_flag(w); // the regular nonzeros
   d->num_words = nwords;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
@@ -320,6 +325,7 @@ cudaError_t release(DevicePackSell *d) {
   detail::free_ptr(&d->words, &first);
   detail::free_ptr(&d->exact_values, &first);
   detail::free_ptr(&d->diagonal, &first);
+  detail::free_ptr(&d->word_source, &first);
   detail::release_tail(&d->tail, &first);
   *d = DevicePackSell{};
   return first;
@@ -347,6 +353,7 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
   PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
   d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  d->scale_exponent = h.scale_exponent;
   return cudaDeviceSynchronize();
 }
 

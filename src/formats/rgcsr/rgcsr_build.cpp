@@ -22,13 +22,17 @@ int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
 
 } // namespace
 
-RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
+void detail::check_rgcsr_options(const RgCsrOptions &opt) {
   // Above 1024 a group gains nothing (a kernel block holds at most 1024 threads) and the
   // padding of the last group to G rows would cost memory for no reason.
   if (!rgcsr::valid_group_size(opt.group_size))
     throw FormatError("RgCSR group size " + std::to_string(opt.group_size) +
                       " is not valid: use a positive multiple of 32 up to 1024 (e.g. 32, 64, 128)");
   detail::check_hybrid_option(opt.hybrid);
+}
+
+RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
+  detail::check_rgcsr_options(opt);
   check_csr(A);
 
   const int32_t G = opt.group_size;

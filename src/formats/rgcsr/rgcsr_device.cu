@@ -188,6 +188,8 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   d->group_size = h.group_size;
   d->num_groups = h.group_pointers.empty() ? 0 : h.num_groups();
   d->num_slots = slots;
+  d->hybrid_width = h.hybrid_width;
+  d->nnz = rgcsr_regular_nnz(h) + h.tail.nnz();
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
   d->threads_per_row = threads_per_row(h.rows, rgcsr_regular_nnz(h), resident);

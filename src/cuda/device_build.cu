@@ -1,0 +1,281 @@
+// Shared pieces of the device builders (device_build.cuh). PETSc-free.
+#include "cuda/device_build.cuh"
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <algorithm>
+
+namespace pspmv {
+namespace cuda {
+namespace detail {
+
+namespace {
+
+__global__ void row_lengths_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int32_t *__restrict__ len) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < rows) len[r] = rowptr[r + 1] - rowptr[r];
+}
+
+struct ToInt64 {
+  __host__ __device__ int64_t operator()(int32_t v) const { return v; }
+};
+struct TimesBlock {
+  int64_t block;
+  __host__ __device__ int64_t operator()(int64_t b) const { return b * block; }
+};
+struct BlockEnd {
+  int64_t block, n;
+  __host__ __device__ int64_t operator()(int64_t b) const { return (b + 1) * block < n ? (b + 1) * block : n; }
+};
+
+// bad[0] = 1 if rowptr is not a monotone sequence from 0 to nnz.
+__global__ void check_rowptr_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int64_t nnz, int *bad) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r > rows) return;
+  const bool wrong = (r == 0 && rowptr[0] != 0) || (r == rows && rowptr[rows] != nnz) ||
+                     (r < rows && rowptr[r + 1] < rowptr[r]);
+  if (wrong) atomicExch(bad, 1);
+}
+
+// bad[0] = 1 if a column is out of range or not strictly increasing inside its row (one warp per row).
+__global__ void check_columns_kernel(DeviceCsr A, int *bad) {
+  const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= A.rows) return;
+  const int32_t b = A.rowptr[r], e = A.rowptr[r + 1];
+  for (int32_t k = b + lane; k < e; k += 32) {
+    const int32_t c = A.colidx[k];
+    if (c < 0 || c >= A.cols || (k > b && A.colidx[k - 1] >= c)) atomicExch(bad, 1);
+  }
+}
+
+// One warp per row: the row's entries at positions >= K go to tail entries off[r] ...
+__global__ void tail_fill_kernel(DeviceCsr A, int32_t K, const int64_t *__restrict__ off, int32_t *__restrict__ row,
+                                 int32_t *__restrict__ col, int32_t *__restrict__ source) {
+  const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= A.rows) return;
+  const int64_t start = static_cast<int64_t>(A.rowptr[r]) + K, end = A.rowptr[r + 1];
+  const int64_t base = r == 0 ? 0 : off[r - 1];
+  for (int64_t k = start + lane; k < end; k += 32) {
+    const int64_t t = base + (k - start);
+    row[t] = static_cast<int32_t>(r);
+    col[t] = A.colidx[k];
+    source[t] = static_cast<int32_t>(k);
+  }
+}
+
+struct TailCount {
+  const int32_t *len;
+  int32_t K;
+  __host__ __device__ int64_t operator()(int64_t r) const { return len[r] > K ? int64_t(len[r]) - K : 0; }
+};
+
+__global__ void diagonal_positions_kernel(DeviceCsr A, int32_t n, int32_t *__restrict__ pos) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  int32_t lo = A.rowptr[r], hi = A.rowptr[r + 1]; // columns strictly increasing: binary search
+  int32_t found = -1;
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    const int32_t c = A.colidx[mid];
+    if (c == r) {
+      found = mid;
+      break;
+    }
+    if (c < r) lo = mid + 1;
+    else hi = mid;
+  }
+  pos[r] = found;
+}
+
+__global__ void row_of_position_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int64_t k, int32_t *row) {
+  // largest r in [0, rows) with rowptr[r] <= k (k < nnz = rowptr[rows], so rowptr[r+1] > k)
+  int32_t lo = 0, hi = rows; // invariant: rowptr[lo] <= k, answer in [lo, hi)
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (rowptr[mid] <= k) lo = mid;
+    else hi = mid;
+  }
+  *row = lo;
+}
+
+} // namespace
+
+cudaError_t row_lengths(const DeviceCsr &A, int32_t *len, cudaStream_t s) {
+  if (A.rows <= 0) return cudaSuccess;
+  row_lengths_kernel<<<grid_for(A.rows), kBuildThreads, 0, s>>>(A.rowptr, A.rows, len);
+  return cudaGetLastError();
+}
+
+cudaError_t max_of(const int32_t *a, int64_t n, int32_t *result, cudaStream_t s) {
+  *result = 0;
+  if (n <= 0) return cudaSuccess;
+  Scratch<int32_t> out(1, s);
+  PSPMV_CUDA_TRY(out.status());
+  PSPMV_CUDA_TRY(cub_run(s, [&](void *t, size_t &b) {
+    return cub::DeviceReduce::Reduce(t, b, a, out.get(), n, MaxOp{}, int32_t(0), s);
+  }));
+  return fetch(out.get(), result, s);
+}
+
+cudaError_t sum_of(const int32_t *a, int64_t n, int64_t *result, cudaStream_t s) {
+  *result = 0;
+  if (n <= 0) return cudaSuccess;
+  Scratch<int64_t> out(1, s);
+  PSPMV_CUDA_TRY(out.status());
+  auto in = thrust::make_transform_iterator(a, ToInt64{});
+  PSPMV_CUDA_TRY(cub_run(s, [&](void *t, size_t &b) {
+    return cub::DeviceReduce::Reduce(t, b, in, out.get(), n, SumOp{}, int64_t(0), s);
+  }));
+  return fetch(out.get(), result, s);
+}
+
+cudaError_t histogram(const int32_t *a, int64_t n, int32_t maxval, std::vector<int64_t> *hist, cudaStream_t s) {
+  hist->assign(size_t(maxval) + 1, 0);
+  if (n <= 0) return cudaSuccess;
+  if (n > INT32_MAX) return cudaErrorInvalidValue; // CUB's run-length encoding counts in int
+  const int items = static_cast<int>(n);
+  Scratch<int32_t> sorted(size_t(n), s), unique(size_t(n), s), counts(size_t(n), s), runs(1, s);
+  PSPMV_CUDA_TRY(sorted.status());
+  PSPMV_CUDA_TRY(unique.status());
+  PSPMV_CUDA_TRY(counts.status());
+  PSPMV_CUDA_TRY(runs.status());
+  // values in [0, maxval]: only the bits up to maxval's highest one take part
+  int end_bit = 1;
+  while (end_bit < 31 && (int64_t(1) << end_bit) <= maxval) ++end_bit;
+  PSPMV_CUDA_TRY(cub_run(s, [&](void *t, size_t &b) {
+    return cub::DeviceRadixSort::SortKeys(t, b, a, sorted.get(), items, 0, end_bit, s);
+  }));
+  PSPMV_CUDA_TRY(cub_run(s, [&](void *t, size_t &b) {
+    return cub::DeviceRunLengthEncode::Encode(t, b, sorted.get(), unique.get(), counts.get(), runs.get(), items, s);
+  }));
+  int32_t nruns = 0;
+  PSPMV_CUDA_TRY(fetch(runs.get(), &nruns, s));
+  std::vector<int32_t> hu(static_cast<size_t>(nruns)), hc(static_cast<size_t>(nruns));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(hu.data(), unique.get(), sizeof(int32_t) * size_t(nruns), cudaMemcpyDeviceToHost, s));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(hc.data(), counts.get(), sizeof(int32_t) * size_t(nruns), cudaMemcpyDeviceToHost, s));
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
+  for (int32_t i = 0; i < nruns; ++i) {
+    if (hu[size_t(i)] < 0 || hu[size_t(i)] > maxval) return cudaErrorInvalidValue;
+    (*hist)[size_t(hu[size_t(i)])] += hc[size_t(i)];
+  }
+  return cudaSuccess;
+}
+
+cudaError_t block_max(const int32_t *len, int32_t rows, int32_t block, int32_t *out, cudaStream_t s) {
+  if (rows <= 0) return cudaSuccess;
+  const int64_t nblocks = (int64_t(rows) + block - 1) / block;
+  auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesBlock{block});
+  auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), BlockEnd{block, rows});
+  return cub_run(s, [&](void *t, size_t &b) {
+    return cub::DeviceSegmentedReduce::Reduce(t, b, len, out, nblocks, begin, end, MaxOp{}, int32_t(0), s);
+  });
+}
+
+cudaError_t csr_is_valid(const DeviceCsr &A, bool *ok, cudaStream_t s) {
+  *ok = true;
+  if (A.rows < 0 || A.cols < 0 || A.nnz < 0 || A.nnz > INT32_MAX) {
+    *ok = false;
+    return cudaSuccess;
+  }
+  if (A.rows == 0) {
+    *ok = A.nnz == 0;
+    return cudaSuccess;
+  }
+  if (A.rowptr == nullptr || (A.nnz > 0 && (A.colidx == nullptr || A.values == nullptr))) {
+    *ok = false;
+    return cudaSuccess;
+  }
+  Scratch<int> bad(1, s);
+  PSPMV_CUDA_TRY(bad.status());
+  PSPMV_CUDA_TRY(cudaMemsetAsync(bad.get(), 0, sizeof(int), s));
+  check_rowptr_kernel<<<grid_for(int64_t(A.rows) + 1), kBuildThreads, 0, s>>>(A.rowptr, A.rows, A.nnz, bad.get());
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  int h = 0;
+  PSPMV_CUDA_TRY(fetch(bad.get(), &h, s));
+  if (h) { // the column check reads through rowptr: only once rowptr is known to be valid
+    *ok = false;
+    return cudaSuccess;
+  }
+  if (A.nnz > 0) {
+    check_columns_kernel<<<warp_grid_for(A.rows), kBuildThreads, 0, s>>>(A, bad.get());
+    PSPMV_CUDA_TRY(cudaGetLastError());
+    PSPMV_CUDA_TRY(fetch(bad.get(), &h, s));
+  }
+  *ok = h == 0;
+  return cudaSuccess;
+}
+
+CsrView HostCsrCopy::view() const {
+  CsrView v;
+  v.rows = rows;
+  v.cols = cols;
+  v.rowptr = rowptr.data();
+  v.colidx = colidx.data();
+  v.values = values.data();
+  return v;
+}
+
+cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s) {
+  h->rows = A.rows;
+  h->cols = A.cols;
+  h->rowptr.assign(size_t(std::max(A.rows, 0)) + 1, 0);
+  h->colidx.assign(size_t(std::max<int64_t>(A.nnz, 0)), 0);
+  h->values.assign(size_t(std::max<int64_t>(A.nnz, 0)), 0.0);
+  if (A.rows > 0 && A.rowptr)
+    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->rowptr.data(), A.rowptr, sizeof(int32_t) * h->rowptr.size(), cudaMemcpyDeviceToHost, s));
+  if (A.nnz > 0 && A.colidx)
+    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->colidx.data(), A.colidx, sizeof(int32_t) * h->colidx.size(), cudaMemcpyDeviceToHost, s));
+  if (A.nnz > 0 && A.values)
+    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->values.data(), A.values, sizeof(double) * h->values.size(), cudaMemcpyDeviceToHost, s));
+  return cudaStreamSynchronize(s);
+}
+
+cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s) {
+  t->nnz = 0;
+  if (A.rows <= 0 || A.nnz <= 0) return cudaSuccess;
+  // off[r] = tail entries of rows 0..r (inclusive sum of max(0, len - K))
+  Scratch<int64_t> off(size_t(A.rows), s);
+  PSPMV_CUDA_TRY(off.status());
+  auto counts = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TailCount{len, K});
+  PSPMV_CUDA_TRY(cub_run(s, [&](void *tmp, size_t &b) {
+    return cub::DeviceScan::InclusiveSum(tmp, b, counts, off.get(), int64_t(A.rows), s);
+  }));
+  int64_t n = 0;
+  PSPMV_CUDA_TRY(fetch(off.get() + (A.rows - 1), &n, s));
+  t->nnz = n;
+  if (n == 0) return cudaSuccess;
+  PSPMV_CUDA_TRY(alloc(size_t(n), &t->row));
+  PSPMV_CUDA_TRY(alloc(size_t(n), &t->col));
+  PSPMV_CUDA_TRY(alloc(size_t(n), &t->val));
+  PSPMV_CUDA_TRY(alloc(size_t(n), &t->source));
+  PSPMV_CUDA_TRY(cudaMalloc(reinterpret_cast<void **>(&t->sync), 2 * sizeof(unsigned int)));
+  PSPMV_CUDA_TRY(cudaMemsetAsync(t->sync, 0, 2 * sizeof(unsigned int), s));
+  tail_fill_kernel<<<warp_grid_for(A.rows), kBuildThreads, 0, s>>>(A, K, off.get(), t->row, t->col, t->source);
+  return cudaGetLastError();
+}
+
+cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s) {
+  if (n <= 0) return cudaSuccess;
+  diagonal_positions_kernel<<<grid_for(n), kBuildThreads, 0, s>>>(A, n, pos);
+  return cudaGetLastError();
+}
+
+cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStream_t s) {
+  *row = 0;
+  if (A.rows <= 0) return cudaErrorInvalidValue;
+  Scratch<int32_t> d(1, s);
+  PSPMV_CUDA_TRY(d.status());
+  row_of_position_kernel<<<1, 1, 0, s>>>(A.rowptr, A.rows, k, d.get());
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  return fetch(d.get(), row, s);
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace pspmv

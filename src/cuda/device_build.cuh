@@ -1,0 +1,149 @@
+// Shared pieces of the device builders (src/formats/*/*_device_build.cu; PETSc-free): stream
+// ordered scratch memory, CUB calls with their temporary storage, row lengths, histograms of
+// small integers (for the hybrid width rule run on the host), CSR checks, the COO tail of the
+// hybrid split and the positions of the diagonal entries. Everything runs on the stream it is
+// given; functions that return a host value synchronize that stream.
+#pragma once
+#include "core/hybrid.hpp"
+#include "cuda/device_coo_tail.hpp"
+#include "cuda/device_csr.hpp"
+#include "cuda/device_memory.cuh"
+#include <cuda_runtime.h>
+#include <cstdint>
+#include <vector>
+
+namespace pspmv {
+namespace cuda {
+namespace detail {
+
+constexpr int kBuildThreads = 256;
+
+// Stream-ordered scratch array of n elements (cudaMallocAsync; nothing for n == 0), freed on
+// the same stream when it goes out of scope. status() is the allocation's error.
+template <class T>
+class Scratch {
+public:
+  Scratch() = default;
+  Scratch(size_t n, cudaStream_t s) { allocate(n, s); }
+  ~Scratch() { reset(); }
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  cudaError_t allocate(size_t n, cudaStream_t s) {
+    reset();
+    stream_ = s;
+    n_ = n;
+    if (n == 0) return status_ = cudaSuccess;
+    status_ = cudaMallocAsync(reinterpret_cast<void **>(&p_), n * sizeof(T), s);
+    if (status_ != cudaSuccess) {
+      p_ = nullptr;
+      n_ = 0;
+    }
+    return status_;
+  }
+  void reset() {
+    if (p_) (void)cudaFreeAsync(p_, stream_);
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T *get() const { return p_; }
+  size_t size() const { return n_; }
+  cudaError_t status() const { return status_; }
+
+private:
+  T *p_ = nullptr;
+  size_t n_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cudaError_t status_ = cudaSuccess;
+};
+
+// Runs a CUB device algorithm: f(void *temp, size_t &bytes) is called once to size the
+// temporary storage (temp null) and once to run (temp at least 1 byte, so CUB never mistakes
+// the run for a size query).
+template <class F>
+cudaError_t cub_run(cudaStream_t s, F &&f) {
+  size_t bytes = 0;
+  PSPMV_CUDA_TRY(f(static_cast<void *>(nullptr), bytes));
+  Scratch<unsigned char> temp(bytes > 0 ? bytes : 1, s);
+  PSPMV_CUDA_TRY(temp.status());
+  return f(static_cast<void *>(temp.get()), bytes);
+}
+
+// Copies one value from the device and waits for it.
+template <class T>
+cudaError_t fetch(const T *d, T *h, cudaStream_t s) {
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(h, d, sizeof(T), cudaMemcpyDeviceToHost, s));
+  return cudaStreamSynchronize(s);
+}
+
+// Exact-size allocation for a layout array (cudaMalloc: the layout is freed by release()).
+template <class T>
+cudaError_t alloc(size_t n, T **p) {
+  *p = nullptr;
+  if (n == 0) return cudaSuccess;
+  return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
+}
+
+// Reduction operators (CUB's own names moved between CCCL versions).
+struct MaxOp {
+  template <class T>
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a < b ? b : a; }
+};
+struct SumOp {
+  template <class T>
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a + b; }
+};
+
+// Blocks of kBuildThreads threads for n items (n > 0), and of warps for n warp items.
+inline unsigned int grid_for(int64_t n) { return blocks_for(n, kBuildThreads); }
+inline unsigned int warp_grid_for(int64_t n) { return blocks_for(n, kBuildThreads / 32); }
+
+// len[r] = rowptr[r+1] - rowptr[r] for the A.rows rows (A.rows > 0).
+cudaError_t row_lengths(const DeviceCsr &A, int32_t *len, cudaStream_t s);
+// Largest of a[0..n) (0 for n == 0), as int32.
+cudaError_t max_of(const int32_t *a, int64_t n, int32_t *result, cudaStream_t s);
+// Sum of a[0..n) in int64 (0 for n == 0).
+cudaError_t sum_of(const int32_t *a, int64_t n, int64_t *result, cudaStream_t s);
+// hist[v] = entries of a[0..n) equal to v, for 0 <= v <= maxval (hist resized to maxval + 1;
+// every a[i] must lie in [0, maxval]). Radix sort and run-length encoding on the device; only
+// the distinct values and their counts come back.
+cudaError_t histogram(const int32_t *a, int64_t n, int32_t maxval, std::vector<int64_t> *hist, cudaStream_t s);
+// out[b] = max of len over rows [b*block, min(rows, (b+1)*block)) for b < ceil(rows/block).
+cudaError_t block_max(const int32_t *len, int32_t rows, int32_t block, int32_t *out, cudaStream_t s);
+// check_csr's conditions on the device: *ok false when rowptr does not start at 0, decreases,
+// does not end at nnz, or a column is out of [0, cols) or not strictly increasing in its row.
+cudaError_t csr_is_valid(const DeviceCsr &A, bool *ok, cudaStream_t s);
+// Copies A to the host and returns it as an owned CSR (for the host builders' error messages).
+struct HostCsrCopy {
+  int32_t rows = 0, cols = 0;
+  std::vector<int32_t> rowptr, colidx;
+  std::vector<double> values;
+  CsrView view() const;
+};
+cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s);
+// The COO tail for width K (every nonzero at position >= K of its row, in CSR order): allocates
+// t->row, t->col, t->source (CSR position of each entry: value updates gather through it),
+// t->val (values left to the caller: fill_tail_values) and the fused-launch counters, as
+// upload_tail does; t->nnz = entries. len: the row lengths.
+cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s);
+// pos[r] = CSR position of A(r, r), or -1 where the pattern has none, for r < n = min(rows, cols).
+cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s);
+// Row of CSR position k (0 <= k < nnz): the r with rowptr[r] <= k < rowptr[r+1].
+cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStream_t s);
+
+// t.val[i] = op(values[t.source[i]]) for every tail entry (op: __device__ double(double)).
+template <class Op>
+__global__ void tail_values_kernel(int64_t n, const int32_t *__restrict__ source, const double *__restrict__ values,
+                                   double *__restrict__ val, Op op) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) val[i] = op(values[source[i]]);
+}
+template <class Op>
+cudaError_t fill_tail_values(const DeviceCooTail &t, const double *values, Op op, cudaStream_t s) {
+  if (t.nnz <= 0) return cudaSuccess;
+  tail_values_kernel<<<grid_for(t.nnz), kBuildThreads, 0, s>>>(t.nnz, t.source, values, t.val, op);
+  return cudaGetLastError();
+}
+
+} // namespace detail
+} // namespace cuda
+} // namespace pspmv

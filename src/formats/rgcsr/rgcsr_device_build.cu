@@ -1,0 +1,208 @@
+// RgCSR: the device builder and the device value update (rgcsr_device_build.hpp). The addressing
+// is rgcsr_layout.hpp's; the K rule is core/hybrid's, run on histograms copied back.
+#include "core/threads_per_row.hpp"
+#include "cuda/device_build.cuh"
+#include "formats/rgcsr/rgcsr_device_build.hpp"
+#include "formats/rgcsr/rgcsr_layout.hpp"
+#include <cub/device/device_scan.cuh>
+#include <thrust/iterator/transform_iterator.h>
+#include <algorithm>
+
+namespace pspmv {
+namespace cuda {
+
+namespace {
+
+using detail::kBuildThreads;
+using detail::Scratch;
+
+struct GroupSlots {
+  const int32_t *gmax;
+  int32_t K, G;
+  __host__ __device__ int64_t operator()(int32_t g) const { return rgcsr::group_slots(gmax[g] < K ? gmax[g] : K, G); }
+};
+
+// row_length[r] = min(len, K); the row's first K nonzeros into its slots (one thread per row).
+__global__ void fill_kernel(DeviceCsr A, const int32_t *__restrict__ len, int32_t K, int32_t G,
+                            const int64_t *__restrict__ gp, int32_t *__restrict__ row_length,
+                            int32_t *__restrict__ columns, double *__restrict__ values) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= A.rows) return;
+  const int32_t r = static_cast<int32_t>(t);
+  const int32_t n = len[r] < K ? len[r] : K;
+  row_length[r] = n;
+  const int64_t first = rgcsr::row_first_slot(gp, r, G);
+  const int32_t start = A.rowptr[r];
+  for (int32_t k = 0; k < n; ++k) {
+    const int64_t s = rgcsr::slot(first, k, G);
+    columns[s] = A.colidx[start + k];
+    values[s] = A.values[start + k];
+  }
+}
+
+__global__ void values_kernel(int32_t rows, const int32_t *__restrict__ rowptr, const double *__restrict__ csr_values,
+                              int32_t G, const int64_t *__restrict__ gp, const int32_t *__restrict__ row_length,
+                              double *__restrict__ values) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= rows) return;
+  const int32_t r = static_cast<int32_t>(t);
+  const int64_t first = rgcsr::row_first_slot(gp, r, G);
+  const int32_t start = rowptr[r];
+  for (int32_t k = 0; k < row_length[r]; ++k) values[rgcsr::slot(first, k, G)] = csr_values[start + k];
+}
+
+// d[r] = A(r, r) (CSR value: RgCSR stores values as they are, regular part or tail).
+__global__ void diagonal_kernel(int32_t n, const int32_t *__restrict__ pos, const double *__restrict__ values,
+                                double *__restrict__ d) {
+  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r < n) d[r] = pos[r] >= 0 ? values[pos[r]] : 0.0;
+}
+
+struct Identity {
+  __device__ double operator()(double v) const { return v; }
+};
+
+cudaError_t fill_diagonal(const DeviceCsr &A, double *diag, cudaStream_t s) {
+  const int32_t n = std::min(A.rows, A.cols);
+  if (n <= 0) return cudaSuccess;
+  Scratch<int32_t> pos(size_t(n), s);
+  PSPMV_CUDA_TRY(pos.status());
+  PSPMV_CUDA_TRY(detail::diagonal_positions(A, n, pos.get(), s));
+  diagonal_kernel<<<detail::grid_for(n), kBuildThreads, 0, s>>>(n, pos.get(), A.values, diag);
+  return cudaGetLastError();
+}
+
+[[noreturn]] void throw_host_error(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s) {
+  detail::HostCsrCopy h;
+  const cudaError_t e = detail::copy_to_host(A, &h, s);
+  if (e != cudaSuccess) throw FormatError(std::string("RgCSR device build: the CSR is not valid, and copying it to the host failed: ") + cudaGetErrorString(e));
+  (void)build_rgcsr(h.view(), opt); // throws the host builder's error
+  throw FormatError("RgCSR device build: the device check refused a CSR the host builder accepts");
+}
+
+cudaError_t build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, DeviceRgCsr *d, DeviceBuildInfo *info) {
+  ::pspmv::detail::check_rgcsr_options(opt);
+  bool ok = true;
+  PSPMV_CUDA_TRY(detail::csr_is_valid(A, &ok, s));
+  if (!ok) throw_host_error(A, opt, s);
+  const int32_t G = opt.group_size, rows = A.rows;
+  const int32_t ngroups = rgcsr::num_groups(rows, G);
+
+  // row lengths, group maxima, longest row
+  Scratch<int32_t> len(size_t(rows), s), gmax(size_t(ngroups), s);
+  PSPMV_CUDA_TRY(len.status());
+  PSPMV_CUDA_TRY(gmax.status());
+  PSPMV_CUDA_TRY(detail::row_lengths(A, len.get(), s));
+  PSPMV_CUDA_TRY(detail::block_max(len.get(), rows, G, gmax.get(), s));
+  int32_t maxlen = 0;
+  PSPMV_CUDA_TRY(detail::max_of(gmax.get(), ngroups, &maxlen, s));
+
+  // K: as resolve_width() in rgcsr_build.cpp
+  int32_t K = maxlen;
+  switch (opt.hybrid.mode) {
+  case HybridOption::Mode::None: K = maxlen; break;
+  case HybridOption::Mode::Fixed: K = std::min(opt.hybrid.width, maxlen); break;
+  case HybridOption::Mode::Auto: {
+    std::vector<int64_t> hist, block_hist;
+    PSPMV_CUDA_TRY(detail::histogram(len.get(), rows, maxlen, &hist, s));
+    PSPMV_CUDA_TRY(detail::histogram(gmax.get(), ngroups, maxlen, &block_hist, s));
+    K = std::min(choose_hybrid_width_from_counts(hist, block_hist, G, kRgCsrHybridCost), maxlen);
+    break;
+  }
+  }
+
+  d->rows = rows;
+  d->cols = A.cols;
+  d->group_size = G;
+  d->num_groups = ngroups;
+  d->hybrid_width = K;
+  d->nnz = A.nnz;
+  // group pointers: gp[0] = 0, gp[g + 1] = gp[g] + G * min(group maximum, K)
+  PSPMV_CUDA_TRY(detail::alloc(size_t(ngroups) + 1, &d->group_pointers));
+  PSPMV_CUDA_TRY(cudaMemsetAsync(d->group_pointers, 0, sizeof(int64_t), s));
+  if (ngroups > 0) {
+    auto slots = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), GroupSlots{gmax.get(), K, G});
+    PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
+      return cub::DeviceScan::InclusiveSum(t, b, slots, d->group_pointers + 1, ngroups, s);
+    }));
+    PSPMV_CUDA_TRY(detail::fetch(d->group_pointers + ngroups, &d->num_slots, s));
+  }
+  const size_t nslots = size_t(d->num_slots);
+  PSPMV_CUDA_TRY(detail::alloc(size_t(rows), &d->row_length));
+  PSPMV_CUDA_TRY(detail::alloc(nslots, &d->columns));
+  PSPMV_CUDA_TRY(detail::alloc(nslots, &d->values));
+  if (nslots) { // padding: value 0, column 0
+    PSPMV_CUDA_TRY(cudaMemsetAsync(d->columns, 0, nslots * sizeof(int32_t), s));
+    PSPMV_CUDA_TRY(cudaMemsetAsync(d->values, 0, nslots * sizeof(double), s));
+  }
+  if (rows > 0) {
+    fill_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(A, len.get(), K, G, d->group_pointers, d->row_length,
+                                                                 d->columns, d->values);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+  }
+  PSPMV_CUDA_TRY(detail::build_tail(A, len.get(), K, &d->tail, s));
+  PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, Identity{}, s));
+  const int32_t nd = std::min(rows, A.cols);
+  PSPMV_CUDA_TRY(detail::alloc(size_t(std::max(nd, 0)), &d->diagonal));
+  PSPMV_CUDA_TRY(fill_diagonal(A, d->diagonal, s));
+
+  const int64_t regular = A.nnz - d->tail.nnz;
+  int64_t resident = 0;
+  PSPMV_CUDA_TRY(detail::resident_threads(&resident));
+  d->threads_per_row = threads_per_row(rows, regular, resident);
+
+  FormatStats &st = info->stats; // as RgCsrMatrix::stats()
+  st = FormatStats{};
+  st.rows = rows;
+  st.cols = A.cols;
+  st.tail_nnz = d->tail.nnz;
+  st.nnz = regular + st.tail_nnz;
+  st.stored_slots = d->num_slots;
+  st.padding_slots = st.stored_slots - regular;
+  st.dummy_words = 0;
+  st.hybrid_width = K;
+  st.stored_bytes = d->num_slots * int64_t(sizeof(double) + sizeof(int32_t)) + (int64_t(ngroups) + 1) * int64_t(sizeof(int64_t)) +
+                    int64_t(rows) * int64_t(sizeof(int32_t)) + st.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
+  info->scale_exponent = 0;
+  return cudaStreamSynchronize(s);
+}
+
+} // namespace
+
+cudaError_t build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
+                            DeviceBuildInfo *info) {
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(stream)); // a product may still read what *d holds
+  PSPMV_CUDA_TRY(release(d));
+  cudaError_t err;
+  try {
+    err = build(A, opt, stream, d, info);
+  } catch (...) {
+    (void)cudaStreamSynchronize(stream);
+    (void)release(d);
+    throw;
+  }
+  if (err != cudaSuccess) {
+    (void)cudaStreamSynchronize(stream);
+    (void)release(d);
+  }
+  return err;
+}
+
+cudaError_t update_values_on_device(const DeviceCsr &A, cudaStream_t s, DeviceRgCsr *d, bool *pattern_changed,
+                                    int32_t *scale_exponent) {
+  *scale_exponent = 0;
+  *pattern_changed = A.rows != d->rows || A.cols != d->cols || A.nnz != d->nnz || (d->tail.nnz > 0 && !d->tail.source);
+  if (*pattern_changed) return cudaSuccess;
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(s)); // products on this stream may still read the values
+  if (A.rows > 0) {
+    values_kernel<<<detail::grid_for(A.rows), kBuildThreads, 0, s>>>(A.rows, A.rowptr, A.values, d->group_size,
+                                                                     d->group_pointers, d->row_length, d->values);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+  }
+  PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, Identity{}, s));
+  PSPMV_CUDA_TRY(fill_diagonal(A, d->diagonal, s));
+  return cudaStreamSynchronize(s);
+}
+
+} // namespace cuda
+} // namespace pspmv

@@ -1,0 +1,526 @@
+// Device builders (rgcsr_device_build.hpp, packsell_device_build.hpp) against the host builders:
+// every device array downloaded and compared bit for bit with upload(build_*(A)), the
+// statistics and scale exponent with the host layout's, value updates with the host update,
+// range errors with the host's (row, column, message). Suites: DeviceBuildSmall* and
+// DeviceBuildRandom (sanitizer subset *Small*:*Random*), DeviceBuildFiles/SmallDeviceBuildFiles
+// over the shared matrices.
+#include "cuda/device_formats.hpp"
+#include "matrix_market.hpp"
+#include "random_matrices.hpp"
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <set>
+
+using namespace gputest;
+using namespace pspmv;
+namespace fs = std::filesystem;
+
+namespace {
+
+template <class T>
+std::vector<T> dl(const T *p, int64_t n) {
+  std::vector<T> h(size_t(std::max<int64_t>(n, 0)));
+  if (n > 0) {
+    EXPECT_NE(p, nullptr);
+    if (p) EXPECT_EQ(cudaMemcpy(h.data(), p, sizeof(T) * h.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  } else {
+    EXPECT_EQ(p, nullptr) << "an empty array must not be allocated";
+  }
+  return h;
+}
+
+template <class T>
+void expect_bits(const std::vector<T> &a, const std::vector<T> &b, const std::string &what) {
+  ASSERT_EQ(a.size(), b.size()) << what << ": sizes";
+  if (!a.empty() && std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) != 0) {
+    size_t i = 0;
+    while (std::memcmp(&a[i], &b[i], sizeof(T)) == 0) ++i;
+    ADD_FAILURE() << what << ": first difference at " << i << " of " << a.size() << ": " << a[i] << " vs " << b[i];
+  }
+}
+
+// The CSR on the device.
+struct DevCsr {
+  DeviceArray<int32_t> rowptr, colidx;
+  DeviceArray<double> values;
+  cuda::DeviceCsr v;
+  explicit DevCsr(const HostCsr &A) : rowptr(A.rowptr.size()), colidx(A.colidx.size()), values(A.values.size()) {
+    rowptr.upload(A.rowptr);
+    colidx.upload(A.colidx);
+    values.upload(A.values);
+    v.rows = A.rows;
+    v.cols = A.cols;
+    v.nnz = A.nnz();
+    v.rowptr = rowptr.get();
+    v.colidx = colidx.get();
+    v.values = values.get();
+  }
+};
+
+void expect_stats(const FormatStats &h, const FormatStats &d, const std::string &w) {
+  EXPECT_EQ(h.rows, d.rows) << w;
+  EXPECT_EQ(h.cols, d.cols) << w;
+  EXPECT_EQ(h.nnz, d.nnz) << w;
+  EXPECT_EQ(h.stored_slots, d.stored_slots) << w;
+  EXPECT_EQ(h.padding_slots, d.padding_slots) << w;
+  EXPECT_EQ(h.dummy_words, d.dummy_words) << w;
+  EXPECT_EQ(h.tail_nnz, d.tail_nnz) << w;
+  EXPECT_EQ(h.hybrid_width, d.hybrid_width) << w;
+  EXPECT_EQ(h.sigma, d.sigma) << w;
+  EXPECT_EQ(h.stored_bytes, d.stored_bytes) << w;
+}
+
+void expect_tail(const cuda::DeviceCooTail &ref, const cuda::DeviceCooTail &d, const std::string &w) {
+  ASSERT_EQ(ref.nnz, d.nnz) << w << ": tail nnz";
+  expect_bits(dl(ref.row, ref.nnz), dl(d.row, d.nnz), w + ": tail rows");
+  expect_bits(dl(ref.col, ref.nnz), dl(d.col, d.nnz), w + ": tail columns");
+  expect_bits(dl(ref.val, ref.nnz), dl(d.val, d.nnz), w + ": tail values");
+  EXPECT_EQ(ref.sync != nullptr, d.sync != nullptr) << w;
+}
+
+void expect_same(const cuda::DeviceRgCsr &ref, const cuda::DeviceRgCsr &d, const std::string &w) {
+  EXPECT_EQ(ref.rows, d.rows) << w;
+  EXPECT_EQ(ref.cols, d.cols) << w;
+  EXPECT_EQ(ref.group_size, d.group_size) << w;
+  EXPECT_EQ(ref.num_groups, d.num_groups) << w;
+  EXPECT_EQ(ref.num_slots, d.num_slots) << w;
+  EXPECT_EQ(ref.threads_per_row, d.threads_per_row) << w;
+  EXPECT_EQ(ref.hybrid_width, d.hybrid_width) << w;
+  EXPECT_EQ(ref.nnz, d.nnz) << w;
+  expect_bits(dl(ref.group_pointers, int64_t(ref.num_groups) + 1), dl(d.group_pointers, int64_t(d.num_groups) + 1), w + ": group_pointers");
+  expect_bits(dl(ref.row_length, ref.rows), dl(d.row_length, d.rows), w + ": row_length");
+  expect_bits(dl(ref.columns, ref.num_slots), dl(d.columns, d.num_slots), w + ": columns");
+  expect_bits(dl(ref.values, ref.num_slots), dl(d.values, d.num_slots), w + ": values");
+  const int32_t n = std::min(ref.rows, ref.cols);
+  expect_bits(dl(ref.diagonal, n), dl(d.diagonal, n), w + ": diagonal");
+  expect_tail(ref.tail, d.tail, w);
+}
+
+void expect_same(const cuda::DevicePackSell &ref, const cuda::DevicePackSell &d, const std::string &w) {
+  EXPECT_EQ(ref.rows, d.rows) << w;
+  EXPECT_EQ(ref.cols, d.cols) << w;
+  EXPECT_EQ(ref.slice_height, d.slice_height) << w;
+  EXPECT_EQ(ref.num_slices, d.num_slices) << w;
+  EXPECT_EQ(ref.delta_bits, d.delta_bits) << w;
+  EXPECT_EQ(ref.value_format.name(), d.value_format.name()) << w;
+  EXPECT_EQ(std::memcmp(&ref.inv_scale, &d.inv_scale, sizeof(double)), 0) << w << ": inv_scale";
+  EXPECT_EQ(ref.scale_exponent, d.scale_exponent) << w;
+  EXPECT_EQ(ref.hybrid_width, d.hybrid_width) << w;
+  EXPECT_EQ(ref.nnz, d.nnz) << w;
+  EXPECT_EQ(ref.threads_per_row, d.threads_per_row) << w;
+  ASSERT_EQ(ref.num_words, d.num_words) << w;
+  expect_bits(dl(ref.slice_pointers, int64_t(ref.num_slices) + 1), dl(d.slice_pointers, int64_t(d.num_slices) + 1), w + ": slice_pointers");
+  expect_bits(dl(ref.perm, ref.rows), dl(d.perm, d.rows), w + ": perm");
+  expect_bits(dl(ref.words, ref.num_words), dl(d.words, d.num_words), w + ": words");
+  const bool exact = ref.value_format.kind == ValueKind::Exact;
+  expect_bits(dl(ref.exact_values, exact ? ref.num_words : 0), dl(d.exact_values, exact ? d.num_words : 0), w + ": exact_values");
+  const int32_t n = std::min(ref.rows, ref.cols);
+  expect_bits(dl(ref.diagonal, n), dl(d.diagonal, n), w + ": diagonal");
+  expect_tail(ref.tail, d.tail, w);
+}
+
+int32_t scale_of(const RgCsrMatrix &) { return 0; }
+int32_t scale_of(const PackSellMatrix &M) { return M.scale_exponent; }
+
+// Host build + upload (the reference) against the device build, then a value update of both.
+template <class Opt, class HostBuild, class HostUpdate>
+void check_format(const HostCsr &A, const Opt &opt, const std::string &w, HostBuild hbuild, HostUpdate hupdate) {
+  using Host = decltype(hbuild(A.view(), opt));
+  using Dev = typename cuda::DeviceLayoutOf<Host>::type;
+  cudaStream_t s = test_stream();
+  DevCsr dA(A);
+  Host H;
+  std::string host_error;
+  int64_t host_row = -1, host_col = -1;
+  try {
+    H = hbuild(A.view(), opt);
+  } catch (const ValueRangeError &e) {
+    host_error = e.what();
+    host_row = e.row;
+    host_col = e.col;
+  }
+  Dev D{};
+  cuda::DeviceBuildInfo info;
+  if (!host_error.empty()) {
+    try {
+      (void)cuda::build_on_device(dA.v, opt, s, &D, &info);
+      ADD_FAILURE() << w << ": the device build accepted values the host refuses: " << host_error;
+    } catch (const ValueRangeError &e) {
+      EXPECT_EQ(std::string(e.what()), host_error) << w;
+      EXPECT_EQ(e.row, host_row) << w;
+      EXPECT_EQ(e.col, host_col) << w;
+    }
+    EXPECT_EQ(D.rows, 0) << w << ": a refused build leaves the layout empty";
+    EXPECT_CUDA(cuda::release(&D));
+    return;
+  }
+  Dev ref{};
+  ASSERT_CUDA(cuda::upload(H, &ref));
+  ASSERT_CUDA(cuda::build_on_device(dA.v, opt, s, &D, &info));
+  expect_same(ref, D, w + " (build)");
+  expect_stats(H.stats(), info.stats, w + " (stats)");
+  EXPECT_EQ(info.scale_exponent, scale_of(H)) << w;
+
+  // value update: new values of another magnitude (scaling auto picks another exponent)
+  const HostCsr B = with_new_values(A, 3.0e-3, 99);
+  bool host_ok = true;
+  try {
+    hupdate(B.view(), H);
+  } catch (const ValueRangeError &) {
+    host_ok = false;
+  }
+  if (host_ok) {
+    ASSERT_CUDA(cuda::upload_values(H, &ref));
+    dA.values.upload(B.values);
+    bool changed = true;
+    int32_t scale = -12345;
+    ASSERT_CUDA(cuda::update_values_on_device(dA.v, s, &D, &changed, &scale));
+    EXPECT_FALSE(changed) << w;
+    EXPECT_EQ(scale, scale_of(H)) << w;
+    expect_same(ref, D, w + " (update)");
+  }
+  EXPECT_CUDA(cuda::release(&ref));
+  EXPECT_CUDA(cuda::release(&D));
+}
+
+} // namespace
+
+namespace {
+
+struct RgBuild {
+  RgCsrMatrix operator()(const CsrView &A, const RgCsrOptions &o) const { return build_rgcsr(A, o); }
+};
+struct PsBuild {
+  PackSellMatrix operator()(const CsrView &A, const PackSellOptions &o) const { return build_packsell(A, o); }
+};
+
+void check_rg(const HostCsr &A, const RgCsrOptions &o, const std::string &w) {
+  check_format(A, o, w, RgBuild{}, [](const CsrView &B, RgCsrMatrix &M) { update_rgcsr_values(B, M); });
+}
+void check_ps(const HostCsr &A, const PackSellOptions &o, const std::string &w) {
+  check_format(A, o, w, PsBuild{}, [](const CsrView &B, PackSellMatrix &M) { update_packsell_values(B, M); });
+}
+
+HybridOption hyb(const char *s) { return HybridOption::parse(s); }
+
+std::vector<RgCsrOptions> rg_options(bool full) {
+  std::vector<RgCsrOptions> v;
+  for (int32_t G : full ? std::vector<int32_t>{32, 64, 128} : std::vector<int32_t>{32})
+    for (const char *h : {"none", "auto", "2"}) {
+      RgCsrOptions o;
+      o.group_size = G;
+      o.hybrid = hyb(h);
+      v.push_back(o);
+    }
+  return v;
+}
+
+std::vector<PackSellOptions> ps_options(bool full) {
+  std::vector<PackSellOptions> v;
+  const std::vector<ValueFormat> formats =
+      full ? std::vector<ValueFormat>{ValueFormat::exact(), ValueFormat::fp16(), ValueFormat::bf16(), ValueFormat::e8m(10), ValueFormat::e8m(22)}
+           : std::vector<ValueFormat>{ValueFormat::exact(), ValueFormat::bf16()};
+  for (int32_t C : full ? std::vector<int32_t>{32, 64} : std::vector<int32_t>{32})
+    for (int32_t sigma : full ? std::vector<int32_t>{1, kPackSellSigmaAuto, 2 * C, 1024} : std::vector<int32_t>{1, kPackSellSigmaAuto})
+      for (const ValueFormat &f : formats)
+        for (PackSellScaling sc : {PackSellScaling::None, PackSellScaling::Auto}) {
+          if (!f.lossy() && sc == PackSellScaling::Auto) continue;
+          if (!full && f.lossy() && sc == PackSellScaling::None) continue;
+          for (const char *h : full ? std::vector<const char *>{"none", "auto", "3"} : std::vector<const char *>{"auto", "none"}) {
+            PackSellOptions o;
+            o.slice_height = C;
+            o.sigma = sigma;
+            o.value_format = f;
+            o.scaling = sc;
+            o.hybrid = hyb(h);
+            v.push_back(o);
+          }
+        }
+  return v;
+}
+
+std::string rg_name(const RgCsrOptions &o) { return "rgcsr G=" + std::to_string(o.group_size) + " hybrid " + o.hybrid.name(); }
+std::string ps_name(const PackSellOptions &o) {
+  return "packsell C=" + std::to_string(o.slice_height) + " sigma " + (o.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(o.sigma)) +
+         " " + o.value_format.name() + " scaling " + (o.scaling == PackSellScaling::Auto ? "auto" : "none") + " hybrid " + o.hybrid.name();
+}
+
+void all_formats(const HostCsr &A, const std::string &label, bool full) {
+  for (const RgCsrOptions &o : rg_options(full)) check_rg(A, o, label + " " + rg_name(o));
+  for (const PackSellOptions &o : ps_options(full)) check_ps(A, o, label + " " + ps_name(o));
+}
+
+} // namespace
+
+// ---- edge cases (small: part of the sanitizer subset) ----
+
+TEST(DeviceBuildSmall, ZeroRows) {
+  HostCsr A;
+  A.rows = 0;
+  A.cols = 5;
+  all_formats(A, "zero rows", true);
+}
+
+TEST(DeviceBuildSmall, ZeroRowsZeroCols) {
+  HostCsr A;
+  all_formats(A, "0 x 0", true);
+}
+
+TEST(DeviceBuildSmall, AllRowsEmpty) {
+  HostCsr A;
+  A.rows = 70;
+  A.cols = 40;
+  A.rowptr.assign(71, 0);
+  all_formats(A, "all rows empty", true);
+}
+
+TEST(DeviceBuildSmall, OneRow) {
+  all_formats(pspmv_test::csr_from_rows(100000, {{{0, 1.5}, {3, -2.0}, {40000, 3.25}, {99999, 0.0}}}), "one row", true);
+}
+
+TEST(DeviceBuildSmall, RowsFewerThanSliceHeight) {
+  RandomSpec s;
+  s.rows = 7;
+  s.cols = 50;
+  s.length = [](int32_t, uint64_t rnd) { return int32_t(rnd % 12); };
+  s.seed = 3;
+  all_formats(random_csr(s), "7 rows", true);
+}
+
+TEST(DeviceBuildSmall, EmptyRowsAndOneLongRow) {
+  RandomSpec s;
+  s.rows = 300;
+  s.cols = 5000;
+  s.length = [](int32_t r, uint64_t rnd) { return r == 123 ? 4000 : rnd % 4 == 0 ? 0 : int32_t(1 + rnd % 6); };
+  s.seed = 4;
+  all_formats(random_csr(s), "one long row", true);
+}
+
+TEST(DeviceBuildSmall, HugeColumnJumps) {
+  RandomSpec s;
+  s.rows = 200;
+  s.cols = 2000000000;
+  s.length = [](int32_t, uint64_t rnd) { return int32_t(rnd % 6); };
+  s.spread = ColumnSpread::Extremes;
+  s.seed = 5;
+  all_formats(random_csr(s), "huge jumps", true);
+}
+
+// Range errors: the same row, column and message as the host, for the FIRST offending entry in
+// CSR order (an underflow in row 1 comes before an overflow in row 2).
+TEST(DeviceBuildSmall, RangeErrorsLikeHost) {
+  const HostCsr A = pspmv_test::csr_from_rows(10, {{{0, 1.0}, {2, 2.0}},
+                                                  {{1, 1.0}, {7, 1e-30}},
+                                                  {{3, 1e6}, {9, 1.0}},
+                                                  {}});
+  for (const ValueFormat &f : {ValueFormat::fp16(), ValueFormat::bf16(), ValueFormat::e8m(10)})
+    for (PackSellScaling sc : {PackSellScaling::None, PackSellScaling::Auto}) {
+      PackSellOptions o;
+      o.value_format = f;
+      o.scaling = sc;
+      // the host must refuse at least fp16 / none: otherwise this test checks nothing
+      if (f.name() == "fp16" && sc == PackSellScaling::None) EXPECT_THROW(build_packsell(A.view(), o), ValueRangeError);
+      check_ps(A, o, "range " + ps_name(o));
+    }
+  // overflow only
+  const HostCsr B = pspmv_test::csr_from_rows(4, {{{0, 1.0}}, {{1, -7e4}, {3, 1e5}}});
+  PackSellOptions o;
+  o.value_format = ValueFormat::fp16();
+  EXPECT_THROW(build_packsell(B.view(), o), ValueRangeError);
+  check_ps(B, o, "overflow fp16");
+  // Inf and NaN are stored, not refused
+  const HostCsr C = pspmv_test::csr_from_rows(4, {{{0, 1.0}, {1, std::numeric_limits<double>::infinity()}},
+                                                  {{2, std::numeric_limits<double>::quiet_NaN()}}});
+  check_ps(C, o, "inf nan fp16");
+}
+
+// A value update whose values do not fit: refused like the host, the layout unchanged.
+TEST(DeviceBuildSmall, UpdateRangeError) {
+  const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {5, 3.0}}});
+  HostCsr B = A;
+  B.values[3] = 1e9;
+  PackSellOptions o;
+  o.value_format = ValueFormat::fp16();
+  DevCsr dA(A);
+  cuda::DevicePackSell D{};
+  cuda::DeviceBuildInfo info;
+  ASSERT_CUDA(cuda::build_on_device(dA.v, o, test_stream(), &D, &info));
+  const std::vector<uint32_t> before = dl(D.words, D.num_words);
+  PackSellMatrix H = build_packsell(A.view(), o);
+  std::string host_error;
+  try {
+    update_packsell_values(B.view(), H);
+  } catch (const ValueRangeError &e) {
+    host_error = e.what();
+  }
+  ASSERT_FALSE(host_error.empty());
+  dA.values.upload(B.values);
+  bool changed = false;
+  int32_t scale = 0;
+  try {
+    (void)cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale);
+    ADD_FAILURE() << "the device update accepted 1e9 in fp16";
+  } catch (const ValueRangeError &e) {
+    EXPECT_EQ(std::string(e.what()), host_error);
+  }
+  expect_bits(before, dl(D.words, D.num_words), "words after a refused update");
+  EXPECT_CUDA(cuda::release(&D));
+}
+
+// A different nonzero count is reported as a changed pattern, nothing written.
+TEST(DeviceBuildSmall, UpdatePatternChanged) {
+  const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}}});
+  const HostCsr B = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}});
+  DevCsr dA(A), dB(B);
+  cuda::DeviceRgCsr R{};
+  cuda::DevicePackSell P{};
+  cuda::DeviceBuildInfo info;
+  ASSERT_CUDA(cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info));
+  ASSERT_CUDA(cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info));
+  bool changed = false;
+  int32_t scale = 0;
+  ASSERT_CUDA(cuda::update_values_on_device(dB.v, test_stream(), &R, &changed, &scale));
+  EXPECT_TRUE(changed);
+  changed = false;
+  ASSERT_CUDA(cuda::update_values_on_device(dB.v, test_stream(), &P, &changed, &scale));
+  EXPECT_TRUE(changed);
+  EXPECT_CUDA(cuda::release(&R));
+  EXPECT_CUDA(cuda::release(&P));
+}
+
+// Bad options: the host's FormatError messages.
+TEST(DeviceBuildSmall, BadOptionsLikeHost) {
+  const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}}});
+  DevCsr dA(A);
+  RgCsrOptions r;
+  r.group_size = 48;
+  cuda::DeviceRgCsr R{};
+  cuda::DeviceBuildInfo info;
+  std::string host, dev;
+  try { build_rgcsr(A.view(), r); } catch (const FormatError &e) { host = e.what(); }
+  try { (void)cuda::build_on_device(dA.v, r, test_stream(), &R, &info); } catch (const FormatError &e) { dev = e.what(); }
+  EXPECT_FALSE(host.empty());
+  EXPECT_EQ(host, dev);
+  PackSellOptions p;
+  p.sigma = 48;
+  cuda::DevicePackSell P{};
+  host.clear();
+  dev.clear();
+  try { build_packsell(A.view(), p); } catch (const FormatError &e) { host = e.what(); }
+  try { (void)cuda::build_on_device(dA.v, p, test_stream(), &P, &info); } catch (const FormatError &e) { dev = e.what(); }
+  EXPECT_FALSE(host.empty());
+  EXPECT_EQ(host, dev);
+}
+
+// An invalid CSR (columns not increasing): the host's check_csr message.
+TEST(DeviceBuildSmall, InvalidCsrLikeHost) {
+  HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}});
+  std::swap(A.colidx[2], A.colidx[3]);
+  DevCsr dA(A);
+  cuda::DevicePackSell P{};
+  cuda::DeviceBuildInfo info;
+  std::string host, dev;
+  try { build_packsell(A.view(), PackSellOptions{}); } catch (const FormatError &e) { host = e.what(); }
+  try { (void)cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info); } catch (const FormatError &e) { dev = e.what(); }
+  EXPECT_FALSE(host.empty());
+  EXPECT_EQ(host, dev);
+  EXPECT_EQ(P.words, nullptr);
+}
+
+// ---- random families ----
+
+TEST(DeviceBuildRandom, Families) {
+  struct Fam {
+    const char *name;
+    int32_t rows, cols;
+    std::function<int32_t(int32_t, uint64_t)> len;
+    ColumnSpread spread;
+  };
+  const std::vector<Fam> fams = {
+      {"square_empty_rows", 1000, 1000, [](int32_t, uint64_t r) { return r % 10 == 0 ? 0 : int32_t(1 + (r >> 8) % 24); }, ColumnSpread::Uniform},
+      {"rectangular_wide", 300, 5000, [](int32_t, uint64_t r) { return int32_t(r % 61); }, ColumnSpread::Clustered},
+      {"rectangular_tall", 5000, 300, [](int32_t, uint64_t r) { return int32_t(r % 9); }, ColumnSpread::Uniform},
+      {"dense_row", 2000, 2000, [](int32_t i, uint64_t r) { return i == 777 ? 2000 : i == 0 ? 1000 : int32_t(r % 11); }, ColumnSpread::Uniform},
+      {"huge_column_gaps", 2000, 4000000, [](int32_t, uint64_t r) { return int32_t(r % 9); }, ColumnSpread::Uniform},
+      {"extremes", 1500, 9000000, [](int32_t, uint64_t r) { return int32_t(r % 14); }, ColumnSpread::Extremes},
+      {"power_law", 4000, 4000, [](int32_t, uint64_t r) { return (r % 50 == 0) ? int32_t(200 + r % 800) : int32_t(1 + r % 5); }, ColumnSpread::Uniform},
+      {"far_columns_tail", 3000, 3000000, [](int32_t, uint64_t r) { return (r % 50 == 0) ? int32_t(100 + r % 300) : int32_t(r % 7); }, ColumnSpread::Uniform},
+  };
+  uint64_t seed = 21;
+  for (const Fam &f : fams) {
+    RandomSpec s;
+    s.rows = f.rows;
+    s.cols = f.cols;
+    s.length = f.len;
+    s.spread = f.spread;
+    s.seed = seed++;
+    s.magnitude = seed % 2 ? 1.0 : 1e-6;
+    all_formats(random_csr(s), f.name, true);
+  }
+}
+
+// ---- the shared matrices ----
+
+namespace {
+
+std::string matrix_dir() {
+  if (const char *e = std::getenv("PETSCSPMV_MATRIX_DIR"); e && *e) return e;
+#ifdef PETSCSPMV_MATRIX_DIR
+  return PETSCSPMV_MATRIX_DIR;
+#else
+  return "../shared/matrices";
+#endif
+}
+
+std::string stem(const std::string &file) {
+  std::string s = file;
+  for (const char *ext : {".gz", ".mtx"})
+    if (s.size() > std::strlen(ext) && s.compare(s.size() - std::strlen(ext), std::string::npos, ext) == 0)
+      s.resize(s.size() - std::strlen(ext));
+  return s;
+}
+
+// the small files of test_matrix_files.cpp
+bool is_small(const std::string &stem_name) {
+  static const std::set<std::string> s{"west0479", "watt_2", "adder_dcop_05", "power"};
+  return s.count(stem_name) != 0;
+}
+
+std::vector<std::string> files(bool small) {
+  std::vector<std::string> v;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(matrix_dir(), ec)) {
+    const std::string name = e.path().filename().string();
+    const bool mtx = name.size() > 4 && (name.rfind(".mtx") == name.size() - 4 || name.rfind(".mtx.gz") == name.size() - 7);
+    if (mtx && is_small(stem(name)) == small) v.push_back(name);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::string param_name(const testing::TestParamInfo<std::string> &info) {
+  std::string s = stem(info.param);
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+class DeviceBuildFileTest : public testing::TestWithParam<std::string> {};
+
+} // namespace
+
+TEST_P(DeviceBuildFileTest, BitForBit) {
+  const HostCsr A = pspmv_test::read_matrix_market(matrix_dir() + "/" + GetParam());
+  // every option combination on the small files; a subset (G/C 32, sigma 1 and auto, exact and
+  // bf16 with scaling auto, hybrid auto and none) on the others, which take seconds per host build
+  all_formats(A, stem(GetParam()), is_small(stem(GetParam())));
+}
+
+INSTANTIATE_TEST_SUITE_P(SmallDeviceBuildFiles, DeviceBuildFileTest, testing::ValuesIn(files(true)), param_name);
+INSTANTIATE_TEST_SUITE_P(DeviceBuildFiles, DeviceBuildFileTest, testing::ValuesIn(files(false)), param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DeviceBuildFileTest);

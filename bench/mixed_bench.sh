@@ -3,7 +3,8 @@
 # each case, FP64 CG + Jacobi (aijcusparse, rgcsrcuda, sellcuda), PCMIXEDKRYLOV cg (e8m14, fp16)
 # and f3r, and GAMG, in one process per matrix type, each solve judged by its true residual.
 # Raw ex2 lines go to OUTDIR/mixed_raw.txt (each preceded by a "case=... mat_type=... value_format=..."
-# line); bench/mixed_table.py turns them into docs/bench/mixed.csv and the plot.
+# line), the residual histories of the timed solves to OUTDIR/mixed_history.csv;
+# bench/mixed_table.py turns them into docs/bench/mixed.csv, the table and the convergence plot.
 #
 # Usage: bash bench/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
 #   cases: lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16 ... (a
@@ -20,6 +21,7 @@ ex2=$build/tutorials/ex2
 raw=$out/mixed_raw.txt
 mkdir -p "$out"
 : > "$raw"
+echo "matrix,mat_type,value_format,solver,iteration,time_s,relative_residual" > "$out/mixed_history.csv"
 
 matrix_args() {
   case $1 in
@@ -37,8 +39,11 @@ run() { # case mat_type value_format solvers [extra options]
   local c=$1 t=$2 vf=$3 s=$4
   shift 4
   echo "case=$c mat_type=$t value_format=$vf" >> "$raw"
-  $mpi -n ${NP:-1} "$ex2" $(matrix_args $c) -mat_type $t -solvers $s -repeat $repeat -rtol 1e-8 -use_gpu_aware_mpi 0 "$@" >> "$raw" 2>&1
+  rm -f /tmp/mixed_hist.csv
+  $mpi -n ${NP:-1} "$ex2" $(matrix_args $c) -mat_type $t -solvers $s -repeat $repeat -rtol 1e-8 -use_gpu_aware_mpi 0 \
+    -residual_history /tmp/mixed_hist.csv "$@" >> "$raw" 2>&1
   echo "rc=$?" >> "$raw"
+  [ -f /tmp/mixed_hist.csv ] && sed "s/^/$c,$t,$vf,/" /tmp/mixed_hist.csv >> "$out/mixed_history.csv"
 }
 
 for c in $cases; do

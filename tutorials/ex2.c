@@ -17,6 +17,8 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
   -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\
   -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
   -check_true_residual <tol>  exit with code 1 if a solver's true residual exceeds tol or its KSP diverged\n\
+  -residual_history <file>  append solver,iteration,time_s,relative_residual of the last timed solve of each solver\n\
+                     (the residual norm the KSP tests: unpreconditioned, the true residual up to rounding)\n\
 One line per solver:\n\
   solver=<name> setup_s=<PCSetUp> solve_s=<median KSPSolve> outer_its=<k> inner_its=<per application>\n\
   true_residual=<||b - A x|| / ||b||> reason=<KSPConvergedReason>\n\n";
@@ -26,6 +28,34 @@ One line per solver:\n\
 #include <petsctime.h>
 
 #define MAX_SOLVERS 8
+
+/* Residual history of one solve: the time since its start at every outer iteration. */
+typedef struct {
+  PetscLogDouble t0;
+  PetscInt       n, cap;
+  PetscReal     *res;
+  PetscLogDouble *time;
+} History;
+
+static PetscErrorCode HistoryMonitor(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
+{
+  History       *h = (History *)ctx;
+  PetscLogDouble t;
+
+  PetscFunctionBeginUser;
+  (void)ksp;
+  if (it == 0) h->n = 0;
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 256;
+    PetscCall(PetscRealloc(sizeof(PetscReal) * (size_t)h->cap, &h->res));
+    PetscCall(PetscRealloc(sizeof(PetscLogDouble) * (size_t)h->cap, &h->time));
+  }
+  PetscCall(PetscTime(&t));
+  h->res[h->n]  = rnorm;
+  h->time[h->n] = t - h->t0;
+  h->n++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* k(x, y, z) on the unit cube: smooth, in [0.5, 1.5], not a dyadic rational anywhere. */
 static PetscReal Coefficient(PetscReal x, PetscReal y, PetscReal z)
@@ -121,9 +151,10 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
 
 int main(int argc, char **argv)
 {
-  char           file[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
+  char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
   PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1;
-  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE;
+  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist;
+  FILE          *hist = NULL;
   PetscReal      rtol = 1e-8, tol = 0;
   Mat            A, Aexact;
   Vec            x, b, r, xe;
@@ -141,6 +172,8 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-rtol", &rtol, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_true_residual", &tol, &check));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-residual_history", histfile, sizeof(histfile), &hashist));
+  if (hashist) PetscCall(PetscFOpen(PETSC_COMM_WORLD, histfile, "a", &hist));
   PetscCheck(hasfile + lap7 + lap27 == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n> or -lap27 <n>");
   PetscCheck(hasfile || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1 (got %" PetscInt_FMT ")", n);
   PetscCheck(repeat >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-repeat must be at least 1");
@@ -194,10 +227,12 @@ int main(int argc, char **argv)
     PetscLogDouble     t0, t1, setup, *times;
     PetscReal          trueres;
     double             inner = 0;
+    History            h = {0, 0, 0, NULL, NULL};
 
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
     PetscCall(ConfigureSolver(ksp, solvers[s], rtol, &known));
+    if (hist) PetscCall(KSPMonitorSet(ksp, HistoryMonitor, &h, NULL));
     PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver %s in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r or gamg", solvers[s]);
     PetscCall(PetscTime(&t0));
     PetscCall(KSPSetUp(ksp));
@@ -210,6 +245,7 @@ int main(int argc, char **argv)
       PetscCall(VecSet(x, 0.0));
       PetscCall(PetscBarrier((PetscObject)ksp));
       PetscCall(PetscTime(&t0));
+      h.t0 = t0;
       PetscCall(KSPSolve(ksp, b, x));
       PetscCall(VecNorm(x, NORM_2, &rnorm)); /* waits for the device */
       PetscCall(PetscTime(&t1));
@@ -234,10 +270,15 @@ int main(int argc, char **argv)
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex2: -check_true_residual FAILED: %s: KSP %s, true residual %.3e (tolerance %.1e)\n", solvers[s], KSPConvergedReasons[reason], (double)trueres, (double)tol));
       failed = PETSC_TRUE;
     }
+    for (PetscInt k = 0; hist && k < h.n; k++)
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, hist, "%s,%" PetscInt_FMT ",%.6e,%.6e\n", solvers[s], k, (double)h.time[k], (double)(bnorm > 0 ? h.res[k] / bnorm : h.res[k])));
+    PetscCall(PetscFree(h.res));
+    PetscCall(PetscFree(h.time));
     PetscCall(PetscFree(times));
     PetscCall(KSPDestroy(&ksp));
   }
 
+  if (hist) PetscCall(PetscFClose(PETSC_COMM_WORLD, hist));
   for (PetscInt s = 0; s < nsolvers; s++) PetscCall(PetscFree(solvers[s]));
   PetscCall(VecDestroy(&xe));
   PetscCall(VecDestroy(&r));

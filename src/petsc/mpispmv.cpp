@@ -78,8 +78,8 @@ public:
   }
 
 private:
-  Mat                   A_;
-  const AssemblyScope  *outer_;
+  Mat                         A_;
+  const AssemblyScope        *outer_;
   static const AssemblyScope *innermost_;
 };
 const AssemblyScope *AssemblyScope::innermost_ = nullptr;

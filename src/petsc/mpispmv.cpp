@@ -5,6 +5,8 @@
 
 #include <petscdevice.h>
 
+#include <petscversion.h>
+
 #include <functional>
 #include <string>
 
@@ -55,8 +57,90 @@ PetscErrorCode Collective(Mat A, PetscErrorCode ierr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Makes both blocks seq matrices of A's family with A's options; with `assembled` also brings
-   their layouts up to date (values may have changed through MatSetValues()). */
+/* An MPI matrix of ours inside MPIAIJ's assemblyend (innermost first): MPIAssemblesBlock() tells
+   its blocks, also an off-diagonal block that MPIAIJ recreates there (MatDisAssemble_MPIAIJ()),
+   that it builds their layouts after MPIAIJ's assembly returns. */
+class AssemblyScope {
+public:
+  explicit AssemblyScope(Mat A) : A_(A), outer_(innermost_) { innermost_ = this; }
+  ~AssemblyScope() { innermost_ = outer_; }
+  AssemblyScope(const AssemblyScope &)            = delete;
+  AssemblyScope &operator=(const AssemblyScope &) = delete;
+
+  static PetscBool Covers(Mat blk)
+  {
+    for (const AssemblyScope *s = innermost_; s; s = s->outer_) {
+      Mat Ad, Ao;
+      if (MatMPIAIJGetSeqAIJ(s->A_, &Ad, &Ao, nullptr)) continue; /* (cannot fail on an MPIAIJ matrix) */
+      if (blk == Ad || blk == Ao) return PETSC_TRUE;
+    }
+    return PETSC_FALSE;
+  }
+
+private:
+  Mat                         A_;
+  const AssemblyScope        *outer_;
+  static const AssemblyScope *innermost_;
+};
+const AssemblyScope *AssemblyScope::innermost_ = nullptr;
+
+/* The halo vector of MatMult_MPIAIJ (Mat_MPIAIJ::lvec) lives in a header that PETSc does not
+   install (src/mat/impls/aij/mpi/mpiaij.h) and that no function returns. MPIAIJHeader repeats the
+   first members of that struct (its MPIAIJHEADER macro) up to lvec; they are the same in PETSc
+   3.22.5 and 3.25.4. Other versions: PSPMV_MPIAIJ_HEADER is 0 and the halo vector stays the one
+   MPIAIJ made. HaloVector() checks that A, B and garray are where this struct says before it
+   reads lvec. */
+#if PETSC_VERSION_GE(3, 22, 0) && PETSC_VERSION_LT(3, 26, 0)
+  #define PSPMV_MPIAIJ_HEADER 1
+#else
+  #define PSPMV_MPIAIJ_HEADER 0
+#endif
+struct MPIAIJHeader {
+  Mat          A, B;
+  PetscMPIInt  size, rank;
+  PetscBool    donotstash;
+  MPI_Request *send_waits, *recv_waits;
+  PetscInt     nsends, nrecvs;
+  MatScalar   *svalues, *rvalues;
+  PetscInt     rmax;
+  void        *colmap; /* PetscHMapI or PetscInt *, a pointer either way */
+  PetscInt    *garray;
+  Vec          lvec;
+};
+
+/* *lvec: A's halo vector (NULL before MPIAIJ makes it; always NULL when PSPMV_MPIAIJ_HEADER is 0). */
+PetscErrorCode HaloVector(Mat A, Vec *lvec)
+{
+  const MPIAIJHeader *h = static_cast<const MPIAIJHeader *>(A->data);
+  Mat                 Ad, Ao;
+  const PetscInt     *garray;
+
+  PetscFunctionBegin;
+  *lvec = nullptr;
+  if (!PSPMV_MPIAIJ_HEADER) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCheck(h->A == Ad && h->B == Ao && h->garray == garray && (!h->lvec || ((PetscObject)h->lvec)->classid == VEC_CLASSID), PETSC_COMM_SELF, PETSC_ERR_PLIB,
+             "the Mat_MPIAIJ struct of this PETSc does not start as petscspmv expects (src/petsc/mpispmv.cpp, MPIAIJHeader)");
+  *lvec = h->lvec;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Gives A's halo vector the memory type of A's family, as MPIAIJCUSPARSE does: a CUDA vector for
+   the CUDA types, however the matrix was made (MatConvert() of an assembled MATMPIAIJ duplicates
+   MPIAIJ's host vector); type: VECSEQ to undo. The check of HaloVector() runs for every family. */
+PetscErrorCode SetHaloType(Mat A, const TypeInfo *t, VecType type)
+{
+  Vec lvec;
+
+  PetscFunctionBegin;
+  PetscCall(HaloVector(A, &lvec));
+  if (lvec && t->cuda) PetscCall(VecSetType(lvec, type)); /* scratch: its values need not survive */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Makes both blocks seq matrices of A's family with A's options and the halo vector one of the
+   family's memory type; with `assembled` also brings the blocks' layouts up to date (values may
+   have changed through MatSetValues()). */
 PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
 {
   MPIState       *mp = State(A);
@@ -64,6 +148,7 @@ PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
   const PetscInt *garray = nullptr;
 
   PetscFunctionBegin;
+  PetscCall(SetHaloType(A, mp->type, VECSEQCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], &garray));
   for (int k = 0; k < 2; k++) {
     Mat blk = blocks[k];
@@ -111,9 +196,10 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   PetscFunctionBegin;
   /* the blocks are assembled (and B possibly recreated with default options) inside: they
      build their layouts once, below, with A's options */
-  DeferBlockBuild++;
-  ierr = mp->aijops.assemblyend(A, mode);
-  DeferBlockBuild--;
+  {
+    AssemblyScope scope(A);
+    ierr = mp->aijops.assemblyend(A, mode);
+  }
   PetscCall(ierr);
   if (mode == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
   /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks
@@ -309,6 +395,7 @@ PetscErrorCode Strip(Mat A)
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks)
     if (blk && SeqGetState(blk)) PetscCall(SeqConvertToAIJ(blk, MATSEQAIJ, MAT_INPLACE_MATRIX, &blk));
+  PetscCall(SetHaloType(A, mp->type, VECSEQ));
   SwitchOps(A, mp->aijops, PETSC_FALSE);
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", mp->preallocate));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
@@ -379,6 +466,8 @@ PetscBool IsMPI(Mat A) { return A->ops->assemblyend == MatAssemblyEnd_MPISpMV ? 
 } // namespace
 
 MPIState *MPIGetState(Mat A) { return IsMPI(A) ? State(A) : nullptr; }
+
+PetscBool MPIAssemblesBlock(Mat A) { return AssemblyScope::Covers(A); }
 
 PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *newmat)
 {

@@ -5,7 +5,6 @@
 namespace pspmv {
 namespace glue {
 PetscLogEvent EventBuild = 0, EventValues = 0;
-PetscInt      DeferBlockBuild = 0;
 } // namespace glue
 } // namespace pspmv
 

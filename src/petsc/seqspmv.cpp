@@ -52,15 +52,22 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Replaces the shadow (the old one's device memory is freed) and records the states. */
+Stamp StampOf(Mat A)
+{
+  Stamp s;
+  s.state   = ((PetscObject)A)->state;
+  s.nzstate = A->nonzerostate;
+  s.num_ass = A->num_ass;
+  return s;
+}
+
+/* Replaces the shadow (the old one's device memory is freed) and stamps it with A's stamp. */
 PetscErrorCode Install(Mat A, SeqState *sp, std::unique_ptr<Shadow> fresh)
 {
   PetscFunctionBegin;
   if (sp->shadow) PetscCall(sp->shadow->Release());
-  sp->shadow         = std::move(fresh);
-  sp->synced_state   = ((PetscObject)A)->state;
-  sp->synced_nzstate = A->nonzerostate;
-  sp->assembly_bump  = PETSC_FALSE;
+  sp->shadow = std::move(fresh);
+  sp->synced = StampOf(A);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -95,7 +102,7 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
 
   PetscFunctionBegin;
   PetscCall(sp->aijops.assemblyend(A, mode));
-  if (mode == MAT_FLUSH_ASSEMBLY || DeferBlockBuild > 0) PetscFunctionReturn(PETSC_SUCCESS);
+  if (mode == MAT_FLUSH_ASSEMBLY || MPIAssemblesBlock(A)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(BuildsLazily(A, &lazy));
   if (lazy) {
     PetscCall(Invalidate(sp));
@@ -103,9 +110,11 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   }
   /* values may have changed through MatSetValues(), which does not touch the object state */
   PetscCall(SeqSync(A, PETSC_TRUE));
-  /* MatAssemblyEnd() increases the state once and num_ass once after this returns */
-  sp->assembly_bump  = PETSC_TRUE;
-  sp->synced_num_ass = A->num_ass;
+  /* the stamp A has when MatAssemblyEnd() returns: it increases the object state and the count
+     of final assemblies once after this returns (a call of this operation outside
+     MatAssemblyEnd() leaves A's count behind the stamp: the next use syncs again) */
+  sp->synced.state++;
+  sp->synced.num_ass++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -327,19 +336,11 @@ SeqState *SeqGetState(Mat A) { return A->ops->mult == MatMult_SeqSpMV ? State(A)
 
 PetscErrorCode SeqSync(Mat A, PetscBool force)
 {
-  SeqState        *sp    = State(A);
-  PetscObjectState state = ((PetscObject)A)->state;
+  SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (!force && sp->shadow && A->nonzerostate == sp->synced_nzstate) {
-    if (state == sp->synced_state) PetscFunctionReturn(PETSC_SUCCESS);
-    if (sp->assembly_bump && state == sp->synced_state + 1 && A->num_ass == sp->synced_num_ass + 1) {
-      sp->synced_state  = state; /* only MatAssemblyEnd()'s own increase happened since */
-      sp->assembly_bump = PETSC_FALSE;
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  }
-  if (sp->shadow && A->nonzerostate == sp->synced_nzstate) {
+  if (!force && sp->shadow && StampOf(A) == sp->synced) PetscFunctionReturn(PETSC_SUCCESS);
+  if (sp->shadow && A->nonzerostate == sp->synced.nzstate) {
     CsrView   csr;
     PetscBool pattern_changed;
 
@@ -351,8 +352,7 @@ PetscErrorCode SeqSync(Mat A, PetscBool force)
     }
     PetscCall(PetscLogEventEnd(EventValues, A, 0, 0, 0));
     if (!pattern_changed) {
-      sp->synced_state  = state;
-      sp->assembly_bump = PETSC_FALSE;
+      sp->synced = StampOf(A);
       PetscFunctionReturn(PETSC_SUCCESS);
     }
     PetscCall(PetscInfo(A, "nonzero pattern changed without a new nonzero state: rebuilding the %s layout\n", FormatTitle(sp->type->format)));

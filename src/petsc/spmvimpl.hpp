@@ -36,18 +36,23 @@ struct TypeInfo {
 /* The families built into this library (the CUDA ones only with PETSCSPMV_HAVE_CUDA). */
 const TypeInfo *const *Types(PetscInt *n);
 
+/* What a layout is compared with before it is used: the object state (PetscObjectStateIncrease()
+   is what every value-changing PETSc operation calls), the nonzero state, and the number of final
+   assemblies. Equal stamps: the layout holds the AIJ arrays' values and pattern. */
+struct Stamp {
+  PetscObjectState state = 0, nzstate = 0;
+  PetscInt         num_ass = -1; /* never equal to a matrix's before the first sync */
+  bool operator==(const Stamp &o) const { return state == o.state && nzstate == o.nzstate && num_ass == o.num_ass; }
+};
+
 /* State of a seq matrix of our types (A->spptr). The AIJ arrays stay the matrix; the shadow
-   layout is kept equal to them: forced at every final assembly, and before every product it is
-   compared with the object state (PetscObjectStateIncrease() is what every value-changing PETSc
-   operation calls) and the nonzero state. */
+   layout is kept equal to them: forced at every final assembly, and before every use brought up
+   to date when A's stamp differs from the one the layout was synced at. */
 struct SeqState {
   const TypeInfo         *type = nullptr;
   FormatOptions           opts;
-  std::unique_ptr<Shadow> shadow;             /* null until built */
-  PetscObjectState        synced_state   = 0; /* object state the shadow reflects */
-  PetscObjectState        synced_nzstate = 0; /* nonzero state it was built for */
-  PetscInt                synced_num_ass = 0; /* A->num_ass when synced inside MatAssemblyEnd() */
-  PetscBool               assembly_bump  = PETSC_FALSE; /* MatAssemblyEnd()'s own state increase follows */
+  std::unique_ptr<Shadow> shadow; /* null until built */
+  Stamp                   synced; /* A's stamp when the shadow equals the AIJ arrays */
   PetscBool               info_transpose = PETSC_FALSE; /* the host transpose fallback was reported */
   PetscErrorCode (*aij_retrieve)(Mat)   = nullptr;       /* SeqAIJ's MatRetrieveValues_C */
   GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
@@ -139,6 +144,10 @@ PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *
 PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
 PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
 MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our types */
+/* True when the seq matrix A is the diagonal or off-diagonal block of an MPI matrix of ours that
+   is inside MPIAIJ's assemblyend (also a block MPIAIJ recreates there): that matrix brings the
+   block's layout up to date once MPIAIJ's assembly returns, so A does not build at its own. */
+PetscBool      MPIAssemblesBlock(Mat A);
 
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (of its format; validated as
    a set); with a PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
@@ -234,8 +243,6 @@ extern PetscLogEvent EventBuild, EventValues;
 /* pc_mixedkrylov.cpp */
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
-/* > 0 while an MPI matrix of ours assembles: its blocks leave building to it. */
-extern PetscInt DeferBlockBuild;
 
 } // namespace glue
 } // namespace pspmv

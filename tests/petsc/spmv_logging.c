@@ -1,6 +1,8 @@
 static const char help[] = "What the petscspmv types log for -log_view, checked against AIJ and against the copies the\n\
 code makes: the flops of MatMult (2 nnz - nonzero rows) and MatMultAdd (2 nnz) are AIJ's, host and CUDA\n\
-(for the CUDA types as GPU flops; MatMult's also against AIJCUSPARSE's); for the CUDA types on one rank: one host-to-device\n\
+(for the CUDA types as GPU flops; MatMult's also against AIJCUSPARSE's); for the CUDA types at 2+ ranks: as many\n\
+host<->device copies per MatMult and MatMultAdd as MPIAIJCUSPARSE, however the matrix was made (a CUDA\n\
+halo vector); on one rank: one host-to-device\n\
 copy per layout upload and per value update with the layout's bytes, no copy per product with CUDA\n\
 vectors, and the staging copies of host vectors (x in; y in for MatMultAdd; y out) and of a host\n\
 diagonal.\n\
@@ -107,6 +109,112 @@ static PetscErrorCode ExpectedFlops(Mat A, PetscLogDouble *mult, PetscLogDouble 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The host<->device copies of the products of B equal those of MPIAIJCUSPARSE (cus). */
+static PetscErrorCode CheckCopiesAsCusparse(const Products *ours, const Products *cus, const char *label)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckEqual(ours->mult.CpuToGpuCount, cus->mult.CpuToGpuCount, "the host-to-device copies of MatMult (against MPIAIJCUSPARSE's)", label));
+  PetscCall(CheckEqual(ours->mult.GpuToCpuCount, cus->mult.GpuToCpuCount, "the device-to-host copies of MatMult (against MPIAIJCUSPARSE's)", label));
+  PetscCall(CheckEqual(ours->multadd.CpuToGpuCount, cus->multadd.CpuToGpuCount, "the host-to-device copies of MatMultAdd (against MPIAIJCUSPARSE's)", label));
+  PetscCall(CheckEqual(ours->multadd.GpuToCpuCount, cus->multadd.GpuToCpuCount, "the device-to-host copies of MatMultAdd (against MPIAIJCUSPARSE's)", label));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The products of an MPI matrix of CUDA type full (same values as the MATMPIAIJ A) made through
+   path k: 0 MatSetType() on an assembled duplicate of A (converted in place), 1 created as ours
+   and filled with MatSetValues(), 2 COO. */
+static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
+{
+  MPI_Comm comm = PetscObjectComm((PetscObject)A);
+  PetscInt m, n, rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  if (k == 0) {
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, B));
+    PetscCall(MatSetType(*B, full));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(MatCreate(comm, B));
+  PetscCall(MatSetSizes(*B, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(*B, full));
+  if (k == 1) {
+    PetscCall(MatSetUp(*B));
+    for (PetscInt i = rs; i < re; i++) {
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscInt           nc;
+      PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
+      PetscCall(MatSetValues(*B, 1, &i, nc, cols, vals, INSERT_VALUES));
+      PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
+    }
+    PetscCall(MatAssemblyBegin(*B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(*B, MAT_FINAL_ASSEMBLY));
+  } else {
+    PetscInt    *ci, *cj, nz = 0;
+    PetscScalar *cv;
+    for (PetscInt i = rs; i < re; i++) {
+      PetscInt nc;
+      PetscCall(MatGetRow(A, i, &nc, NULL, NULL));
+      nz += nc;
+      PetscCall(MatRestoreRow(A, i, &nc, NULL, NULL));
+    }
+    PetscCall(PetscMalloc3(nz, &ci, nz, &cj, nz, &cv));
+    nz = 0;
+    for (PetscInt i = rs; i < re; i++) {
+      const PetscInt    *cols;
+      const PetscScalar *vals;
+      PetscInt           nc;
+      PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
+      for (PetscInt q = 0; q < nc; q++, nz++) {
+        ci[nz] = i;
+        cj[nz] = cols[q];
+        cv[nz] = vals[q];
+      }
+      PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
+    }
+    PetscCall(MatSetPreallocationCOO(*B, nz, ci, cj));
+    PetscCall(MatSetValuesCOO(*B, cv, INSERT_VALUES));
+    PetscCall(PetscFree3(ci, cj, cv));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* At 2+ ranks (-use_gpu_aware_mpi 0) the products of the MPI CUDA types copy between host and
+   device as often as MPIAIJCUSPARSE's (cus), however the matrix was made: their halo vector is a
+   CUDA vector (a host one costs a device-to-host and a host-to-device copy per product). ours: the
+   products of the matrix MatConvert() made from the assembled MATMPIAIJ A. Host families (cus
+   NULL): the matrices of each path have AIJ's products. */
+static PetscErrorCode HaloCopies(Mat A, const char *family, const Products *ours, const Products *cus)
+{
+  const char *paths[] = {"MatSetType on an assembled MPIAIJ", "MatSetValues", "COO"};
+  char        full[64], label[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s made by MatConvert of an assembled MPIAIJ", family));
+  if (cus) PetscCall(CheckCopiesAsCusparse(ours, cus, label));
+  PetscCall(PetscSNPrintf(full, sizeof(full), "mpiaij%s", family));
+  for (int k = 0; k < 3; k++) {
+    Mat      B;
+    Vec      x, y, z;
+    Products p;
+    PetscCall(MakeByPath(A, full, k, &B));
+    PetscCall(TestCheckType(B, family));
+    PetscCall(PetscSNPrintf(label, sizeof(label), "%s made by %s", family, paths[k]));
+    PetscCall(TestCompareMult(A, B, label));
+    PetscCall(MatCreateVecs(B, &x, &y));
+    PetscCall(VecDuplicate(y, &z));
+    PetscCall(RunProducts(B, x, y, z, label, &p));
+    if (cus) PetscCall(CheckCopiesAsCusparse(&p, cus, label));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+    PetscCall(VecDestroy(&z));
+    PetscCall(MatDestroy(&B));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag)
 {
   MPI_Comm           comm = PetscObjectComm((PetscObject)A);
@@ -162,6 +270,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
   }
   if (!cuda) {
     PetscCall(CheckEqual(ours.mult.GpuFlops + ours.multadd.GpuFlops, 0, "the GPU flops of the host kernels", family));
+    if (size > 1) PetscCall(HaloCopies(A, family, &ours, NULL));
   } else {
     Mat                Acu;
     Vec                xc, yc, zc;
@@ -181,6 +290,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
     /* (AIJCUSPARSE's MatMultAdd event holds its kernel's 2 nnz plus the flops of the VecAXPY
        that adds y when z != y: ours adds y in the kernel, so only the kernel's are compared) */
     PetscCall(CheckEqual(ours.multadd.GpuFlops, ref.multadd.flops, "the GPU flops of MatMultAdd (against AIJ's 2 nnz)", family));
+    if (size > 1) PetscCall(HaloCopies(A, family, &ours, &cus));
     PetscCall(VecDestroy(&xc));
     PetscCall(VecDestroy(&yc));
     PetscCall(VecDestroy(&zc));

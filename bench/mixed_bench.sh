@@ -8,7 +8,8 @@
 #
 # Usage: bash bench/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
 #   cases: lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16 ... (a
-#   shared matrix by name: converted to PETSc binary first); REPEAT (default 5) timed solves each.
+#   shared matrix by name: converted to PETSc binary first); REPEAT (default 5) timed solves each;
+#   MIXED_QUICK=1: only FP64 CG + Jacobi and the two mixed solvers on aijcusparse, no -log_view.
 set -uo pipefail
 out=${1:?usage: mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]}
 build=${2:?}
@@ -47,6 +48,10 @@ run() { # case mat_type value_format solvers [extra options]
 }
 
 for c in $cases; do
+  if [ "${MIXED_QUICK:-0}" = 1 ]; then # the solvers of the goals only
+    run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r
+    continue
+  fi
   run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,gamg
   run $c aijcusparse fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
     -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \
@@ -55,6 +60,7 @@ for c in $cases; do
   run $c sellcuda exact cg_jacobi
 done
 # where the time goes: one -log_view of each mixed solver on the first case
+[ "${MIXED_QUICK:-0}" = 1 ] && exit 0
 c=${cases%% *}
 $mpi -n 1 "$ex2" $(matrix_args $c) -mat_type aijcusparse -solvers cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r -rtol 1e-8 -use_gpu_aware_mpi 0 -log_view \
   -mixedkrylov_cg_ksp_view > "$out/mixed_logview_$c.txt" 2>&1

@@ -5,7 +5,9 @@
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
-#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile
+#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile e2e
+# e2e: bench/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
+# solution with assembly, aijcusparse rgcsrcuda packsellcuda; needs the build stage's tutorials).
 # mixed: bench/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
@@ -51,6 +53,15 @@ if has build; then
     cmake -S .deps/googletest -B /tmp/gtest-build -DCMAKE_INSTALL_PREFIX=/opt/gtest -DBUILD_GMOCK=OFF > "$out/gtest.log" 2>&1 &&
       cmake --build /tmp/gtest-build -j 16 >> "$out/gtest.log" 2>&1 && cmake --install /tmp/gtest-build >> "$out/gtest.log" 2>&1 ||
       note "googletest build FAILED"
+  fi
+  # bench/e2e builds PETSc's snes ex19; PETSc 3.22.5 as packaged has no snes examples: take the
+  # one file from the 3.25.4 archive when it travels in .deps (bench/e2e/CMakeLists.txt says how)
+  if [ ! -f "$PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c" ] && [ ! -f /opt/petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c ]; then
+    for a in .deps/petsc-3.25*-cuda13-openmpi.tar.xz; do
+      [ -f "$a" ] || continue
+      mkdir -p /tmp/petsc-extra-examples && tar -xJf "$a" -C /tmp/petsc-extra-examples --strip-components=4 petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c &&
+        note "snes ex19.c taken from $a for bench/e2e" || note "could not take snes ex19.c from $a"
+    done
   fi
   cmake -S . -B "$build" -DPETSC_DIR=$PETSC_DIR -DCMAKE_PREFIX_PATH=/opt/gtest -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure.log" 2>&1 &&
     cmake --build "$build" -j 16 -- -k > "$out/build.log" 2>&1   # -k: a broken target does not hide the others' results
@@ -128,6 +139,11 @@ fi
 if has mixed; then
   bash bench/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1
   note "mixed bench rc=$? : $(grep -c '^solver=' "$out/mixed_raw.txt") solver lines, $(grep -c 'rc=[1-9]' "$out/mixed_raw.txt") failed runs"
+fi
+if has e2e; then
+  bash bench/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
+  note "e2e rc=$? : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
+  grep -E "^== end_to_end .*skipped" "$out/e2e.log" | tee -a "$summary"
 fi
 if has profile; then
   bash bench/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1

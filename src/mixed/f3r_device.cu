@@ -7,6 +7,7 @@
 // still run for a stopped level: its combination x = Z y (level 3: unless level 2 is done,
 // level 2: unless r = 0) and the exit. r = 0 sets level 2 done before any step.
 #include "f3r_device.hpp"
+#include <new>
 #include "cuda/device_memory.cuh"
 #include "formats/packsell/packsell_device.hpp"
 #include "formats/packsell/packsell_device_lowp.hpp"
@@ -23,7 +24,7 @@ namespace {
 
 constexpr int kThreads   = 256;  // every kernel's block (block_sum assumes it)
 constexpr int kMaxBlocks = 1024; // grid of the vector kernels and of the partial sums
-constexpr int kMaxM      = 64;   // m2, m3 bound (the least-squares solve's shared array)
+constexpr int kMaxM      = kMaxDeviceLevelSteps; // m2, m3 bound (the least-squares solve's shared array)
 
 enum : int { kFlagZero = 0, kFlagDone2 = 1, kFlagDone3 = 2, kFlagNcols2 = 3, kFlagNcols3 = 4, kNumFlags = 5 };
 enum : int { kScSumSq = 0, kScSigma = 1, kScAd = 2, kScAa = 3, kNumSc = 4 };
@@ -425,7 +426,8 @@ cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out) {
   if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM)
     return cudaErrorInvalidValue;
   if (c.op.rows != c.op.cols || int64_t(c.s.size()) != int64_t(c.op.rows)) return cudaErrorInvalidValue;
-  DeviceF3R *d = new DeviceF3R;
+  DeviceF3R *d = new (std::nothrow) DeviceF3R;
+  if (d == nullptr) return cudaErrorMemoryAllocation;
   d->p = p;
   d->n = c.op.rows;
   d->nb = int(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (d->n + kThreads - 1) / kThreads)));

@@ -21,11 +21,15 @@ namespace pspmv {
 namespace mixed {
 namespace cuda {
 
+// The most steps m2 and m3 the device levels take (their least-squares solve's arrays).
+constexpr int32_t kMaxDeviceLevelSteps = 64;
+
 struct DeviceF3R; // opaque: the uploaded copy, s, FP32/FP16 work vectors, device scalars, counters
 
 // Uploads c (the PackSELL copy with pspmv::cuda::upload, s) and allocates the work vectors for
 // the levels of p (p is kept: every apply uses it). The weights start as f3r_reset's.
-// cudaErrorInvalidValue for m2, m3, m4 or weight_period < 1 or a non-square copy. *out is null
+// cudaErrorInvalidValue for m2, m3, m4 or weight_period < 1, m2 or m3 > kMaxDeviceLevelSteps, or a
+// non-square copy. *out is null
 // on error.
 cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out);
 // Same layout, new values (update_scaled_copy done on the host): copies the values and s and

@@ -35,6 +35,7 @@ public:
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
   virtual const char    *Name() const = 0; /* "host" or "CUDA" */
+  virtual bool           OnDevice() const = 0;
 };
 
 /* The host twin (src/mixed/inner_cg.hpp, f3r.hpp); c must outlive the backend. */

@@ -53,6 +53,7 @@ public:
   }
 
   const char *Name() const override { return "host"; }
+  bool        OnDevice() const override { return false; }
 
 private:
   const mixed::ScaledCopy &c_;

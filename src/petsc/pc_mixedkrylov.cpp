@@ -177,7 +177,8 @@ PetscErrorCode SetUpLocal(PC pc)
   PetscCall(LocalBlock(pc, &Ad, &owned));
   PetscCall(UseCuda(pc, &cuda));
   bool updated = false;
-  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->copy && mk->backend) {
+  /* the same pattern on the same backend: new values only */
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->copy && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
     bool pattern_changed = false;
     PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
@@ -195,7 +196,12 @@ PetscErrorCode SetUpLocal(PC pc)
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
     if (!pattern_changed) {
-      PetscCall(mk->backend->UpdateValues(*mk->copy));
+      const PetscErrorCode ierr = mk->backend->UpdateValues(*mk->copy);
+      if (ierr) { /* the host copy has the new values, the backend may not: build afresh next time */
+        mk->backend.reset();
+        mk->copy.reset();
+      }
+      PetscCall(ierr);
       mk->value_updates++;
       updated = true;
     }
@@ -217,6 +223,8 @@ PetscErrorCode SetUpLocal(PC pc)
       PetscCall(CreateHostMixedBackend(*mk->copy, mk->params, &mk->backend));
     mk->stats = mixed::InnerStats{};
     mk->builds++;
+    if (mk->monitor && mk->params.method == InnerMethod::F3R)
+      PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  PCMIXEDKRYLOV monitor: F3R's inner levels keep no residual history; -pc_mixedkrylov_monitor prints the inner residuals of -pc_mixedkrylov_inner cg only\n"));
   }
   PetscCall(MatDestroy(&owned));
   PetscCall(PetscTime(&t1));
@@ -321,6 +329,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   MixedKrylov *mk = Data(pc);
   PetscInt     inner = (PetscInt)mk->params.method, m[3] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4}, nm = 3, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
   PetscReal    rtol = mk->params.cg.rtol;
+  PetscInt     backend = mk->backend_choice;
   PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
 
   PetscFunctionBegin;
@@ -331,7 +340,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCall(PetscOptionsIntArray("-pc_mixedkrylov_f3r_m", "F3R steps of levels 2, 3 and 4 (FGMRES FP32, FGMRES FP32, Richardson FP16)", "PCMIXEDKRYLOV", m, &nm, &set));
   PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
   PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
-  PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[mk->backend_choice], &mk->backend_choice, &set));
+  PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
   PetscOptionsHeadEnd();
   PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
@@ -349,8 +358,10 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     mk->params.f3r           = mixed::F3RParams{(int32_t)m[0], (int32_t)m[1], (int32_t)m[2], (int32_t)period};
     /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
     const mixed::F3RParams &f = mk->params.f3r, &g = before.f3r;
-    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period) {
-      mk->copy_opts = o;
+    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period ||
+        backend != mk->backend_choice) {
+      mk->copy_opts      = o;
+      mk->backend_choice = backend;
       mk->backend.reset();
       mk->copy.reset();
       pc->setupcalled = 0;

@@ -24,6 +24,8 @@ public:
   PetscErrorCode Create(const mixed::ScaledCopy &c, const MixedParams &p)
   {
     PetscFunctionBegin;
+    PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
+               "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3", (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
     rows_ = (PetscInt)c.s.size();
     nnz_  = (PetscLogDouble)c.nnz;
     PetscCallCUDA(cudaDeviceSynchronize());
@@ -49,6 +51,7 @@ public:
       PetscCall(VecGetType(PetscMemTypeDevice(rm) ? z : r, &vt));
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU (its Pmat has CUDA vectors) but was applied to %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -pc_mixedkrylov_backend host", vt);
     }
+    if (rows_ == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
     if (rows_ > 0) {
       PetscCall(PetscLogGpuTimeBegin());
       if (cg_) PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
@@ -80,6 +83,9 @@ public:
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
+    stats->applications += empty_applications_;
+    stats->zero_rhs += empty_applications_;
+    empty_applications_ = 0;
     if (cg_) PetscCallCUDA(mixed::cuda::read_stats(cg_, stats, residuals, stream));
     else {
       PetscCallCUDA(mixed::cuda::read_stats(f3r_, stats, stream));
@@ -89,12 +95,14 @@ public:
   }
 
   const char *Name() const override { return "CUDA"; }
+  bool        OnDevice() const override { return true; }
 
 private:
   mixed::cuda::DeviceInnerCg *cg_   = nullptr; /* one of the two, by the inner method */
   mixed::cuda::DeviceF3R     *f3r_  = nullptr;
   PetscInt                    rows_ = 0;
   PetscLogDouble              nnz_  = 0;
+  int64_t                     empty_applications_ = 0; /* applications on a rank without rows */
 };
 
 } // namespace

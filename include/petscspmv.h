@@ -503,7 +503,7 @@ typedef struct {
   PetscInt       applications;     /* inner solves (PCApply) */
   PetscInt       inner_its;        /* inner CG steps, or F3R innermost Richardson steps, summed */
   PetscInt       breakdowns;       /* inner solves ended by p^T A p <= 0 */
-  PetscInt       early_exits;      /* inner solves ended by -pc_mixedkrylov_rtol */
+  PetscInt       early_exits;      /* inner solves ended by -pc_mixedkrylov_rtol, or with the residual 2^-50 below the right-hand side (converged far beyond FP32) */
   PetscInt       jacobi_fallbacks; /* inner solves that made no step (the Jacobi step returned) */
   PetscInt       builds;           /* PackSELL copies built */
   PetscInt       value_updates;    /* value-only re-encodings (same pattern) */

@@ -40,7 +40,7 @@ InnerCgResult inner_cg(const PackSellMatrix &A, const float *b, float *x, const 
     const double rho_new = dot(r, r);
     res.its = k + 1;
     if (residuals) residuals->push_back(std::sqrt(rho_new));
-    if (p.rtol > 0.0 && rho_new <= p.rtol * p.rtol * rho0) {
+    if ((p.rtol > 0.0 && rho_new <= p.rtol * p.rtol * rho0) || rho_new <= kCgResidualFloor2 * rho0) {
       res.converged = true;
       break;
     }

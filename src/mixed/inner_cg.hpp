@@ -13,7 +13,7 @@ namespace mixed {
 struct InnerCgResult {
   int32_t its       = 0;     // steps applied
   bool    breakdown = false; // stopped at p^T A p <= 0
-  bool    converged = false; // stopped by rtol
+  bool    converged = false; // stopped by rtol or the residual floor
 };
 
 // x ~= A^-1 b by the steps of InnerCgParams (b, x: A.rows floats; x is overwritten). residuals,

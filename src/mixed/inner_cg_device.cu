@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(kThreads)
     const int its = st->its + 1;
     st->its = its;
     history[its] = sqrt(rho_new);
-    if (rtol2 > 0.0 && rho_new <= rtol2 * st->rho0) {
+    if ((rtol2 > 0.0 && rho_new <= rtol2 * st->rho0) || rho_new <= kCgResidualFloor2 * st->rho0) {
       st->converged = 1;
       st->stop = 1;
     } else {

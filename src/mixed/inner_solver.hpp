@@ -23,8 +23,15 @@ namespace mixed {
 //   for k = 0 .. max_it-1:
 //     w = A p;  pw = (p, w);  if !(pw > 0): breakdown, stop
 //     alpha = float(rho / pw);  x += alpha p;  r -= alpha w;  rho' = (r, r)
-//     if rtol > 0 and rho' <= rtol^2 rho0: stop
+//     if rtol > 0 and rho' <= rtol^2 rho0, or rho' <= kCgResidualFloor2 rho0: stop (an early exit)
 //     beta = float(rho' / rho);  p = r + beta p;  rho = rho'
+// The recurred residual's floor: ||r|| <= 2^-50 ||b|| ends the inner CG whatever max_it says. The
+// FP32 steps stopped making progress long before (the true residual stalls near FP32's unit
+// roundoff, 2^-24), and continued, the recurrence drives r and p into FP32's subnormal range,
+// where p^T A p and alpha lose their precision and the solve returns Inf (seen with max_it 3000
+// on a 144-row block: r fell to 2e-42, then grew to 1e39).
+constexpr double kCgResidualFloor2 = 0x1p-100; // the floor squared, relative to rho0
+
 struct InnerCgParams {
   int32_t max_it = 20;
   double  rtol   = 0.0;
@@ -44,7 +51,7 @@ struct InnerStats {
   int64_t applications     = 0; // inner solves (PCApply calls)
   int64_t inner_its        = 0; // CG steps, or F3R innermost Richardson steps, summed
   int64_t breakdowns       = 0; // inner solves ended by p^T A p <= 0
-  int64_t early_exits      = 0; // inner solves ended by rtol
+  int64_t early_exits      = 0; // inner solves ended by rtol or the residual floor (kCgResidualFloor2)
   int64_t jacobi_fallbacks = 0; // inner solves that made no step (z = D^-1 r returned)
   int64_t zero_rhs         = 0; // applications to r = 0 (z = 0)
 };

@@ -37,10 +37,18 @@ std::vector<double> inverse_sqrt_diagonal(const CsrView &A) {
 
 // a_ij * (s_i * s_j): the product s_i * s_j is symmetric in i and j, so a symmetric A gives a
 // symmetric A_hat before and after rounding to the value format.
+// Throws ValueRangeError at the first entry (in CSR order) that is not finite.
 std::vector<double> scaled_values(const CsrView &A, const std::vector<double> &s) {
   std::vector<double> v(size_t(A.nnz()));
   for (int32_t r = 0; r < A.rows; ++r)
-    for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) v[size_t(k)] = A.values[k] * (s[size_t(r)] * s[size_t(A.colidx[k])]);
+    for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
+      if (!std::isfinite(A.values[k])) {
+        char b[32];
+        std::snprintf(b, sizeof(b), "%g", A.values[k]);
+        throw ValueRangeError(r, A.colidx[k], std::string("the entry is ") + b + ": the mixed-precision preconditioner's copy needs finite values");
+      }
+      v[size_t(k)] = A.values[k] * (s[size_t(r)] * s[size_t(A.colidx[k])]);
+    }
   return v;
 }
 

@@ -31,8 +31,9 @@ struct ScaledCopy {
 
 // Builds the scaled copy of a square A with a positive diagonal. Throws FormatError for a
 // non-square A, DiagonalError (its first offending row) for a diagonal entry that is missing or
-// not positive and finite, and build_packsell's errors (ValueRangeError with A's row and column)
-// when a scaled value does not fit opt.value_format. O(nnz) plus the PackSELL build.
+// not positive and finite, ValueRangeError (A's row and column) for an entry that is not finite,
+// and build_packsell's errors (ValueRangeError with A's row and column) when a scaled value does
+// not fit opt.value_format. O(nnz) plus the PackSELL build.
 ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt);
 
 // Same pattern, new values: recomputes s and re-encodes A_hat's values (update_packsell_values).

@@ -68,6 +68,13 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
 
   PetscFunctionBegin;
   *owned = nullptr;
+  {
+    PetscBool matfree;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &matfree, MATSHELL, MATMFFD, ""));
+    PetscCheck(!matfree, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
+               "PCMIXEDKRYLOV builds its copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ, BAIJ, SBAIJ, SELL, dense or petscspmv matrix)",
+               ((PetscObject)P)->type_name);
+  }
   PetscCall(MatGetSize(P, &M, &N));
   PetscCheck(M == N, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_SIZ, "PCMIXEDKRYLOV needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
   PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
@@ -223,6 +230,12 @@ PetscErrorCode SetUpLocal(PC pc)
       PetscCall(CreateHostMixedBackend(*mk->copy, mk->params, &mk->backend));
     mk->stats = mixed::InnerStats{};
     mk->builds++;
+    if (mk->params.method == InnerMethod::CG) {
+      PetscBool known = PETSC_FALSE, symmetric = PETSC_TRUE;
+      PetscCall(MatIsSymmetricKnown(pc->pmat, &known, &symmetric));
+      if (known && !symmetric)
+        PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc), "WARNING: PCMIXEDKRYLOV's inner CG assumes a symmetric positive definite Pmat, and this one is marked non-symmetric: use -pc_mixedkrylov_inner f3r (with -ksp_type fgmres)\n"));
+    }
     if (mk->monitor && mk->params.method == InnerMethod::F3R)
       PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  PCMIXEDKRYLOV monitor: F3R's inner levels keep no residual history; -pc_mixedkrylov_monitor prints the inner residuals of -pc_mixedkrylov_inner cg only\n"));
   }

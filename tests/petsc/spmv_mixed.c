@@ -139,6 +139,21 @@ static PetscErrorCode Solves(MatType type, PetscInt n)
     CHECK(st.builds == 1 && st.value_updates == 0 && st.applications >= its, "inner %s: counts builds %" PetscInt_FMT " updates %" PetscInt_FMT " applications %" PetscInt_FMT, m ? "f3r" : "cg", st.builds, st.value_updates,
           st.applications);
     if (m == 0) {
+      /* far more inner steps than the block needs: the residual floor ends them (no Inf from an
+         underflowing recurrence) */
+      KSP       big;
+      PetscReal bres;
+      PetscInt  bits;
+      PetscCall(PetscOptionsSetValue(NULL, "-mk_pc_mixedkrylov_max_it", "3000"));
+      PetscCall(MixedKSP(A, KSPFCG, &big));
+      PetscCall(Solve(big, A, &bres, &bits));
+      PetscCall(Stats(big, &st));
+      CHECK(bres <= 1e-9 && st.early_exits > 0 && st.inner_its < 3000 * st.applications, "max_it 3000: true residual %g, %" PetscInt_FMT " early exits, %" PetscInt_FMT " inner steps in %" PetscInt_FMT " applications", (double)bres,
+            st.early_exits, st.inner_its, st.applications);
+      PetscCall(KSPDestroy(&big));
+      PetscCall(PetscOptionsClearValue(NULL, "-mk_pc_mixedkrylov_max_it"));
+    }
+    if (m == 0) {
       /* same pattern, new values: re-encoded, and the solve is still right */
       PetscCall(MatScale(A, 3.0));
       PetscCall(MatShift(A, 0.5));
@@ -257,6 +272,25 @@ static PetscErrorCode Refusals(MatType type, PetscInt n)
   PetscCall(ExpectSetUpError(A, PETSC_ERR_ARG_OUTOFRANGE, "-mk_pc_mixedkrylov_mat_packsell_scaling auto", "fp16 underflow"));
   PetscCall(MatDestroy(&A));
   PetscCall(PetscOptionsClearValue(NULL, "-mk_pc_mixedkrylov_mat_packsell_value_format"));
+  /* a NaN off the diagonal: refused at setup, naming its row */
+  PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
+  PetscCall(MatSetValue(A, N - 1, N - 2, NAN, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscSNPrintf(expect, sizeof(expect), "Pmat row %" PetscInt_FMT ", column %" PetscInt_FMT ": the entry is nan", N - 1, N - 2));
+  PetscCall(ExpectSetUpError(A, PETSC_ERR_ARG_OUTOFRANGE, expect, "NaN entry"));
+  PetscCall(MatDestroy(&A));
+  /* a matrix-free Pmat has no entries to copy */
+  {
+    PetscInt nloc;
+    PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
+    PetscCall(MatGetLocalSize(A, &nloc, NULL));
+    Mat S;
+    PetscCall(MatCreateShell(PETSC_COMM_WORLD, nloc, nloc, N, N, NULL, &S));
+    PetscCall(ExpectSetUpError(S, PETSC_ERR_SUP, "a shell matrix has none", "MATSHELL Pmat"));
+    PetscCall(MatDestroy(&S));
+    PetscCall(MatDestroy(&A));
+  }
   /* not square */
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N + 3, 1, NULL, 1, NULL, &A));
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));

@@ -16,6 +16,7 @@
 #include "core_error.hpp"
 #include "cuda/device_formats.hpp"
 #include "shadow.hpp"
+#include "current_stream.hpp"
 
 #include <algorithm>
 #include <string>
@@ -24,19 +25,6 @@ namespace pspmv {
 namespace glue {
 
 namespace {
-
-/* The stream of PETSc's current device context: the one its CUDA vector operations use. */
-PetscErrorCode CurrentStream(cudaStream_t *stream)
-{
-  PetscDeviceContext dctx;
-  cudaStream_t      *handle = nullptr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-  PetscCall(PetscDeviceContextGetStreamHandle(dctx, (void **)&handle));
-  *stream = handle ? *handle : nullptr;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 template <class M>
 class CudaShadow final : public Shadow {
@@ -54,11 +42,11 @@ public:
 
   PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) override
   {
-    cudaStream_t stream;
+    cudaStream_t stream = nullptr;
     cudaError_t  cerr = cudaSuccess;
 
     PetscFunctionBegin;
-    PetscCall(CurrentStream(&stream));
+    PetscCall(CurrentCudaStream(&stream));
     rows_  = A.rows;
     cols_  = A.cols;
     flops_ = CountProductFlops(A);
@@ -74,7 +62,7 @@ public:
 
   PetscErrorCode UpdateValues(const CsrView &A, PetscBool *pattern_changed) override
   {
-    cudaStream_t stream;
+    cudaStream_t stream = nullptr;
     cudaError_t  cerr    = cudaSuccess;
     bool         changed = false;
     int32_t      scale   = 0;
@@ -84,7 +72,7 @@ public:
     /* the glue detects a changed pattern by the nonzero state; a different shape or count here
        also asks for a rebuild */
     if (A.rows != rows_ || A.cols != cols_ || (int64_t)A.nnz() != nnz_) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(CurrentStream(&stream));
+    PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(UploadCsr(A, stream, PETSC_FALSE));
     PetscCall(PetscLogGpuTimeBegin());
@@ -101,10 +89,10 @@ public:
     const PetscScalar *xa;
     PetscScalar       *ya;
     PetscMemType       xm, ym;
-    cudaStream_t       stream;
+    cudaStream_t       stream = nullptr;
 
     PetscFunctionBegin;
-    PetscCall(CurrentStream(&stream));
+    PetscCall(CurrentCudaStream(&stream));
     PetscCall(VecGetArrayReadAndMemType(x, &xa, &xm));
     if (add) PetscCall(VecGetArrayAndMemType(y, &ya, &ym));
     else PetscCall(VecGetArrayWriteAndMemType(y, &ya, &ym));
@@ -148,13 +136,13 @@ public:
     PetscScalar *da;
     PetscMemType dm;
     PetscInt     n;
-    cudaStream_t stream;
+    cudaStream_t stream = nullptr;
     const size_t nd = (size_t)std::min(rows_, cols_);
 
     PetscFunctionBegin;
     PetscCall(VecGetLocalSize(d, &n));
     PetscCheck(n == rows_, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "diagonal vector has %" PetscInt_FMT " local entries, the matrix %" PetscInt_FMT " rows", n, (PetscInt)rows_);
-    PetscCall(CurrentStream(&stream));
+    PetscCall(CurrentCudaStream(&stream));
     PetscCall(VecGetArrayWriteAndMemType(d, &da, &dm));
     if (PetscMemTypeDevice(dm)) {
       if (nd) PetscCallCUDA(cudaMemcpyAsync(da, D_.diagonal, sizeof(double) * nd, cudaMemcpyDeviceToDevice, stream));

@@ -11,6 +11,7 @@ inline PetscErrorCode CurrentCudaStream(cudaStream_t *stream)
   cudaStream_t      *handle = nullptr;
 
   PetscFunctionBegin;
+  *stream = nullptr;
   PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
   PetscCall(PetscDeviceContextGetStreamHandle(dctx, (void **)&handle));
   *stream = handle ? *handle : nullptr;

@@ -5,7 +5,9 @@
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
-#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile e2e
+#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile e2e scaling
+# scaling: bench/scaling.sh (MatMult and CG/PCMIXEDKRYLOV time at 1 and 2 ranks on 1 and 2 GPUs,
+# -use_gpu_aware_mpi 0; lap7 200^3, lap27 160^3, power-law 4M rows; SCALING_MATRICES etc. trim it).
 # e2e: bench/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
 # solution with assembly, aijcusparse rgcsrcuda packsellcuda; needs the build stage's tutorials).
 # mixed: bench/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
@@ -144,6 +146,17 @@ if has e2e; then
   bash bench/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
   note "e2e rc=$? : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
   grep -E "^== end_to_end .*skipped" "$out/e2e.log" | tee -a "$summary"
+fi
+if has scaling; then
+  ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
+  if [ "$ngpu" -lt 2 ]; then
+    note "scaling: $ngpu GPU(s) on this machine: the 2-GPU runs (2 ranks, default binding) are SKIPPED; 1 rank and 2 ranks on GPU 0 run"
+  else
+    note "scaling: $ngpu GPUs: 1 rank, 2 ranks on GPU 0 (CUDA_VISIBLE_DEVICES=0), 2 ranks on 2 GPUs (PETSc's default binding)"
+  fi
+  SCALING_GPUS=$ngpu bash bench/scaling.sh "$out" "$build" > "$out/scaling.log" 2>&1
+  note "scaling rc=$? : $(grep -c ' rc=0 ' "$out/scaling.log") runs ok, $(grep -c ' rc=[1-9]' "$out/scaling.log") failed (scaling.log, scaling.csv/-detail.csv/.md, scaling/)"
+  grep -E "^== scaling .*SKIPPED" "$out/scaling.log" | tee -a "$summary"
 fi
 if has profile; then
   bash bench/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1

@@ -7,6 +7,7 @@ cannot hide its error.\n\
   -f <file>                    PETSc binary matrix (make one from Matrix Market with scripts/mtx2petsc.py)\n\
   -rhs <file>                  optional PETSc binary right-hand side; default b = A_exact * xe, xe(i) = 1 + sin(i)\n\
   -check_true_residual <tol>   exit with code 1 when the true residual exceeds tol or the KSP diverged\n\
+  -report_devices              print per rank its host and the CUDA device (id, PCI bus id) PETSc bound it to\n\
 The last line printed is machine-readable:\n\
   type=<mattype> rows=<m> nnz=<nnz> iterations=<k> residual=<||b-A_op x||/||b||> true_residual=<||b-A_exact x||/||b||>\n\
   error=<||x-xe||/||xe||, nan with -rhs> solve_time=<s>\n\n";
@@ -14,6 +15,7 @@ The last line printed is machine-readable:\n\
 #include <petscksp.h>
 #include <petscspmv.h>
 #include <petsctime.h>
+#include "report_devices.h"
 
 /* Describes the solve matrix's values: lossy is true when they are not the exact matrix's
    (PackSELL with a reduced-precision value format; "exact" is lossless, the other types are). */
@@ -39,7 +41,7 @@ static PetscErrorCode DescribeOperator(Mat A, PetscBool *lossy, char desc[], siz
 int main(int argc, char **argv)
 {
   char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", desc[128];
-  PetscBool      flg, hasrhs, check, lossy;
+  PetscBool      flg, hasrhs, check, lossy, report = PETSC_FALSE;
   PetscViewer    viewer;
   Mat            A, Aexact;
   Vec            x, b, r, xe;
@@ -59,6 +61,7 @@ int main(int argc, char **argv)
   PetscCheck(flg, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give the matrix file with -f <file> (PETSc binary; convert Matrix Market with scripts/mtx2petsc.py)");
   PetscCall(PetscOptionsGetString(NULL, NULL, "-rhs", rhsfile, sizeof(rhsfile), &hasrhs));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_true_residual", &tol, &check));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-report_devices", &report, NULL));
 
   /* The solve matrix: MatSetFromOptions before MatLoad, -mat_type picks the format and the
      format options (-mat_packsell_value_format, ...) apply, the usual PETSc pattern */
@@ -87,6 +90,7 @@ int main(int argc, char **argv)
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecDuplicate(b, &r));
   PetscCall(VecDuplicate(x, &xe));
+  if (report) PetscCall(ReportDevices(x)); /* after PETSc initialised the device for the CUDA vectors */
   { /* a non-constant exact solution: A * ones is 0 for graph Laplacians */
     PetscScalar *xa;
     PetscInt     lo, hi;

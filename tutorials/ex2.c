@@ -17,6 +17,7 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
   -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\
   -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
   -check_true_residual <tol>  exit with code 1 if a solver's true residual exceeds tol or its KSP diverged\n\
+  -report_devices    print per rank its host and the CUDA device (id, PCI bus id) PETSc bound it to\n\
   -residual_history <file>  append solver,iteration,time_s,relative_residual of the last timed solve of each solver\n\
                      (the residual norm the KSP tests: unpreconditioned, the true residual up to rounding)\n\
 One line per solver:\n\
@@ -26,6 +27,7 @@ One line per solver:\n\
 #include <petscksp.h>
 #include <petscspmv.h>
 #include <petsctime.h>
+#include "report_devices.h"
 
 #define MAX_SOLVERS 8
 
@@ -153,7 +155,7 @@ int main(int argc, char **argv)
 {
   char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
   PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1;
-  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist;
+  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist, report = PETSC_FALSE;
   FILE          *hist = NULL;
   PetscReal      rtol = 1e-8, tol = 0;
   Mat            A, Aexact;
@@ -173,6 +175,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_true_residual", &tol, &check));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-residual_history", histfile, sizeof(histfile), &hashist));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-report_devices", &report, NULL));
   if (hashist) PetscCall(PetscFOpen(PETSC_COMM_WORLD, histfile, "a", &hist));
   PetscCheck(hasfile + lap7 + lap27 == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n> or -lap27 <n>");
   PetscCheck(hasfile || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1 (got %" PetscInt_FMT ")", n);
@@ -201,6 +204,7 @@ int main(int argc, char **argv)
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecDuplicate(b, &r));
   PetscCall(VecDuplicate(x, &xe));
+  if (report) PetscCall(ReportDevices(x)); /* after PETSc initialised the device for the CUDA vectors */
   {
     PetscScalar *xa;
     PetscInt     lo, hi;

@@ -64,7 +64,8 @@ run() {
   if [ "${E2E_TRACE:-1}" != 0 ]; then
     rm -f "$base.trace" "$base.trace".* "$base.trace.gz"
     t0=$(date +%s.%N)
-    "$prog" "${common[@]}" -log_trace "$base.trace" > "$base.trace.log" 2>&1
+    # -log_view_gpu_time: events wait for their kernels, so the traced durations are GPU times
+    "$prog" "${common[@]}" -log_view_gpu_time -log_trace "$base.trace" > "$base.trace.log" 2>&1
     rc=$?
     # the trace handler appends the rank to the name
     for f in "$base.trace" "$base.trace.0"; do [ -f "$f" ] && gzip -c "$f" > "$base.trace.gz" && rm -f "$f"; done

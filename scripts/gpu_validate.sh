@@ -58,7 +58,14 @@ if has build; then
   fi
   # bench/e2e builds PETSc's snes ex19; PETSc 3.22.5 as packaged has no snes examples: take the
   # one file from the 3.25.4 archive when it travels in .deps (bench/e2e/CMakeLists.txt says how)
+  # (or .deps/ex19.c itself: `tar -xJf ../shared/petsc/petsc-3.25.4-cuda13-openmpi.tar.xz -O
+  # petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c > .deps/ex19.c`, 40 KB)
   if [ ! -f "$PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c" ] && [ ! -f /opt/petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c ]; then
+    if [ -f .deps/ex19.c ]; then
+      mkdir -p /tmp/petsc-extra-examples/src/snes/tutorials && cp .deps/ex19.c /tmp/petsc-extra-examples/src/snes/tutorials/ &&
+        note "snes ex19.c taken from .deps/ex19.c for bench/e2e"
+    fi
+    ls .deps/petsc-3.25*-cuda13-openmpi.tar.xz .deps/ex19.c > /dev/null 2>&1 || note "no snes ex19.c (neither .deps/ex19.c nor the 3.25 archive travels): bench/e2e runs ksp ex45 only"
     for a in .deps/petsc-3.25*-cuda13-openmpi.tar.xz; do
       [ -f "$a" ] || continue
       mkdir -p /tmp/petsc-extra-examples && tar -xJf "$a" -C /tmp/petsc-extra-examples --strip-components=4 petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c &&

@@ -57,20 +57,9 @@ CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed) {
 }
 
 pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value) {
-  pspmv::mixed::ScaledCopy c;
-  c.s.assign(size_t(A.rows), 0.0);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-      if (A.colidx[size_t(k)] == i) c.s[size_t(i)] = 1.0 / std::sqrt(A.values[size_t(k)]);
-  CsrMatrix S = A;
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-      S.values[size_t(k)] = A.values[size_t(k)] * (c.s[size_t(i)] * c.s[size_t(A.colidx[size_t(k)])]);
   pspmv::PackSellOptions o;
   o.value_format = pspmv::ValueFormat::parse(value);
-  c.op = pspmv::build_packsell(S.view(), o);
-  c.nnz = S.nnz();
-  return c;
+  return pspmv::mixed::build_scaled_copy(A.view(), o);
 }
 
 double residual_norm(const CsrMatrix &A, const double *b, const double *x) {

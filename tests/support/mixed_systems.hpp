@@ -1,6 +1,5 @@
 // Test systems of the mixed-precision inner solvers (host and GPU tests): SPD matrices with
-// varying diagonals (so that the symmetric scaling matters), and a stand-in for
-// mixed::build_scaled_copy (src/mixed/scaled_copy.hpp) until that is in the core library.
+// varying diagonals (so that the symmetric scaling matters), and their scaled copies.
 #pragma once
 #include "csr_matrix.hpp"
 #include "mixed/scaled_copy.hpp"
@@ -20,9 +19,8 @@ CsrMatrix laplace3d(int32_t nx, int32_t ny, int32_t nz);
 // (diagonally dominant); condition number grows as margin -> 0.
 CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed);
 
-// s = 1/sqrt(a_ii), op = PackSELL of a_ij * (s_i * s_j) in value format `value` ("e8m14", ...),
-// slice height 32, sigma 1, hybrid auto: what build_scaled_copy computes (its contract in
-// scaled_copy.hpp), written independently. A must have a positive diagonal.
+// mixed::build_scaled_copy of A with PackSELL's default options and value format `value`
+// ("e8m14", the PC's default, ...).
 pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value = "e8m14");
 
 // ||b - A x||_2 in FP64 with the CSR matrix.

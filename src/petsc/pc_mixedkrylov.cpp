@@ -397,14 +397,17 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
   const PackSellOptions &po = mk->copy_opts.Of<PackSellModule>();
-  if (mk->params.method == InnerMethod::CG)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, %d steps per application%s%s\n", (int)mk->params.cg.max_it, mk->params.cg.rtol > 0 ? ", early exit at relative residual " : " (fixed)",
-                                     mk->params.cg.rtol > 0 ? std::to_string(mk->params.cg.rtol).c_str() : ""));
-  else
+  if (mk->params.method == InnerMethod::CG) {
+    if (mk->params.cg.rtol > 0)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, at most %d steps per application, early exit at relative residual %g\n", (int)mk->params.cg.max_it, mk->params.cg.rtol));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, %d steps per application (fixed)\n", (int)mk->params.cg.max_it));
+  } else
     PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: F3R, FGMRES(%d) FP32 / FGMRES(%d) FP32 / Richardson(%d) FP16 vectors, weights recomputed every %d calls\n", (int)mk->params.f3r.m2, (int)mk->params.f3r.m3,
                                      (int)mk->params.f3r.m4, (int)mk->params.f3r.weight_period));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), %s%s\n", mk->copy_opts.Describe().c_str(),
-                                   po.value_format.lossy() ? "LOSSY " : "", po.value_format.lossy() ? ("value format " + po.value_format.name() + " (unit roundoff " + std::to_string(po.value_format.unit_roundoff()) + ")").c_str() : "FP64 values rounded to FP32 in the products"));
+  if (po.value_format.lossy())
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mk->copy_opts.Describe().c_str(), po.value_format.name().c_str(),
+                                     po.value_format.unit_roundoff()));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mk->copy_opts.Describe().c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  the outer Krylov method multiplies by the exact Pmat/Amat; only the preconditioner uses the copy\n"));
   if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI: each rank solves with its diagonal block (block Jacobi; the off-rank couplings stay with the outer method)\n"));
   if (mk->backend) {

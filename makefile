@@ -71,8 +71,21 @@ define run_types
 	if [ -n "$$fail" ]; then echo "FAILED:$$fail (see $(BUILD)/run-<type>.log)"; exit 1; fi
 endef
 
+# The mixed-precision preconditioner on the same matrix: tutorials/ex2, FP64 CG + Jacobi against
+# PCMIXEDKRYLOV with the inner CG and F3R (on the GPU with aijcusparse when there is one), each
+# solve checked by its true residual as above; exit 1 when one fails.
+define run_mixed
+	@mt=$(if $(HAVE_GPU),aijcusparse -use_gpu_aware_mpi 0,aij); \
+	cmd="$(MPIEXEC) -n $(NP) $(BUILD)/tutorials/ex2 -f $(BUILD)/main.petsc -mat_type $$mt -rtol $(RTOL) -check_true_residual $(CHECK_TOL)"; \
+	echo; echo "== $$cmd"; \
+	$$cmd > $(BUILD)/run-mixed.log 2>&1; rc=$$?; \
+	grep -E '^(matrix|solver=)' $(BUILD)/run-mixed.log; \
+	if [ $$rc -ne 0 ]; then tail -n 20 $(BUILD)/run-mixed.log; echo "FAILED: the mixed-precision preconditioner run (see $(BUILD)/run-mixed.log)"; exit 1; fi
+endef
+
 run: $(BUILD)/main.petsc
 	$(call run_types,$(RUN_TYPES))
+	$(call run_mixed)
 
 run-gpu: $(BUILD)/main.petsc
 	$(call run_types,$(GPU_TYPES))

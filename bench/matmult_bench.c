@@ -25,6 +25,7 @@ One machine-readable line per format:\n\
 #include <petscmat.h>
 #include <petscspmv.h>
 #include <petsctime.h>
+#include "laplacian3d.h"
 #include "report_devices.h"
 
 #include <stdint.h>
@@ -40,43 +41,6 @@ static uint64_t SplitMix64(uint64_t x)
 }
 static double Unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); } /* [0, 1) */
 
-/* The 3-D Laplacian of tutorials/ex2 (constant coefficients): SPD, natural ordering. */
-static PetscErrorCode Laplacian(PetscInt n, PetscBool box, Mat A)
-{
-  PetscInt    lo, hi, cols[27];
-  PetscScalar vals[27];
-
-  PetscFunctionBeginUser;
-  PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n * n, n * n * n));
-  PetscCall(MatSeqAIJSetPreallocation(A, box ? 27 : 7, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(A, box ? 27 : 7, NULL, box ? 18 : 6, NULL));
-  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
-  for (PetscInt row = lo; row < hi; row++) {
-    const PetscInt i = row % n, j = (row / n) % n, k = row / (n * n);
-    PetscInt       nc = 0, diag = 0;
-    PetscScalar    sum = 0;
-    for (PetscInt dk = -1; dk <= 1; dk++)
-      for (PetscInt dj = -1; dj <= 1; dj++)
-        for (PetscInt di = -1; di <= 1; di++) {
-          const PetscInt dist = PetscAbsInt(di) + PetscAbsInt(dj) + PetscAbsInt(dk);
-          if (dist == 0) {
-            diag       = nc;
-            cols[nc++] = row;
-            continue;
-          }
-          if (!box && dist > 1) continue;
-          sum += 1.0;
-          if (i + di < 0 || i + di >= n || j + dj < 0 || j + dj >= n || k + dk < 0 || k + dk >= n) continue;
-          vals[nc]   = -1.0;
-          cols[nc++] = row + di + dj * n + dk * n * n;
-        }
-    vals[diag] = sum;
-    PetscCall(MatSetValues(A, 1, &row, nc, cols, vals, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* Row r of B: its length (Pareto, scaled so that the mean is avg) and its k-th column and value. */
 typedef struct {
@@ -358,7 +322,7 @@ int main(int argc, char **argv)
     PetscCall(PowerLawMatrix(plrows, (double)plavg, (double)plalpha, plseed, A));
     PetscCall(PetscSNPrintf(mname, sizeof(mname), "powerlaw_%" PetscInt_FMT, plrows));
   } else {
-    PetscCall(Laplacian(n, lap27, A));
+    PetscCall(Laplacian(n, lap27, PETSC_FALSE, A)); /* tutorials/laplacian3d.h */
     PetscCall(PetscSNPrintf(mname, sizeof(mname), "%s_%" PetscInt_FMT, lap27 ? "lap27" : "lap7", n));
   }
   PetscCall(PetscOptionsGetString(NULL, NULL, "-name", mname, sizeof(mname), NULL));

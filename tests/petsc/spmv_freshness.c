@@ -270,20 +270,7 @@ static PetscErrorCode RunFamily(PetscInt n, const char *family)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Runs call with errors returned; *ierr gets the code, msg the message (empty on success). */
-#define TRY(call, ierr, msg) \
-  do { \
-    const char *m_ = NULL; \
-    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL)); \
-    *(ierr) = (call); \
-    PetscCall(PetscPopErrorHandler()); \
-    (msg)[0] = 0; \
-    if (*(ierr)) { \
-      PetscSpMVErrorText s_ = NULL; \
-      PetscCall(PetscErrorMessage(*(ierr), &m_, &s_)); \
-      PetscCall(PetscStrncpy((msg), s_ ? s_ : "", sizeof(msg))); \
-    } \
-  } while (0)
+/* TRY(call, &ierr, msg): spmv_test_util.h */
 
 /* The matrix keeps its options (exact, holding 1e6) against -mat_packsell_value_format fp16 in
    the options database when new off-diagonal columns make MPIAIJ recreate the off-diagonal blocks

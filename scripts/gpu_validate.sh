@@ -5,12 +5,13 @@
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
-#   stages: build kernels gpu kernel-tests sanitize run bench mixed profile e2e scaling
+#   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e scaling profile
 # scaling: bench/scaling.sh (MatMult and CG/PCMIXEDKRYLOV time at 1 and 2 ranks on 1 and 2 GPUs,
 # -use_gpu_aware_mpi 0; lap7 200^3, lap27 160^3, power-law 4M rows; SCALING_MATRICES etc. trim it).
 # e2e: bench/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
 # solution with assembly, aijcusparse rgcsrcuda packsellcuda; needs the build stage's tutorials).
 # mixed: bench/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
+# mixed-kernels: bench/inner_cg_bench (one device inner CG step against one FP32 PackSELL product).
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
 # kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
@@ -144,6 +145,16 @@ fi
 if has bench && [ -x bench/run_bench.sh ]; then
   bash bench/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
   note "bench rc=$? (see bench.log)"
+fi
+if has mixed-kernels; then
+  # the device inner CG step against one FP32 PackSELL product (bench/inner_cg_bench.cu)
+  for m in "-lap7 200" "-lap27 128"; do
+    for f in e8m14 fp16; do
+      "$build/bench/inner_cg_bench" $m -format $f -steps 20 -repeat 10 >> "$out/inner_cg_bench.txt" 2>&1
+    done
+  done
+  note "inner_cg_bench: $(grep -c 'what=cg_step' "$out/inner_cg_bench.txt") cases (inner_cg_bench.txt)"
+  grep 'what=cg_step\|what=spmv_f32' "$out/inner_cg_bench.txt" | tee -a "$summary"
 fi
 if has mixed; then
   bash bench/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1

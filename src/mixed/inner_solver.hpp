@@ -54,6 +54,16 @@ struct InnerStats {
   int64_t early_exits      = 0; // inner solves ended by rtol or the residual floor (kCgResidualFloor2)
   int64_t jacobi_fallbacks = 0; // inner solves that made no step (z = D^-1 r returned)
   int64_t zero_rhs         = 0; // applications to r = 0 (z = 0)
+
+  InnerStats &operator+=(const InnerStats &o) {
+    applications += o.applications;
+    inner_its += o.inner_its;
+    breakdowns += o.breakdowns;
+    early_exits += o.early_exits;
+    jacobi_fallbacks += o.jacobi_fallbacks;
+    zero_rhs += o.zero_rhs;
+    return *this;
+  }
 };
 
 } // namespace mixed

@@ -34,8 +34,7 @@ public:
   /* Adds the counts since the last call to *stats; residuals: the last application's inner
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
-  virtual const char    *Name() const = 0; /* "host" or "CUDA" */
-  virtual bool           OnDevice() const = 0;
+  virtual bool           OnDevice() const = 0; /* the CUDA backend (else the host one) */
 };
 
 /* The host twin (src/mixed/inner_cg.hpp, f3r.hpp); c must outlive the backend. */

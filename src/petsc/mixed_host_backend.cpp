@@ -41,18 +41,12 @@ public:
 
   PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) override
   {
-    stats->applications += stats_.applications;
-    stats->inner_its += stats_.inner_its;
-    stats->breakdowns += stats_.breakdowns;
-    stats->early_exits += stats_.early_exits;
-    stats->jacobi_fallbacks += stats_.jacobi_fallbacks;
-    stats->zero_rhs += stats_.zero_rhs;
+    *stats += stats_;
     stats_ = mixed::InnerStats{};
     if (residuals) *residuals = residuals_;
     return PETSC_SUCCESS;
   }
 
-  const char *Name() const override { return "host"; }
   bool        OnDevice() const override { return false; }
 
 private:

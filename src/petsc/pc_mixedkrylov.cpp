@@ -18,10 +18,12 @@ namespace glue {
 
 namespace {
 
+enum BackendChoice : PetscInt { BackendAuto = 0, BackendHost = 1, BackendCuda = 2 };
+
 struct MixedKrylov {
   MixedParams                        params;
   FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
-  PetscInt                           backend_choice = 0; /* 0 auto, 1 host, 2 cuda */
+  PetscInt                           backend_choice = BackendAuto; /* an index of BackendNames */
   std::unique_ptr<mixed::ScaledCopy> copy;
   std::unique_ptr<MixedBackend>      backend;
   mixed::InnerStats                  stats;           /* since the last full setup */
@@ -32,8 +34,10 @@ struct MixedKrylov {
   PetscViewer                        monitor = nullptr;
 };
 
-const char *const BackendNames[] = {"auto", "host", "cuda", "PCMixedKrylovBackend", "PC_MIXEDKRYLOV_BACKEND_", nullptr};
-const char *const InnerNames[]   = {"cg", "f3r", "PCMixedKrylovInner", "PC_MIXEDKRYLOV_INNER_", nullptr};
+/* the values of -pc_mixedkrylov_backend and -pc_mixedkrylov_inner (PetscOptionsEList), in
+   the order of BackendChoice and InnerMethod */
+const char *const BackendNames[] = {"auto", "host", "cuda"};
+const char *const InnerNames[]   = {"cg", "f3r"};
 
 MixedKrylov *Data(PC pc) { return static_cast<MixedKrylov *>(pc->data); }
 
@@ -162,10 +166,10 @@ PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
     PetscCall(PetscStrstr(vt, "cuda", &found));
     iscuda = found ? PETSC_TRUE : PETSC_FALSE;
   }
-  if (mk->backend_choice == 1) iscuda = PETSC_FALSE;
-  else if (mk->backend_choice == 2) iscuda = PETSC_TRUE;
+  if (mk->backend_choice == BackendHost) iscuda = PETSC_FALSE;
+  else if (mk->backend_choice == BackendCuda) iscuda = PETSC_TRUE;
 #if !defined(PETSCSPMV_HAVE_CUDA)
-  PetscCheck(!(mk->backend_choice == 2), PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-pc_mixedkrylov_backend cuda: this petscspmv was built without CUDA");
+  PetscCheck(mk->backend_choice != BackendCuda, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-pc_mixedkrylov_backend cuda: this petscspmv was built without CUDA");
   iscuda = PETSC_FALSE;
 #endif
   *cuda = iscuda;
@@ -416,7 +420,7 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
     mk->stats = s;
     const mixed::ScaledCopy &c  = *mk->copy;
     const FormatStats        fs = c.op.stats();
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->Name(), (int)c.op.rows, (PetscInt64)c.nnz,
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->OnDevice() ? "CUDA" : "host", (int)c.op.rows, (PetscInt64)c.nnz,
                                      (PetscInt64)fs.stored_slots, c.nnz ? (double)fs.stored_bytes / (double)c.nnz : 0.0));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  setups: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates; last setup %.4g s\n", mk->builds, mk->value_updates, (double)mk->setup_time));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0 applications %" PetscInt64_FMT ", inner steps %" PetscInt64_FMT " (%.2f per application), breakdowns %" PetscInt64_FMT ", early exits %" PetscInt64_FMT ", Jacobi fallbacks %" PetscInt64_FMT "\n",

@@ -203,9 +203,9 @@ static PetscErrorCode Breakdown(MatType type, PetscInt n)
   PCMixedKrylovStats st;
 
   PetscFunctionBegin;
-  PetscCall(Build(type, n, -6.0, -1, 0, 0, &A)); /* diagonal shifted by -6: indefinite, still positive on most rows? */
+  PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
   {
-    /* make every diagonal entry positive but the matrix strongly indefinite: diagonal 0.5 */
+    /* every diagonal entry 0.5 against couplings of up to 2.2: positive, strongly indefinite */
     PetscInt lo, hi;
     PetscCall(MatGetOwnershipRange(A, &lo, &hi));
     for (PetscInt r = lo; r < hi; r++) PetscCall(MatSetValue(A, r, r, 0.5, INSERT_VALUES));

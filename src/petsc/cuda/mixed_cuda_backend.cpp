@@ -94,7 +94,6 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  const char *Name() const override { return "CUDA"; }
   bool        OnDevice() const override { return true; }
 
 private:

@@ -98,8 +98,8 @@ public:
     else PetscCall(VecGetArrayWriteAndMemType(y, &ya, &ym));
     const double *dx = xa;
     double       *dy = ya;
-    /* host vectors (for instance the halo vector of an MPI matrix converted after assembly) go
-       through device staging buffers */
+    /* host vectors (a caller's standard vectors; the MPI types' halo vector is a CUDA vector)
+       go through device staging buffers */
     if (!PetscMemTypeDevice(xm) && cols_ > 0) {
       PetscCall(Stage(&stage_x_, &cap_x_, cols_));
       PetscCallCUDA(cudaMemcpyAsync(stage_x_, xa, sizeof(double) * cols_, cudaMemcpyHostToDevice, stream));

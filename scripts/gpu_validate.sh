@@ -164,6 +164,13 @@ if has mixed-kernels; then
   done
   note "inner_cg_bench: $(grep -c 'what=cg_step' "$out/inner_cg_bench.txt") cases (inner_cg_bench.txt)"
   grep 'what=cg_step\|what=spmv_f32' "$out/inner_cg_bench.txt" | tee -a "$summary"
+  # Nsight Compute of one application's kernels (3 steps) on lap7 200^3: duration, DRAM
+  # throughput, occupancy, launch shape of each (ncu-inner-cg.txt)
+  ncu --clock-control none --kernel-name regex:'entry_|product_dot|update_kernel|direction_kernel|exit_kernel|lowp_spmv' \
+    --launch-skip 0 --launch-count 24 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+    "$build/bench/inner_cg_bench" -lap7 200 -format e8m14 -steps 3 -repeat 1 > "$out/ncu-inner-cg.txt" 2>&1
+  note "ncu inner cg rc=$? (ncu-inner-cg.txt)"
+  grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Grid Size" "$out/ncu-inner-cg.txt" | head -120 > "$out/ncu-inner-cg-summary.txt"
 fi
 if has mixed; then
   bash bench/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1

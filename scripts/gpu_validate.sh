@@ -126,7 +126,7 @@ if has sanitize; then
   done
   # the Mat types end to end (conversion, upload, products, diagonal, value updates), one rank
   m=$build/tests/petsc/matrices/west0479.petsc
-  [ -f "$m" ] || python3 scripts/mtx2petsc.py $mdir/west0479.mtx "$m" > /dev/null
+  [ -f "$m" ] || { mkdir -p "$(dirname "$m")" && python3 scripts/mtx2petsc.py $mdir/west0479.mtx "$m" > /dev/null; }
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
     note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"

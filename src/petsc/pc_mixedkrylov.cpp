@@ -316,7 +316,8 @@ PetscErrorCode PCApply_MixedKrylov(PC pc, Vec x, Vec y)
 
 /* Warns once when the outer Krylov method is not flexible (the inner solve is a nonlinear
    operator: FCG, FGMRES, GCR and the like are guaranteed to handle it, CG and GMRES are not),
-   or when FCG tests the preconditioned norm (not the true residual). */
+   when FCG tests the preconditioned norm (not the true residual), or when FCG is the outer KSP of
+   the GPU backend (slow: below). */
 PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
 {
   MixedKrylov *mk = Data(pc);
@@ -334,6 +335,16 @@ PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
     PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
                           "WARNING: PCMIXEDKRYLOV applies an inner Krylov solve, which is not a fixed linear operator; the outer KSP %s is not flexible and is not guaranteed to converge: use -ksp_type fcg -ksp_norm_type unpreconditioned, or -ksp_type fgmres\n",
                           kt));
+  /* PETSc's KSPFCG orthogonalises with VecMTDot, which CUDA vectors compute on the host (PETSc
+     3.22.5, -log_view: VecMTDot without GPU flops and a VecCUDACopyFrom per stored direction):
+     on the GPU that costs more than the inner solve (docs/mixed.md) */
+  if (mk->backend && mk->backend->OnDevice()) {
+    PetscBool fcg;
+    PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPFCG, &fcg));
+    if (fcg)
+      PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
+                            "WARNING: PCMIXEDKRYLOV runs on the GPU, but the outer KSP fcg computes its VecMTDot on the host for CUDA vectors (a device-to-host copy of every stored direction per iteration): use -ksp_type fgmres for speed\n"));
+  }
   PetscCall(KSPGetNormType(ksp, &nt));
   PetscCall(KSPGetPCSide(ksp, &side));
   if (flexible && nt == KSP_NORM_PRECONDITIONED && side == PC_LEFT)

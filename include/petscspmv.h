@@ -471,8 +471,10 @@ PETSC_EXTERN PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats);
     e8m<m>, exact), and the other -pc_mixedkrylov_mat_packsell_* layout options of PackSELL
 
   Notes:
-  Use it with `-ksp_type fcg -ksp_norm_type unpreconditioned` (SPD matrices) or
-  `-ksp_type fgmres`; a non-flexible outer method gets a warning at KSPSolve(). The Pmat may
+  Use it with `-ksp_type fgmres` or, on the host, `-ksp_type fcg -ksp_norm_type
+  unpreconditioned` (SPD matrices); a non-flexible outer method gets a warning at KSPSolve(),
+  and so does FCG with the GPU backend (PETSc's FCG computes its VecMTDot on the host for CUDA
+  vectors: a device-to-host copy of its stored directions at every iteration). The Pmat may
   be any square matrix with a positive diagonal whose diagonal block is AIJ or convertible to
   it (AIJ, AIJCUSPARSE, the petscspmv types), seq or mpi; on MPI each rank's inner solve uses
   its diagonal block (block Jacobi). A Pmat with the same nonzero pattern and new values

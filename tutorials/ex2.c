@@ -145,16 +145,23 @@ int main(int argc, char **argv)
     }
   }
 
-  /* the solves' matrix (-mat_type), and its exact AIJ copy for the true residual */
-  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
-  PetscCall(MatSetFromOptions(A));
-  if (hasfile) {
-    PetscViewer viewer;
-    PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
-    PetscCall(MatLoad(A, viewer));
-    PetscCall(PetscViewerDestroy(&viewer));
-  } else PetscCall(Laplacian(n, lap27, var, A));
-  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &Aexact));
+  /* the solves' matrix (-mat_type), and the exact AIJ matrix for the true residual, made from
+     the same source (not converted from A: it does not depend on A's type, and MatConvert from
+     a GPU type to AIJ goes entry by entry) */
+  for (PetscInt k = 0; k < 2; k++) {
+    Mat M;
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &M));
+    if (k == 0) PetscCall(MatSetFromOptions(M));
+    else PetscCall(MatSetType(M, MATAIJ));
+    if (hasfile) {
+      PetscViewer viewer;
+      PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &viewer));
+      PetscCall(MatLoad(M, viewer));
+      PetscCall(PetscViewerDestroy(&viewer));
+    } else PetscCall(Laplacian(n, lap27, var, M));
+    if (k == 0) A = M;
+    else Aexact = M;
+  }
   PetscCall(MatGetSize(A, &m, NULL));
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecDuplicate(b, &r));

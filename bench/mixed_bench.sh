@@ -9,7 +9,10 @@
 # Usage: bash bench/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
 #   cases: lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16 ... (a
 #   shared matrix by name: converted to PETSc binary first); REPEAT (default 5) timed solves each;
-#   MIXED_QUICK=1: only FP64 CG + Jacobi and the two mixed solvers on aijcusparse, no -log_view.
+#   MIXED_QUICK=1: only FP64 CG + Jacobi and the two mixed solvers on aijcusparse, no -log_view;
+#   MIXED_RUNS (default "main fp16 rgcsr sell"): which processes run per case: main = aijcusparse
+#   with FP64 CG, the mixed solvers (e8m14) and GAMG; fp16 = the mixed solvers with fp16 copies;
+#   rgcsr / sell = FP64 CG + Jacobi with rgcsrcuda / sellcuda.
 set -uo pipefail
 out=${1:?usage: mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]}
 build=${2:?}
@@ -52,12 +55,17 @@ for c in $cases; do
     run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r
     continue
   fi
-  run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,gamg
-  run $c aijcusparse fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
-    -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \
-    -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_scaling auto
-  run $c rgcsrcuda exact cg_jacobi
-  run $c sellcuda exact cg_jacobi
+  for r in ${MIXED_RUNS:-main fp16 rgcsr sell}; do
+    case $r in
+      main) run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,gamg ;;
+      fp16) run $c aijcusparse fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
+        -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \
+        -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_scaling auto ;;
+      rgcsr) run $c rgcsrcuda exact cg_jacobi ;;
+      sell) run $c sellcuda exact cg_jacobi ;;
+      *) echo "unknown MIXED_RUNS entry $r (main fp16 rgcsr sell)" >&2 ;;
+    esac
+  done
 done
 # where the time goes: one -log_view of each mixed solver on the first case
 [ "${MIXED_QUICK:-0}" = 1 ] && exit 0

@@ -25,7 +25,7 @@ using pd::Scratch;
 struct BadDiagonalRow {
   const int32_t *pos;
   const double  *values;
-  __device__ int32_t operator()(int32_t r) const {
+  __host__ __device__ int32_t operator()(int32_t r) const {
     const int32_t k = pos[r];
     if (k < 0) return r;
     const double d = values[k];
@@ -36,7 +36,7 @@ struct BadDiagonalRow {
 // k when entry k is not finite, INT64_MAX otherwise.
 struct NonFinitePosition {
   const double *values;
-  __device__ int64_t operator()(int64_t k) const { return isfinite(values[k]) ? INT64_MAX : k; }
+  __host__ __device__ int64_t operator()(int64_t k) const { return isfinite(values[k]) ? INT64_MAX : k; }
 };
 
 __global__ void inverse_sqrt_kernel(int32_t n, const int32_t *__restrict__ pos, const double *__restrict__ values,

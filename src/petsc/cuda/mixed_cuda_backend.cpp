@@ -40,16 +40,16 @@ public:
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCall(run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(csr_.View(A), opt, stream, &c); }));
+    const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(csr_.View(A), opt, stream, &c); });
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(ierr);
     PetscCallCUDA(cerr);
     info_.rows  = c.op.rows;
     info_.nnz   = c.nnz;
     info_.stats = c.stats;
-    rows_       = (PetscInt)c.op.rows;
     /* the solver takes the copy (also on an error: then it is freed) */
     if (p.method == InnerMethod::CG) PetscCallCUDA(mixed::cuda::create(&c, p.cg.max_it, &cg_));
     else PetscCallCUDA(mixed::cuda::create(&c, p.f3r, &f3r_));
-    PetscCall(PetscLogGpuTimeEnd());
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -64,13 +64,13 @@ public:
     PetscCall(CurrentCudaStream(&stream));
     PetscCall(VecGetArrayReadAndMemType(r, &ra, &rm));
     PetscCall(VecGetArrayWriteAndMemType(z, &za, &zm));
-    if (rows_ > 0 && !(PetscMemTypeDevice(rm) && PetscMemTypeDevice(zm))) {
+    if (info_.rows > 0 && !(PetscMemTypeDevice(rm) && PetscMemTypeDevice(zm))) {
       VecType vt;
       PetscCall(VecGetType(PetscMemTypeDevice(rm) ? z : r, &vt));
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU (its Pmat has CUDA vectors) but was applied to %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -pc_mixedkrylov_backend host", vt);
     }
-    if (rows_ == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
-    if (rows_ > 0) {
+    if (info_.rows == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
+    if (info_.rows > 0) {
       PetscCall(PetscLogGpuTimeBegin());
       if (cg_) PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
       else PetscCallCUDA(mixed::cuda::apply(f3r_, ra, za, stream));
@@ -78,7 +78,7 @@ public:
       /* counted as if every step ran (the device's step count is read later): per CG step or
          per F3R innermost product, the product and about 10 vector flops per row */
       const PetscLogDouble steps = cg_ ? (PetscLogDouble)p.cg.max_it : (PetscLogDouble)p.f3r.m2 * p.f3r.m3 * (p.f3r.m4 + 1);
-      PetscCall(PetscLogGpuFlops(steps * (2.0 * (PetscLogDouble)info_.nnz + 10.0 * (PetscLogDouble)rows_)));
+      PetscCall(PetscLogGpuFlops(steps * (2.0 * (PetscLogDouble)info_.nnz + 10.0 * (PetscLogDouble)info_.rows)));
     }
     PetscCall(VecRestoreArrayWriteAndMemType(z, &za));
     PetscCall(VecRestoreArrayReadAndMemType(r, &ra));
@@ -97,11 +97,12 @@ public:
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCall(run([&] {
+    const PetscErrorCode ierr = run([&] {
       cerr = cg_ ? mixed::cuda::update_values(csr_.View(A), stream, cg_, pattern_changed) : mixed::cuda::update_values(csr_.View(A), stream, f3r_, pattern_changed);
-    }));
-    PetscCallCUDA(cerr);
+    });
     PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(ierr);
+    PetscCallCUDA(cerr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -132,11 +133,11 @@ public:
 
     PetscFunctionBegin;
     *norm = 0;
-    if (rows_ == 0) PetscFunctionReturn(PETSC_SUCCESS);
+    if (info_.rows == 0) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(VecGetArrayReadAndMemType(r, &ra, &rm));
     PetscCheck(PetscMemTypeDevice(rm), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU: its monitor needs CUDA vectors");
-    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, rows_, ra, &rl));
-    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, rows_, s, &sl));
+    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, (PetscInt)info_.rows, ra, &rl));
+    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, (PetscInt)info_.rows, s, &sl));
     PetscCall(VecDuplicate(rl, &t));
     PetscCall(VecPointwiseMult(t, rl, sl));
     PetscCall(VecNorm(t, NORM_2, norm));
@@ -155,7 +156,6 @@ private:
   mixed::cuda::DeviceInnerCg *cg_  = nullptr; /* one of the two, by the inner method; owns the copy */
   mixed::cuda::DeviceF3R     *f3r_ = nullptr;
   CopyInfo                    info_;
-  PetscInt                    rows_               = 0;
   int64_t                     empty_applications_ = 0; /* applications on a rank without rows */
 };
 

@@ -41,7 +41,7 @@ cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out);
    nothing changed for another pattern), then the weights and the slot counter reset (a new
    setup, as f3r_reset). Waits for the device first; runs on stream; synchronous. */
 cudaError_t update_values(const ::pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceF3R *d, bool *pattern_changed);
-// The solver's copy (A_hat, s, its statistics), valid until update_values or destroy.
+// The solver's copy (A_hat, s, its statistics; update_values changes its values in place), valid until destroy.
 const DeviceScaledCopy &copy_of(const DeviceF3R *d);
 // z = M(r) on stream (r, z: device arrays of rows doubles), entry and exit as inner_solver.hpp.
 cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t stream);

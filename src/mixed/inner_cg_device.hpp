@@ -31,7 +31,7 @@ cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out);
    nothing changed for another pattern). Waits for the device first (applications in flight
    read the copy); runs on stream. */
 cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceInnerCg *d, bool *pattern_changed);
-// The solver's copy (A_hat, s, its statistics), valid until update_values or destroy.
+// The solver's copy (A_hat, s, its statistics; update_values changes its values in place), valid until destroy.
 const DeviceScaledCopy &copy_of(const DeviceInnerCg *d);
 // z = M(r) on stream (r, z: device arrays of rows doubles; p.max_it <= the create() bound).
 cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, double *z, cudaStream_t stream);

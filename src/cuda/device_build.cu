@@ -236,6 +236,16 @@ cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s) {
   return cudaStreamSynchronize(s);
 }
 
+cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s) {
+  bool ok = true;
+  PSPMV_CUDA_TRY(csr_is_valid(A, &ok, s));
+  if (ok) return cudaSuccess;
+  HostCsrCopy h;
+  PSPMV_CUDA_TRY(copy_to_host(A, &h, s));
+  check_csr(h.view());
+  throw FormatError("device CSR check: the device refused a CSR that check_csr accepts");
+}
+
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s) {
   t->nnz = 0;
   if (A.rows <= 0 || A.nnz <= 0) return cudaSuccess;

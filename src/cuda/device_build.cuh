@@ -88,6 +88,10 @@ struct MaxOp {
   template <class T>
   __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a < b ? b : a; }
 };
+struct MinOp {
+  template <class T>
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return b < a ? b : a; }
+};
 struct SumOp {
   template <class T>
   __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a + b; }
@@ -120,6 +124,9 @@ struct HostCsrCopy {
   CsrView view() const;
 };
 cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s);
+// check_csr() of A: csr_is_valid on the device; when it refuses A, A is copied to the host and
+// check_csr's FormatError (its first offending row) thrown.
+cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
 // The COO tail for width K (every nonzero at position >= K of its row, in CSR order): allocates
 // t->row, t->col, t->source (CSR position of each entry: value updates gather through it),
 // t->val (values left to the caller: fill_tail_values) and the fused-launch counters, as

@@ -324,8 +324,7 @@ struct DeviceF3R {
   F3RParams                   p;
   int64_t                     n  = 0;
   int                         nb = 1; // blocks of the vector kernels and partial sums
-  ::pspmv::cuda::DevicePackSell A;
-  double *s = nullptr;
+  DeviceScaledCopy            copy; // A_hat (copy.op) and s (copy.s), owned
   // level 2 and 3: V (m+1 vectors), Z (m), w; H ((m+1) x m, column-major), cs, sn (m), g (m+1)
   float  *V2 = nullptr, *Z2 = nullptr, *w2 = nullptr, *V3 = nullptr, *Z3 = nullptr, *w3 = nullptr, *xhat = nullptr;
   double *H2 = nullptr, *cs2 = nullptr, *sn2 = nullptr, *g2 = nullptr;
@@ -356,11 +355,6 @@ cudaError_t reset_weights(DeviceF3R *d) {
   return cudaDeviceSynchronize();
 }
 
-cudaError_t copy_s(const ScaledCopy &c, DeviceF3R *d) {
-  if (int64_t(c.s.size()) != d->n) return cudaErrorInvalidValue;
-  return ::pspmv::cuda::detail::copy_into(c.s, d->s);
-}
-
 struct Level {
   int     level, m;
   float  *V, *Z, *w, *inv;
@@ -372,7 +366,7 @@ cudaError_t arnoldi_step(DeviceF3R *d, const Level &L, int j, cudaStream_t st) {
   const int64_t n = d->n;
   const int nb = d->nb;
   double *col = L.H + int64_t(L.m + 1) * j;
-  PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f32(d->A, L.Z + int64_t(j) * n, L.w, st));
+  PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f32(d->copy.op, L.Z + int64_t(j) * n, L.w, st));
   dots_partial<<<nb, kThreads, 0, st>>>(d->flags, L.level, n, L.w, L.V, j + 1, d->partial, nb);
   reduce_partials<<<j + 1, kThreads, 0, st>>>(d->flags, L.level, d->partial, nb, col);
   cgs_update<<<nb, kThreads, 0, st>>>(d->flags, L.level, n, L.w, L.V, col, j);
@@ -393,7 +387,7 @@ cudaError_t richardson(DeviceF3R *d, const float *v, float *out, bool period, cu
                                         m4 == 1 ? m4 : 0);
     for (int k = 1; k < m4; ++k) {
       const bool last = k == m4 - 1;
-      PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->A, d->x16, d->t16, st));
+      PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->copy.op, d->x16, d->t16, st));
       rich_step<<<nb, kThreads, 0, st>>>(d->flags, n, d->h16, d->t16, d->x16, d->weight + k, last ? out : nullptr, cnt,
                                          last ? m4 : 0);
     }
@@ -404,11 +398,11 @@ cudaError_t richardson(DeviceF3R *d, const float *v, float *out, bool period, cu
     const bool last = k == m4 - 1;
     const __half *dk = d->h16;
     if (k > 0) {
-      PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->A, d->x16, d->t16, st));
+      PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->copy.op, d->x16, d->t16, st));
       rich_resid<<<nb, kThreads, 0, st>>>(d->flags, n, d->h16, d->t16, d->d16);
       dk = d->d16;
     }
-    PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->A, dk, d->t16, st));
+    PSPMV_CUDA_TRY(::pspmv::cuda::spmv_f16(d->copy.op, dk, d->t16, st));
     dots16_partial<<<nb, kThreads, 0, st>>>(d->flags, n, d->t16, dk, d->partial, nb);
     reduce_partials<<<2, kThreads, 0, st>>>(d->flags, 4, d->partial, nb, d->sc + kScAd);
     rich_weight<<<1, 1, 0, st>>>(d->flags, k, d->sc, d->weight, d->wsample, d->wcur);
@@ -421,20 +415,27 @@ cudaError_t richardson(DeviceF3R *d, const float *v, float *out, bool period, cu
 
 } // namespace
 
-cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out) {
+cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
+  if (out == nullptr || c == nullptr) return cudaErrorInvalidValue;
   *out = nullptr;
-  if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM)
+  DeviceScaledCopy own = take(c);
+  const ::pspmv::cuda::DevicePackSell &A = own.op;
+  if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM || A.rows != A.cols ||
+      A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
+    (void)release(&own);
     return cudaErrorInvalidValue;
-  if (c.op.rows != c.op.cols || int64_t(c.s.size()) != int64_t(c.op.rows)) return cudaErrorInvalidValue;
+  }
   DeviceF3R *d = new (std::nothrow) DeviceF3R;
-  if (d == nullptr) return cudaErrorMemoryAllocation;
+  if (d == nullptr) {
+    (void)release(&own);
+    return cudaErrorMemoryAllocation;
+  }
+  d->copy = own;
   d->p = p;
-  d->n = c.op.rows;
+  d->n = A.rows;
   d->nb = int(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (d->n + kThreads - 1) / kThreads)));
   const size_t n = size_t(d->n), m2 = size_t(p.m2), m3 = size_t(p.m3), m4 = size_t(p.m4);
   cudaError_t e = [&]() -> cudaError_t {
-    PSPMV_CUDA_TRY(::pspmv::cuda::upload(c.op, &d->A));
-    PSPMV_CUDA_TRY(::pspmv::cuda::detail::alloc_copy(c.s, &d->s));
     PSPMV_CUDA_TRY(alloc_zero(&d->V2, (m2 + 1) * n));
     PSPMV_CUDA_TRY(alloc_zero(&d->Z2, m2 * n));
     PSPMV_CUDA_TRY(alloc_zero(&d->w2, n));
@@ -474,12 +475,23 @@ cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out) {
   return cudaSuccess;
 }
 
-cudaError_t update_values(const ScaledCopy &c, DeviceF3R *d) {
-  PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // applications in flight on any stream read the values
-  PSPMV_CUDA_TRY(::pspmv::cuda::upload_values(c.op, &d->A));
-  PSPMV_CUDA_TRY(copy_s(c, d));
+cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out) {
+  if (out == nullptr) return cudaErrorInvalidValue;
+  *out = nullptr;
+  DeviceScaledCopy dc;
+  PSPMV_CUDA_TRY(upload(c, &dc));
+  return create(&dc, p, out);
+}
+
+cudaError_t update_values(const ::pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceF3R *d, bool *pattern_changed) {
+  if (d == nullptr || pattern_changed == nullptr) return cudaErrorInvalidValue;
+  PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // applications in flight on any stream read the copy
+  PSPMV_CUDA_TRY(update_scaled_copy_on_device(A, stream, &d->copy, pattern_changed));
+  if (*pattern_changed) return cudaSuccess;
   return reset_weights(d);
 }
+
+const DeviceScaledCopy &copy_of(const DeviceF3R *d) { return d->copy; }
 
 cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t st) {
   const F3RParams &p = d->p;
@@ -492,10 +504,10 @@ cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t st) {
     ++d->host_zero;
     return cudaSuccess;
   }
-  entry_partial<<<nb, kThreads, 0, st>>>(n, d->s, r, d->partial);
+  entry_partial<<<nb, kThreads, 0, st>>>(n, d->copy.s, r, d->partial);
   reduce_partials<<<1, kThreads, 0, st>>>(d->flags, 0, d->partial, nb, d->sc + kScSumSq);
   entry_finalize<<<1, 1, 0, st>>>(d->flags, d->sc, d->g2, p.m2);
-  entry_scale<<<nb, kThreads, 0, st>>>(d->flags, n, d->s, r, d->sc, d->V2);
+  entry_scale<<<nb, kThreads, 0, st>>>(d->flags, n, d->copy.s, r, d->sc, d->V2);
   PSPMV_CUDA_TRY(cudaGetLastError());
   const Level L2{2, p.m2, d->V2, d->Z2, d->w2, d->inv, d->H2, d->cs2, d->sn2, d->g2};
   const Level L3{3, p.m3, d->V3, d->Z3, d->w3, d->inv + 1, d->H3, d->cs3, d->sn3, d->g3};
@@ -511,7 +523,7 @@ cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t st) {
     PSPMV_CUDA_TRY(arnoldi_step(d, L2, j2, st));
   }
   combine<<<nb, kThreads, 0, st>>>(d->flags, 2, n, p.m2, d->H2, d->g2, d->Z2, d->xhat);
-  exit_kernel<<<nb, kThreads, 0, st>>>(d->flags, n, d->s, r, d->sc, d->xhat, z, d->counters);
+  exit_kernel<<<nb, kThreads, 0, st>>>(d->flags, n, d->copy.s, r, d->sc, d->xhat, z, d->counters);
   return cudaGetLastError();
 }
 
@@ -545,9 +557,8 @@ cudaError_t read_state(DeviceF3R *d, F3RState *out, cudaStream_t st) {
 
 cudaError_t destroy(DeviceF3R *d) {
   if (d == nullptr) return cudaSuccess;
-  cudaError_t first = ::pspmv::cuda::release(&d->A);
+  cudaError_t first = release(&d->copy);
   using ::pspmv::cuda::detail::free_ptr;
-  free_ptr(&d->s, &first);
   free_ptr(&d->V2, &first);
   free_ptr(&d->Z2, &first);
   free_ptr(&d->w2, &first);

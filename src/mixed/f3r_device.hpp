@@ -14,7 +14,7 @@
 #pragma once
 #include "f3r.hpp"
 #include "inner_solver.hpp"
-#include "scaled_copy.hpp"
+#include "scaled_copy_device.hpp"
 #include <cuda_runtime.h>
 
 namespace pspmv {
@@ -24,17 +24,25 @@ namespace cuda {
 // The most steps m2 and m3 the device levels take (their least-squares solve's arrays).
 constexpr int32_t kMaxDeviceLevelSteps = 64;
 
-struct DeviceF3R; // opaque: the uploaded copy, s, FP32/FP16 work vectors, device scalars, counters
+struct DeviceF3R; // opaque: the copy, FP32/FP16 work vectors, device scalars, counters
 
-// Uploads c (the PackSELL copy with pspmv::cuda::upload, s) and allocates the work vectors for
-// the levels of p (p is kept: every apply uses it). The weights start as f3r_reset's.
-// cudaErrorInvalidValue for m2, m3, m4 or weight_period < 1, m2 or m3 > kMaxDeviceLevelSteps, or a
-// non-square copy. *out is null
-// on error.
+/* create - the device F3R on a device copy, with work vectors for the levels of p (p is kept:
+   every apply uses it). The weights start as f3r_reset's.
+
+   c: a scaled copy (build_scaled_copy_on_device() or upload()); the solver takes it: *c is left
+   empty whether or not create succeeds (on an error its arrays are freed). *out is null on
+   error: cudaErrorInvalidValue for m2, m3, m4 or weight_period < 1, m2 or m3 >
+   kMaxDeviceLevelSteps, or a copy that is not square or has no s. */
+cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out);
+// The same from a host copy: upload(c) then the create above (tests compare the two).
 cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out);
-// Same layout, new values (update_scaled_copy done on the host): copies the values and s and
-// resets the weights and the slot counter (a new setup, as f3r_reset). Synchronous.
-cudaError_t update_values(const ScaledCopy &c, DeviceF3R *d);
+/* update_values - same pattern, new values: update_scaled_copy_on_device() of the solver's copy
+   from the device CSR A (its errors thrown, the copy unchanged then; *pattern_changed set and
+   nothing changed for another pattern), then the weights and the slot counter reset (a new
+   setup, as f3r_reset). Waits for the device first; runs on stream; synchronous. */
+cudaError_t update_values(const ::pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceF3R *d, bool *pattern_changed);
+// The solver's copy (A_hat, s, its statistics; update_values changes its values in place), valid until destroy.
+const DeviceScaledCopy &copy_of(const DeviceF3R *d);
 // z = M(r) on stream (r, z: device arrays of rows doubles), entry and exit as inner_solver.hpp.
 cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t stream);
 // Adds the counters since the last call to *stats (applications, inner_its, zero_rhs,

@@ -67,13 +67,12 @@ struct CgState {
 } // namespace
 
 struct DeviceInnerCg {
-  pspmv::cuda::DevicePackSell A;
+  DeviceScaledCopy copy; // A_hat (copy.op) and s (copy.s), owned
   LowpArgs args;
   int32_t rows = 0;
   int32_t max_it = 0;
   unsigned int grid = 1;         // blocks of the vector kernels
   unsigned int product_grid = 1; // blocks of product_dot
-  double *s = nullptr;                                            // rows
   float *x = nullptr, *r = nullptr, *p = nullptr, *w = nullptr;   // rows each
   double *partials = nullptr;                                     // max(grid, product_grid)
   double *history = nullptr;                                      // max_it + 1
@@ -214,7 +213,7 @@ void launch_product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
 }
 
 cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
-  switch (d.A.value_format.kind) {
+  switch (d.copy.op.value_format.kind) {
   case ValueKind::Exact: launch_product_dot<ValueKind::Exact>(d, stream); break;
   case ValueKind::FP16: launch_product_dot<ValueKind::FP16>(d, stream); break;
   default: launch_product_dot<ValueKind::E8M>(d, stream); break; // BF16 = E8M7: the same decode
@@ -231,12 +230,6 @@ cudaError_t product_blocks_per_sm(ValueKind k, int *n) {
   }
 }
 
-cudaError_t check_copy(const ScaledCopy &c) {
-  if (c.op.rows != c.op.cols || c.op.rows < 0 || c.s.size() != static_cast<size_t>(c.op.rows))
-    return cudaErrorInvalidValue;
-  return cudaSuccess;
-}
-
 template <class T>
 cudaError_t alloc(size_t n, T **p) {
   *p = nullptr;
@@ -244,21 +237,20 @@ cudaError_t alloc(size_t n, T **p) {
   return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
 }
 
-cudaError_t create_into(const ScaledCopy &c, int32_t max_it, DeviceInnerCg *d) {
-  PSPMV_CUDA_TRY(pspmv::cuda::upload(c.op, &d->A));
-  if (!pspmv::cuda::detail::lowp_args(d->A, &d->args)) return cudaErrorInvalidValue;
-  d->rows = c.op.rows;
+// The work space and grids for d->copy and max_it steps.
+cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
+  if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
+  d->rows = d->copy.op.rows;
   d->max_it = max_it;
   int sms = 1;
   PSPMV_CUDA_TRY(pspmv::cuda::detail::multiprocessor_count(&sms));
   const int64_t need = (static_cast<int64_t>(d->rows) + kThreads - 1) / kThreads;
   d->grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * kBlocksPerSM)));
   int per_sm = 0;
-  PSPMV_CUDA_TRY(product_blocks_per_sm(d->A.value_format.kind, &per_sm));
+  PSPMV_CUDA_TRY(product_blocks_per_sm(d->copy.op.value_format.kind, &per_sm));
   d->product_grid =
       static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * std::max(per_sm, 1))));
   const size_t n = static_cast<size_t>(d->rows);
-  PSPMV_CUDA_TRY(pspmv::cuda::detail::alloc_copy(c.s, &d->s));
   PSPMV_CUDA_TRY(alloc(n, &d->x));
   PSPMV_CUDA_TRY(alloc(n, &d->r));
   PSPMV_CUDA_TRY(alloc(n, &d->p));
@@ -273,14 +265,22 @@ cudaError_t create_into(const ScaledCopy &c, int32_t max_it, DeviceInnerCg *d) {
 
 } // namespace
 
-cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {
-  if (out == nullptr) return cudaErrorInvalidValue;
+cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
+  if (out == nullptr || c == nullptr) return cudaErrorInvalidValue;
   *out = nullptr;
-  if (max_it < 0) return cudaErrorInvalidValue;
-  PSPMV_CUDA_TRY(check_copy(c));
+  DeviceScaledCopy own = take(c);
+  const pspmv::cuda::DevicePackSell &A = own.op;
+  if (max_it < 0 || A.rows != A.cols || A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
   DeviceInnerCg *d = new (std::nothrow) DeviceInnerCg;
-  if (d == nullptr) return cudaErrorMemoryAllocation;
-  const cudaError_t err = create_into(c, max_it, d);
+  if (d == nullptr) {
+    (void)release(&own);
+    return cudaErrorMemoryAllocation;
+  }
+  d->copy = own;
+  const cudaError_t err = create_into(max_it, d);
   if (err != cudaSuccess) {
     destroy(d);
     return err;
@@ -289,24 +289,33 @@ cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {
   return cudaSuccess;
 }
 
-cudaError_t update_values(const ScaledCopy &c, DeviceInnerCg *d) {
-  if (d == nullptr) return cudaErrorInvalidValue;
-  PSPMV_CUDA_TRY(check_copy(c));
-  if (c.op.rows != d->rows) return cudaErrorInvalidValue;
-  PSPMV_CUDA_TRY(pspmv::cuda::upload_values(c.op, &d->A)); // synchronises the device first
-  if (!pspmv::cuda::detail::lowp_args(d->A, &d->args)) return cudaErrorInvalidValue; // inv_scale may change
-  PSPMV_CUDA_TRY(pspmv::cuda::detail::copy_into(c.s, d->s));
-  return cudaDeviceSynchronize();
+cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {
+  if (out == nullptr) return cudaErrorInvalidValue;
+  *out = nullptr;
+  DeviceScaledCopy dc;
+  PSPMV_CUDA_TRY(upload(c, &dc));
+  return create(&dc, max_it, out);
 }
+
+cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceInnerCg *d, bool *pattern_changed) {
+  if (d == nullptr || pattern_changed == nullptr) return cudaErrorInvalidValue;
+  PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // applications in flight on any stream read the copy
+  PSPMV_CUDA_TRY(update_scaled_copy_on_device(A, stream, &d->copy, pattern_changed));
+  if (*pattern_changed) return cudaSuccess;
+  if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue; // inv_scale may change
+  return cudaSuccess;
+}
+
+const DeviceScaledCopy &copy_of(const DeviceInnerCg *d) { return d->copy; }
 
 cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, double *z, cudaStream_t stream) {
   if (d == nullptr || p.max_it < 0 || p.max_it > d->max_it) return cudaErrorInvalidValue;
   if (d->rows > 0 && (r == nullptr || z == nullptr)) return cudaErrorInvalidValue;
   const int32_t n = d->rows;
   const double rtol2 = p.rtol > 0.0 ? p.rtol * p.rtol : 0.0; // 0: no rtol test
-  entry_norm_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->s, r, d->state, d->partials);
+  entry_norm_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials);
   PSPMV_CUDA_TRY(cudaGetLastError());
-  entry_scale_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->s, r, d->state, d->partials, d->x, d->r, d->p, d->history);
+  entry_scale_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials, d->x, d->r, d->p, d->history);
   PSPMV_CUDA_TRY(cudaGetLastError());
   for (int32_t k = 0; k < p.max_it; ++k) {
     PSPMV_CUDA_TRY(product_dot(*d, stream));
@@ -318,7 +327,7 @@ cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, dou
       PSPMV_CUDA_TRY(cudaGetLastError());
     }
   }
-  exit_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->s, r, d->x, d->state, z);
+  exit_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->x, d->state, z);
   return cudaGetLastError();
 }
 
@@ -352,8 +361,7 @@ cudaError_t read_stats(DeviceInnerCg *d, InnerStats *stats, std::vector<double> 
 
 cudaError_t destroy(DeviceInnerCg *d) {
   if (d == nullptr) return cudaSuccess;
-  cudaError_t first = pspmv::cuda::release(&d->A);
-  pspmv::cuda::detail::free_ptr(&d->s, &first);
+  cudaError_t first = release(&d->copy);
   pspmv::cuda::detail::free_ptr(&d->x, &first);
   pspmv::cuda::detail::free_ptr(&d->r, &first);
   pspmv::cuda::detail::free_ptr(&d->p, &first);

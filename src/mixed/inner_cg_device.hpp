@@ -7,7 +7,7 @@
 // Every function returns the first CUDA error it met (cudaSuccess otherwise).
 #pragma once
 #include "inner_solver.hpp"
-#include "scaled_copy.hpp"
+#include "scaled_copy_device.hpp"
 #include <cuda_runtime.h>
 #include <vector>
 
@@ -15,13 +15,24 @@ namespace pspmv {
 namespace mixed {
 namespace cuda {
 
-struct DeviceInnerCg; // opaque: the uploaded copy, s, FP32 work vectors, device scalars, counters
+struct DeviceInnerCg; // opaque: the copy, FP32 work vectors, device scalars, counters
 
-// Uploads c (the PackSELL copy with cuda::upload, s) and allocates the work vectors for at most
-// max_it steps (the residual history of the last application). *out is null on error.
+/* create - the device inner CG on a device copy, with work vectors for at most max_it steps.
+
+   c: a scaled copy (build_scaled_copy_on_device() or upload()); the solver takes it: *c is left
+   empty whether or not create succeeds (on an error its arrays are freed). max_it >= 0 bounds
+   apply()'s p.max_it (the residual history of the last application). *out is null on error:
+   cudaErrorInvalidValue for a negative max_it or a copy that is not square or has no s. */
+cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out);
+// The same from a host copy: upload(c) then the create above (tests compare the two).
 cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out);
-// Same layout, new values (update_scaled_copy done on the host): copies the values and s.
-cudaError_t update_values(const ScaledCopy &c, DeviceInnerCg *d);
+/* update_values - same pattern, new values: update_scaled_copy_on_device() of the solver's copy
+   from the device CSR A (its errors thrown, the copy unchanged then; *pattern_changed set and
+   nothing changed for another pattern). Waits for the device first (applications in flight
+   read the copy); runs on stream. */
+cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceInnerCg *d, bool *pattern_changed);
+// The solver's copy (A_hat, s, its statistics; update_values changes its values in place), valid until destroy.
+const DeviceScaledCopy &copy_of(const DeviceInnerCg *d);
 // z = M(r) on stream (r, z: device arrays of rows doubles; p.max_it <= the create() bound).
 cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, double *z, cudaStream_t stream);
 // Adds the device counters to *stats and resets them; residuals (optional) gets the last

@@ -21,15 +21,7 @@ std::vector<double> inverse_sqrt_diagonal(const CsrView &A) {
         found = true;
         break;
       }
-    if (!found)
-      throw DiagonalError(r, 0.0, "row " + std::to_string(r) +
-                                      " has no diagonal entry: the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs a positive diagonal");
-    if (!(d > 0.0) || !std::isfinite(d)) {
-      char v[32];
-      std::snprintf(v, sizeof(v), "%.17g", d);
-      throw DiagonalError(r, d, "row " + std::to_string(r) + " has the diagonal entry " + v +
-                                    ": the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs it positive and finite (an SPD matrix)");
-    }
+    if (!found || !(d > 0.0) || !std::isfinite(d)) throw detail::diagonal_error(r, found, d);
     s[size_t(r)] = 1.0 / std::sqrt(d);
   }
   return s;
@@ -42,11 +34,7 @@ std::vector<double> scaled_values(const CsrView &A, const std::vector<double> &s
   std::vector<double> v(size_t(A.nnz()));
   for (int32_t r = 0; r < A.rows; ++r)
     for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
-      if (!std::isfinite(A.values[k])) {
-        char b[32];
-        std::snprintf(b, sizeof(b), "%g", A.values[k]);
-        throw ValueRangeError(r, A.colidx[k], std::string("the entry is ") + b + ": the mixed-precision preconditioner's copy needs finite values");
-      }
+      if (!std::isfinite(A.values[k])) throw detail::non_finite_error(r, A.colidx[k], A.values[k]);
       v[size_t(k)] = A.values[k] * (s[size_t(r)] * s[size_t(A.colidx[k])]);
     }
   return v;
@@ -54,12 +42,35 @@ std::vector<double> scaled_values(const CsrView &A, const std::vector<double> &s
 
 void check_square(const CsrView &A) {
   check_csr(A);
-  if (A.rows != A.cols)
-    throw FormatError("the mixed-precision preconditioner needs a square matrix (this one is " + std::to_string(A.rows) + " x " +
-                      std::to_string(A.cols) + ")");
+  if (A.rows != A.cols) throw detail::not_square_error(A.rows, A.cols);
 }
 
 } // namespace
+
+namespace detail {
+
+FormatError not_square_error(int32_t rows, int32_t cols) {
+  return FormatError("the mixed-precision preconditioner needs a square matrix (this one is " + std::to_string(rows) + " x " +
+                     std::to_string(cols) + ")");
+}
+
+DiagonalError diagonal_error(int64_t row, bool found, double d) {
+  if (!found)
+    return DiagonalError(row, 0.0, "row " + std::to_string(row) +
+                                       " has no diagonal entry: the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs a positive diagonal");
+  char v[32];
+  std::snprintf(v, sizeof(v), "%.17g", d);
+  return DiagonalError(row, d, "row " + std::to_string(row) + " has the diagonal entry " + v +
+                                   ": the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs it positive and finite (an SPD matrix)");
+}
+
+ValueRangeError non_finite_error(int64_t row, int64_t col, double value) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", value);
+  return ValueRangeError(row, col, std::string("the entry is ") + b + ": the mixed-precision preconditioner's copy needs finite values");
+}
+
+} // namespace detail
 
 ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt) {
   check_square(A);

@@ -40,5 +40,14 @@ ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt);
 // Throws as build_scaled_copy (c unchanged then), and FormatError when the pattern differs.
 void update_scaled_copy(const CsrView &A, ScaledCopy &c);
 
+// The errors of the checks above, one definition for the host build and the device build
+// (scaled_copy_device.hpp): the same types and messages. row and col are CSR indices.
+namespace detail {
+FormatError     not_square_error(int32_t rows, int32_t cols);
+// found: the row has a diagonal entry (of value d); without one d is 0 in the error.
+DiagonalError   diagonal_error(int64_t row, bool found, double d);
+ValueRangeError non_finite_error(int64_t row, int64_t col, double value);
+} // namespace detail
+
 } // namespace mixed
 } // namespace pspmv

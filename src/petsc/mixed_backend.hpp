@@ -1,13 +1,17 @@
-// The inner solve of PCMIXEDKRYLOV on one backend (host twin or CUDA): what the PC glue
-// (pc_mixedkrylov.cpp) calls. The scaled copy itself is built on the host by the core
-// (src/mixed/scaled_copy.hpp) and owned by the PC; a backend reads it at creation and at value
-// updates.
+// The scaled copy and inner solve of PCMIXEDKRYLOV on one backend (host twin or CUDA): what the
+// PC glue (pc_mixedkrylov.cpp) calls. A backend builds and owns the copy: the host one with the
+// core's host builder (src/mixed/scaled_copy.hpp), the CUDA one on the device
+// (src/mixed/scaled_copy_device.hpp) from one upload of the CSR. The core's exceptions reach
+// the PC through the CoreRunner it passes (its RunCore: PETSc errors in global numbering).
 #pragma once
 #include <petscvec.h>
 
+#include "core/csr.hpp"
+#include "core/format_stats.hpp"
+#include "formats/packsell/packsell.hpp"
 #include "mixed/inner_solver.hpp"
-#include "mixed/scaled_copy.hpp"
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -24,24 +28,43 @@ struct MixedParams {
   PetscBool            monitor = PETSC_FALSE; /* keep the last application's inner residuals */
 };
 
+/* What the PC shows of the copy (-ksp_view). */
+struct CopyInfo {
+  int32_t     rows = 0;
+  int64_t     nnz  = 0;
+  FormatStats stats;
+};
+
+/* Runs f, turning the core's exceptions into a PETSc error (PC's RunCore). A core function that
+   throws has changed nothing. */
+using CoreRunner = std::function<PetscErrorCode(const std::function<void()> &f)>;
+
 class MixedBackend {
 public:
   virtual ~MixedBackend() = default;
   /* z = M(r) on the local rows (r, z: vectors whose local parts have the copy's rows). */
   virtual PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) = 0;
-  /* The copy's values changed (same layout): take them. */
-  virtual PetscErrorCode UpdateValues(const mixed::ScaledCopy &c) = 0;
+  /* The Pmat block's values changed: A (host CSR of the block) has the copy's pattern and new
+     values. *pattern_changed (nothing changed) when A's pattern is not the copy's: the caller
+     builds a new backend. Errors of the core come through run, before anything changed. */
+  virtual PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) = 0;
   /* Adds the counts since the last call to *stats; residuals: the last application's inner
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
-  virtual bool           OnDevice() const = 0; /* the CUDA backend (else the host one) */
+  /* ||s .* r|| over the local rows (r: a vector whose local part has the copy's rows). */
+  virtual PetscErrorCode ScaledNorm(Vec r, PetscReal *norm) = 0;
+  virtual const CopyInfo &Copy() const    = 0;
+  virtual bool            OnDevice() const = 0; /* the CUDA backend (else the host one) */
 };
 
-/* The host twin (src/mixed/inner_cg.hpp, f3r.hpp); c must outlive the backend. */
-PetscErrorCode CreateHostMixedBackend(const mixed::ScaledCopy &c, const MixedParams &p, std::unique_ptr<MixedBackend> *out);
+/* Builds the copy of A (host CSR of the Pmat's diagonal block, with the options opt) and the
+   inner solver of p. Errors of the core come through run; on any error *out stays empty. */
+/* The host twins (src/mixed/inner_cg.hpp, f3r.hpp) with the host copy. */
+PetscErrorCode CreateHostMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #if defined(PETSCSPMV_HAVE_CUDA)
-/* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp): uploads c. */
-PetscErrorCode CreateCudaMixedBackend(const mixed::ScaledCopy &c, const MixedParams &p, std::unique_ptr<MixedBackend> *out);
+/* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) with the copy built on
+   the device from one upload of A. */
+PetscErrorCode CreateCudaMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #endif
 
 } // namespace glue

@@ -1,9 +1,13 @@
-// PCMIXEDKRYLOV's host backend: the host twins of the inner solvers on PETSc host vectors.
+// PCMIXEDKRYLOV's host backend: the host copy (scaled_copy.hpp) and the host twins of the inner
+// solvers on PETSc host vectors.
 #include "mixed_backend.hpp"
 
 #include "core_error.hpp"
 #include "mixed/f3r.hpp"
 #include "mixed/inner_cg.hpp"
+#include "mixed/scaled_copy.hpp"
+
+#include <cmath>
 
 namespace pspmv {
 namespace glue {
@@ -12,7 +16,15 @@ namespace {
 
 class HostMixedBackend final : public MixedBackend {
 public:
-  explicit HostMixedBackend(const mixed::ScaledCopy &c) : c_(c) {}
+  PetscErrorCode Build(const CsrView &A, const PackSellOptions &opt, const CoreRunner &run)
+  {
+    PetscFunctionBegin;
+    PetscCall(run([&] { c_ = mixed::build_scaled_copy(A, opt); }));
+    info_.rows  = c_.op.rows;
+    info_.nnz   = c_.nnz;
+    info_.stats = c_.op.stats();
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
 
   PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) override
   {
@@ -32,11 +44,22 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  /* the copy is read in place; F3R's weights start afresh, as after a build (and on the device) */
-  PetscErrorCode UpdateValues(const mixed::ScaledCopy &) override
+  /* F3R's weights start afresh, as after a build (and on the device) */
+  PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) override
   {
-    f3r_ = mixed::F3RState{};
-    return PETSC_SUCCESS;
+    PetscFunctionBegin;
+    *pattern_changed = false;
+    PetscCall(run([&] {
+      try {
+        mixed::update_scaled_copy(A, c_);
+      } catch (const mixed::DiagonalError &) {
+        throw;
+      } catch (const FormatError &) {
+        *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
+      }
+    }));
+    if (!*pattern_changed) f3r_ = mixed::F3RState{};
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) override
@@ -47,21 +70,40 @@ public:
     return PETSC_SUCCESS;
   }
 
-  bool        OnDevice() const override { return false; }
+  PetscErrorCode ScaledNorm(Vec r, PetscReal *norm) override
+  {
+    const PetscScalar *ra;
+    PetscReal          sum = 0;
+
+    PetscFunctionBegin;
+    PetscCall(VecGetArrayRead(r, &ra));
+    for (size_t i = 0; i < c_.s.size(); i++) sum += (ra[i] * c_.s[i]) * (ra[i] * c_.s[i]);
+    PetscCall(VecRestoreArrayRead(r, &ra));
+    *norm = std::sqrt(sum);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  const CopyInfo &Copy() const override { return info_; }
+  bool            OnDevice() const override { return false; }
 
 private:
-  const mixed::ScaledCopy &c_;
-  mixed::InnerStats        stats_;
-  mixed::F3RState          f3r_;
-  std::vector<double>      residuals_;
+  mixed::ScaledCopy   c_;
+  CopyInfo            info_;
+  mixed::InnerStats   stats_;
+  mixed::F3RState     f3r_;
+  std::vector<double> residuals_;
 };
 
 } // namespace
 
-PetscErrorCode CreateHostMixedBackend(const mixed::ScaledCopy &c, const MixedParams &, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateHostMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
 {
+  std::unique_ptr<HostMixedBackend> b;
+
   PetscFunctionBegin;
-  PetscCallCore(PETSC_ERR_MEM, *out = std::make_unique<HostMixedBackend>(c));
+  PetscCallCore(PETSC_ERR_MEM, b = std::make_unique<HostMixedBackend>());
+  PetscCall(b->Build(A, opt, run));
+  *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,6 +6,7 @@
 #include <petsc/private/pcimpl.h>
 #include <petscksp.h>
 
+#include "mixed/scaled_copy.hpp"
 #include "mixed_backend.hpp"
 #include "spmvimpl.hpp"
 
@@ -24,8 +25,7 @@ struct MixedKrylov {
   MixedParams                        params;
   FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
   PetscInt                           backend_choice = BackendAuto; /* an index of BackendNames */
-  std::unique_ptr<mixed::ScaledCopy> copy;
-  std::unique_ptr<MixedBackend>      backend;
+  std::unique_ptr<MixedBackend>      backend;         /* owns the copy */
   mixed::InnerStats                  stats;           /* since the last full setup */
   std::vector<double>                residuals;       /* monitor: the last application's */
   PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
@@ -187,51 +187,36 @@ PetscErrorCode SetUpLocal(PC pc)
   PetscCall(PetscTime(&t0));
   PetscCall(LocalBlock(pc, &Ad, &owned));
   PetscCall(UseCuda(pc, &cuda));
-  bool updated = false;
+  bool updated = false, core_refused = false;
+  /* the core's errors as PETSc errors; core_refused: the input was refused (nothing changed) */
+  const CoreRunner run = [pc, &core_refused](const std::function<void()> &f) -> PetscErrorCode {
+    const PetscErrorCode ierr = RunCore(pc, f);
+    if (ierr) core_refused = true;
+    return ierr;
+  };
   /* the same pattern on the same backend: new values only */
-  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->copy && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
-    bool pattern_changed = false;
-    PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
-      PetscFunctionBegin;
-      PetscCall(RunCore(pc, [&] {
-        try {
-          mixed::update_scaled_copy(A, *mk->copy);
-        } catch (const mixed::DiagonalError &) {
-          throw;
-        } catch (const ValueRangeError &) {
-          throw;
-        } catch (const FormatError &) {
-          pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
-        }
-      }));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }));
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
+    bool                 pattern_changed = false;
+    const PetscErrorCode ierr            = WithCsr(Ad, [&](const CsrView &A) { return mk->backend->UpdateValues(A, run, &pattern_changed); });
+    if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
+    PetscCall(ierr);
     if (!pattern_changed) {
-      const PetscErrorCode ierr = mk->backend->UpdateValues(*mk->copy);
-      if (ierr) { /* the host copy has the new values, the backend may not: build afresh next time */
-        mk->backend.reset();
-        mk->copy.reset();
-      }
-      PetscCall(ierr);
       mk->value_updates++;
       updated = true;
     }
   }
   if (!updated) {
+    const PackSellOptions &opt = mk->copy_opts.Of<PackSellModule>();
     mk->backend.reset();
-    mk->copy.reset();
-    auto fresh = std::make_unique<mixed::ScaledCopy>();
     PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
-      PetscCall(RunCore(pc, [&] { *fresh = mixed::build_scaled_copy(A, mk->copy_opts.Of<PackSellModule>()); }));
+#if defined(PETSCSPMV_HAVE_CUDA)
+      if (cuda) PetscCall(CreateCudaMixedBackend(A, opt, mk->params, run, &mk->backend));
+      else
+#endif
+        PetscCall(CreateHostMixedBackend(A, opt, mk->params, run, &mk->backend));
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
-    mk->copy = std::move(fresh);
-#if defined(PETSCSPMV_HAVE_CUDA)
-    if (cuda) PetscCall(CreateCudaMixedBackend(*mk->copy, mk->params, &mk->backend));
-    else
-#endif
-      PetscCall(CreateHostMixedBackend(*mk->copy, mk->params, &mk->backend));
     mk->stats = mixed::InnerStats{};
     mk->builds++;
     if (mk->params.method == InnerMethod::CG) {
@@ -266,30 +251,13 @@ PetscErrorCode Monitor(PC pc, Vec x)
   std::vector<double> res;
   PetscInt            n, nmax;
   PetscReal           sigma;
-  Vec                 t;
 
   PetscFunctionBegin;
   PetscCall(mk->backend->ReadStats(&mk->stats, &res));
   n = (PetscInt)res.size();
   PetscCallMPI(MPIU_Allreduce(&n, &nmax, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)pc)));
   /* sigma_rank = ||D^-1/2 r|| on the rank's rows: res holds the unit-norm inner residuals */
-  PetscCall(VecDuplicate(x, &t));
-  PetscCall(VecCopy(x, t));
-  {
-    PetscScalar *ta;
-    PetscCall(VecGetArray(t, &ta));
-    for (size_t i = 0; i < mk->copy->s.size(); i++) ta[i] *= mk->copy->s[i];
-    PetscCall(VecRestoreArray(t, &ta));
-  }
-  PetscReal local = 0;
-  {
-    const PetscScalar *ta;
-    PetscCall(VecGetArrayRead(t, &ta));
-    for (size_t i = 0; i < mk->copy->s.size(); i++) local += ta[i] * ta[i];
-    PetscCall(VecRestoreArrayRead(t, &ta));
-  }
-  PetscCall(VecDestroy(&t));
-  sigma = std::sqrt(local);
+  PetscCall(mk->backend->ScaledNorm(x, &sigma));
   std::vector<PetscReal> sq((size_t)nmax, 0.0), sum((size_t)nmax, 0.0);
   for (PetscInt k = 0; k < nmax; k++) {
     const double rk = n == 0 ? 0.0 : res[(size_t)std::min(k, n - 1)];
@@ -391,7 +359,6 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
       mk->copy_opts      = o;
       mk->backend_choice = backend;
       mk->backend.reset();
-      mk->copy.reset();
       pc->setupcalled = 0;
     }
   }
@@ -429,9 +396,9 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
     mixed::InnerStats s = mk->stats;
     PetscCall(mk->backend->ReadStats(&s, nullptr));
     mk->stats = s;
-    const mixed::ScaledCopy &c  = *mk->copy;
-    const FormatStats        fs = c.op.stats();
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->OnDevice() ? "CUDA" : "host", (int)c.op.rows, (PetscInt64)c.nnz,
+    const CopyInfo    &c  = mk->backend->Copy();
+    const FormatStats &fs = c.stats;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->OnDevice() ? "CUDA" : "host", (int)c.rows, (PetscInt64)c.nnz,
                                      (PetscInt64)fs.stored_slots, c.nnz ? (double)fs.stored_bytes / (double)c.nnz : 0.0));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  setups: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates; last setup %.4g s\n", mk->builds, mk->value_updates, (double)mk->setup_time));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0 applications %" PetscInt64_FMT ", inner steps %" PetscInt64_FMT " (%.2f per application), breakdowns %" PetscInt64_FMT ", early exits %" PetscInt64_FMT ", Jacobi fallbacks %" PetscInt64_FMT "\n",
@@ -447,7 +414,6 @@ PetscErrorCode PCReset_MixedKrylov(PC pc)
 
   PetscFunctionBegin;
   mk->backend.reset();
-  mk->copy.reset();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

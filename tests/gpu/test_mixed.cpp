@@ -2,7 +2,10 @@
 // FP32 and FP16 vectors (packsell_device_lowp.hpp) against the host packsell_spmv_f32, and the
 // device inner CG (inner_cg_device.hpp) against its host twin apply_inner_cg (inner_cg.hpp):
 // z, step counts, residual history, counters, breakdown, Jacobi fallback, r = 0, rtol exit,
-// value updates, determinism. Suites MixedSmall* (sanitizer subset) and MixedLarge*.
+// value updates, determinism; the solver created from the copy built on the device
+// (scaled_copy_device.hpp) gives bit for bit the z of the one created from the uploaded host
+// copy. Suites MixedSmall* (sanitizer subset) and MixedLarge*.
+#include "device_compare.hpp"
 #include "formats/packsell/packsell_device_lowp.hpp"
 #include "gpu_test_util.hpp"
 #include "mixed/inner_cg.hpp"
@@ -259,7 +262,25 @@ void expect_same(const Outcome &dev, const Outcome &host, double rel_tol, const 
     EXPECT_NEAR(dev.residuals[k], host.residuals[k], rel_tol * host.residuals[0]) << what << ": residual " << k;
 }
 
-// One application on every format (and the given hybrid options), device against host.
+// The device inner CG on the copy built on the device from dA (null on failure).
+mixed::cuda::DeviceInnerCg *device_built_cg(const DevCsr &dA, const PackSellOptions &o, int32_t max_it) {
+  mixed::cuda::DeviceScaledCopy dc;
+  mixed::cuda::DeviceInnerCg *d = nullptr;
+  EXPECT_CUDA(mixed::cuda::build_scaled_copy_on_device(dA.v, o, test_stream(), &dc));
+  EXPECT_CUDA(mixed::cuda::create(&dc, max_it, &d));
+  EXPECT_EQ(dc.s, nullptr) << "create takes the copy";
+  return d;
+}
+
+// The same outcome bit for bit (z, counters, residual history).
+void expect_identical(const Outcome &a, const Outcome &b, const std::string &what) {
+  expect_same_stats(a.stats, b.stats, what);
+  EXPECT_EQ(a.z, b.z) << what << ": z differs";
+  EXPECT_EQ(a.residuals, b.residuals) << what << ": residuals differ";
+}
+
+// One application on every format (and the given hybrid options), device against host, and
+// the solver on the device-built copy against the one on the uploaded host copy.
 void check_inner_cg(const HostCsr &A, const std::vector<PackSellOptions> &opts, const mixed::InnerCgParams &p,
                     double rel_tol, const std::string &label, uint64_t seed = 5) {
   const std::vector<double> r = random_vector(size_t(A.rows), seed);
@@ -277,6 +298,11 @@ void check_inner_cg(const HostCsr &A, const std::vector<PackSellOptions> &opts, 
     EXPECT_EQ(again.z, dev.z) << what << ": not deterministic";
     expect_same_stats(again.stats, dev.stats, what + " (second application)");
     EXPECT_CUDA(mixed::cuda::destroy(d));
+    const DevCsr dA(A);
+    mixed::cuda::DeviceInnerCg *built = device_built_cg(dA, o, p.max_it);
+    ASSERT_NE(built, nullptr) << what;
+    expect_identical(device_apply(built, p, r), dev, what + " (copy built on the device)");
+    EXPECT_CUDA(mixed::cuda::destroy(built));
   }
 }
 
@@ -533,11 +559,27 @@ TEST(MixedSmallInnerCg, UpdateValues) {
     const PackSellOptions o = options(f, hybrid_fixed(3));
     const std::string what = tag(f, o, "update_values");
     mixed::ScaledCopy c = mixed::build_scaled_copy(A.view(), o);
-    mixed::cuda::DeviceInnerCg *d = nullptr;
-    ASSERT_CUDA(mixed::cuda::create(c, p.max_it, &d));
+    DevCsr dA(A);
+    mixed::cuda::DeviceInnerCg *d = device_built_cg(dA, o, p.max_it);
+    ASSERT_NE(d, nullptr) << what;
     mixed::update_scaled_copy(B.view(), c);
-    ASSERT_CUDA(mixed::cuda::update_values(c, d));
-    expect_same(device_apply(d, p, r), host_apply(c, p, r), 1e-4, what);
+    dA.values.upload(B.values);
+    bool changed = true;
+    ASSERT_CUDA(mixed::cuda::update_values(dA.v, test_stream(), d, &changed));
+    EXPECT_FALSE(changed) << what;
+    const Outcome updated = device_apply(d, p, r);
+    expect_same(updated, host_apply(c, p, r), 1e-4, what);
+    mixed::cuda::DeviceInnerCg *fresh = device_built_cg(dA, o, p.max_it); // a build from B
+    ASSERT_NE(fresh, nullptr) << what;
+    expect_identical(updated, device_apply(fresh, p, r), what + " (update against a fresh build)");
+    EXPECT_CUDA(mixed::cuda::destroy(fresh));
+    // a refused update (a zero diagonal) throws the host's error and keeps the copy
+    HostCsr Z = B;
+    for (int32_t k = Z.rowptr[7]; k < Z.rowptr[8]; ++k)
+      if (Z.colidx[size_t(k)] == 7) Z.values[size_t(k)] = 0.0;
+    dA.values.upload(Z.values);
+    EXPECT_THROW((void)mixed::cuda::update_values(dA.v, test_stream(), d, &changed), mixed::DiagonalError) << what;
+    expect_identical(device_apply(d, p, r), updated, what + " (after a refused update)");
     EXPECT_CUDA(mixed::cuda::destroy(d));
   }
 }

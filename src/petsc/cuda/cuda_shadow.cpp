@@ -17,6 +17,7 @@
 #include "cuda/device_formats.hpp"
 #include "shadow.hpp"
 #include "current_stream.hpp"
+#include "device_csr_upload.hpp"
 
 #include <algorithm>
 #include <string>
@@ -35,7 +36,6 @@ public:
   {
     /* best effort: Release() is the checked path, this only covers error unwinding */
     (void)cuda::release(&D_);
-    (void)FreeCsr();
     if (stage_x_) (void)cudaFree(stage_x_);
     if (stage_y_) (void)cudaFree(stage_y_);
   }
@@ -52,9 +52,9 @@ public:
     flops_ = CountProductFlops(A);
     /* kernels of a previous product may still read device memory the build replaces */
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(UploadCsr(A, stream, PETSC_TRUE));
+    PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCore(PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(DeviceCsr(A), opts.Of<M>(), stream, &D_, &info_));
+    PetscCallCore(PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(csr_.View(A), opts.Of<M>(), stream, &D_, &info_));
     PetscCallCUDA(cerr);
     PetscCall(PetscLogGpuTimeEnd());
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -71,12 +71,12 @@ public:
     *pattern_changed = PETSC_TRUE;
     /* the glue detects a changed pattern by the nonzero state; a different shape or count here
        also asks for a rebuild */
-    if (A.rows != rows_ || A.cols != cols_ || (int64_t)A.nnz() != nnz_) PetscFunctionReturn(PETSC_SUCCESS);
+    if (A.rows != rows_ || A.cols != cols_ || (int64_t)A.nnz() != csr_.Nnz()) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(UploadCsr(A, stream, PETSC_FALSE));
+    PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCore(PETSC_ERR_LIB, cerr = cuda::update_values_on_device(DeviceCsr(A), stream, &D_, &changed, &scale));
+    PetscCallCore(PETSC_ERR_LIB, cerr = cuda::update_values_on_device(csr_.View(A), stream, &D_, &changed, &scale));
     PetscCallCUDA(cerr);
     PetscCall(PetscLogGpuTimeEnd());
     info_.scale_exponent = scale;
@@ -161,7 +161,7 @@ public:
   {
     PetscFunctionBegin;
     PetscCallCUDA(cuda::release(&D_));
-    PetscCall(FreeCsr());
+    PetscCall(csr_.Free());
     if (stage_x_) PetscCallCUDA(cudaFree(stage_x_));
     if (stage_y_) PetscCallCUDA(cudaFree(stage_y_));
     stage_x_ = stage_y_ = nullptr;
@@ -178,52 +178,6 @@ public:
   }
 
 private:
-  /* The device CSR view of the uploaded arrays (A gives the shape). */
-  cuda::DeviceCsr DeviceCsr(const CsrView &A) const
-  {
-    cuda::DeviceCsr d;
-    d.rows   = A.rows;
-    d.cols   = A.cols;
-    d.nnz    = A.nnz();
-    d.rowptr = d_rowptr_;
-    d.colidx = d_colidx_;
-    d.values = d_values_;
-    return d;
-  }
-
-  /* Copies A's arrays to the device on the stream (all = false: the values only, into the
-     arrays of the same size), one logged copy. */
-  PetscErrorCode UploadCsr(const CsrView &A, cudaStream_t stream, PetscBool all)
-  {
-    const size_t nr = (size_t)A.rows + 1, nz = (size_t)A.nnz();
-
-    PetscFunctionBegin;
-    if (all) {
-      PetscCall(FreeCsr());
-      PetscCallCUDA(cudaMalloc((void **)&d_rowptr_, sizeof(int32_t) * nr));
-      if (nz) PetscCallCUDA(cudaMalloc((void **)&d_colidx_, sizeof(int32_t) * nz));
-      if (nz) PetscCallCUDA(cudaMalloc((void **)&d_values_, sizeof(double) * nz));
-      nnz_ = (int64_t)nz;
-      PetscCallCUDA(cudaMemcpyAsync(d_rowptr_, A.rowptr, sizeof(int32_t) * nr, cudaMemcpyHostToDevice, stream));
-      if (nz) PetscCallCUDA(cudaMemcpyAsync(d_colidx_, A.colidx, sizeof(int32_t) * nz, cudaMemcpyHostToDevice, stream));
-    }
-    if (nz) PetscCallCUDA(cudaMemcpyAsync(d_values_, A.values, sizeof(double) * nz, cudaMemcpyHostToDevice, stream));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)(sizeof(double) * nz + (all ? sizeof(int32_t) * (nr + nz) : 0))));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-
-  PetscErrorCode FreeCsr()
-  {
-    PetscFunctionBegin;
-    if (d_rowptr_) PetscCallCUDA(cudaFree(d_rowptr_));
-    if (d_colidx_) PetscCallCUDA(cudaFree(d_colidx_));
-    if (d_values_) PetscCallCUDA(cudaFree(d_values_));
-    d_rowptr_ = d_colidx_ = nullptr;
-    d_values_             = nullptr;
-    nnz_                  = 0;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-
   static PetscErrorCode Stage(double **buf, PetscInt64 *cap, PetscInt64 n)
   {
     PetscFunctionBegin;
@@ -239,9 +193,7 @@ private:
 
   D                     D_{};
   cuda::DeviceBuildInfo info_;
-  int32_t              *d_rowptr_ = nullptr, *d_colidx_ = nullptr;
-  double               *d_values_ = nullptr;
-  int64_t               nnz_      = 0;
+  DeviceCsrUpload       csr_; /* kept for value updates and their range errors */
   PetscInt64            rows_ = 0, cols_ = 0;
   ProductFlops     flops_;
   double          *stage_x_ = nullptr, *stage_y_ = nullptr;

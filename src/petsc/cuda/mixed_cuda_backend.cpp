@@ -1,10 +1,16 @@
-// PCMIXEDKRYLOV's CUDA backend: the device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA
-// vectors and its current stream. An application launches kernels only: no host
+// PCMIXEDKRYLOV's CUDA backend: the scaled copy built on the device from one upload of the Pmat
+// block's CSR (mixed/scaled_copy_device.hpp; a value update uploads the values only) and the
+// device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA vectors and its current stream.
+// No host copy of the copy is kept. An application launches kernels only: no host
 // synchronisation (the counts are read when asked for, by -ksp_view, the monitor or
 // PCMixedKrylovGetStats()).
+// Logging: the CSR upload is the only host-to-device copy (PetscLogCpuToGpu in
+// DeviceCsrUpload); the device build and update run between PetscLogGpuTimeBegin()/End()
+// (inside the PC's setup event).
 #include "../mixed_backend.hpp"
 
 #include "current_stream.hpp"
+#include "device_csr_upload.hpp"
 #include "mixed/f3r_device.hpp"
 #include "mixed/inner_cg_device.hpp"
 
@@ -21,17 +27,29 @@ public:
     (void)mixed::cuda::destroy(f3r_);
   }
 
-  PetscErrorCode Create(const mixed::ScaledCopy &c, const MixedParams &p)
+  PetscErrorCode Create(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run)
   {
+    cudaStream_t                  stream = nullptr;
+    cudaError_t                   cerr   = cudaSuccess;
+    mixed::cuda::DeviceScaledCopy c;
+
     PetscFunctionBegin;
     PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
                "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3", (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
-    rows_ = (PetscInt)c.s.size();
-    nnz_  = (PetscLogDouble)c.nnz;
+    PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
-    if (p.method == InnerMethod::CG) PetscCallCUDA(mixed::cuda::create(c, p.cg.max_it, &cg_));
-    else PetscCallCUDA(mixed::cuda::create(c, p.f3r, &f3r_));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.stats().stored_bytes + sizeof(double) * (PetscLogDouble)rows_));
+    PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
+    PetscCall(PetscLogGpuTimeBegin());
+    const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(csr_.View(A), opt, stream, &c); });
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(ierr);
+    PetscCallCUDA(cerr);
+    info_.rows  = c.op.rows;
+    info_.nnz   = c.nnz;
+    info_.stats = c.stats;
+    /* the solver takes the copy (also on an error: then it is freed) */
+    if (p.method == InnerMethod::CG) PetscCallCUDA(mixed::cuda::create(&c, p.cg.max_it, &cg_));
+    else PetscCallCUDA(mixed::cuda::create(&c, p.f3r, &f3r_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -46,13 +64,13 @@ public:
     PetscCall(CurrentCudaStream(&stream));
     PetscCall(VecGetArrayReadAndMemType(r, &ra, &rm));
     PetscCall(VecGetArrayWriteAndMemType(z, &za, &zm));
-    if (rows_ > 0 && !(PetscMemTypeDevice(rm) && PetscMemTypeDevice(zm))) {
+    if (info_.rows > 0 && !(PetscMemTypeDevice(rm) && PetscMemTypeDevice(zm))) {
       VecType vt;
       PetscCall(VecGetType(PetscMemTypeDevice(rm) ? z : r, &vt));
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU (its Pmat has CUDA vectors) but was applied to %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -pc_mixedkrylov_backend host", vt);
     }
-    if (rows_ == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
-    if (rows_ > 0) {
+    if (info_.rows == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
+    if (info_.rows > 0) {
       PetscCall(PetscLogGpuTimeBegin());
       if (cg_) PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
       else PetscCallCUDA(mixed::cuda::apply(f3r_, ra, za, stream));
@@ -60,20 +78,31 @@ public:
       /* counted as if every step ran (the device's step count is read later): per CG step or
          per F3R innermost product, the product and about 10 vector flops per row */
       const PetscLogDouble steps = cg_ ? (PetscLogDouble)p.cg.max_it : (PetscLogDouble)p.f3r.m2 * p.f3r.m3 * (p.f3r.m4 + 1);
-      PetscCall(PetscLogGpuFlops(steps * (2.0 * nnz_ + 10.0 * (PetscLogDouble)rows_)));
+      PetscCall(PetscLogGpuFlops(steps * (2.0 * (PetscLogDouble)info_.nnz + 10.0 * (PetscLogDouble)info_.rows)));
     }
     PetscCall(VecRestoreArrayWriteAndMemType(z, &za));
     PetscCall(VecRestoreArrayReadAndMemType(r, &ra));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(const mixed::ScaledCopy &c) override
+  PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) override
   {
+    cudaStream_t stream = nullptr;
+    cudaError_t  cerr   = cudaSuccess;
+
     PetscFunctionBegin;
+    *pattern_changed = A.rows != info_.rows || A.nnz() != csr_.Nnz();
+    if (*pattern_changed) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
-    if (cg_) PetscCallCUDA(mixed::cuda::update_values(c, cg_));
-    else PetscCallCUDA(mixed::cuda::update_values(c, f3r_));
-    PetscCall(PetscLogCpuToGpu((PetscLogDouble)c.op.words.size() * 4 + (PetscLogDouble)c.op.exact_values.size() * 8 + sizeof(double) * (PetscLogDouble)rows_));
+    PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
+    PetscCall(PetscLogGpuTimeBegin());
+    const PetscErrorCode ierr = run([&] {
+      cerr = cg_ ? mixed::cuda::update_values(csr_.View(A), stream, cg_, pattern_changed) : mixed::cuda::update_values(csr_.View(A), stream, f3r_, pattern_changed);
+    });
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(ierr);
+    PetscCallCUDA(cerr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -94,23 +123,49 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  bool        OnDevice() const override { return true; }
+  /* on the device: PETSc's CUDA vectors over r's local part and the copy's s */
+  PetscErrorCode ScaledNorm(Vec r, PetscReal *norm) override
+  {
+    const PetscScalar *ra;
+    PetscMemType       rm;
+    Vec                rl, sl, t;
+    const double      *s = cg_ ? mixed::cuda::copy_of(cg_).s : mixed::cuda::copy_of(f3r_).s;
+
+    PetscFunctionBegin;
+    *norm = 0;
+    if (info_.rows == 0) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(VecGetArrayReadAndMemType(r, &ra, &rm));
+    PetscCheck(PetscMemTypeDevice(rm), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU: its monitor needs CUDA vectors");
+    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, (PetscInt)info_.rows, ra, &rl));
+    PetscCall(VecCreateSeqCUDAWithArray(PETSC_COMM_SELF, 1, (PetscInt)info_.rows, s, &sl));
+    PetscCall(VecDuplicate(rl, &t));
+    PetscCall(VecPointwiseMult(t, rl, sl));
+    PetscCall(VecNorm(t, NORM_2, norm));
+    PetscCall(VecDestroy(&t));
+    PetscCall(VecDestroy(&sl));
+    PetscCall(VecDestroy(&rl));
+    PetscCall(VecRestoreArrayReadAndMemType(r, &ra));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  const CopyInfo &Copy() const override { return info_; }
+  bool            OnDevice() const override { return true; }
 
 private:
-  mixed::cuda::DeviceInnerCg *cg_   = nullptr; /* one of the two, by the inner method */
-  mixed::cuda::DeviceF3R     *f3r_  = nullptr;
-  PetscInt                    rows_ = 0;
-  PetscLogDouble              nnz_  = 0;
+  DeviceCsrUpload             csr_; /* the block's CSR on the device, kept for value updates */
+  mixed::cuda::DeviceInnerCg *cg_  = nullptr; /* one of the two, by the inner method; owns the copy */
+  mixed::cuda::DeviceF3R     *f3r_ = nullptr;
+  CopyInfo                    info_;
   int64_t                     empty_applications_ = 0; /* applications on a rank without rows */
 };
 
 } // namespace
 
-PetscErrorCode CreateCudaMixedBackend(const mixed::ScaledCopy &c, const MixedParams &p, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateCudaMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedBackend>();
-  PetscCall(b->Create(c, p));
+  PetscCall(b->Create(A, opt, p, run));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,76 @@
+// A host CSR (the AIJ arrays) copied to the device once, as the device builders read it
+// (cuda::DeviceCsr); kept for value updates, which copy the values only. Used by the CUDA
+// shadow and by PCMIXEDKRYLOV's CUDA backend. One PetscLogCpuToGpu() per copy.
+#pragma once
+#include <petscdevice_cuda.h>
+
+#include "core/csr.hpp"
+#include "cuda/device_csr.hpp"
+
+namespace pspmv {
+namespace glue {
+
+class DeviceCsrUpload {
+public:
+  DeviceCsrUpload() = default;
+  DeviceCsrUpload(const DeviceCsrUpload &)            = delete;
+  DeviceCsrUpload &operator=(const DeviceCsrUpload &) = delete;
+  ~DeviceCsrUpload() { (void)Free(); }
+
+  /* Copies A's arrays on the stream (all = false: the values only, into arrays of A's size,
+     which the last full copy must have had). */
+  PetscErrorCode Upload(const CsrView &A, cudaStream_t stream, PetscBool all)
+  {
+    const size_t nr = (size_t)A.rows + 1, nz = (size_t)A.nnz();
+
+    PetscFunctionBegin;
+    if (all) {
+      PetscCall(Free());
+      PetscCallCUDA(cudaMalloc((void **)&rowptr_, sizeof(int32_t) * nr));
+      if (nz) PetscCallCUDA(cudaMalloc((void **)&colidx_, sizeof(int32_t) * nz));
+      if (nz) PetscCallCUDA(cudaMalloc((void **)&values_, sizeof(double) * nz));
+      nnz_ = (int64_t)nz;
+      PetscCallCUDA(cudaMemcpyAsync(rowptr_, A.rowptr, sizeof(int32_t) * nr, cudaMemcpyHostToDevice, stream));
+      if (nz) PetscCallCUDA(cudaMemcpyAsync(colidx_, A.colidx, sizeof(int32_t) * nz, cudaMemcpyHostToDevice, stream));
+    }
+    PetscCheck((int64_t)nz == nnz_, PETSC_COMM_SELF, PETSC_ERR_PLIB, "value upload of %" PetscInt64_FMT " entries into a device CSR of %" PetscInt64_FMT, (PetscInt64)nz, (PetscInt64)nnz_);
+    if (nz) PetscCallCUDA(cudaMemcpyAsync(values_, A.values, sizeof(double) * nz, cudaMemcpyHostToDevice, stream));
+    PetscCall(PetscLogCpuToGpu((PetscLogDouble)(sizeof(double) * nz + (all ? sizeof(int32_t) * (nr + nz) : 0))));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* The device view of the uploaded arrays (A gives the shape). */
+  cuda::DeviceCsr View(const CsrView &A) const
+  {
+    cuda::DeviceCsr d;
+    d.rows   = A.rows;
+    d.cols   = A.cols;
+    d.nnz    = A.nnz();
+    d.rowptr = rowptr_;
+    d.colidx = colidx_;
+    d.values = values_;
+    return d;
+  }
+
+  int64_t Nnz() const { return nnz_; }
+
+  PetscErrorCode Free()
+  {
+    PetscFunctionBegin;
+    if (rowptr_) PetscCallCUDA(cudaFree(rowptr_));
+    if (colidx_) PetscCallCUDA(cudaFree(colidx_));
+    if (values_) PetscCallCUDA(cudaFree(values_));
+    rowptr_ = colidx_ = nullptr;
+    values_           = nullptr;
+    nnz_              = 0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+private:
+  int32_t *rowptr_ = nullptr, *colidx_ = nullptr;
+  double  *values_ = nullptr;
+  int64_t  nnz_    = 0;
+};
+
+} // namespace glue
+} // namespace pspmv

@@ -12,6 +12,8 @@ mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV on aijcusparse), gamg (CG + GAMG 
 inner_its: inner steps per outer iteration (CG steps, or F3R innermost Richardson steps).
 speedup_vs_fp64_cg: solve_s of cg_jacobi_aijcusparse on the same matrix / this solve_s.
 true_residual: ||b - A x|| / ||b|| after the solve, with the exact FP64 matrix.
+mixed.md also shows the value update time (ex2 -time_update: PCSetUp after a same-pattern value
+change) when the raw file has "update solver=..." lines.
 """
 import csv
 import os
@@ -39,7 +41,12 @@ def parse_raw(path):
             rows.append(dict(matrix=c, solver=name, value_format=vf_out, setup_s=float(f["setup_s"]),
                              solve_s=float(f["solve_s"]), outer_its=int(f["outer_its"]),
                              inner_its=float(f["inner_its"]), true_residual=float(f["true_residual"]),
-                             reason=f["reason"], mat_type=t))
+                             reason=f["reason"], mat_type=t, update_s=None))
+        elif line.startswith("update solver=") and ctx and rows:
+            # ex2 -time_update: the value update of the solver printed just before
+            f = dict(kv.split("=", 1) for kv in line.split()[1:3])
+            if rows[-1]["matrix"] == ctx[0] and f["solver"] in (rows[-1]["solver"], rows[-1]["solver"].replace("cg_jacobi_" + ctx[1], "cg_jacobi")):
+                rows[-1]["update_s"] = float(f["update_s"])
     return rows
 
 
@@ -60,12 +67,14 @@ def main():
             w.writerow([r["matrix"], r["solver"], r["value_format"], "%.6f" % r["setup_s"], "%.6f" % r["solve_s"], r["outer_its"],
                         "%.2f" % r["inner_its"], "%.3e" % r["true_residual"], "%.3f" % sp])
     with open(os.path.join(out, "mixed.md"), "w") as f:
-        f.write("| matrix | solver | values | setup s | solve s | outer its | inner/outer | true residual | speedup vs FP64 CG |\n")
-        f.write("|---|---|---|---:|---:|---:|---:|---:|---:|\n")
+        upd = any(r["update_s"] is not None for r in rows)
+        f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))
+        f.write("|---|---|---|---:|%s---:|---:|---:|---:|---:|\n" % ("---:|" if upd else ""))
         for r in rows:
             flag = "" if r["reason"].startswith("CONVERGED") else " (%s)" % r["reason"]
-            f.write("| %s | %s | %s | %.4f | %.4f | %d | %.1f | %.2e%s | %.2fx |\n" % (r["matrix"], r["solver"], r["value_format"], r["setup_s"], r["solve_s"],
-                                                                                   r["outer_its"], r["inner_its"], r["true_residual"], flag, r["speedup"]))
+            u = ("" if not upd else " - |" if r["update_s"] is None else " %.4f |" % r["update_s"])
+            f.write("| %s | %s | %s | %.4f |%s %.4f | %d | %.1f | %.2e%s | %.2fx |\n" % (r["matrix"], r["solver"], r["value_format"], r["setup_s"], u, r["solve_s"],
+                                                                                     r["outer_its"], r["inner_its"], r["true_residual"], flag, r["speedup"]))
     try:
         import matplotlib
         matplotlib.use("Agg")

@@ -18,6 +18,9 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
   -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
   -check_true_residual <tol>  exit with code 1 if a solver's true residual exceeds tol or its KSP diverged\n\
   -report_devices    print per rank its host and the CUDA device (id, PCI bus id) PETSc bound it to\n\
+  -time_update <k>   after each solver's solves, k pairs of value updates of the same pattern (A scaled by 2,\n\
+                     then by 1/2: exact, A is restored) each followed by a timed PCSetUp; one line per solver:\n\
+                     update solver=<name> update_s=<median PCSetUp after a value change> updates=<2k>\n\
   -residual_history <file>  append solver,iteration,time_s,relative_residual of the last timed solve of each solver\n\
                      (the residual norm the KSP tests: unpreconditioned, the true residual up to rounding)\n\
 One line per solver:\n\
@@ -66,6 +69,42 @@ static int CompareDouble(const void *a, const void *b)
   return x < y ? -1 : x > y;
 }
 
+/* The cost of a value update of the preconditioner: 2 k times A's values change with the same
+   nonzero pattern (scaled by 2, then by 1/2: exact in binary floating point, so A ends as it
+   began) and PCSetUp() runs again (PETSc sees the new Mat state: SAME_NONZERO_PATTERN); prints
+   the median time of those PCSetUp() calls. */
+static PetscErrorCode TimeValueUpdates(KSP ksp, Mat A, const char *name, PetscInt k)
+{
+  PC              pc;
+  PetscLogDouble *t, t0, t1;
+  PetscInt        n = 2 * k;
+  PetscBool       mixed;
+  char            how[128] = "";
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscMalloc1(n, &t));
+  for (PetscInt i = 0; i < n; i++) {
+    PetscCall(MatScale(A, i % 2 ? 0.5 : 2.0));
+    PetscCall(PetscBarrier((PetscObject)ksp));
+    PetscCall(PetscTime(&t0));
+    PetscCall(PCSetUp(pc));
+    PetscCall(PetscBarrier((PetscObject)ksp));
+    PetscCall(PetscTime(&t1));
+    t[i] = t1 - t0;
+  }
+  qsort(t, (size_t)n, sizeof(PetscLogDouble), CompareDouble);
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMIXEDKRYLOV, &mixed));
+  if (mixed) { /* that each PCSetUp() re-encoded the values and did not rebuild */
+    PCMixedKrylovStats st;
+    PetscCall(PCMixedKrylovGetStats(pc, &st));
+    PetscCall(PetscSNPrintf(how, sizeof(how), " (PCMIXEDKRYLOV: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates)", st.builds, st.value_updates));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "update solver=%s update_s=%.6f updates=%" PetscInt_FMT "%s\n", name, (double)t[n / 2], n, how));
+  PetscCall(PetscFree(t));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Sets up the KSP of solver `name` on A; PETSC_FALSE in *known for an unknown name. */
 static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol, PetscBool *known)
 {
@@ -109,7 +148,7 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
 int main(int argc, char **argv)
 {
   char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
-  PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1;
+  PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1, nupdate = 0;
   PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist, report = PETSC_FALSE;
   FILE          *hist = NULL;
   PetscReal      rtol = 1e-8, tol = 0;
@@ -131,10 +170,12 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetReal(NULL, NULL, "-check_true_residual", &tol, &check));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-residual_history", histfile, sizeof(histfile), &hashist));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-report_devices", &report, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-time_update", &nupdate, NULL));
   if (hashist) PetscCall(PetscFOpen(PETSC_COMM_WORLD, histfile, "a", &hist));
   PetscCheck(hasfile + lap7 + lap27 == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n> or -lap27 <n>");
   PetscCheck(hasfile || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1 (got %" PetscInt_FMT ")", n);
   PetscCheck(repeat >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-repeat must be at least 1");
+  PetscCheck(nupdate >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-time_update must be at least 0 (got %" PetscInt_FMT ")", nupdate);
   {
     PetscBool given;
     PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-solvers", solvers, &nsolvers, &given));
@@ -236,6 +277,7 @@ int main(int argc, char **argv)
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex2: -check_true_residual FAILED: %s: KSP %s, true residual %.3e (tolerance %.1e)\n", solvers[s], KSPConvergedReasons[reason], (double)trueres, (double)tol));
       failed = PETSC_TRUE;
     }
+    if (nupdate > 0) PetscCall(TimeValueUpdates(ksp, A, solvers[s], nupdate));
     for (PetscInt k = 0; hist && k < h.n; k++)
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, hist, "%s,%" PetscInt_FMT ",%.6e,%.6e\n", solvers[s], k, (double)h.time[k], (double)(bnorm > 0 ? h.res[k] / bnorm : h.res[k])));
     PetscCall(PetscFree(h.res));

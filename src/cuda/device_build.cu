@@ -46,8 +46,8 @@ __global__ void check_columns_kernel(DeviceCsr A, int *bad) {
   const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (r >= A.rows) return;
-  const int32_t b = A.rowptr[r], e = A.rowptr[r + 1];
-  for (int32_t k = b + lane; k < e; k += 32) {
+  const int64_t b = A.rowptr[r], e = A.rowptr[r + 1];
+  for (int64_t k = b + lane; k < e; k += 32) {
     const int32_t c = A.colidx[k];
     if (c < 0 || c >= A.cols || (k > b && A.colidx[k - 1] >= c)) atomicExch(bad, 1);
   }

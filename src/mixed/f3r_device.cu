@@ -416,9 +416,13 @@ cudaError_t richardson(DeviceF3R *d, const float *v, float *out, bool period, cu
 } // namespace
 
 cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
-  if (out == nullptr || c == nullptr) return cudaErrorInvalidValue;
+  if (c == nullptr) return cudaErrorInvalidValue;
+  DeviceScaledCopy own = take(c); // *c is left empty whatever happens
+  if (out == nullptr) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
   *out = nullptr;
-  DeviceScaledCopy own = take(c);
   const ::pspmv::cuda::DevicePackSell &A = own.op;
   if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM || A.rows != A.cols ||
       A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
@@ -430,7 +434,7 @@ cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
     (void)release(&own);
     return cudaErrorMemoryAllocation;
   }
-  d->copy = own;
+  d->copy = take(&own);
   d->p = p;
   d->n = A.rows;
   d->nb = int(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (d->n + kThreads - 1) / kThreads)));

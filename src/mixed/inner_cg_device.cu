@@ -266,9 +266,13 @@ cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
 } // namespace
 
 cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
-  if (out == nullptr || c == nullptr) return cudaErrorInvalidValue;
+  if (c == nullptr) return cudaErrorInvalidValue;
+  DeviceScaledCopy own = take(c); // *c is left empty whatever happens
+  if (out == nullptr) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
   *out = nullptr;
-  DeviceScaledCopy own = take(c);
   const pspmv::cuda::DevicePackSell &A = own.op;
   if (max_it < 0 || A.rows != A.cols || A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
     (void)release(&own);
@@ -279,7 +283,7 @@ cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
     (void)release(&own);
     return cudaErrorMemoryAllocation;
   }
-  d->copy = own;
+  d->copy = take(&own);
   const cudaError_t err = create_into(max_it, d);
   if (err != cudaSuccess) {
     destroy(d);

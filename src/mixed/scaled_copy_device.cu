@@ -51,7 +51,7 @@ __global__ void scaled_values_kernel(DeviceCsr A, const double *__restrict__ s, 
   const int lane = threadIdx.x % 32;
   if (r >= A.rows) return;
   const double sr = s[r];
-  for (int32_t k = A.rowptr[r] + lane; k < A.rowptr[r + 1]; k += 32) v[k] = A.values[k] * (sr * s[A.colidx[k]]);
+  for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = A.values[k] * (sr * s[A.colidx[k]]);
 }
 
 // *out = the smallest of in[0..n) (init for n == 0).
@@ -183,6 +183,7 @@ cudaError_t update_scaled_copy_on_device(const DeviceCsr &A, cudaStream_t stream
 
 cudaError_t upload(const ScaledCopy &h, DeviceScaledCopy *d) {
   PSPMV_CUDA_TRY(release(d));
+  if (h.op.rows < 0 || h.s.size() != static_cast<size_t>(h.op.rows)) return cudaErrorInvalidValue;
   cudaError_t err = pspmv::cuda::upload(h.op, &d->op);
   if (err == cudaSuccess) err = pspmv::cuda::detail::alloc_copy(h.s, &d->s);
   if (err != cudaSuccess) {

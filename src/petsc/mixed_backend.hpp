@@ -45,8 +45,11 @@ public:
   /* z = M(r) on the local rows (r, z: vectors whose local parts have the copy's rows). */
   virtual PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) = 0;
   /* The Pmat block's values changed: A (host CSR of the block) has the copy's pattern and new
-     values. *pattern_changed (nothing changed) when A's pattern is not the copy's: the caller
-     builds a new backend. Errors of the core come through run, before anything changed. */
+     values (the caller asks only for an AIJ block that PETSc reports SAME_NONZERO_PATTERN for:
+     PETSc's nonzero state tracks its pattern). *pattern_changed (nothing changed) when the
+     backend sees another pattern (the host one compares every column, the CUDA one the shape
+     and the nonzero count): the caller builds a new backend. Errors of the core come through
+     run, before anything changed. */
   virtual PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) = 0;
   /* Adds the counts since the last call to *stats; residuals: the last application's inner
      residual norms (monitor only; may be empty). */

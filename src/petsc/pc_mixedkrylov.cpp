@@ -176,16 +176,15 @@ PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetUpLocal(PC pc)
+/* Builds or updates the copy from the rank's diagonal block Ad. converted: Ad is a conversion
+   of a non-AIJ block, whose pattern PETSc's nonzero state does not track (a dense block's zero
+   may move with SAME_NONZERO_PATTERN): such a block is always built afresh. */
+PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
 {
-  MixedKrylov   *mk = Data(pc);
-  Mat            Ad = nullptr, owned = nullptr;
-  PetscLogDouble t0, t1;
-  PetscBool      cuda = PETSC_FALSE;
+  MixedKrylov *mk = Data(pc);
+  PetscBool    cuda = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(PetscTime(&t0));
-  PetscCall(LocalBlock(pc, &Ad, &owned));
   PetscCall(UseCuda(pc, &cuda));
   bool updated = false, core_refused = false;
   /* the core's errors as PETSc errors; core_refused: the input was refused (nothing changed) */
@@ -195,7 +194,7 @@ PetscErrorCode SetUpLocal(PC pc)
     return ierr;
   };
   /* the same pattern on the same backend: new values only */
-  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && !converted && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
     bool                 pattern_changed = false;
     const PetscErrorCode ierr            = WithCsr(Ad, [&](const CsrView &A) { return mk->backend->UpdateValues(A, run, &pattern_changed); });
     if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
@@ -228,7 +227,21 @@ PetscErrorCode SetUpLocal(PC pc)
     if (mk->monitor && mk->params.method == InnerMethod::F3R)
       PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  PCMIXEDKRYLOV monitor: F3R's inner levels keep no residual history; -pc_mixedkrylov_monitor prints the inner residuals of -pc_mixedkrylov_inner cg only\n"));
   }
-  PetscCall(MatDestroy(&owned));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetUpLocal(PC pc)
+{
+  MixedKrylov   *mk = Data(pc);
+  Mat            Ad = nullptr, owned = nullptr;
+  PetscLogDouble t0, t1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscTime(&t0));
+  PetscCall(LocalBlock(pc, &Ad, &owned));
+  const PetscErrorCode ierr = SetUpBlock(pc, Ad, owned != nullptr);
+  PetscCall(MatDestroy(&owned)); /* on errors too */
+  PetscCall(ierr);
   PetscCall(PetscTime(&t1));
   mk->setup_time = t1 - t0;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -238,8 +251,13 @@ PetscErrorCode PCSetUp_MixedKrylov(PC pc)
 {
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EventMixedSetUp, pc, 0, 0, 0));
-  PetscCall(Agree(pc, SetUpLocal(pc)));
+  const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc));
+  /* PETSc recorded the Pmat's state before calling us: after a failure (on every rank, Agree)
+     forget it, so that the next PCSetUp() runs again (rebuilds a dropped copy, or repeats a
+     refused update and its error) instead of applying a copy that does not match the Pmat */
+  if (ierr) pc->matstate = -1;
   PetscCall(PetscLogEventEnd(EventMixedSetUp, pc, 0, 0, 0));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -277,6 +295,7 @@ PetscErrorCode PCApply_MixedKrylov(PC pc, Vec x, Vec y)
   MixedKrylov *mk = Data(pc);
 
   PetscFunctionBegin;
+  PetscCheck(mk->backend, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER, "PCMIXEDKRYLOV has no copy of the Pmat: its last PCSetUp() failed");
   PetscCall(mk->backend->Apply(mk->params, x, y));
   if (mk->monitor) PetscCall(Monitor(pc, x));
   PetscFunctionReturn(PETSC_SUCCESS);

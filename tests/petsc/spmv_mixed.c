@@ -304,6 +304,113 @@ static PetscErrorCode Refusals(MatType type, PetscInt n)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Sets the diagonal entry of the last row to d (*old gets the previous one on its owner) and, with coupling,
+   adds a new symmetric nonzero between rows N-1 and N-3 (a new pattern); then assembles. */
+static PetscErrorCode SetLastDiagonal(Mat A, PetscInt N, PetscScalar d, PetscScalar *old, PetscBool coupling)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  if (N - 1 >= lo && N - 1 < hi) {
+    if (old) PetscCall(MatGetValue(A, N - 1, N - 1, old));
+    PetscCall(MatSetValue(A, N - 1, N - 1, d, INSERT_VALUES));
+    if (coupling) PetscCall(MatSetValue(A, N - 1, N - 3, -1e-3, INSERT_VALUES));
+  }
+  if (coupling && N - 3 >= lo && N - 3 < hi) PetscCall(MatSetValue(A, N - 3, N - 1, -1e-3, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a refused setup (a zero diagonal entry) inside KSPSolve(), the next PCSetUp() on the
+   same matrix is refused again (never a success that would apply the previous copy or none):
+   for a refused value update (same pattern) and a refused rebuild (a new nonzero too); the
+   repaired matrix then solves to the true residual. (A fresh KSP per case: PETSc's KSP counts
+   the PCPreSolve() of a failed KSPSolve() and refuses a third.) */
+static PetscErrorCode Retry(MatType type, PetscInt n)
+{
+  PetscInt       N = n * n, its;
+  PetscReal      res;
+  PetscErrorCode ierr;
+  char           msg[2048];
+
+  PetscFunctionBegin;
+  for (int pass = 0; pass < 2; pass++) {
+    const char *what = pass ? "a refused rebuild" : "a refused value update";
+    Mat         A;
+    KSP         ksp;
+    PC          pc;
+    Vec         x, b;
+    PetscScalar d = 0;
+    PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
+    PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    PetscCall(MixedKSP(A, KSPFGMRES, &ksp));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(Solve(ksp, A, &res, &its));
+    PetscCall(MatCreateVecs(A, &x, &b));
+    PetscCall(VecSet(b, 1.0));
+    PetscCall(SetLastDiagonal(A, N, 0.0, &d, pass ? PETSC_TRUE : PETSC_FALSE));
+    TRY(KSPSolve(ksp, b, x), &ierr, msg);
+    CHECK(ierr == PETSC_ERR_ARG_WRONG, "%s: KSPSolve gave error %d, want %d: %s", what, (int)ierr, (int)PETSC_ERR_ARG_WRONG, msg);
+    TRY(PCSetUp(pc), &ierr, msg);
+    CHECK(ierr == PETSC_ERR_ARG_WRONG, "%s: PCSetUp again on the same matrix gave error %d, want %d (refused again): %s", what, (int)ierr, (int)PETSC_ERR_ARG_WRONG, msg);
+    PetscCall(SetLastDiagonal(A, N, d, NULL, PETSC_FALSE));
+    PetscCall(Solve(ksp, A, &res, &its));
+    CHECK(res <= 1e-8, "after %s and a repaired matrix: true residual %g", what, (double)res);
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&b));
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A dense Pmat (converted to AIJ for the copy) whose zero moves: PETSc reports
+   SAME_NONZERO_PATTERN, the converted block's pattern changed, so the copy is built afresh
+   (builds == 2), never updated through the old pattern; the solve reaches the true residual. */
+static PetscErrorCode DenseMovedZero(MatType type)
+{
+  const PetscInt     n = 12;
+  Mat                A;
+  KSP                ksp;
+  PC                 pc;
+  PetscReal          res;
+  PetscInt           its, lo, hi;
+  PCMixedKrylovStats st;
+  char              *cuda = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrstr(type, "cuda", &cuda));
+  PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, NULL, &A));
+  if (cuda) PetscCall(MatConvert(A, MATDENSECUDA, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  for (int pass = 0; pass < 2; pass++) {
+    const PetscInt moved = pass ? 3 : 1; /* row 0's coupling: column 1, then column 3 */
+    PetscCall(MatZeroEntries(A));
+    for (PetscInt i = lo; i < hi; i++) {
+      PetscCall(MatSetValue(A, i, i, 4.0, INSERT_VALUES));
+      if (i > 1 && i - 1 != moved) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
+      if (i > 0 && i + 1 < n && i + 1 != moved) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
+    }
+    if (lo == 0) PetscCall(MatSetValue(A, 0, moved, -1.0, INSERT_VALUES));
+    if (moved >= lo && moved < hi) PetscCall(MatSetValue(A, moved, 0, -1.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    if (!pass) {
+      PetscCall(MixedKSP(A, KSPFGMRES, &ksp));
+      PetscCall(KSPGetPC(ksp, &pc));
+    }
+    PetscCall(Solve(ksp, A, &res, &its));
+    CHECK(res <= 1e-8, "dense Pmat, pass %d: true residual %g", pass, (double)res);
+  }
+  PetscCall(PCMixedKrylovGetStats(pc, &st));
+  CHECK(st.builds == 2 && st.value_updates == 0, "dense Pmat whose zero moved: %" PetscInt_FMT " builds and %" PetscInt_FMT " value updates, want 2 and 0 (a converted block is built afresh)", st.builds, st.value_updates);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   char     type[64] = MATAIJ, mode[16] = "all";
@@ -330,6 +437,8 @@ int main(int argc, char **argv)
     PetscCall(Solves(type, n));
     PetscCall(Breakdown(type, n));
     PetscCall(Refusals(type, n));
+    PetscCall(Retry(type, n));
+    PetscCall(DenseMovedZero(type));
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "spmv_mixed %s: all checks passed\n", type));
   PetscCall(PetscFinalize());

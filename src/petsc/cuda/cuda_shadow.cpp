@@ -54,9 +54,14 @@ public:
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCore(PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(csr_.View(A), opts.Of<M>(), stream, &D_, &info_));
-    PetscCallCUDA(cerr);
-    PetscCall(PetscLogGpuTimeEnd());
+    const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCallCore(PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(csr_.View(A), opts.Of<M>(), stream, &D_, &info_));
+      PetscCallCUDA(cerr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }();
+    PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
+    PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -76,9 +81,14 @@ public:
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
     PetscCall(PetscLogGpuTimeBegin());
-    PetscCallCore(PETSC_ERR_LIB, cerr = cuda::update_values_on_device(csr_.View(A), stream, &D_, &changed, &scale));
-    PetscCallCUDA(cerr);
-    PetscCall(PetscLogGpuTimeEnd());
+    const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCallCore(PETSC_ERR_LIB, cerr = cuda::update_values_on_device(csr_.View(A), stream, &D_, &changed, &scale));
+      PetscCallCUDA(cerr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }();
+    PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
+    PetscCall(ierr);
     info_.scale_exponent = scale;
     *pattern_changed     = changed ? PETSC_TRUE : PETSC_FALSE;
     PetscFunctionReturn(PETSC_SUCCESS);

@@ -72,9 +72,9 @@ public:
     if (info_.rows == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
     if (info_.rows > 0) {
       PetscCall(PetscLogGpuTimeBegin());
-      if (cg_) PetscCallCUDA(mixed::cuda::apply(cg_, p.cg, ra, za, stream));
-      else PetscCallCUDA(mixed::cuda::apply(f3r_, ra, za, stream));
-      PetscCall(PetscLogGpuTimeEnd());
+      const cudaError_t cerr = cg_ ? mixed::cuda::apply(cg_, p.cg, ra, za, stream) : mixed::cuda::apply(f3r_, ra, za, stream);
+      PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
+      PetscCallCUDA(cerr);
       /* counted as if every step ran (the device's step count is read later): per CG step or
          per F3R innermost product, the product and about 10 vector flops per row */
       const PetscLogDouble steps = cg_ ? (PetscLogDouble)p.cg.max_it : (PetscLogDouble)p.f3r.m2 * p.f3r.m3 * (p.f3r.m4 + 1);

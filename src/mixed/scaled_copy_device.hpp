@@ -48,12 +48,14 @@ cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const P
    checked and scaled as at the build, then re-encoded by update_values_on_device().
    *pattern_changed is set, and c left as it was, when A's shape or nonzero count differs from
    c's or c was not built on the device (an upload keeps no index map). Errors: as the build
-   (thrown before anything of c changes: c keeps its old values). Synchronises stream. */
+   (thrown before anything of c changes: c keeps its old values). Synchronises stream only:
+   no kernel on another stream may be reading c (the callers synchronise the device first). */
 cudaError_t update_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceScaledCopy *c,
                                          bool *pattern_changed);
 
 // Copies a host copy into *d (released first): the layout by pspmv::cuda::upload, s, nnz,
-// stats. A copy made this way cannot take update_scaled_copy_on_device() (pattern_changed).
+// stats; cudaErrorInvalidValue when h.s does not have h.op.rows entries. A copy made this way
+// cannot take update_scaled_copy_on_device() (pattern_changed).
 cudaError_t upload(const ScaledCopy &h, DeviceScaledCopy *d);
 
 // Frees every array of *c and resets it to empty.

@@ -20,7 +20,8 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
   -report_devices    print per rank its host and the CUDA device (id, PCI bus id) PETSc bound it to\n\
   -time_update <k>   after each solver's solves, k pairs of value updates of the same pattern (A scaled by 2,\n\
                      then by 1/2: exact, A is restored) each followed by a timed PCSetUp; one line per solver:\n\
-                     update solver=<name> update_s=<median PCSetUp after a value change> updates=<2k>\n\
+                     update solver=<name> update_s=<median PCSetUp after a value change> updates=<2k>;\n\
+                     -<solver>_time_update <k> for one solver (e.g. -mixedkrylov_cg_time_update 2)\n\
   -residual_history <file>  append solver,iteration,time_s,relative_residual of the last timed solve of each solver\n\
                      (the residual norm the KSP tests: unpreconditioned, the true residual up to rounding)\n\
 One line per solver:\n\
@@ -277,7 +278,14 @@ int main(int argc, char **argv)
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex2: -check_true_residual FAILED: %s: KSP %s, true residual %.3e (tolerance %.1e)\n", solvers[s], KSPConvergedReasons[reason], (double)trueres, (double)tol));
       failed = PETSC_TRUE;
     }
-    if (nupdate > 0) PetscCall(TimeValueUpdates(ksp, A, solvers[s], nupdate));
+    {
+      const char *prefix;
+      PetscInt    nu = nupdate; /* -time_update, or -<solver>_time_update for this solver */
+      PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
+      PetscCall(PetscOptionsGetInt(NULL, prefix, "-time_update", &nu, NULL));
+      PetscCheck(nu >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-%stime_update must be at least 0 (got %" PetscInt_FMT ")", prefix, nu);
+      if (nu > 0) PetscCall(TimeValueUpdates(ksp, A, solvers[s], nu));
+    }
     for (PetscInt k = 0; hist && k < h.n; k++)
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, hist, "%s,%" PetscInt_FMT ",%.6e,%.6e\n", solvers[s], k, (double)h.time[k], (double)(bnorm > 0 ? h.res[k] / bnorm : h.res[k])));
     PetscCall(PetscFree(h.res));

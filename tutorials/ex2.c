@@ -106,6 +106,37 @@ static PetscErrorCode TimeValueUpdates(KSP ksp, Mat A, const char *name, PetscIn
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* -time_update k for one solver: -<name>_time_update, else the global count. */
+static PetscErrorCode UpdateCount(const char *name, PetscInt global, PetscInt *k)
+{
+  char prefix[64];
+
+  PetscFunctionBeginUser;
+  *k = global;
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s_", name));
+  PetscCall(PetscOptionsGetInt(NULL, prefix, "-time_update", k, NULL));
+  PetscCheck(*k >= 0 && *k <= PETSC_INT_MAX / 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-%stime_update must be between 0 and %" PetscInt_FMT " (got %" PetscInt_FMT ")", prefix, (PetscInt)(PETSC_INT_MAX / 2), *k);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The -solvers list before anything is built: at most MAX_SOLVERS known names, each with a valid
+   -<name>_time_update. */
+static PetscErrorCode CheckSolvers(PetscInt n, char **names)
+{
+  const char *known[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r", "gamg"};
+
+  PetscFunctionBeginUser;
+  PetscCheck(n <= MAX_SOLVERS, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-solvers takes at most %d names", MAX_SOLVERS);
+  for (PetscInt i = 0; i < n; i++) {
+    PetscBool is = PETSC_FALSE;
+    PetscInt  k;
+    for (size_t j = 0; j < sizeof(known) / sizeof(known[0]) && !is; j++) PetscCall(PetscStrcmp(names[i], known[j], &is));
+    PetscCheck(is, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver '%s' in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r or gamg", names[i]);
+    PetscCall(UpdateCount(names[i], 0, &k));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Sets up the KSP of solver `name` on A; PETSC_FALSE in *known for an unknown name. */
 static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol, PetscBool *known)
 {
@@ -148,8 +179,8 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
 
 int main(int argc, char **argv)
 {
-  char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS];
-  PetscInt       nsolvers = MAX_SOLVERS, n = 0, repeat = 1, nupdate = 0;
+  char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS + 1];
+  PetscInt       nsolvers = MAX_SOLVERS + 1, n = 0, repeat = 1, nupdate = 0;
   PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist, report = PETSC_FALSE;
   FILE          *hist = NULL;
   PetscReal      rtol = 1e-8, tol = 0;
@@ -176,7 +207,7 @@ int main(int argc, char **argv)
   PetscCheck(hasfile + lap7 + lap27 == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n> or -lap27 <n>");
   PetscCheck(hasfile || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1 (got %" PetscInt_FMT ")", n);
   PetscCheck(repeat >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-repeat must be at least 1");
-  PetscCheck(nupdate >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-time_update must be at least 0 (got %" PetscInt_FMT ")", nupdate);
+  PetscCheck(nupdate >= 0 && nupdate <= PETSC_INT_MAX / 2, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-time_update must be between 0 and %" PetscInt_FMT " (got %" PetscInt_FMT ")", (PetscInt)(PETSC_INT_MAX / 2), nupdate);
   {
     PetscBool given;
     PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-solvers", solvers, &nsolvers, &given));
@@ -186,6 +217,7 @@ int main(int argc, char **argv)
       for (PetscInt i = 0; i < nsolvers; i++) PetscCall(PetscStrallocpy(def[i], &solvers[i]));
     }
   }
+  PetscCall(CheckSolvers(nsolvers, solvers));
 
   /* the solves' matrix (-mat_type), and the exact AIJ matrix for the true residual, made from
      the same source (not converted from A: it does not depend on A's type, and MatConvert from
@@ -279,11 +311,8 @@ int main(int argc, char **argv)
       failed = PETSC_TRUE;
     }
     {
-      const char *prefix;
-      PetscInt    nu = nupdate; /* -time_update, or -<solver>_time_update for this solver */
-      PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
-      PetscCall(PetscOptionsGetInt(NULL, prefix, "-time_update", &nu, NULL));
-      PetscCheck(nu >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-%stime_update must be at least 0 (got %" PetscInt_FMT ")", prefix, nu);
+      PetscInt nu; /* -time_update, or -<solver>_time_update for this solver */
+      PetscCall(UpdateCount(solvers[s], nupdate, &nu));
       if (nu > 0) PetscCall(TimeValueUpdates(ksp, A, solvers[s], nu));
     }
     for (PetscInt k = 0; hist && k < h.n; k++)

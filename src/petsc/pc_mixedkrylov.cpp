@@ -30,7 +30,8 @@ struct MixedKrylov {
   std::vector<double>                residuals;       /* monitor: the last application's */
   PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
   PetscInt                           builds = 0, value_updates = 0;
-  PetscBool                          warned_ksp = PETSC_FALSE;
+  int                                pending = 0; /* this rank's setup: 1 built, 2 updated; counted once every rank succeeded */
+  PetscBool                          warned_ksp = PETSC_FALSE, noted_build = PETSC_FALSE;
   PetscViewer                        monitor = nullptr;
 };
 
@@ -200,8 +201,8 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
     if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
     PetscCall(ierr);
     if (!pattern_changed) {
-      mk->value_updates++;
-      updated = true;
+      mk->pending = 2;
+      updated   = true;
     }
   }
   if (!updated) {
@@ -216,8 +217,10 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
         PetscCall(CreateHostMixedBackend(A, opt, mk->params, run, &mk->backend));
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
-    mk->stats = mixed::InnerStats{};
-    mk->builds++;
+    mk->stats   = mixed::InnerStats{};
+    mk->pending = 1;
+    if (mk->noted_build) PetscFunctionReturn(PETSC_SUCCESS); /* the notes below: once per PC */
+    mk->noted_build = PETSC_TRUE;
     if (mk->params.method == InnerMethod::CG) {
       PetscBool known = PETSC_FALSE, symmetric = PETSC_TRUE;
       PetscCall(MatIsSymmetricKnown(pc->pmat, &known, &symmetric));
@@ -249,13 +252,23 @@ PetscErrorCode SetUpLocal(PC pc)
 
 PetscErrorCode PCSetUp_MixedKrylov(PC pc)
 {
+  MixedKrylov *mk = Data(pc);
+
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EventMixedSetUp, pc, 0, 0, 0));
+  mk->pending               = 0;
   const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc));
-  /* PETSc recorded the Pmat's state before calling us: after a failure (on every rank, Agree)
-     forget it, so that the next PCSetUp() runs again (rebuilds a dropped copy, or repeats a
-     refused update and its error) instead of applying a copy that does not match the Pmat */
-  if (ierr) pc->matstate = -1;
+  if (ierr) {
+    /* PETSc recorded the Pmat's state before calling us: forget it (on every rank: Agree), so
+       that the next PCSetUp() runs again (rebuilds a dropped copy, or repeats a refused update
+       and its error) instead of applying a copy that does not match the Pmat; and when a rank
+       has no copy left, no rank keeps one (a reused PC then fails on every rank alike) */
+    PetscMPIInt have = mk->backend ? 1 : 0, all = 0;
+    pc->matstate     = -1;
+    PetscCallMPI(MPIU_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)pc)));
+    if (!all) mk->backend.reset();
+  } else if (mk->pending == 1) mk->builds++;
+  else if (mk->pending == 2) mk->value_updates++;
   PetscCall(PetscLogEventEnd(EventMixedSetUp, pc, 0, 0, 0));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -314,6 +327,16 @@ PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
   PCSide       side;
 
   PetscFunctionBegin;
+  {
+    /* Set up here, not lazily in the first PCApply() of the outer iteration (where PETSc puts
+       the setup after a value change): a refused setup then leaves KSPSolve() before the
+       outer method starts, and PCPreSolve()'s count (which PETSc's PCPostSolve() would undo,
+       and which it refuses past 2) is undone here, so the KSP stays usable once the Pmat is
+       repaired. */
+    const PetscErrorCode ierr = PCSetUp(pc);
+    if (ierr) pc->presolvedone--;
+    PetscCall(ierr);
+  }
   if (mk->warned_ksp) PetscFunctionReturn(PETSC_SUCCESS);
   mk->warned_ksp = PETSC_TRUE;
   PetscCall(KSPGetType(ksp, &kt));

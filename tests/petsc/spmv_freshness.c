@@ -104,12 +104,10 @@ static PetscErrorCode SetExisting(Mat A, PetscScalar factor, InsertMode mode)
 /* values[k] *= factor through MatSeqAIJGetArray() on the blocks of A (A itself if seq). */
 static PetscErrorCode ScaleArrays(Mat A, PetscScalar factor)
 {
-  Mat       blocks[2] = {A, NULL};
-  PetscBool mpi;
+  Mat blocks[2];
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
-  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], NULL));
+  PetscCall(TestSeqBlocks(A, blocks));
   for (int k = 0; k < 2; k++) {
     PetscScalar *a;
     MatInfo      info;

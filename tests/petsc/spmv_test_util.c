@@ -4,16 +4,25 @@
 #include <math.h>
 #include <string.h>
 
-/* Replaces the values of an AIJ matrix (seq or mpi) by |a| (abs) or by 1 (pattern). */
-static PetscErrorCode MapValues(Mat A, PetscBool pattern)
+PetscErrorCode TestSeqBlocks(Mat A, Mat blocks[2])
 {
-  Mat       blocks[2] = {NULL, NULL};
   PetscBool mpi;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
+  blocks[0] = A;
+  blocks[1] = NULL;
+  PetscCall(PetscObjectBaseTypeCompare((PetscObject)A, MATMPIAIJ, &mpi));
   if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], NULL));
-  else blocks[0] = A;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Replaces the values of an AIJ matrix (seq or mpi) by |a| (abs) or by 1 (pattern). */
+static PetscErrorCode MapValues(Mat A, PetscBool pattern)
+{
+  Mat blocks[2];
+
+  PetscFunctionBegin;
+  PetscCall(TestSeqBlocks(A, blocks));
   for (int b = 0; b < 2; b++) {
     PetscScalar *a;
     PetscInt     nz;

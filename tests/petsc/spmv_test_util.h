@@ -28,6 +28,10 @@ PetscErrorCode TestCompareMult(Mat Aref, Mat B, const char *what);
 /* Checks that B's products are exactly zero (after MatZeroEntries). */
 PetscErrorCode TestCheckZeroMult(Mat B, const char *what);
 
+/* The SeqAIJ blocks of an AIJ-based matrix: blocks[0] = A itself (seq) or its diagonal block,
+   blocks[1] = NULL (seq) or its off-diagonal block (mpi). */
+PetscErrorCode TestSeqBlocks(Mat A, Mat blocks[2]);
+
 /* Checks the type name of B: `family` with the seqaij or mpiaij prefix of B's communicator. */
 PetscErrorCode TestCheckType(Mat B, const char *family);
 

@@ -30,7 +30,6 @@ struct MixedKrylov {
   std::vector<double>                residuals;       /* monitor: the last application's */
   PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
   PetscInt                           builds = 0, value_updates = 0;
-  int                                pending = 0; /* this rank's setup: 1 built, 2 updated; counted once every rank succeeded */
   PetscBool                          warned_ksp = PETSC_FALSE, noted_build = PETSC_FALSE;
   PetscViewer                        monitor = nullptr;
 };
@@ -179,8 +178,9 @@ PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
 
 /* Builds or updates the copy from the rank's diagonal block Ad. converted: Ad is a conversion
    of a non-AIJ block, whose pattern PETSc's nonzero state does not track (a dense block's zero
-   may move with SAME_NONZERO_PATTERN): such a block is always built afresh. */
-PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
+   may move with SAME_NONZERO_PATTERN): such a block is always built afresh. *did: 1 built,
+   2 values updated (counted by the caller once every rank succeeded). */
+PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did)
 {
   MixedKrylov *mk = Data(pc);
   PetscBool    cuda = PETSC_FALSE;
@@ -201,8 +201,8 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
     if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
     PetscCall(ierr);
     if (!pattern_changed) {
-      mk->pending = 2;
-      updated   = true;
+      *did    = 2;
+      updated = true;
     }
   }
   if (!updated) {
@@ -217,8 +217,8 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
         PetscCall(CreateHostMixedBackend(A, opt, mk->params, run, &mk->backend));
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
-    mk->stats   = mixed::InnerStats{};
-    mk->pending = 1;
+    mk->stats = mixed::InnerStats{};
+    *did      = 1;
     if (mk->noted_build) PetscFunctionReturn(PETSC_SUCCESS); /* the notes below: once per PC */
     mk->noted_build = PETSC_TRUE;
     if (mk->params.method == InnerMethod::CG) {
@@ -233,7 +233,7 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetUpLocal(PC pc)
+PetscErrorCode SetUpLocal(PC pc, int *did)
 {
   MixedKrylov   *mk = Data(pc);
   Mat            Ad = nullptr, owned = nullptr;
@@ -242,7 +242,7 @@ PetscErrorCode SetUpLocal(PC pc)
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscCall(LocalBlock(pc, &Ad, &owned));
-  const PetscErrorCode ierr = SetUpBlock(pc, Ad, owned != nullptr);
+  const PetscErrorCode ierr = SetUpBlock(pc, Ad, owned != nullptr, did);
   PetscCall(MatDestroy(&owned)); /* on errors too */
   PetscCall(ierr);
   PetscCall(PetscTime(&t1));
@@ -252,12 +252,12 @@ PetscErrorCode SetUpLocal(PC pc)
 
 PetscErrorCode PCSetUp_MixedKrylov(PC pc)
 {
-  MixedKrylov *mk = Data(pc);
+  MixedKrylov *mk  = Data(pc);
+  int          did = 0;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EventMixedSetUp, pc, 0, 0, 0));
-  mk->pending               = 0;
-  const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc));
+  const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc, &did));
   if (ierr) {
     /* PETSc recorded the Pmat's state before calling us: forget it (on every rank: Agree), so
        that the next PCSetUp() runs again (rebuilds a dropped copy, or repeats a refused update
@@ -267,8 +267,8 @@ PetscErrorCode PCSetUp_MixedKrylov(PC pc)
     pc->matstate     = -1;
     PetscCallMPI(MPIU_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)pc)));
     if (!all) mk->backend.reset();
-  } else if (mk->pending == 1) mk->builds++;
-  else if (mk->pending == 2) mk->value_updates++;
+  } else if (did == 1) mk->builds++;
+  else if (did == 2) mk->value_updates++;
   PetscCall(PetscLogEventEnd(EventMixedSetUp, pc, 0, 0, 0));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);

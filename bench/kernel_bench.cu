@@ -112,7 +112,7 @@ double rel_error(const Problem &p) {
 std::string tail_label(const pspmv::cuda::DeviceCooTail &t, int threads_per_row) {
   if (t.nnz == 0) return "";
   pspmv::cuda::detail::TailPlan plan;
-  CK(pspmv::cuda::detail::plan_tail(t, true, threads_per_row, &plan));
+  CK(pspmv::cuda::detail::plan_fused_tail(t, true, threads_per_row, &plan));
   return plan.fused_blocks > 0 ? "fused-tail" : "separate-tail";
 }
 

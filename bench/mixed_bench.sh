@@ -14,7 +14,8 @@
 #   with FP64 CG, the mixed solvers (e8m14) and GAMG; fp16 = the mixed solvers with fp16 copies;
 #   rgcsr / sell = FP64 CG + Jacobi with rgcsrcuda / sellcuda. The main process also times
 #   2 MIXED_UPDATES (default 2) value updates of FP64 CG + Jacobi and the mixed solvers (ex2
-#   -<solver>_time_update: "update ..." lines; not GAMG, whose update is a whole new setup).
+#   -<solver>_time_update: "update ..." lines; not GAMG, whose update is a whole new setup);
+#   MIXED_GAMG=0 leaves GAMG out of the main process.
 set -uo pipefail
 out=${1:?usage: mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]}
 build=${2:?}
@@ -60,7 +61,9 @@ for c in $cases; do
   for r in ${MIXED_RUNS:-main fp16 rgcsr sell}; do
     case $r in
       main) u=${MIXED_UPDATES:-2}
-        run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,gamg -cg_jacobi_time_update $u -mixedkrylov_cg_time_update $u \
+        g=,gamg
+        [ "${MIXED_GAMG:-1}" = 0 ] && g=
+        run $c aijcusparse e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r$g -cg_jacobi_time_update $u -mixedkrylov_cg_time_update $u \
           -mixedkrylov_f3r_time_update $u ;;
       fp16) run $c aijcusparse fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
         -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \

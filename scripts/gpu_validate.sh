@@ -119,10 +119,20 @@ if has kernel-tests; then
 fi
 
 if has sanitize; then
-  filter='*Small*:*Random*'
+  filter=${SANITIZE_FILTER:-'*Small*:*Random*'}
+  # SANITIZE_SHARDS=n runs the subset as n GoogleTest shards side by side (racecheck takes
+  # minutes per CUB sort); each shard's log is sanitizer-<tool>-<i>.log
+  shards=${SANITIZE_SHARDS:-1}
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
-    compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool.log" 2>&1
-    note "compute-sanitizer $tool (gpu_kernel_tests $filter) rc=$? : $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' "$out/sanitizer-$tool.log" | tr '\n' ' ')"
+    pids=()
+    for i in $(seq 0 $((shards - 1))); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i compute-sanitizer --tool $tool --error-exitcode 86 \
+        "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool-$i.log" 2>&1 &
+      pids+=($!)
+    done
+    fails=0
+    for pid in "${pids[@]}"; do wait "$pid" || fails=$((fails + 1)); done
+    note "compute-sanitizer $tool (gpu_kernel_tests $filter, $shards shard(s)): $fails shard(s) failed; $(cat "$out"/sanitizer-$tool-*.log | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' | sort | uniq -c | tr '\n' ' ')"
   done
   # the Mat types end to end (conversion, upload, products, diagonal, value updates), one rank
   m=$build/tests/petsc/matrices/west0479.petsc

@@ -24,9 +24,10 @@
 // This hides most of the tail's launch on a small matrix and beats the fused launch below on
 // every layout measured (docs/kernels.md).
 //
-// Fused launch (DeviceCooTail::allow_fused, kernel_bench's comparison variant): the regular
-// kernel's grid gets extra blocks that run the tail. (Kept compiled on purpose: deleting it
-// changes ptxas's register allocation of RgCSR's regular kernel, which was then slower;
+// Fused launch (DeviceCooTail::allow_fused, kernel_bench's comparison variant; planned per
+// product, the default path plans nothing per product): the regular kernel's grid gets extra
+// blocks that run the tail. (Kept compiled on purpose: without it ptxas allocates RgCSR's
+// regular kernel differently, which was slower even with pinned register counts;
 // docs/kernels.md.) The tail's atomics must land after the regular
 // part wrote its rows (y = A_reg x overwrites), so each regular block, when done, fences and
 // increments sync[0]; a tail warp waits (lane 0 polls with an acquire load and sleeps) until
@@ -61,20 +62,26 @@ void release_tail(DeviceCooTail *d, cudaError_t *first);
 int64_t tail_bytes(const DeviceCooTail &t);       // row, col, val: read by a product, copied by upload_tail
 int64_t tail_value_bytes(const DeviceCooTail &t); // val: copied by upload_tail_values
 
-// How a product runs the tail: fused_blocks extra blocks in the regular kernel's grid
-// (0: none), or a kernel of its own launched after it (separate == true). `fusable`: the
-// regular kernel holds more than kFusedTailBlocksPerSM blocks per multiprocessor;
-// threads_per_row: the regular kernel's T (a fused tail is smaller for T >= 4, coo_tail.cu).
+// The tail's own kernel (the default path): d->chunk for d->nnz entries on the current device
+// (enough warps to fill it, each with >= 32 entries). Called by upload_tail and by the device
+// builder once the tail's size is known.
+cudaError_t plan_separate_tail(DeviceCooTail *d);
+
+// How a product with DeviceCooTail::allow_fused runs the tail (the comparison variant, planned
+// per product): fused_blocks extra blocks in the regular kernel's grid, or its own kernel after
+// it (separate == true). `fusable`: the regular kernel holds more than kFusedTailBlocksPerSM
+// blocks per multiprocessor; threads_per_row: the regular kernel's T (a fused tail is smaller
+// for T >= 4, coo_tail.cu).
 struct TailPlan {
   int64_t chunk = 0;         // entries per warp, a multiple of 32
   unsigned int fused_blocks = 0;
   bool separate = false;
 };
-cudaError_t plan_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan);
+cudaError_t plan_fused_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan);
 
-// Runs the separate tail kernel (y += T x) when plan.separate; must follow the regular kernel
-// on the same stream.
-cudaError_t launch_separate_tail(const DeviceCooTail &t, const TailPlan &plan, const double *x, double *y,
+// Runs the tail's own kernel (y += T x) with `chunk` entries per warp, when the tail has
+// entries; must follow the regular kernel on the same stream.
+cudaError_t launch_separate_tail(const DeviceCooTail &t, int64_t chunk, const double *x, double *y,
                                  cudaStream_t stream);
 
 // ------------------------------------------------------------------ device side
@@ -298,18 +305,26 @@ int fused_blocks_per_sm() {
 }
 
 // Launches hybrid_kernel for `regular_blocks` blocks of Regular (threads_per_row threads per
-// row) plus the planned tail (fused blocks, or its own kernel after it).
+// row), then the tail's own kernel with the chunk planned at setup; with tail.allow_fused, the
+// tail is planned here and may run as extra blocks of the same grid instead.
 template <class Regular>
 cudaError_t launch_hybrid(const Regular &reg, unsigned int regular_blocks, int threads_per_row,
                           const DeviceCooTail &tail, const double *x, double *y, cudaStream_t stream) {
+  // a tail never planned (plan_separate_tail) is refused before anything runs
+  if (tail.nnz > 0 && (tail.chunk <= 0 || tail.chunk % 32 != 0)) return cudaErrorInvalidValue;
   TailPlan plan;
-  cudaError_t err = plan_tail(tail, fused_blocks_per_sm<Regular>() > kFusedTailBlocksPerSM, threads_per_row, &plan);
-  if (err != cudaSuccess) return err;
-  const TailArgs args = fused_tail_args(tail, plan, regular_blocks);
-  hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(reg, args, x, y);
-  err = cudaGetLastError();
-  if (err != cudaSuccess) return err;
-  return launch_separate_tail(tail, plan, x, y, stream);
+  plan.chunk = tail.chunk;
+  plan.separate = tail.nnz > 0;
+  if (tail.allow_fused) {
+    const cudaError_t err =
+        plan_fused_tail(tail, fused_blocks_per_sm<Regular>() > kFusedTailBlocksPerSM, threads_per_row, &plan);
+    if (err != cudaSuccess) return err;
+  }
+  hybrid_kernel<Regular><<<regular_blocks + plan.fused_blocks, kTailThreads, 0, stream>>>(
+      reg, fused_tail_args(tail, plan, regular_blocks), x, y);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess || !plan.separate) return err;
+  return launch_separate_tail(tail, plan.chunk, x, y, stream);
 }
 
 } // namespace detail

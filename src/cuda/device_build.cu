@@ -1,5 +1,6 @@
 // Shared pieces of the device builders (device_build.cuh). PETSc-free.
 #include "cuda/device_build.cuh"
+#include "cuda/coo_tail.cuh"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -248,6 +249,7 @@ cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s) {
 
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s) {
   t->nnz = 0;
+  t->chunk = 0;
   if (A.rows <= 0 || A.nnz <= 0) return cudaSuccess;
   // off[r] = tail entries of rows 0..r (inclusive sum of max(0, len - K))
   Scratch<int64_t> off(size_t(A.rows), s);
@@ -259,6 +261,7 @@ cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, Device
   int64_t n = 0;
   PSPMV_CUDA_TRY(fetch(off.get() + (A.rows - 1), &n, s));
   t->nnz = n;
+  PSPMV_CUDA_TRY(plan_separate_tail(t));
   if (n == 0) return cudaSuccess;
   PSPMV_CUDA_TRY(alloc(size_t(n), &t->row));
   PSPMV_CUDA_TRY(alloc(size_t(n), &t->col));

@@ -130,7 +130,7 @@ cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
 // The COO tail for width K (every nonzero at position >= K of its row, in CSR order): allocates
 // t->row, t->col, t->source (CSR position of each entry: value updates gather through it),
 // t->val (values left to the caller: fill_tail_values) and the fused-launch counters, as
-// upload_tail does; t->nnz = entries. len: the row lengths.
+// upload_tail does; t->nnz = entries, t->chunk planned (plan_separate_tail). len: the row lengths.
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s);
 // pos[r] = CSR position of A(r, r), or -1 where the pattern has none, for r < n = min(rows, cols).
 cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s);

@@ -18,6 +18,10 @@ struct DeviceCooTail {
   int32_t *source = nullptr;
   // Two counters of the fused launch (src/cuda/coo_tail.cuh), zero between products.
   unsigned int *sync = nullptr;
+  // Entries per warp of the tail's own kernel (a multiple of 32; 0 without a tail): planned
+  // once, when the tail is uploaded or built (plan_separate_tail), from nnz and the device's
+  // multiprocessors, so a product makes no device query.
+  int64_t chunk = 0;
   // true: a small tail runs as extra blocks of the regular kernel (kernel_bench's comparison
   // variant, and the tests). Off by default: the tail's own kernel, launched as a programmatic
   // dependent of the regular one, is faster on every fused layout of the shared matrices

@@ -70,6 +70,7 @@ inline void expect_tail(const pspmv::cuda::DeviceCooTail &ref, const pspmv::cuda
   expect_bits(dl(ref.col, ref.nnz), dl(d.col, d.nnz), w + ": tail columns");
   expect_bits(dl(ref.val, ref.nnz), dl(d.val, d.nnz), w + ": tail values");
   EXPECT_EQ(ref.sync != nullptr, d.sync != nullptr) << w;
+  EXPECT_EQ(ref.chunk, d.chunk) << w << ": the tail kernel's entries per warp";
 }
 
 inline void expect_same(const pspmv::cuda::DeviceRgCsr &ref, const pspmv::cuda::DeviceRgCsr &d, const std::string &w) {

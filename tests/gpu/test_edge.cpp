@@ -1,6 +1,7 @@
 // Edge cases of the device formats (suite SmallEdge, part of the compute-sanitizer subset):
 // zero sizes, value updates, layout mismatches, release, 64-bit slot offsets, non-finite values.
 #include "cuda/device_formats.hpp"
+#include "cuda/device_memory.cuh"
 #include "format_checks.hpp"
 #include "random_matrices.hpp"
 #include <cmath>
@@ -110,6 +111,41 @@ TEST(SmallEdge, ReuploadAndReleaseTwice) {
   EXPECT_EQ(r.rows, 0);
   EXPECT_EQ(p.words, nullptr);
   EXPECT_EQ(p.rows, 0);
+}
+
+// The tail's own kernel is planned once, at upload (entries per warp, a multiple of 32, for
+// at most 64 warps per multiprocessor); a product refuses a tail that was never planned
+// instead of reading a chunk of 0, and release clears the plan.
+TEST(SmallEdge, TailPlannedAtUpload) {
+  int sms = 0;
+  ASSERT_CUDA(cuda::detail::multiprocessor_count(&sms));
+  const int64_t warps_max = int64_t(sms) * 64;
+  for (const int32_t rows : {1, 700, 40000}) {
+    const HostCsr A = small_random(rows, 300, 12, 11);
+    RgCsrOptions ro;
+    ro.hybrid.mode = HybridOption::Mode::Fixed;
+    ro.hybrid.width = 2;
+    const RgCsrMatrix h = build_rgcsr(A.view(), ro);
+    cuda::DeviceRgCsr r;
+    ASSERT_CUDA(cuda::upload(h, &r));
+    const std::string w = std::to_string(rows) + " rows, tail " + std::to_string(r.tail.nnz);
+    if (r.tail.nnz == 0) {
+      EXPECT_EQ(r.tail.chunk, 0) << w;
+    } else {
+      ASSERT_GT(r.tail.chunk, 0) << w;
+      EXPECT_EQ(r.tail.chunk % 32, 0) << w;
+      const int64_t warps = (r.tail.nnz + r.tail.chunk - 1) / r.tail.chunk;
+      EXPECT_LE(warps, warps_max) << w;
+      EXPECT_LE(r.tail.chunk - 32, (r.tail.nnz + warps_max - 1) / warps_max) << w << ": chunk larger than needed";
+      DeviceArray<double> x(300), y{size_t(rows)};
+      x.upload(std::vector<double>(300, 1.0));
+      cuda::DeviceRgCsr unplanned = r; // shares r's arrays; only r is released
+      unplanned.tail.chunk = 0;
+      EXPECT_EQ(cuda::spmv(unplanned, x.get(), y.get(), false, test_stream()), cudaErrorInvalidValue) << w;
+    }
+    EXPECT_CUDA(cuda::release(&r));
+    EXPECT_EQ(r.tail.chunk, 0) << w;
+  }
 }
 
 // upload_values keeps every array (same pointers) and the product follows the new values,

@@ -423,9 +423,9 @@ cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
     return cudaErrorInvalidValue;
   }
   *out = nullptr;
-  const ::pspmv::cuda::DevicePackSell &A = own.op;
-  if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM || A.rows != A.cols ||
-      A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
+  const int32_t rows = own.op.rows;
+  if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM ||
+      rows != own.op.cols || rows < 0 || (rows > 0 && own.s == nullptr)) {
     (void)release(&own);
     return cudaErrorInvalidValue;
   }
@@ -434,9 +434,9 @@ cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
     (void)release(&own);
     return cudaErrorMemoryAllocation;
   }
-  d->copy = take(&own);
+  d->copy = take(&own); // own is empty from here on
   d->p = p;
-  d->n = A.rows;
+  d->n = rows;
   d->nb = int(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (d->n + kThreads - 1) / kThreads)));
   const size_t n = size_t(d->n), m2 = size_t(p.m2), m3 = size_t(p.m3), m4 = size_t(p.m4);
   cudaError_t e = [&]() -> cudaError_t {

@@ -273,8 +273,8 @@ cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
     return cudaErrorInvalidValue;
   }
   *out = nullptr;
-  const pspmv::cuda::DevicePackSell &A = own.op;
-  if (max_it < 0 || A.rows != A.cols || A.rows < 0 || (A.rows > 0 && own.s == nullptr)) {
+  const int32_t rows = own.op.rows;
+  if (max_it < 0 || rows != own.op.cols || rows < 0 || (rows > 0 && own.s == nullptr)) {
     (void)release(&own);
     return cudaErrorInvalidValue;
   }
@@ -283,7 +283,7 @@ cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
     (void)release(&own);
     return cudaErrorMemoryAllocation;
   }
-  d->copy = take(&own);
+  d->copy = take(&own); // own is empty from here on
   const cudaError_t err = create_into(max_it, d);
   if (err != cudaSuccess) {
     destroy(d);

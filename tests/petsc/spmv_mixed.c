@@ -387,12 +387,13 @@ static PetscErrorCode DenseMovedZero(MatType type)
   PetscReal          res;
   PetscInt           its, lo, hi;
   PCMixedKrylovStats st;
-  char              *cuda = NULL;
+  char              *cuda = NULL, *cusparse = NULL;
 
   PetscFunctionBegin;
-  PetscCall(PetscStrstr(type, "cuda", &cuda));
+  PetscCall(PetscStrstr(type, "cuda", &cuda)); /* rgcsrcuda, packsellcuda */
+  PetscCall(PetscStrstr(type, "cusparse", &cusparse)); /* aijcusparse */
   PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, NULL, &A));
-  if (cuda) PetscCall(MatConvert(A, MATDENSECUDA, MAT_INPLACE_MATRIX, &A));
+  if (cuda || cusparse) PetscCall(MatConvert(A, MATDENSECUDA, MAT_INPLACE_MATRIX, &A));
   PetscCall(MatGetOwnershipRange(A, &lo, &hi));
   for (int pass = 0; pass < 2; pass++) {
     const PetscInt moved = pass ? 3 : 1; /* row 0's coupling: column 1, then column 3 */

@@ -84,6 +84,20 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
              "PCMIXEDKRYLOV needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): its inner solve works on the square diagonal block",
              P->rmap->n, P->cmap->n);
+  {
+    PetscBool isdense;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
+    if (isdense) { /* the local columns of the rank's rows (PETSc 3.22's MatGetDiagonalBlock refuses mpidensecuda) */
+      Mat L, S;
+      PetscCall(MatDenseGetLocalMatrix(P, &L));
+      PetscCall(MatDenseGetSubMatrix(L, PETSC_DECIDE, PETSC_DECIDE, P->cmap->rstart, P->cmap->rend, &S));
+      const PetscErrorCode ierr = MatConvert(S, MATSEQAIJ, MAT_INITIAL_MATRIX, owned);
+      PetscCall(MatDenseRestoreSubMatrix(L, &S));
+      PetscCall(ierr);
+      *Ad = *owned;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
   PetscCall(MatGetDiagonalBlock(P, &B));
   /* AIJ and its subclasses (aijcusparse, ours) keep CSR arrays; anything else is converted */
   PetscCall(PetscStrbeginswith(((PetscObject)B)->type_name, MATSEQAIJ, &isaij));

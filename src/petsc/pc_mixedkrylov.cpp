@@ -255,8 +255,8 @@ PetscErrorCode SetUpLocal(PC pc, int *did)
 
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
-  PetscCall(LocalBlock(pc, &Ad, &owned));
-  const PetscErrorCode ierr = SetUpBlock(pc, Ad, owned != nullptr, did);
+  PetscErrorCode ierr = LocalBlock(pc, &Ad, &owned); /* may fail with *owned already made */
+  if (!ierr) ierr = SetUpBlock(pc, Ad, owned != nullptr, did);
   PetscCall(MatDestroy(&owned)); /* on errors too */
   PetscCall(ierr);
   PetscCall(PetscTime(&t1));

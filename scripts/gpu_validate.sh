@@ -128,6 +128,7 @@ if has sanitize; then
   exclude=()
   [ -n "${SANITIZE_EXCLUDE:-}" ] && exclude=(--kernel-name-exclude "$SANITIZE_EXCLUDE")
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
+    rm -f "$out"/sanitizer-$tool-*.log # an earlier run into OUTDIR with more shards must not count
     pids=()
     for i in $(seq 0 $((shards - 1))); do
       GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i compute-sanitizer --tool $tool --error-exitcode 86 "${exclude[@]}" \

@@ -16,8 +16,11 @@ rounds=${3:-2}
 mdir=${AB_MATRIX_DIR:-/tmp/matrices}
 : "${PETSC_DIR:=/opt/petsc-cuda}"
 export PETSC_DIR
+# a fresh old tree and build: git archive keeps the commit's mtimes, so an extraction over an
+# earlier one (or its build) could leave stale files or objects that make thinks are newer
+rm -rf /tmp/ab-old /tmp/ab-build-old
 mkdir -p "$out" /tmp/ab-old
-tar -xzf "$old_tgz" -C /tmp/ab-old
+tar -xzf "$old_tgz" -C /tmp/ab-old || { echo "kernel_ab: cannot unpack $old_tgz"; exit 1; }
 for side in old new; do
   src=$PWD
   [ $side = old ] && src=/tmp/ab-old

@@ -125,13 +125,14 @@ if has sanitize; then
   # substring uninstrumented (compute-sanitizer --kernel-name-exclude), to keep racecheck of the
   # device builder within a call (8 shards passed 7 of its tests in 110 s: docs/gpu-validation.md).
   shards=${SANITIZE_SHARDS:-1}
+  [ "$shards" -ge 1 ] 2> /dev/null || { note "SANITIZE_SHARDS must be a positive integer (got $shards)"; exit 2; }
   exclude=()
   [ -n "${SANITIZE_EXCLUDE:-}" ] && exclude=(--kernel-name-exclude "$SANITIZE_EXCLUDE")
   for tool in ${SANITIZE_TOOLS:-memcheck racecheck}; do
     rm -f "$out"/sanitizer-$tool-*.log # an earlier run into OUTDIR with more shards must not count
     pids=()
     for i in $(seq 0 $((shards - 1))); do
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i compute-sanitizer --tool $tool --error-exitcode 86 "${exclude[@]}" \
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i compute-sanitizer --tool $tool --error-exitcode 86 ${exclude[@]+"${exclude[@]}"} \
         "$build/tests/gpu/gpu_kernel_tests" --gtest_filter="$filter" > "$out/sanitizer-$tool-$i.log" 2>&1 &
       pids+=($!)
     done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kernel A/B in one GPU call: bench/kernel_bench of this tree (new) against an older tree (old,
-# a `git archive` tarball), built side by side and run alternately (old, new, old, new, ...) on
+# a `git archive` tarball), built side by side and run alternately (old, new, new, old, ...) on
 # the same matrices, so clocks and thermal state are shared. Prints new/old per matrix, format
 # and variant (median over the rounds), with cuSPARSE CSR as the control.
 #
@@ -32,9 +32,11 @@ for side in old new; do
   cuobjdump -res-usage /tmp/ab-build-$side/bench/kernel_bench 2>/dev/null | grep -E "Function|REG" > "$out/res-usage-$side.txt"
 done
 names=${AB_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph rajat01 PGPgiantcompo west0479 power}
-files=$(for m in $names; do printf '%s,' $mdir/$m.mtx; done)
+files=$(for m in $names; do printf '%s,' "$mdir/$m.mtx"; done)
 for r in $(seq 1 "$rounds"); do
-  for side in old new; do
+  order="old new"
+  [ $((r % 2)) = 0 ] && order="new old" # alternate which side runs first
+  for side in $order; do
     /tmp/ab-build-$side/bench/kernel_bench -gen "${AB_GEN:-lap27:128,lap7:200}" -f "${files%,}" -reps "${AB_REPS:-100}" \
       -formats "${AB_FORMATS:-csr,rgcsr,fp16,bf16,exact}" -csv "$out/$side-$r.csv" > "$out/$side-$r.txt" 2>&1 ||
       echo "kernel_ab: $side round $r rc=$? ($out/$side-$r.txt)"

@@ -79,8 +79,9 @@ struct TailPlan {
 };
 cudaError_t plan_fused_tail(const DeviceCooTail &t, bool fusable, int threads_per_row, TailPlan *plan);
 
-// Runs the tail's own kernel (y += T x) with `chunk` entries per warp, when the tail has
-// entries; must follow the regular kernel on the same stream.
+// Runs the tail's own kernel (y += T x) with `chunk` entries per warp (a positive multiple of
+// 32: launch_hybrid checks it), when the tail has entries; must follow the regular kernel on
+// the same stream.
 cudaError_t launch_separate_tail(const DeviceCooTail &t, int64_t chunk, const double *x, double *y,
                                  cudaStream_t stream);
 

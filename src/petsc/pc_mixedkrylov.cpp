@@ -87,7 +87,7 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   {
     PetscBool isdense;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
-    if (isdense) { /* the local columns of the rank's rows (PETSc 3.22's MatGetDiagonalBlock refuses mpidensecuda) */
+    if (isdense) { /* the local columns of the rank's rows (MatGetDiagonalBlock refuses mpidensecuda in PETSc 3.22 and 3.25) */
       Mat L, S;
       PetscCall(MatDenseGetLocalMatrix(P, &L));
       PetscCall(MatDenseGetSubMatrix(L, PETSC_DECIDE, PETSC_DECIDE, P->cmap->rstart, P->cmap->rend, &S));

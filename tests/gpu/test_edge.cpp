@@ -4,6 +4,7 @@
 #include "cuda/device_memory.cuh"
 #include "format_checks.hpp"
 #include "random_matrices.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -120,7 +121,10 @@ TEST(SmallEdge, TailPlannedAtUpload) {
   int sms = 0;
   ASSERT_CUDA(cuda::detail::multiprocessor_count(&sms));
   const int64_t warps_max = int64_t(sms) * 64;
-  for (const int32_t rows : {1, 700, 40000}) {
+  // the last size: a tail of about 4.2 entries per row (lengths 0..12, K = 2) over more than
+  // 64 warps per multiprocessor of 32 entries, so chunks of several batches (the prefetching loop)
+  const int32_t many = int32_t(std::min<int64_t>(int64_t(3) * warps_max * 32 / 4, int64_t(1) << 24));
+  for (const int32_t rows : {int32_t(1), int32_t(700), int32_t(40000), many}) {
     const HostCsr A = small_random(rows, 300, 12, 11);
     RgCsrOptions ro;
     ro.hybrid.mode = HybridOption::Mode::Fixed;
@@ -139,9 +143,14 @@ TEST(SmallEdge, TailPlannedAtUpload) {
       EXPECT_LE(r.tail.chunk - 32, (r.tail.nnz + warps_max - 1) / warps_max) << w << ": chunk larger than needed";
       DeviceArray<double> x(300), y{size_t(rows)};
       x.upload(std::vector<double>(300, 1.0));
+      if (rows == many) EXPECT_GT(r.tail.chunk, 32) << w << ": several batches per warp";
+      const std::vector<double> sentinel(size_t(rows), 7.0);
+      y.upload(sentinel);
       cuda::DeviceRgCsr unplanned = r; // shares r's arrays; only r is released
       unplanned.tail.chunk = 0;
       EXPECT_EQ(cuda::spmv(unplanned, x.get(), y.get(), false, test_stream()), cudaErrorInvalidValue) << w;
+      ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
+      EXPECT_EQ(y.download(), sentinel) << w << ": a refused product wrote y";
     }
     EXPECT_CUDA(cuda::release(&r));
     EXPECT_EQ(r.tail.chunk, 0) << w;

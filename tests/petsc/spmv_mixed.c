@@ -376,8 +376,9 @@ static PetscErrorCode Retry(MatType type, PetscInt n)
 }
 
 /* A dense Pmat (converted to AIJ for the copy) whose zero moves: PETSc reports
-   SAME_NONZERO_PATTERN, the converted block's pattern changed, so the copy is built afresh
-   (builds == 2), never updated through the old pattern; the solve reaches the true residual. */
+   SAME_NONZERO_PATTERN, but a converted block is always built afresh (builds == 2: the host
+   conversion drops the moved zero, so its pattern changed; the CUDA one keeps explicit zeros),
+   never updated through the old pattern; the solve reaches the true residual. */
 static PetscErrorCode DenseMovedZero(MatType type)
 {
   const PetscInt     n = 12;

@@ -66,9 +66,9 @@ std::string UnderPCOptions(std::string msg, const char *prefix)
    conversion to destroy; NULL when *Ad is the block itself). */
 PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
 {
-  Mat       P = pc->pmat, B;
+  Mat       P = pc->pmat, B, L = nullptr;
   PetscInt  M, N;
-  PetscBool isaij;
+  PetscBool isaij, isdense;
 
   PetscFunctionBegin;
   *owned = nullptr;
@@ -84,28 +84,17 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
              "PCMIXEDKRYLOV needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): its inner solve works on the square diagonal block",
              P->rmap->n, P->cmap->n);
-  {
-    PetscBool isdense;
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
-    if (isdense) { /* the local columns of the rank's rows (MatGetDiagonalBlock refuses mpidensecuda in PETSc 3.22 and 3.25) */
-      Mat L, S;
-      PetscCall(MatDenseGetLocalMatrix(P, &L));
-      PetscCall(MatDenseGetSubMatrix(L, PETSC_DECIDE, PETSC_DECIDE, P->cmap->rstart, P->cmap->rend, &S));
-      const PetscErrorCode ierr = MatConvert(S, MATSEQAIJ, MAT_INITIAL_MATRIX, owned);
-      PetscCall(MatDenseRestoreSubMatrix(L, &S));
-      PetscCall(ierr);
-      *Ad = *owned;
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }
-  }
-  PetscCall(MatGetDiagonalBlock(P, &B));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
+  if (isdense) { /* the local columns of the rank's rows (MatGetDiagonalBlock refuses mpidensecuda in PETSc 3.22 and 3.25) */
+    PetscCall(MatDenseGetLocalMatrix(P, &L));
+    PetscCall(MatDenseGetSubMatrix(L, PETSC_DECIDE, PETSC_DECIDE, P->cmap->rstart, P->cmap->rend, &B));
+  } else PetscCall(MatGetDiagonalBlock(P, &B));
   /* AIJ and its subclasses (aijcusparse, ours) keep CSR arrays; anything else is converted */
   PetscCall(PetscStrbeginswith(((PetscObject)B)->type_name, MATSEQAIJ, &isaij));
-  if (!isaij) {
-    PetscCall(MatConvert(B, MATSEQAIJ, MAT_INITIAL_MATRIX, owned));
-    B = *owned;
-  }
-  *Ad = B;
+  const PetscErrorCode ierr = isaij ? PETSC_SUCCESS : MatConvert(B, MATSEQAIJ, MAT_INITIAL_MATRIX, owned);
+  if (isdense) PetscCall(MatDenseRestoreSubMatrix(L, &B));
+  PetscCall(ierr);
+  *Ad = isaij ? B : *owned;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

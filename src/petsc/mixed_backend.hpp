@@ -1,10 +1,11 @@
 // The scaled copy and inner solve of PCMIXEDKRYLOV on one backend (host twin or CUDA): what the
 // PC glue (pc_mixedkrylov.cpp) calls. A backend builds and owns the copy: the host one with the
 // core's host builder (src/mixed/scaled_copy.hpp), the CUDA one on the device
-// (src/mixed/scaled_copy_device.hpp) from one upload of the CSR. The core's exceptions reach
+// (src/mixed/scaled_copy_device.hpp) from one upload of the CSR (or, with
+// -pc_mixedkrylov_device_csr, from an aijcusparse block's device CSR). The core's exceptions reach
 // the PC through the CoreRunner it passes (its RunCore: PETSc errors in global numbering).
 #pragma once
-#include <petscvec.h>
+#include <petscmat.h>
 
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
@@ -44,13 +45,13 @@ public:
   virtual ~MixedBackend() = default;
   /* z = M(r) on the local rows (r, z: vectors whose local parts have the copy's rows). */
   virtual PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) = 0;
-  /* The Pmat block's values changed: A (host CSR of the block) has the copy's pattern and new
+  /* The Pmat block's values changed: Ad (the block, SeqAIJ-based) has the copy's pattern and new
      values (the caller asks only for an AIJ block that PETSc reports SAME_NONZERO_PATTERN for:
      PETSc's nonzero state tracks its pattern). *pattern_changed (nothing changed) when the
      backend sees another pattern (the host one compares every column, the CUDA one the shape
-     and the nonzero count): the caller builds a new backend. Errors of the core come through
-     run, before anything changed. */
-  virtual PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) = 0;
+     and the nonzero count) or cannot update from this block: the caller builds a new backend.
+     Errors of the core come through run, before anything changed. */
+  virtual PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) = 0;
   /* Adds the counts since the last call to *stats; residuals: the last application's inner
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
@@ -60,14 +61,16 @@ public:
   virtual bool            OnDevice() const = 0; /* the CUDA backend (else the host one) */
 };
 
-/* Builds the copy of A (host CSR of the Pmat's diagonal block, with the options opt) and the
-   inner solver of p. Errors of the core come through run; on any error *out stays empty. */
+/* Builds the copy of Ad (the Pmat's diagonal block on this rank, SeqAIJ-based, with the options
+   opt) and the inner solver of p. Errors of the core come through run; on any error *out stays
+   empty. */
 /* The host twins (src/mixed/inner_cg.hpp, f3r.hpp) with the host copy. */
-PetscErrorCode CreateHostMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
+PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) with the copy built on
-   the device from one upload of A. */
-PetscErrorCode CreateCudaMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
+   the device from one upload of Ad's host CSR, or (device_csr, Ad an aijcusparse block) from
+   AIJCUSPARSE's device CSR without a copy. */
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #endif
 
 } // namespace glue

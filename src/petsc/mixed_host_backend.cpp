@@ -2,6 +2,7 @@
 // solvers on PETSc host vectors.
 #include "mixed_backend.hpp"
 
+#include "block_csr.hpp"
 #include "core_error.hpp"
 #include "mixed/f3r.hpp"
 #include "mixed/inner_cg.hpp"
@@ -45,18 +46,20 @@ public:
   }
 
   /* F3R's weights start afresh, as after a build (and on the device) */
-  PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) override
+  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) override
   {
     PetscFunctionBegin;
     *pattern_changed = false;
-    PetscCall(run([&] {
-      try {
-        mixed::update_scaled_copy(A, c_);
-      } catch (const mixed::DiagonalError &) {
-        throw;
-      } catch (const FormatError &) {
-        *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
-      }
+    PetscCall(WithCsr(Ad, [&](const CsrView &A) {
+      return run([&] {
+        try {
+          mixed::update_scaled_copy(A, c_);
+        } catch (const mixed::DiagonalError &) {
+          throw;
+        } catch (const FormatError &) {
+          *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
+        }
+      });
     }));
     if (!*pattern_changed) f3r_ = mixed::F3RState{};
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -96,13 +99,13 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateHostMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
 {
   std::unique_ptr<HostMixedBackend> b;
 
   PetscFunctionBegin;
   PetscCallCore(PETSC_ERR_MEM, b = std::make_unique<HostMixedBackend>());
-  PetscCall(b->Build(A, opt, run));
+  PetscCall(WithCsr(Ad, [&](const CsrView &A) { return b->Build(A, opt, run); }));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

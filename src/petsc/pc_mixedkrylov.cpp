@@ -25,6 +25,7 @@ struct MixedKrylov {
   MixedParams                        params;
   FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
   PetscInt                           backend_choice = BackendAuto; /* an index of BackendNames */
+  PetscBool                          device_csr     = PETSC_FALSE; /* -pc_mixedkrylov_device_csr */
   std::unique_ptr<MixedBackend>      backend;         /* owns the copy */
   mixed::InnerStats                  stats;           /* since the last full setup */
   std::vector<double>                residuals;       /* monitor: the last application's */
@@ -95,31 +96,6 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   if (isdense) PetscCall(MatDenseRestoreSubMatrix(L, &B));
   PetscCall(ierr);
   *Ad = isaij ? B : *owned;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f)
-{
-  const PetscInt    *ia, *ja;
-  const PetscScalar *aa;
-  PetscInt           n;
-  PetscBool          done;
-  static const PetscInt zero = 0;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetArrayRead(Ad, &aa)); /* host values (copied from the GPU if they are newer there) */
-  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCMIXEDKRYLOV cannot read the CSR arrays of the %s diagonal block", ((PetscObject)Ad)->type_name);
-  CsrView v;
-  v.rows   = (int32_t)n;
-  v.cols   = (int32_t)Ad->cmap->n;
-  v.rowptr = ia ? ia : &zero;
-  v.colidx = ja;
-  v.values = aa;
-  const PetscErrorCode ierr = f(v);
-  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &aa));
-  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -200,7 +176,7 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did)
   /* the same pattern on the same backend: new values only */
   if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && !converted && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
     bool                 pattern_changed = false;
-    const PetscErrorCode ierr            = WithCsr(Ad, [&](const CsrView &A) { return mk->backend->UpdateValues(A, run, &pattern_changed); });
+    const PetscErrorCode ierr            = mk->backend->UpdateValues(Ad, run, &pattern_changed);
     if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
     PetscCall(ierr);
     if (!pattern_changed) {
@@ -211,15 +187,11 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did)
   if (!updated) {
     const PackSellOptions &opt = mk->copy_opts.Of<PackSellModule>();
     mk->backend.reset();
-    PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
-      PetscFunctionBegin;
 #if defined(PETSCSPMV_HAVE_CUDA)
-      if (cuda) PetscCall(CreateCudaMixedBackend(A, opt, mk->params, run, &mk->backend));
-      else
+    if (cuda) PetscCall(CreateCudaMixedBackend(Ad, opt, mk->params, mk->device_csr, run, &mk->backend));
+    else
 #endif
-        PetscCall(CreateHostMixedBackend(A, opt, mk->params, run, &mk->backend));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }));
+      PetscCall(CreateHostMixedBackend(Ad, opt, mk->params, run, &mk->backend));
     mk->stats = mixed::InnerStats{};
     *did      = 1;
     if (mk->noted_build) PetscFunctionReturn(PETSC_SUCCESS); /* the notes below: once per PC */
@@ -371,7 +343,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscInt     inner = (PetscInt)mk->params.method, m[3] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4}, nm = 3, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
   PetscReal    rtol = mk->params.cg.rtol;
   PetscInt     backend = mk->backend_choice;
-  PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE, devcsr = mk->device_csr;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "PCMIXEDKRYLOV (petscspmv) options");
@@ -382,6 +354,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
   PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
+  PetscCall(PetscOptionsBool("-pc_mixedkrylov_device_csr", "CUDA backend: read an aijcusparse block's CSR on the device instead of through the host (not yet run on a GPU)", "PCMIXEDKRYLOV", devcsr, &devcsr, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
   PetscOptionsHeadEnd();
   PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
@@ -400,9 +373,10 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
     const mixed::F3RParams &f = mk->params.f3r, &g = before.f3r;
     if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period ||
-        backend != mk->backend_choice) {
+        backend != mk->backend_choice || devcsr != mk->device_csr) {
       mk->copy_opts      = o;
       mk->backend_choice = backend;
+      mk->device_csr     = devcsr;
       mk->backend.reset();
       pc->setupcalled = 0;
     }

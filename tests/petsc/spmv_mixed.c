@@ -2,6 +2,7 @@ static const char help[] = "PCMIXEDKRYLOV: solves to the true residual, value up
   -mat_type <type>   the Pmat/Amat type (aij, rgcsr, packsell, aijcusparse, rgcsrcuda, packsellcuda)\n\
   -n <16>            grid size of the 2-D variable-coefficient test matrix (n^2 rows)\n\
   -rank0_empty       rank 0 owns no rows\n\
+  -bind_cpu          every test matrix bound to the CPU after assembly (MatBindToCPU)\n\
   -mode <all|warn>   warn: only the non-flexible outer KSP (its warning is checked by CTest)\n";
 
 #include <petscksp.h>
@@ -9,7 +10,7 @@ static const char help[] = "PCMIXEDKRYLOV: solves to the true residual, value up
 
 #define CHECK(cond, ...) PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_PLIB, __VA_ARGS__)
 
-static PetscBool rank0_empty = PETSC_FALSE;
+static PetscBool rank0_empty = PETSC_FALSE, bind_cpu = PETSC_FALSE;
 
 /* A 2-D 5-point operator on an n x n grid with couplings -k(midpoint), k = 1.2 + sin(...) in
    [0.2, 2.2], the diagonal their sum plus `shift` (SPD for shift >= 0); then diag_row (if >= 0)
@@ -45,6 +46,7 @@ static PetscErrorCode Build(MatType type, PetscInt n, PetscReal shift, PetscInt 
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  if (bind_cpu) PetscCall(MatBindToCPU(*A, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -433,6 +435,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", type, sizeof(type), NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-rank0_empty", &rank0_empty, NULL));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-bind_cpu", &bind_cpu, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mode", mode, sizeof(mode), NULL));
   if (!strcmp(mode, "warn")) {
     Mat       A;

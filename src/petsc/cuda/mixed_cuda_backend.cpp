@@ -1,14 +1,17 @@
-// PCMIXEDKRYLOV's CUDA backend: the scaled copy built on the device from one upload of the Pmat
-// block's CSR (mixed/scaled_copy_device.hpp; a value update uploads the values only) and the
-// device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA vectors and its current stream.
-// No host copy of the copy is kept. An application launches kernels only: no host
-// synchronisation (the counts are read when asked for, by -ksp_view, the monitor or
-// PCMixedKrylovGetStats()).
+// PCMIXEDKRYLOV's CUDA backend: the scaled copy built on the device (mixed/scaled_copy_device.hpp)
+// from the Pmat block's CSR and the device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA
+// vectors and its current stream. The CSR comes from one upload of the block's host arrays (a
+// value update uploads the values only) or, with -pc_mixedkrylov_device_csr and an aijcusparse
+// block, straight from AIJCUSPARSE's device arrays (no copy at all). No host copy of the copy is
+// kept. An application launches kernels only: no host synchronisation (the counts are read when
+// asked for, by -ksp_view, the monitor or PCMixedKrylovGetStats()).
 // Logging: the CSR upload is the only host-to-device copy (PetscLogCpuToGpu in
-// DeviceCsrUpload); the device build and update run between PetscLogGpuTimeBegin()/End()
-// (inside the PC's setup event).
+// DeviceCsrUpload; reading AIJCUSPARSE's arrays uploads nothing of ours: PETSc logs its own copy
+// of values newer on the host); the device build and update run between
+// PetscLogGpuTimeBegin()/End() (inside the PC's setup event).
 #include "../mixed_backend.hpp"
 
+#include "../block_csr.hpp"
 #include "current_stream.hpp"
 #include "device_csr_upload.hpp"
 #include "mixed/f3r_device.hpp"
@@ -27,7 +30,7 @@ public:
     (void)mixed::cuda::destroy(f3r_);
   }
 
-  PetscErrorCode Create(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run)
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run)
   {
     cudaStream_t                  stream = nullptr;
     cudaError_t                   cerr   = cudaSuccess;
@@ -37,13 +40,20 @@ public:
     PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
                "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3", (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
     PetscCall(CurrentCudaStream(&stream));
-    PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
-    PetscCall(PetscLogGpuTimeBegin());
-    const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(csr_.View(A), opt, stream, &c); });
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(ierr);
-    PetscCallCUDA(cerr);
+    device_csr_ = device_csr;
+    const PetscErrorCode rerr = WithDeviceCsr(Ad, stream, PETSC_TRUE, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(PetscLogGpuTimeBegin());
+      const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, &c); });
+      PetscCall(PetscLogGpuTimeEnd());
+      PetscCall(ierr);
+      PetscCallCUDA(cerr);
+      block_rows_ = A.rows;
+      block_nnz_  = A.nnz;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    });
+    if (rerr) (void)mixed::cuda::release(&c); /* built, but the read failed after it: no solver takes it */
+    PetscCall(rerr);
     info_.rows  = c.op.rows;
     info_.nnz   = c.nnz;
     info_.stats = c.stats;
@@ -85,24 +95,34 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(const CsrView &A, const CoreRunner &run, bool *pattern_changed) override
+  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) override
   {
     cudaStream_t stream = nullptr;
     cudaError_t  cerr   = cudaSuccess;
+    PetscInt     m, n;
+    PetscBool    from_device;
+    MatInfo      info;
 
     PetscFunctionBegin;
-    *pattern_changed = A.rows != info_.rows || A.nnz() != csr_.Nnz();
+    PetscCall(MatGetLocalSize(Ad, &m, &n));
+    PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+    PetscCall(ReadsDeviceCsr(Ad, &from_device));
+    /* another shape or nonzero count, or the CSR read another way than at the build: the
+       caller builds afresh */
+    *pattern_changed = m != block_rows_ || (int64_t)info.nz_used != block_nnz_ || from_device != from_device_;
     if (*pattern_changed) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CurrentCudaStream(&stream));
-    PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
-    PetscCall(PetscLogGpuTimeBegin());
-    const PetscErrorCode ierr = run([&] {
-      cerr = cg_ ? mixed::cuda::update_values(csr_.View(A), stream, cg_, pattern_changed) : mixed::cuda::update_values(csr_.View(A), stream, f3r_, pattern_changed);
-    });
-    PetscCall(PetscLogGpuTimeEnd());
-    PetscCall(ierr);
-    PetscCallCUDA(cerr);
+    PetscCall(WithDeviceCsr(Ad, stream, PETSC_FALSE, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(PetscLogGpuTimeBegin());
+      const PetscErrorCode ierr = run([&] {
+        cerr = cg_ ? mixed::cuda::update_values(A, stream, cg_, pattern_changed) : mixed::cuda::update_values(A, stream, f3r_, pattern_changed);
+      });
+      PetscCall(PetscLogGpuTimeEnd());
+      PetscCall(ierr);
+      PetscCallCUDA(cerr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -152,7 +172,79 @@ public:
   bool            OnDevice() const override { return true; }
 
 private:
-  DeviceCsrUpload             csr_; /* the block's CSR on the device, kept for value updates */
+  /* whether Ad's CSR is read from AIJCUSPARSE's device arrays (-pc_mixedkrylov_device_csr and an
+     aijcusparse block not bound to the CPU: MatSeqAIJCUSPARSEGetIJ() refuses a bound one), else
+     through the host */
+  PetscErrorCode ReadsDeviceCsr(Mat Ad, PetscBool *dev) const
+  {
+    PetscFunctionBegin;
+    *dev = PETSC_FALSE;
+    if (device_csr_) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJCUSPARSE, dev));
+    if (*dev) {
+      PetscBool bound;
+      PetscCall(MatBoundToCPU(Ad, &bound));
+      if (bound) *dev = PETSC_FALSE;
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* Calls f with Ad's CSR on the device: AIJCUSPARSE's own arrays (MatSeqAIJCUSPARSEGetIJ with
+     full row offsets, MatSeqAIJCUSPARSEGetArrayRead; the device synchronised before f, so what
+     PETSc queued on its stream has landed, and f's stream after it, also when f failed, before
+     PETSc may change them; every array restored on every path) or csr_ after an upload of the
+     host CSR (all = false: the values only, into csr_'s arrays). Sets from_device_ to the way the
+     CSR was read. */
+  PetscErrorCode WithDeviceCsr(Mat Ad, cudaStream_t stream, PetscBool all, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
+  {
+    PetscBool dev;
+
+    PetscFunctionBegin;
+    PetscCall(ReadsDeviceCsr(Ad, &dev));
+    from_device_ = dev;
+    if (!dev) {
+      PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCallCUDA(cudaDeviceSynchronize()); /* no kernel on any stream may still read the copy (update_values' contract) */
+        PetscCall(csr_.Upload(A, stream, all));
+        PetscCall(f(csr_.View(A)));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(csr_.Free()); /* nothing of an earlier upload is kept */
+    const int         *i = nullptr, *j = nullptr;
+    const PetscScalar *a = nullptr;
+    PetscInt           m, n;
+    MatInfo            info;
+    PetscCall(MatGetLocalSize(Ad, &m, &n));
+    PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
+    PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &i, &j));
+    {
+      const PetscErrorCode gerr = MatSeqAIJCUSPARSEGetArrayRead(Ad, &a);
+      if (gerr) PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &i, &j));
+      PetscCall(gerr);
+    }
+    cuda::DeviceCsr A;
+    A.rows   = (int32_t)m;
+    A.cols   = (int32_t)n;
+    A.nnz    = (int64_t)info.nz_used;
+    A.rowptr = i;
+    A.colidx = j;
+    A.values = a;
+    cudaError_t          cerr = cudaDeviceSynchronize();
+    const PetscErrorCode ierr = cerr == cudaSuccess ? f(A) : PETSC_SUCCESS;
+    if (cerr == cudaSuccess) cerr = cudaStreamSynchronize(stream); /* after f's errors too: nothing of f may still read the arrays */
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Ad, &a));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &i, &j));
+    PetscCallCUDA(cerr);
+    PetscCall(ierr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  DeviceCsrUpload             csr_; /* the block's CSR uploaded from the host, kept for value updates */
+  PetscBool                   device_csr_ = PETSC_FALSE, from_device_ = PETSC_FALSE;
+  PetscInt                    block_rows_ = 0;
+  int64_t                     block_nnz_  = 0;
   mixed::cuda::DeviceInnerCg *cg_  = nullptr; /* one of the two, by the inner method; owns the copy */
   mixed::cuda::DeviceF3R     *f3r_ = nullptr;
   CopyInfo                    info_;
@@ -161,11 +253,11 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateCudaMixedBackend(const CsrView &A, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedBackend>();
-  PetscCall(b->Create(A, opt, p, run));
+  PetscCall(b->Create(Ad, opt, p, device_csr, run));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,8 +1,8 @@
 // The scaled copy and inner solve of PCMIXEDKRYLOV on one backend (host twin or CUDA): what the
 // PC glue (pc_mixedkrylov.cpp) calls. A backend builds and owns the copy: the host one with the
 // core's host builder (src/mixed/scaled_copy.hpp), the CUDA one on the device
-// (src/mixed/scaled_copy_device.hpp) from one upload of the CSR (or, with
-// -pc_mixedkrylov_device_csr, from an aijcusparse block's device CSR). The core's exceptions reach
+// (src/mixed/scaled_copy_device.hpp) from an aijcusparse block's own device CSR (no copy) or from
+// one upload of the block's host CSR (every other block). The core's exceptions reach
 // the PC through the CoreRunner it passes (its RunCore: PETSc errors in global numbering).
 #pragma once
 #include <petscmat.h>
@@ -68,9 +68,9 @@ public:
 PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) with the copy built on
-   the device from one upload of Ad's host CSR, or (device_csr, Ad an aijcusparse block) from
-   AIJCUSPARSE's device CSR without a copy. */
-PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
+   the device from AIJCUSPARSE's device CSR when Ad is an aijcusparse block not bound to the CPU
+   (no copy), else from one upload of Ad's host CSR. */
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
 #endif
 
 } // namespace glue

@@ -25,7 +25,6 @@ struct MixedKrylov {
   MixedParams                        params;
   FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
   PetscInt                           backend_choice = BackendAuto; /* an index of BackendNames */
-  PetscBool                          device_csr     = PETSC_FALSE; /* -pc_mixedkrylov_device_csr */
   std::unique_ptr<MixedBackend>      backend;         /* owns the copy */
   mixed::InnerStats                  stats;           /* since the last full setup */
   std::vector<double>                residuals;       /* monitor: the last application's */
@@ -188,7 +187,7 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did)
     const PackSellOptions &opt = mk->copy_opts.Of<PackSellModule>();
     mk->backend.reset();
 #if defined(PETSCSPMV_HAVE_CUDA)
-    if (cuda) PetscCall(CreateCudaMixedBackend(Ad, opt, mk->params, mk->device_csr, run, &mk->backend));
+    if (cuda) PetscCall(CreateCudaMixedBackend(Ad, opt, mk->params, run, &mk->backend));
     else
 #endif
       PetscCall(CreateHostMixedBackend(Ad, opt, mk->params, run, &mk->backend));
@@ -343,7 +342,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscInt     inner = (PetscInt)mk->params.method, m[3] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4}, nm = 3, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
   PetscReal    rtol = mk->params.cg.rtol;
   PetscInt     backend = mk->backend_choice;
-  PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE, devcsr = mk->device_csr;
+  PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "PCMIXEDKRYLOV (petscspmv) options");
@@ -354,7 +353,6 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
   PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
-  PetscCall(PetscOptionsBool("-pc_mixedkrylov_device_csr", "CUDA backend: read an aijcusparse block's CSR on the device instead of through the host (not yet run on a GPU)", "PCMIXEDKRYLOV", devcsr, &devcsr, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
   PetscOptionsHeadEnd();
   PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
@@ -373,10 +371,9 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
     const mixed::F3RParams &f = mk->params.f3r, &g = before.f3r;
     if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period ||
-        backend != mk->backend_choice || devcsr != mk->device_csr) {
+        backend != mk->backend_choice) {
       mk->copy_opts      = o;
       mk->backend_choice = backend;
-      mk->device_csr     = devcsr;
       mk->backend.reset();
       pc->setupcalled = 0;
     }

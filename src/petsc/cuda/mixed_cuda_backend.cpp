@@ -1,8 +1,8 @@
 // PCMIXEDKRYLOV's CUDA backend: the scaled copy built on the device (mixed/scaled_copy_device.hpp)
 // from the Pmat block's CSR and the device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA
-// vectors and its current stream. The CSR comes from one upload of the block's host arrays (a
-// value update uploads the values only) or, with -pc_mixedkrylov_device_csr and an aijcusparse
-// block, straight from AIJCUSPARSE's device arrays (no copy at all). No host copy of the copy is
+// vectors and its current stream. The CSR of an aijcusparse block comes straight from
+// AIJCUSPARSE's device arrays (no copy at all); any other block's from one upload of its host
+// arrays (a value update uploads the values only). No host copy of the copy is
 // kept. An application launches kernels only: no host synchronisation (the counts are read when
 // asked for, by -ksp_view, the monitor or PCMixedKrylovGetStats()).
 // Logging: the CSR upload is the only host-to-device copy (PetscLogCpuToGpu in
@@ -30,7 +30,7 @@ public:
     (void)mixed::cuda::destroy(f3r_);
   }
 
-  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run)
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run)
   {
     cudaStream_t                  stream = nullptr;
     cudaError_t                   cerr   = cudaSuccess;
@@ -40,7 +40,6 @@ public:
     PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
                "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3", (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
     PetscCall(CurrentCudaStream(&stream));
-    device_csr_ = device_csr;
     const PetscErrorCode rerr = WithDeviceCsr(Ad, stream, PETSC_TRUE, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
       PetscFunctionBegin;
       PetscCall(PetscLogGpuTimeBegin());
@@ -172,14 +171,12 @@ public:
   bool            OnDevice() const override { return true; }
 
 private:
-  /* whether Ad's CSR is read from AIJCUSPARSE's device arrays (-pc_mixedkrylov_device_csr and an
-     aijcusparse block not bound to the CPU: MatSeqAIJCUSPARSEGetIJ() refuses a bound one), else
-     through the host */
+  /* whether Ad's CSR is read from AIJCUSPARSE's device arrays (an aijcusparse block not bound to
+     the CPU: MatSeqAIJCUSPARSEGetIJ() refuses a bound one), else through the host */
   PetscErrorCode ReadsDeviceCsr(Mat Ad, PetscBool *dev) const
   {
     PetscFunctionBegin;
-    *dev = PETSC_FALSE;
-    if (device_csr_) PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJCUSPARSE, dev));
+    PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJCUSPARSE, dev));
     if (*dev) {
       PetscBool bound;
       PetscCall(MatBoundToCPU(Ad, &bound));
@@ -242,7 +239,7 @@ private:
   }
 
   DeviceCsrUpload             csr_; /* the block's CSR uploaded from the host, kept for value updates */
-  PetscBool                   device_csr_ = PETSC_FALSE, from_device_ = PETSC_FALSE;
+  PetscBool                   from_device_ = PETSC_FALSE;
   PetscInt                    block_rows_ = 0;
   int64_t                     block_nnz_  = 0;
   mixed::cuda::DeviceInnerCg *cg_  = nullptr; /* one of the two, by the inner method; owns the copy */
@@ -253,11 +250,11 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, PetscBool device_csr, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedBackend>();
-  PetscCall(b->Create(Ad, opt, p, device_csr, run));
+  PetscCall(b->Create(Ad, opt, p, run));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -21,6 +21,10 @@ static inline PetscErrorCode Laplacian(PetscInt n, PetscBool box, PetscBool var,
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, n * n * n, n * n * n));
   PetscCall(MatSeqAIJSetPreallocation(A, box ? 27 : 7, NULL));
   PetscCall(MatMPIAIJSetPreallocation(A, box ? 27 : 7, NULL, box ? 18 : 6, NULL));
+  /* SELL types (sell, sellcuda) ignore the AIJ preallocation: without their own every entry
+     would grow the matrix */
+  PetscCall(MatSeqSELLSetPreallocation(A, box ? 27 : 7, NULL));
+  PetscCall(MatMPISELLSetPreallocation(A, box ? 27 : 7, NULL, box ? 18 : 6, NULL));
   PetscCall(MatGetOwnershipRange(A, &lo, &hi));
   for (PetscInt row = lo; row < hi; row++) {
     const PetscInt i = row % n, j = (row / n) % n, k = row / (n * n);

@@ -334,14 +334,19 @@ TEST(DeviceBuildSmall, InvalidCsrLikeHost) {
 
 // ---- random families ----
 
-TEST(DeviceBuildRandom, Families) {
-  struct Fam {
-    const char *name;
-    int32_t rows, cols;
-    std::function<int32_t(int32_t, uint64_t)> len;
-    ColumnSpread spread;
-  };
-  const std::vector<Fam> fams = {
+namespace {
+
+// One random family: shape, row-length law and column spread (random_matrices.hpp); seeded by its
+// position in the list, so every family is reproducible on its own.
+struct RandomFamily {
+  const char *name;
+  int32_t rows, cols;
+  std::function<int32_t(int32_t, uint64_t)> len;
+  ColumnSpread spread;
+};
+
+const std::vector<RandomFamily> &random_families() {
+  static const std::vector<RandomFamily> fams = {
       {"square_empty_rows", 1000, 1000, [](int32_t, uint64_t r) { return r % 10 == 0 ? 0 : int32_t(1 + (r >> 8) % 24); }, ColumnSpread::Uniform},
       {"rectangular_wide", 300, 5000, [](int32_t, uint64_t r) { return int32_t(r % 61); }, ColumnSpread::Clustered},
       {"rectangular_tall", 5000, 300, [](int32_t, uint64_t r) { return int32_t(r % 9); }, ColumnSpread::Uniform},
@@ -351,18 +356,28 @@ TEST(DeviceBuildRandom, Families) {
       {"power_law", 4000, 4000, [](int32_t, uint64_t r) { return (r % 50 == 0) ? int32_t(200 + r % 800) : int32_t(1 + r % 5); }, ColumnSpread::Uniform},
       {"far_columns_tail", 3000, 3000000, [](int32_t, uint64_t r) { return (r % 50 == 0) ? int32_t(100 + r % 300) : int32_t(r % 7); }, ColumnSpread::Uniform},
   };
-  uint64_t seed = 21;
-  for (const Fam &f : fams) {
-    RandomSpec s;
-    s.rows = f.rows;
-    s.cols = f.cols;
-    s.length = f.len;
-    s.spread = f.spread;
-    s.seed = seed++;
-    s.magnitude = seed % 2 ? 1.0 : 1e-6;
-    all_formats(random_csr(s), f.name, true);
-  }
+  return fams;
 }
+
+class DeviceBuildFamilyTest : public testing::TestWithParam<size_t> {};
+
+} // namespace
+
+// Every option combination on each family (one test per family, so sanitizer runs can shard them).
+TEST_P(DeviceBuildFamilyTest, BitForBit) {
+  const RandomFamily &f = random_families()[GetParam()];
+  RandomSpec s;
+  s.rows = f.rows;
+  s.cols = f.cols;
+  s.length = f.len;
+  s.spread = f.spread;
+  s.seed = 21 + GetParam();
+  s.magnitude = (s.seed + 1) % 2 ? 1.0 : 1e-6;
+  all_formats(random_csr(s), f.name, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(DeviceBuildRandom, DeviceBuildFamilyTest, testing::Range<size_t>(0, random_families().size()),
+                         [](const testing::TestParamInfo<size_t> &info) { return std::string(random_families()[info.param].name); });
 
 // ---- the shared matrices ----
 

@@ -11,6 +11,11 @@ Matrix (one of), assembled once as AIJ and converted to every format:\n\
 Formats:\n\
   -formats <list>        comma-separated TYPE or TYPE:VALUEFORMAT (packsell/packsellcuda), e.g.\n\
                          aijcusparse,rgcsrcuda,packsellcuda,packsellcuda:e8m14 (default: -mat_type, else aij)\n\
+Conversion (per format): -convert_from <type> converts the source to <type> first (e.g. aijcusparse: one MatMult\n\
+  brings its device copy up to date) and every format from that matrix; -convert_repeat <3> timed conversions\n\
+  after an untimed one, each MatConvert() plus the first MatMult into CUDA or host vectors of the format and a\n\
+  VecNorm of y (lazy types build or upload at their first product), minus the format's median product time:\n\
+  convert_s (median), convert_min_s; each timed conversion runs in the -log_view stage \"Convert:<format>\".\n\
 Timing (per format): -warmup <10> untimed products, then -repeat <5> timings of -n_mult <100> products each,\n\
   between a barrier and a VecNorm of y (a reduction: waits for the device); the per-product time is the\n\
   max over ranks; the median over the repeats is reported. The same loop on the rank's diagonal block\n\
@@ -20,7 +25,8 @@ Timing (per format): -warmup <10> untimed products, then -repeat <5> timings of 
 One machine-readable line per format:\n\
   matmult_bench matrix=<name> format=<token> type=<MatType> ranks=<p> rows=<m> nnz=<nnz> n_mult=<N> repeat=<R>\n\
   time_s=<median> time_min_s=<min> time_max_s=<max> diag_time_s=<median> halo_entries=<sum over ranks of the\n\
-  off-diagonal block's columns> max_local_rows=<rows> error=<||y - y_aij||_inf / ||y_aij||_inf>\n\n";
+  off-diagonal block's columns> max_local_rows=<rows> error=<||y - y_aij||_inf / ||y_aij||_inf>\n\
+  convert_from=<type> convert_s=<median> convert_min_s=<min>\n\n";
 
 #include <petscmat.h>
 #include <petscspmv.h>
@@ -268,18 +274,54 @@ static PetscErrorCode ConvertTo(Mat A, const char *token, PetscInt k, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* times[k] = the time of MatConvert(S -> token) plus one MatMult(B, x, y) and VecNorm(y), max over
+   the ranks, for k < repeat (sorted), after one untimed conversion; *B: the last conversion, x and
+   y: vectors of B (x a copy of x0). */
+static PetscErrorCode TimeConvert(Mat S, const char *token, PetscInt k, PetscInt repeat, Vec x0, double *times, Mat *B, Vec *x, Vec *y)
+{
+  PetscLogStage stage;
+  char          sname[128];
+  PetscReal     nrm;
+
+  PetscFunctionBeginUser;
+  PetscCall(ConvertTo(S, token, k, B));
+  PetscCall(MatCreateVecs(*B, x, y));
+  PetscCall(VecCopy(x0, *x));
+  PetscCall(MatMult(*B, *x, *y));
+  PetscCall(VecNorm(*y, NORM_2, &nrm));
+  PetscCall(PetscSNPrintf(sname, sizeof(sname), "Convert:%s", token));
+  PetscCall(PetscLogStageRegister(sname, &stage));
+  for (PetscInt r = 0; r < repeat; r++) {
+    PetscLogDouble t0, t1;
+    double         t;
+    PetscCall(MatDestroy(B));
+    PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+    PetscCall(PetscLogStagePush(stage));
+    PetscCall(PetscTime(&t0));
+    PetscCall(ConvertTo(S, token, k, B));
+    PetscCall(MatMult(*B, *x, *y));
+    PetscCall(VecNorm(*y, NORM_2, &nrm));
+    PetscCall(PetscTime(&t1));
+    PetscCall(PetscLogStagePop());
+    t = (double)(t1 - t0);
+    PetscCallMPI(MPIU_Allreduce(&t, &times[r], 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD));
+  }
+  qsort(times, (size_t)repeat, sizeof(double), CompareDouble);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
-  char        file[PETSC_MAX_PATH_LEN] = "", save[PETSC_MAX_PATH_LEN] = "", mname[128] = "", mattype[64] = "aij", *formats[MAX_FORMATS];
-  PetscInt    nformats = MAX_FORMATS, n = 0, plrows = 0, plseed = 7, nmult = 100, repeat = 5, warmup = 10;
+  char        file[PETSC_MAX_PATH_LEN] = "", save[PETSC_MAX_PATH_LEN] = "", mname[128] = "", mattype[64] = "aij", from[64] = "aij", *formats[MAX_FORMATS];
+  PetscInt    nformats = MAX_FORMATS, n = 0, plrows = 0, plseed = 7, nmult = 100, repeat = 5, warmup = 10, crepeat = 3;
   PetscReal   plavg = 8, plalpha = 2.5;
   PetscBool   hasfile, lap7, lap27, pl, hassave, hasformats, report = PETSC_FALSE;
   PetscMPIInt size;
-  Mat         A;
+  Mat         A, S;
   Vec         x, yref;
   PetscInt    m;
   MatInfo     info;
-  double     *times, *dtimes;
+  double     *times, *dtimes, *ctimes;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -296,12 +338,14 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n_mult", &nmult, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-repeat", &repeat, NULL));
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-warmup", &warmup, NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-convert_repeat", &crepeat, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-convert_from", from, sizeof(from), NULL));
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-report_devices", &report, NULL));
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", mattype, sizeof(mattype), NULL));
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-formats", formats, &nformats, &hasformats));
   PetscCheck(hasfile + lap7 + lap27 + pl == 1, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give exactly one matrix: -f <file>, -lap7 <n>, -lap27 <n> or -powerlaw <rows>");
   PetscCheck(hasfile || pl || n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "The grid size n must be at least 1");
-  PetscCheck(nmult >= 1 && repeat >= 1 && warmup >= 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n_mult and -repeat must be at least 1, -warmup at least 0");
+  PetscCheck(nmult >= 1 && repeat >= 1 && warmup >= 0 && crepeat >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n_mult, -repeat and -convert_repeat must be at least 1, -warmup at least 0");
   if (!hasformats) {
     nformats = (hassave) ? 0 : 1;
     if (nformats) PetscCall(PetscStrallocpy(mattype, &formats[0]));
@@ -339,7 +383,22 @@ int main(int argc, char **argv)
   PetscCall(MatCreateVecs(A, &x, &yref));
   PetscCall(FillX(x));
   PetscCall(MatMult(A, x, yref));
-  PetscCall(PetscMalloc2(repeat, &times, repeat, &dtimes));
+  PetscCall(PetscMalloc3(repeat, &times, repeat, &dtimes, crepeat, &ctimes));
+  { /* the matrix every format is converted from */
+    PetscBool aij;
+    PetscCall(PetscStrcmp(from, MATAIJ, &aij));
+    if (aij) PetscCall(PetscObjectReference((PetscObject)A));
+    if (aij) S = A;
+    else {
+      Vec xs, ys;
+      PetscCall(MatConvert(A, from, MAT_INITIAL_MATRIX, &S));
+      PetscCall(MatCreateVecs(S, &xs, &ys));
+      PetscCall(VecCopy(x, xs));
+      PetscCall(MatMult(S, xs, ys)); /* its device copy (where it has one) up to date */
+      PetscCall(VecDestroy(&xs));
+      PetscCall(VecDestroy(&ys));
+    }
+  }
 
   for (PetscInt f = 0; f < nformats; f++) {
     Mat           B, Bd = NULL;
@@ -351,12 +410,9 @@ int main(int argc, char **argv)
     PetscInt      halo = 0, nloc, maxloc;
     double        dmed;
 
-    PetscCall(ConvertTo(A, formats[f], f, &B));
+    PetscCall(TimeConvert(S, formats[f], f, crepeat, x, ctimes, &B, &xb, &yb)); /* B's first product done */
     PetscCall(MatGetType(B, &bt));
-    PetscCall(MatCreateVecs(B, &xb, &yb));
     if (report && f == 0) PetscCall(ReportDevices(xb));
-    PetscCall(VecCopy(x, xb));
-    PetscCall(MatMult(B, xb, yb)); /* builds/uploads where a type does it lazily */
     PetscCall(VecAXPY(yb, -1.0, yref));
     PetscCall(VecNorm(yb, NORM_INFINITY, &err));
     PetscCall(VecNorm(yref, NORM_INFINITY, &ynorm));
@@ -391,15 +447,17 @@ int main(int argc, char **argv)
 
     PetscCall(PetscPrintf(PETSC_COMM_WORLD,
                           "matmult_bench matrix=%s format=%s type=%s ranks=%d rows=%" PetscInt_FMT " nnz=%.0f n_mult=%" PetscInt_FMT " repeat=%" PetscInt_FMT " time_s=%.6e time_min_s=%.6e time_max_s=%.6e diag_time_s=%.6e halo_entries=%" PetscInt_FMT
-                          " max_local_rows=%" PetscInt_FMT " error=%.3e\n",
-                          mname, formats[f], bt, size, m, info.nz_used, nmult, repeat, times[repeat / 2], times[0], times[repeat - 1], dmed, halo, maxloc, (double)err));
+                          " max_local_rows=%" PetscInt_FMT " error=%.3e convert_from=%s convert_s=%.6e convert_min_s=%.6e\n",
+                          mname, formats[f], bt, size, m, info.nz_used, nmult, repeat, times[repeat / 2], times[0], times[repeat - 1], dmed, halo, maxloc, (double)err, from,
+                          ctimes[crepeat / 2] - times[repeat / 2], ctimes[0] - times[repeat / 2]));
     PetscCall(VecDestroy(&xb));
     PetscCall(VecDestroy(&yb));
     PetscCall(MatDestroy(&B));
   }
 
   for (PetscInt f = 0; f < nformats; f++) PetscCall(PetscFree(formats[f]));
-  PetscCall(PetscFree2(times, dtimes));
+  PetscCall(PetscFree3(times, dtimes, ctimes));
+  PetscCall(MatDestroy(&S));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&yref));
   PetscCall(MatDestroy(&A));

@@ -9,7 +9,8 @@ namespace glue {
 namespace {
 
 /* Any other type -> any other type, through AIJ (used between our families and with
-   AIJCUSPARSE): MatConvert(A, MATAIJ) then MatConvert(AIJ, newtype) in place. */
+   AIJCUSPARSE): MatConvert(A, MATAIJ) then MatConvert(AIJ, newtype) in place; from aijcusparse
+   inside a DeviceTwinScope of A, so our CUDA types build from its device CSR (no upload). */
 PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *newmat)
 {
   Mat T;
@@ -23,9 +24,20 @@ PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Ma
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
   {
     /* between our families of one format the result keeps A's options */
-    SeqState      *sp = SeqGetState(A);
-    MPIState      *mp = MPIGetState(A);
-    PetscErrorCode ierr;
+    SeqState       *sp = SeqGetState(A);
+    MPIState       *mp = MPIGetState(A);
+    PetscErrorCode  ierr;
+    PetscBool       twin = PETSC_FALSE;
+#if defined(PETSC_HAVE_CUDA)
+    /* from aijcusparse: T's CSR is A's, which also lives on the device */
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &twin, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+    if (twin) {
+      PetscBool bound;
+      PetscCall(MatBoundToCPU(A, &bound));
+      twin = bound ? PETSC_FALSE : PETSC_TRUE;
+    }
+#endif
+    DeviceTwinScope scope(twin ? A : nullptr);
     if (sp || mp) {
       InheritScope scope(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
       ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
@@ -57,7 +69,15 @@ PetscErrorCode Compose(Mat A, const char *from, const char *to, PetscErrorCode (
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+const DeviceTwinScope *innermost_twin = nullptr; /* PETSc's Mat operations run on one thread per process */
+
 } // namespace
+
+DeviceTwinScope::DeviceTwinScope(Mat twin) : twin_(twin), outer_(innermost_twin) { innermost_twin = this; }
+
+DeviceTwinScope::~DeviceTwinScope() { innermost_twin = outer_; }
+
+Mat DeviceTwinScope::Current() { return innermost_twin ? innermost_twin->twin_ : nullptr; }
 
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on)
 {

@@ -14,7 +14,7 @@ template <class M>
 class HostShadow final : public Shadow {
 
 public:
-  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) override
+  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat) override
   {
     PetscFunctionBegin;
     PetscCallCore(PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));

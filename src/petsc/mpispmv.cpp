@@ -146,10 +146,16 @@ PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
   MPIState       *mp = State(A);
   Mat             blocks[2];
   const PetscInt *garray = nullptr;
+  Mat             twins[2] = {nullptr, nullptr};
+  PetscBool       mpitwin  = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(SetHaloType(A, mp->type, VECSEQCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], &garray));
+  if (Mat twin = DeviceTwinScope::Current()) { /* a MatConvert() from mpiaijcusparse: its blocks are the twins of A's */
+    PetscCall(PetscObjectTypeCompare((PetscObject)twin, MATMPIAIJCUSPARSE, &mpitwin));
+    if (mpitwin) PetscCall(MatMPIAIJGetSeqAIJ(twin, &twins[0], &twins[1], nullptr));
+  }
   for (int k = 0; k < 2; k++) {
     Mat blk = blocks[k];
     if (!blk) continue;
@@ -161,6 +167,7 @@ PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
     g.cols = k == 1 ? garray : nullptr;
     if (!SeqGetState(blk)) { /* an assembled block is built as it is converted */
       GlobalIndexScope names(g);
+      DeviceTwinScope  twin(twins[k]);
       PetscCall(SeqConvertFromAIJ(blk, mp->type, &mp->opts, MAT_INPLACE_MATRIX, &blk));
       SeqGetState(blk)->global = g;
     } else {

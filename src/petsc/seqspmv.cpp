@@ -33,18 +33,45 @@ PetscErrorCode GetCsr(Mat A, CsrView *v)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The device twin a CUDA layout of A is built from: the seq aijcusparse matrix of the innermost
+   DeviceTwinScope when A's AIJ arrays are its copy (same local sizes and entries, at least one),
+   else NULL. */
+PetscErrorCode DeviceTwin(Mat A, SeqState *sp, Mat *twin)
+{
+  Mat       t = DeviceTwinScope::Current();
+  PetscBool seq = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  *twin = nullptr;
+  if (!t || !sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)t, MATSEQAIJCUSPARSE, &seq));
+  if (seq) {
+    PetscInt m, n, tm, tn;
+    MatInfo  ia, it;
+    PetscCall(MatGetLocalSize(A, &m, &n));
+    PetscCall(MatGetLocalSize(t, &tm, &tn));
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &ia));
+    PetscCall(MatGetInfo(t, MAT_LOCAL, &it));
+    /* an empty block is uploaded (nothing to copy; AIJCUSPARSE may hold no arrays for it) */
+    if (m == tm && n == tn && ia.nz_used == it.nz_used && ia.nz_used > 0) *twin = t;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
 {
   CsrView                 csr;
   std::unique_ptr<Shadow> fresh;
+  Mat                     twin = nullptr;
 
   PetscFunctionBegin;
   PetscCall(GetCsr(A, &csr));
+  PetscCall(DeviceTwin(A, sp, &twin));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
   {
     GlobalIndexScope names(sp->global);
-    PetscCall(fresh->Build(csr, opts));
+    PetscCall(fresh->Build(csr, opts, twin));
   }
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
   PetscCall(InfoLayout(A, sp->type, opts, *fresh));

@@ -33,7 +33,10 @@ class Shadow {
 public:
   virtual ~Shadow() = default;
   // Builds the layout of A (called once, on a fresh object). On error nothing is kept.
-  virtual PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) = 0;
+  // device_twin: NULL, or a MATSEQAIJCUSPARSE matrix (not bound to the CPU) whose CSR is A's
+  // (the source of a MatConvert()): a device backend reads the CSR from its device arrays instead
+  // of uploading A's (the host backend ignores it).
+  virtual PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat device_twin) = 0;
   // Same pattern, new values. *pattern_changed is set (and nothing changed) when A's pattern is
   // not the one the layout was built from: the caller then builds a new layout.
   virtual PetscErrorCode UpdateValues(const CsrView &A, PetscBool *pattern_changed) = 0;
@@ -54,7 +57,8 @@ public:
 // Host kernels of the core (reference backend).
 std::unique_ptr<Shadow> CreateHostShadow(Format f);
 #if defined(PETSCSPMV_HAVE_CUDA)
-// CUDA kernels (src/cuda); the layout is built and updated on the device from an uploaded CSR.
+// CUDA kernels (src/cuda); the layout is built and updated on the device from an uploaded CSR
+// (or from a device twin's CSR).
 std::unique_ptr<Shadow> CreateCudaShadow(Format f);
 #endif
 

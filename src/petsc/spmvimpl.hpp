@@ -91,6 +91,24 @@ private:
   friend PetscErrorCode InitialOptions(Mat, const TypeInfo *, FormatOptions *);
 };
 
+/* The aijcusparse matrix (seq or mpi, not bound to the CPU) a MatConvert() to one of our CUDA
+   types starts from, while the conversion runs (innermost scope wins): the AIJ arrays of the
+   result are a copy of its host arrays, and the device builds read its device CSR instead of
+   uploading them (convert.cpp opens it; SetUpBlocks() narrows an MPI twin to the block). */
+class DeviceTwinScope {
+public:
+  explicit DeviceTwinScope(Mat twin);
+  ~DeviceTwinScope();
+  DeviceTwinScope(const DeviceTwinScope &)            = delete;
+  DeviceTwinScope &operator=(const DeviceTwinScope &) = delete;
+  /* the innermost scope's matrix, NULL when none is open */
+  static Mat Current();
+
+private:
+  Mat                    twin_;
+  const DeviceTwinScope *outer_;
+};
+
 /* The options a matrix B of family t starts with when it becomes ours: those of the innermost
    InheritScope of t's format, else those of an operand of the product B is the result of
    (B->product) of t's format, else the -mat_<format>_* options of the database (B's prefix). */

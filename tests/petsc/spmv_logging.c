@@ -2,7 +2,8 @@ static const char help[] = "What the petscspmv types log for -log_view, checked 
 code makes: the flops of MatMult (2 nnz - nonzero rows) and MatMultAdd (2 nnz) are AIJ's, host and CUDA\n\
 (for the CUDA types as GPU flops; MatMult's also against AIJCUSPARSE's); for the CUDA types at 2+ ranks: as many\n\
 host<->device copies per MatMult and MatMultAdd as MPIAIJCUSPARSE, however the matrix was made (a CUDA\n\
-halo vector); on one rank: one host-to-device\n\
+halo vector); at every rank count none for a build by MatConvert from an assembled aijcusparse (its device CSR is read; the\n\
+products equal those of the matrix built from AIJ bit for bit); on one rank: one host-to-device\n\
 copy per CSR upload (build) and per value update with the CSR's bytes, no copy per product with CUDA\n\
 vectors, and the staging copies of host vectors (x in; y in for MatMultAdd; y out) and of a host\n\
 diagonal.\n\
@@ -181,6 +182,54 @@ static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatConvert() from the assembled aijcusparse Acu (its device CSR current) to family: the build
+   reads AIJCUSPARSE's device arrays and copies nothing between host and device (on every rank, both
+   blocks), and the products are B's (built from the host AIJ) bit for bit; then again after a
+   MatScale() of Acu by 2 on the GPU (device values newer: PETSc downloads them for the AIJ arrays
+   before our build, which reads the scaled device values): exactly 2 times B's products. Acu is
+   scaled back. */
+static PetscErrorCode FromAIJCusparse(Mat Acu, Mat B, const char *family)
+{
+  PetscFunctionBegin;
+  for (int pass = 0; pass < 2; pass++) {
+    Mat                C;
+    Vec                x, yb, yc;
+    PetscEventPerfInfo build;
+    PetscLogStage      stage;
+    PetscRandom        rnd;
+    PetscReal          nrm;
+    char               name[256];
+
+    if (pass == 1) PetscCall(MatScale(Acu, 2.0));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s from aijcusparse%s", family, pass ? " scaled on the GPU" : ""));
+    PetscCall(PetscLogStageRegister(name, &stage));
+    PetscCall(PetscLogStagePush(stage));
+    PetscCall(MatConvert(Acu, family, MAT_INITIAL_MATRIX, &C));
+    PetscCall(PetscLogStagePop());
+    PetscCall(EventInfo(stage, "SpMVBuild", &build));
+    PetscCheck(build.count >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no SpMVBuild event logged by MatConvert()", name);
+    PetscCall(CheckEqual(build.CpuToGpuCount + build.GpuToCpuCount, 0, "the host<->device copies of a build from aijcusparse's device CSR", name));
+    PetscCall(MatCreateVecs(B, &x, &yb));
+    PetscCall(VecDuplicate(yb, &yc));
+    PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)B), &rnd));
+    PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
+    PetscCall(VecSetRandom(x, rnd));
+    PetscCall(PetscRandomDestroy(&rnd));
+    PetscCall(MatMult(B, x, yb));
+    PetscCall(MatMult(C, x, yc));
+    if (pass == 1) PetscCall(VecScale(yb, 2.0)); /* exact: a power of two */
+    PetscCall(VecAXPY(yc, -1.0, yb));
+    PetscCall(VecNorm(yc, NORM_INFINITY, &nrm));
+    PetscCheck(nrm == 0, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: MatMult differs from the matrix built from AIJ by %g (max norm)", name, (double)nrm);
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&yb));
+    PetscCall(VecDestroy(&yc));
+    PetscCall(MatDestroy(&C));
+  }
+  PetscCall(MatScale(Acu, 0.5));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* At 2+ ranks (-use_gpu_aware_mpi 0) the products of the MPI CUDA types copy between host and
    device as often as MPIAIJCUSPARSE's (cus), however the matrix was made: their halo vector is a
    CUDA vector (a host one costs a device-to-host and a host-to-device copy per product). ours: the
@@ -292,6 +341,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
        that adds y when z != y: ours adds y in the kernel, so only the kernel's are compared) */
     PetscCall(CheckEqual(ours.multadd.GpuFlops, ref.multadd.flops, "the GPU flops of MatMultAdd (against AIJ's 2 nnz)", family));
     if (size > 1) PetscCall(HaloCopies(A, family, &ours, &cus));
+    PetscCall(FromAIJCusparse(Acu, B, family));
     PetscCall(VecDestroy(&xc));
     PetscCall(VecDestroy(&yc));
     PetscCall(VecDestroy(&zc));

@@ -1,12 +1,13 @@
-// CUDA backend: the AIJ CSR is uploaded once and the layout built on the device
+// CUDA backend: the AIJ CSR is uploaded once (copied on the device from a device twin: the
+// aijcusparse matrix a MatConvert() starts from) and the layout built on the device
 // (build_on_device() of src/cuda/device_formats.hpp: bit for bit the host builder's layout), on
 // PETSc's current device stream; a value update uploads the values only and re-encodes them on
 // the device (update_values_on_device()). No host copy of the layout is kept: the statistics
 // come with the device build (DeviceBuildInfo). The device CSR (rowptr, colidx, values) stays
 // for value updates and their range errors.
 // Logging (-log_view; docs/logging.md), one logged copy per transfer as AIJCUSPARSE logs: one
-// PetscLogCpuToGpu() per CSR upload (rowptr + colidx + values at a build, values at a value
-// update), the device build and update between PetscLogGpuTimeBegin()/End() (inside the
+// PetscLogCpuToGpu() per CSR upload (rowptr + colidx + values at a build, none at a build from a
+// device twin, values at a value update), the device build and update between PetscLogGpuTimeBegin()/End() (inside the
 // SpMVBuild / SpMVValues events of seqspmv.cpp), one PetscLogCpuToGpu() or
 // PetscLogGpuToCpu() per staging copy of a host vector and per copy of the diagonal into a host
 // vector. The kernels run between PetscLogGpuTimeBegin()/End() and log PetscLogGpuFlops() of
@@ -16,6 +17,7 @@
 #include "core_error.hpp"
 #include "cuda/device_formats.hpp"
 #include "shadow.hpp"
+#include "aijcusparse_csr.hpp"
 #include "current_stream.hpp"
 #include "device_csr_upload.hpp"
 
@@ -40,7 +42,7 @@ public:
     if (stage_y_) (void)cudaFree(stage_y_);
   }
 
-  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts) override
+  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat device_twin) override
   {
     cudaStream_t stream = nullptr;
     cudaError_t  cerr = cudaSuccess;
@@ -52,7 +54,15 @@ public:
     flops_ = CountProductFlops(A);
     /* kernels of a previous product may still read device memory the build replaces */
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
+    if (device_twin) {
+      /* the twin's CSR is A's: copied on the device, nothing uploaded */
+      PetscCall(WithAIJCusparseCsr(device_twin, stream, [&](const cuda::DeviceCsr &d) -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCheck(d.rows == A.rows && d.cols == A.cols && d.nnz == (int64_t)A.nnz(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device twin of a build is %d x %d with %" PetscInt64_FMT " entries, the matrix %d x %d with %" PetscInt64_FMT, (int)d.rows, (int)d.cols, (PetscInt64)d.nnz, (int)A.rows, (int)A.cols, (PetscInt64)A.nnz());
+        PetscCall(csr_.CopyFromDevice(d, stream));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }));
+    } else PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
     PetscCall(PetscLogGpuTimeBegin());
     const PetscErrorCode ierr = [&]() -> PetscErrorCode {
       PetscFunctionBegin;

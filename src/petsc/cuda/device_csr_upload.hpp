@@ -1,6 +1,7 @@
 // A host CSR (the AIJ arrays) copied to the device once, as the device builders read it
 // (cuda::DeviceCsr); kept for value updates, which copy the values only. Used by the CUDA
-// shadow and by PCMIXEDKRYLOV's CUDA backend. One PetscLogCpuToGpu() per copy.
+// shadow and by PCMIXEDKRYLOV's CUDA backend. One PetscLogCpuToGpu() per upload; a copy from
+// another device CSR (CopyFromDevice: AIJCUSPARSE's arrays) stays on the device and logs none.
 #pragma once
 #include <petscdevice_cuda.h>
 
@@ -36,6 +37,24 @@ public:
     PetscCheck((int64_t)nz == nnz_, PETSC_COMM_SELF, PETSC_ERR_PLIB, "value upload of %" PetscInt64_FMT " entries into a device CSR of %" PetscInt64_FMT, (PetscInt64)nz, (PetscInt64)nnz_);
     if (nz) PetscCallCUDA(cudaMemcpyAsync(values_, A.values, sizeof(double) * nz, cudaMemcpyHostToDevice, stream));
     PetscCall(PetscLogCpuToGpu((PetscLogDouble)(sizeof(double) * nz + (all ? sizeof(int32_t) * (nr + nz) : 0))));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* Copies the device CSR src (rows + 1 offsets, nnz columns and values) into arrays of its own on
+     the stream, device to device. */
+  PetscErrorCode CopyFromDevice(const cuda::DeviceCsr &src, cudaStream_t stream)
+  {
+    const size_t nr = (size_t)src.rows + 1, nz = (size_t)src.nnz;
+
+    PetscFunctionBegin;
+    PetscCall(Free());
+    PetscCallCUDA(cudaMalloc((void **)&rowptr_, sizeof(int32_t) * nr));
+    if (nz) PetscCallCUDA(cudaMalloc((void **)&colidx_, sizeof(int32_t) * nz));
+    if (nz) PetscCallCUDA(cudaMalloc((void **)&values_, sizeof(double) * nz));
+    nnz_ = (int64_t)nz;
+    PetscCallCUDA(cudaMemcpyAsync(rowptr_, src.rowptr, sizeof(int32_t) * nr, cudaMemcpyDeviceToDevice, stream));
+    if (nz) PetscCallCUDA(cudaMemcpyAsync(colidx_, src.colidx, sizeof(int32_t) * nz, cudaMemcpyDeviceToDevice, stream));
+    if (nz) PetscCallCUDA(cudaMemcpyAsync(values_, src.values, sizeof(double) * nz, cudaMemcpyDeviceToDevice, stream));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 

@@ -12,6 +12,7 @@
 #include "../mixed_backend.hpp"
 
 #include "../block_csr.hpp"
+#include "aijcusparse_csr.hpp"
 #include "current_stream.hpp"
 #include "device_csr_upload.hpp"
 #include "mixed/f3r_device.hpp"
@@ -105,7 +106,7 @@ public:
     PetscFunctionBegin;
     PetscCall(MatGetLocalSize(Ad, &m, &n));
     PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
-    PetscCall(ReadsDeviceCsr(Ad, &from_device));
+    PetscCall(AIJCusparseOnDevice(Ad, &from_device));
     /* another shape or nonzero count, or the CSR read another way than at the build: the
        caller builds afresh */
     *pattern_changed = m != block_rows_ || (int64_t)info.nz_used != block_nnz_ || from_device != from_device_;
@@ -171,32 +172,15 @@ public:
   bool            OnDevice() const override { return true; }
 
 private:
-  /* whether Ad's CSR is read from AIJCUSPARSE's device arrays (an aijcusparse block not bound to
-     the CPU: MatSeqAIJCUSPARSEGetIJ() refuses a bound one), else through the host */
-  PetscErrorCode ReadsDeviceCsr(Mat Ad, PetscBool *dev) const
-  {
-    PetscFunctionBegin;
-    PetscCall(PetscObjectTypeCompare((PetscObject)Ad, MATSEQAIJCUSPARSE, dev));
-    if (*dev) {
-      PetscBool bound;
-      PetscCall(MatBoundToCPU(Ad, &bound));
-      if (bound) *dev = PETSC_FALSE;
-    }
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-
-  /* Calls f with Ad's CSR on the device: AIJCUSPARSE's own arrays (MatSeqAIJCUSPARSEGetIJ with
-     full row offsets, MatSeqAIJCUSPARSEGetArrayRead; the device synchronised before f, so what
-     PETSc queued on its stream has landed, and f's stream after it, also when f failed, before
-     PETSc may change them; every array restored on every path) or csr_ after an upload of the
-     host CSR (all = false: the values only, into csr_'s arrays). Sets from_device_ to the way the
-     CSR was read. */
+  /* Calls f with Ad's CSR on the device: AIJCUSPARSE's own arrays (WithAIJCusparseCsr()) or csr_
+     after an upload of the host CSR (all = false: the values only, into csr_'s arrays). Sets
+     from_device_ to the way the CSR was read. */
   PetscErrorCode WithDeviceCsr(Mat Ad, cudaStream_t stream, PetscBool all, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
   {
     PetscBool dev;
 
     PetscFunctionBegin;
-    PetscCall(ReadsDeviceCsr(Ad, &dev));
+    PetscCall(AIJCusparseOnDevice(Ad, &dev));
     from_device_ = dev;
     if (!dev) {
       PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
@@ -209,32 +193,7 @@ private:
       PetscFunctionReturn(PETSC_SUCCESS);
     }
     PetscCall(csr_.Free()); /* nothing of an earlier upload is kept */
-    const int         *i = nullptr, *j = nullptr;
-    const PetscScalar *a = nullptr;
-    PetscInt           m, n;
-    MatInfo            info;
-    PetscCall(MatGetLocalSize(Ad, &m, &n));
-    PetscCall(MatGetInfo(Ad, MAT_LOCAL, &info));
-    PetscCall(MatSeqAIJCUSPARSEGetIJ(Ad, PETSC_FALSE, &i, &j));
-    {
-      const PetscErrorCode gerr = MatSeqAIJCUSPARSEGetArrayRead(Ad, &a);
-      if (gerr) PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &i, &j));
-      PetscCall(gerr);
-    }
-    cuda::DeviceCsr A;
-    A.rows   = (int32_t)m;
-    A.cols   = (int32_t)n;
-    A.nnz    = (int64_t)info.nz_used;
-    A.rowptr = i;
-    A.colidx = j;
-    A.values = a;
-    cudaError_t          cerr = cudaDeviceSynchronize();
-    const PetscErrorCode ierr = cerr == cudaSuccess ? f(A) : PETSC_SUCCESS;
-    if (cerr == cudaSuccess) cerr = cudaStreamSynchronize(stream); /* after f's errors too: nothing of f may still read the arrays */
-    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(Ad, &a));
-    PetscCall(MatSeqAIJCUSPARSERestoreIJ(Ad, PETSC_FALSE, &i, &j));
-    PetscCallCUDA(cerr);
-    PetscCall(ierr);
+    PetscCall(WithAIJCusparseCsr(Ad, stream, f));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 

@@ -39,61 +39,86 @@ struct HostBlock {
   }
 };
 
+/* The AIJ CSR of A's rows in global column order (mpi: the off-diagonal block's columns left of the
+   diagonal block, the diagonal block's, the off-diagonal ones right of it; garray is increasing)
+   set into the preallocated-by-CSR T. */
+PetscErrorCode SetCsrOf(Mat A, PetscBool mpi, Mat T)
+{
+  HostBlock      d, o;
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  ierr = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    if (!mpi) {
+      PetscCall(d.Get(A));
+      PetscCall(MatSeqAIJSetPreallocationCSR(T, d.i, d.j, d.a));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    Mat             Ad, Ao;
+    const PetscInt *garray;
+    PetscInt        m, cstart, *ii = nullptr, *jj = nullptr;
+    PetscScalar    *vv = nullptr;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+    PetscCall(MatGetLocalSize(A, &m, nullptr));
+    PetscCall(MatGetOwnershipRangeColumn(A, &cstart, nullptr));
+    PetscCall(d.Get(Ad));
+    PetscCall(o.Get(Ao));
+    PetscCall(PetscMalloc3(m + 1, &ii, d.i[m] + o.i[m], &jj, d.i[m] + o.i[m], &vv));
+    ii[0] = 0;
+    for (PetscInt r = 0; r < m; r++) {
+      PetscInt k = ii[r], q = o.i[r];
+      for (; q < o.i[r + 1] && garray[o.j[q]] < cstart; q++, k++) {
+        jj[k] = garray[o.j[q]];
+        vv[k] = o.a[q];
+      }
+      for (PetscInt p = d.i[r]; p < d.i[r + 1]; p++, k++) {
+        jj[k] = cstart + d.j[p];
+        vv[k] = d.a[p];
+      }
+      for (; q < o.i[r + 1]; q++, k++) {
+        jj[k] = garray[o.j[q]];
+        vv[k] = o.a[q];
+      }
+      ii[r + 1] = k;
+    }
+    const PetscErrorCode perr = MatMPIAIJSetPreallocationCSR(T, ii, jj, vv);
+    PetscCall(PetscFree3(ii, jj, vv));
+    PetscCall(perr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }();
+  PetscCall(d.Restore()); /* on every path */
+  PetscCall(o.Restore());
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* *T = a MATAIJ copy of the aijcusparse matrix A (seq or mpi), with the same stored entries
-   (explicit zeros included) in the same order: from A's host CSR through
+   (explicit zeros included) in the same order, its block sizes and local-to-global mappings, new
+   nonzeros allowed (as MatConvert's entry-by-entry copy leaves them): from A's host CSR through
    Mat{Seq,MPI}AIJSetPreallocationCSR(). (MatConvert(A, MATAIJ) has no converter for the CUDA types
-   and goes entry by entry: 15-18 s for 56M entries on the H200's host.) */
+   and goes entry by entry: 16-18 s for 56M entries on the H200's host.) On error *T is NULL. */
 PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
 {
-  MPI_Comm  comm = PetscObjectComm((PetscObject)A);
-  PetscInt  m, n, M, N;
-  HostBlock d, o;
+  PetscInt       m, n, M, N;
+  PetscErrorCode ierr;
 
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(A, &m, &n));
   PetscCall(MatGetSize(A, &M, &N));
-  PetscCall(MatCreate(comm, T));
-  PetscCall(MatSetSizes(*T, m, n, M, N));
-  PetscCall(MatSetBlockSizesFromMats(*T, A, A));
-  PetscCall(MatSetType(*T, mpi ? MATMPIAIJ : MATSEQAIJ));
-  if (!mpi) {
-    PetscCall(d.Get(A));
-    PetscCall(MatSeqAIJSetPreallocationCSR(*T, d.i, d.j, d.a));
-    PetscCall(d.Restore());
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), T));
+  ierr = [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(MatSetSizes(*T, m, n, M, N));
+    PetscCall(MatSetBlockSizesFromMats(*T, A, A));
+    PetscCall(MatSetType(*T, mpi ? MATMPIAIJ : MATSEQAIJ));
+    PetscCall(SetCsrOf(A, mpi, *T));
+    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* set by PreallocationCSR */
+    if (A->rmap->mapping && A->cmap->mapping) PetscCall(MatSetLocalToGlobalMapping(*T, A->rmap->mapping, A->cmap->mapping));
     PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  Mat             Ad, Ao;
-  const PetscInt *garray;
-  PetscInt        cstart, *ii, *jj;
-  PetscScalar    *vv;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, nullptr));
-  PetscCall(d.Get(Ad));
-  PetscCall(o.Get(Ao));
-  /* each row in global column order: off-diagonal columns left of the diagonal block, the
-     diagonal block's, the off-diagonal ones right of it (garray is increasing) */
-  PetscCall(PetscMalloc3(m + 1, &ii, d.i[m] + o.i[m], &jj, d.i[m] + o.i[m], &vv));
-  ii[0] = 0;
-  for (PetscInt r = 0; r < m; r++) {
-    PetscInt k = ii[r], q = o.i[r];
-    for (; q < o.i[r + 1] && garray[o.j[q]] < cstart; q++, k++) {
-      jj[k] = garray[o.j[q]];
-      vv[k] = o.a[q];
-    }
-    for (PetscInt p = d.i[r]; p < d.i[r + 1]; p++, k++) {
-      jj[k] = cstart + d.j[p];
-      vv[k] = d.a[p];
-    }
-    for (; q < o.i[r + 1]; q++, k++) {
-      jj[k] = garray[o.j[q]];
-      vv[k] = o.a[q];
-    }
-    ii[r + 1] = k;
-  }
-  PetscCall(d.Restore());
-  PetscCall(o.Restore());
-  PetscCall(MatMPIAIJSetPreallocationCSR(*T, ii, jj, vv));
-  PetscCall(PetscFree3(ii, jj, vv));
+  }();
+  if (ierr) PetscCall(MatDestroy(T));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -121,15 +146,22 @@ PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Ma
     twin = bound ? PETSC_FALSE : PETSC_TRUE; /* T's CSR is A's, which also lives on the device */
   } else PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
   {
-    /* between our families of one format the result keeps A's options */
+    /* between our families of one format the result keeps A's options; from another type it
+       reads them with A's prefix, as a conversion from AIJ does (T has it during the conversion) */
     SeqState       *sp = SeqGetState(A);
     MPIState       *mp = MPIGetState(A);
     PetscErrorCode  ierr;
-    DeviceTwinScope scope(twin ? A : nullptr);
+    DeviceTwinScope twins(twin ? A : nullptr);
     if (sp || mp) {
-      InheritScope scope(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
+      InheritScope inherit(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
       ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
-    } else ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
+    } else {
+      const char *prefix;
+      PetscCall(MatGetOptionsPrefix(A, &prefix));
+      PetscCall(MatSetOptionsPrefix(T, prefix));
+      ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
+      if (!ierr && reuse != MAT_INPLACE_MATRIX) ierr = MatSetOptionsPrefix(T, nullptr); /* in place A keeps its prefix */
+    }
     if (ierr) PetscCall(MatDestroy(&T)); /* e.g. a value the new format cannot hold */
     PetscCall(ierr);
   }

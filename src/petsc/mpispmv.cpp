@@ -154,7 +154,19 @@ PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], &garray));
   if (Mat twin = DeviceTwinScope::Current()) { /* a MatConvert() from mpiaijcusparse: its blocks are the twins of A's */
     PetscCall(PetscObjectTypeCompare((PetscObject)twin, MATMPIAIJCUSPARSE, &mpitwin));
-    if (mpitwin) PetscCall(MatMPIAIJGetSeqAIJ(twin, &twins[0], &twins[1], nullptr));
+    if (mpitwin) {
+      const PetscInt *tgarray;
+      PetscInt        nc = 0, tnc = 0;
+      PetscBool       same = PETSC_FALSE;
+      PetscCall(MatMPIAIJGetSeqAIJ(twin, &twins[0], &twins[1], &tgarray));
+      /* the off-diagonal blocks' columns must mean the same global columns */
+      if (blocks[1] && twins[1]) {
+        PetscCall(MatGetSize(blocks[1], nullptr, &nc));
+        PetscCall(MatGetSize(twins[1], nullptr, &tnc));
+        if (nc == tnc) PetscCall(PetscArraycmp(garray, tgarray, nc, &same));
+      }
+      if (!same) twins[1] = nullptr;
+    }
   }
   for (int k = 0; k < 2; k++) {
     Mat blk = blocks[k];

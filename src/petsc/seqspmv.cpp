@@ -34,8 +34,8 @@ PetscErrorCode GetCsr(Mat A, CsrView *v)
 }
 
 /* The device twin a CUDA layout of A is built from: the seq aijcusparse matrix of the innermost
-   DeviceTwinScope when A's AIJ arrays are its copy (same local sizes and entries, at least one),
-   else NULL. */
+   DeviceTwinScope when A's AIJ arrays are its copy (same local sizes and entries, at least one)
+   and its device copy is current and usable (not bound to the CPU), else NULL. */
 PetscErrorCode DeviceTwin(Mat A, SeqState *sp, Mat *twin)
 {
   Mat       t = DeviceTwinScope::Current();
@@ -45,6 +45,12 @@ PetscErrorCode DeviceTwin(Mat A, SeqState *sp, Mat *twin)
   *twin = nullptr;
   if (!t || !sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)t, MATSEQAIJCUSPARSE, &seq));
+  if (seq) {
+    PetscBool bound;
+    PetscCall(MatBoundToCPU(t, &bound));
+    /* a block bound to the CPU, or whose device copy is older than its host arrays, is uploaded */
+    if (bound || (t->offloadmask != PETSC_OFFLOAD_GPU && t->offloadmask != PETSC_OFFLOAD_BOTH)) seq = PETSC_FALSE;
+  }
   if (seq) {
     PetscInt m, n, tm, tn;
     MatInfo  ia, it;

@@ -182,14 +182,103 @@ static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* y = M x and z = R x for the same x (M's vectors; R, AIJ, gets host copies): ||y - z||_inf
+   <= 1e-14 ||z||_inf. */
+static PetscErrorCode CheckProduct(Mat M, Mat R, const char *what, const char *label)
+{
+  Vec         x, y, xr, yr;
+  PetscRandom rnd;
+  PetscReal   nrm, rn;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateVecs(M, &x, &y));
+  PetscCall(MatCreateVecs(R, &xr, &yr));
+  PetscCall(PetscRandomCreate(PetscObjectComm((PetscObject)M), &rnd));
+  PetscCall(PetscRandomSetInterval(rnd, -1.0, 1.0));
+  PetscCall(VecSetRandom(xr, rnd));
+  PetscCall(PetscRandomDestroy(&rnd));
+  PetscCall(VecCopy(xr, x));
+  PetscCall(MatMult(M, x, y));
+  PetscCall(MatMult(R, xr, yr));
+  PetscCall(VecNorm(yr, NORM_INFINITY, &rn));
+  PetscCall(VecAXPY(yr, -1.0, y)); /* y: CUDA or host, copied as needed */
+  PetscCall(VecNorm(yr, NORM_INFINITY, &nrm));
+  PetscCheck(nrm <= 1e-14 * rn, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %s differs from AIJ's by %g (max norm, of %g)", label, what, (double)nrm, (double)rn);
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&xr));
+  PetscCall(VecDestroy(&yr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatConvert(D, family, MAT_INPLACE_MATRIX) of a duplicate D of Acu given a local-to-global
+   mapping: D keeps the mapping, its products are AIJ's (A), and a value at a new location can be
+   inserted and assembled afterwards (the layout is rebuilt), as after a conversion from AIJ. */
+static PetscErrorCode FromAIJCusparseInPlace(Mat Acu, Mat A, const char *family)
+{
+  Mat                    D, R;
+  ISLocalToGlobalMapping map, rmap, cmap;
+  PetscInt               rstart, rend, N, row, col;
+  PetscBool              match;
+  char                   label[256];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(label, sizeof(label), "%s from aijcusparse in place", family));
+  PetscCall(MatDuplicate(Acu, MAT_COPY_VALUES, &D));
+  PetscCall(MatGetOwnershipRange(D, &rstart, &rend));
+  PetscCall(MatGetSize(D, &N, NULL));
+  {
+    PetscInt *idx;
+    PetscCall(PetscMalloc1(rend - rstart, &idx));
+    for (PetscInt i = 0; i < rend - rstart; i++) idx[i] = rstart + i;
+    PetscCall(ISLocalToGlobalMappingCreate(PetscObjectComm((PetscObject)D), 1, rend - rstart, idx, PETSC_OWN_POINTER, &map));
+  }
+  PetscCall(MatSetLocalToGlobalMapping(D, map, map));
+  PetscCall(MatConvert(D, family, MAT_INPLACE_MATRIX, &D));
+  PetscCall(PetscObjectTypeCompare((PetscObject)D, family, &match));
+  if (!match) { /* family is a root name: seq/mpi + it */
+    char t[64];
+    PetscCall(PetscSNPrintf(t, sizeof(t), "%s%s", N == rend - rstart ? "seqaij" : "mpiaij", family));
+    PetscCall(PetscObjectTypeCompare((PetscObject)D, t, &match));
+  }
+  {
+    MatType t;
+    PetscCall(MatGetType(D, &t));
+    PetscCheck(match, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the result is a %s matrix", label, t);
+  }
+  PetscCall(MatGetLocalToGlobalMapping(D, &rmap, &cmap));
+  PetscCheck(rmap == map && cmap == map, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the local-to-global mapping was lost", label);
+  PetscCall(CheckProduct(D, A, "MatMult", label));
+  /* a new nonzero: row rstart, the column half the matrix away (outside the band) */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &R));
+  row = rstart;
+  col = (rstart + N / 2) % N;
+  PetscCall(MatSetOption(R, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(D, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  if (rend > rstart) {
+    PetscCall(MatSetValue(R, row, col, 0.125, INSERT_VALUES));
+    PetscCall(MatSetValue(D, row, col, 0.125, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(R, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(R, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(D, MAT_FINAL_ASSEMBLY));
+  PetscCall(CheckProduct(D, R, "MatMult after a new nonzero", label));
+  PetscCall(ISLocalToGlobalMappingDestroy(&map));
+  PetscCall(MatDestroy(&R));
+  PetscCall(MatDestroy(&D));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatConvert() from the assembled aijcusparse Acu (its device CSR current) to family: the build
    reads AIJCUSPARSE's device arrays, so it copies nothing of the CSR between host and device (on
    every rank, both blocks; PETSc itself may upload the full row offsets of a compressed-row block,
    4 (m + 1) bytes, when they are first asked for), and the products equal B's (built from the host
    AIJ) to rounding (a COO tail sums with atomics, in any order); then again after a MatScale() of
    Acu by 2 on the GPU (device values newer: PETSc downloads them for the AIJ arrays before our
-   build, which reads the scaled device values): 2 times B's products. Acu is scaled back. */
-static PetscErrorCode FromAIJCusparse(Mat Acu, Mat B, const char *family)
+   build, which reads the scaled device values): 2 times B's products. Acu is scaled back. Then
+   FromAIJCusparseInPlace(). */
+static PetscErrorCode FromAIJCusparse(Mat Acu, Mat A, Mat B, const char *family)
 {
   PetscFunctionBegin;
   for (int pass = 0; pass < 2; pass++) {
@@ -212,7 +301,8 @@ static PetscErrorCode FromAIJCusparse(Mat Acu, Mat B, const char *family)
     {
       PetscInt m;
       PetscCall(MatGetLocalSize(Acu, &m, NULL));
-      PetscCheck(build.CpuToGpuSize <= 2 * 4.0 * (m + 1), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device (%g copies), more than the row offsets of its blocks", name, (double)build.CpuToGpuSize, (double)build.CpuToGpuCount);
+      /* only PETSc's uploads of full row offsets (4 (m + 1) bytes each, at most one per block) */
+      PetscCheck(build.CpuToGpuCount <= 2 && build.CpuToGpuSize == 4.0 * (m + 1) * build.CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build.CpuToGpuSize, (double)build.CpuToGpuCount, m);
       PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build from aijcusparse's device CSR", name));
     }
     PetscCall(MatCreateVecs(B, &x, &yb));
@@ -234,6 +324,7 @@ static PetscErrorCode FromAIJCusparse(Mat Acu, Mat B, const char *family)
     PetscCall(MatDestroy(&C));
   }
   PetscCall(MatScale(Acu, 0.5));
+  PetscCall(FromAIJCusparseInPlace(Acu, A, family));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -348,7 +439,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
        that adds y when z != y: ours adds y in the kernel, so only the kernel's are compared) */
     PetscCall(CheckEqual(ours.multadd.GpuFlops, ref.multadd.flops, "the GPU flops of MatMultAdd (against AIJ's 2 nnz)", family));
     if (size > 1) PetscCall(HaloCopies(A, family, &ours, &cus));
-    PetscCall(FromAIJCusparse(Acu, B, family));
+    PetscCall(FromAIJCusparse(Acu, A, B, family));
     PetscCall(VecDestroy(&xc));
     PetscCall(VecDestroy(&yc));
     PetscCall(VecDestroy(&zc));

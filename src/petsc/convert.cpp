@@ -39,10 +39,10 @@ struct HostBlock {
   }
 };
 
-/* The CSR of the MPI matrix A's rows in global column order (the off-diagonal block's columns
-   left of the diagonal block, the diagonal block's, the off-diagonal ones right of it; garray is
-   increasing) set into the MATMPIAIJ T by MatMPIAIJSetPreallocationCSR(). */
-PetscErrorCode SetMPICsrOf(Mat A, Mat T)
+/* The AIJ CSR of A's rows in global column order (mpi: the off-diagonal block's columns left of the
+   diagonal block, the diagonal block's, the off-diagonal ones right of it; garray is increasing)
+   set into the preallocated-by-CSR T. */
+PetscErrorCode SetCsrOf(Mat A, PetscBool mpi, Mat T)
 {
   HostBlock      d, o;
   PetscErrorCode ierr;
@@ -50,6 +50,11 @@ PetscErrorCode SetMPICsrOf(Mat A, Mat T)
   PetscFunctionBegin;
   ierr = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
+    if (!mpi) {
+      PetscCall(d.Get(A));
+      PetscCall(MatSeqAIJSetPreallocationCSR(T, d.i, d.j, d.a));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     Mat             Ad, Ao;
     const PetscInt *garray;
     PetscInt        m, cstart, *ii = nullptr, *jj = nullptr;
@@ -90,42 +95,25 @@ PetscErrorCode SetMPICsrOf(Mat A, Mat T)
 
 /* *T = a MATAIJ copy of the aijcusparse matrix A (seq or mpi), with the same stored entries
    (explicit zeros included) in the same order, its block sizes and local-to-global mappings, new
-   nonzeros allowed (as MatConvert's entry-by-entry copy leaves them): from A's host CSR (seq: a
-   duplicate of a MATSEQAIJ on A's arrays, i.e. one copy of each; mpi: through
-   MatMPIAIJSetPreallocationCSR(), row by row). (MatConvert(A, MATAIJ) has no converter for the CUDA types
+   nonzeros allowed (as MatConvert's entry-by-entry copy leaves them): from A's host CSR through
+   Mat{Seq,MPI}AIJSetPreallocationCSR(). (MatConvert(A, MATAIJ) has no converter for the CUDA types
    and goes entry by entry: 16-18 s for 56M entries on the H200's host.) On error *T is NULL. */
 PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
 {
-  MPI_Comm       comm = PetscObjectComm((PetscObject)A);
   PetscInt       m, n, M, N;
   PetscErrorCode ierr;
 
   PetscFunctionBegin;
-  *T = nullptr;
   PetscCall(MatGetLocalSize(A, &m, &n));
   PetscCall(MatGetSize(A, &M, &N));
+  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), T));
   ierr = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
-    if (mpi) {
-      PetscCall(MatCreate(comm, T));
-      PetscCall(MatSetSizes(*T, m, n, M, N));
-      PetscCall(MatSetBlockSizesFromMats(*T, A, A));
-      PetscCall(MatSetType(*T, MATMPIAIJ));
-      PetscCall(SetMPICsrOf(A, *T));
-    } else {
-      /* a MATSEQAIJ on A's host arrays (read only, not freed) duplicated: one copy of each array */
-      HostBlock      d;
-      Mat            W    = nullptr;
-      PetscErrorCode werr;
-      PetscCall(d.Get(A));
-      werr = MatCreateSeqAIJWithArrays(comm, m, n, const_cast<PetscInt *>(d.i), const_cast<PetscInt *>(d.j), const_cast<PetscScalar *>(d.a), &W);
-      if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
-      if (W) PetscCall(MatDestroy(&W));
-      PetscCall(d.Restore());
-      PetscCall(werr);
-      PetscCall(MatSetBlockSizesFromMats(*T, A, A));
-    }
-    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* MatMPIAIJSetPreallocationCSR sets it */
+    PetscCall(MatSetSizes(*T, m, n, M, N));
+    PetscCall(MatSetBlockSizesFromMats(*T, A, A));
+    PetscCall(MatSetType(*T, mpi ? MATMPIAIJ : MATSEQAIJ));
+    PetscCall(SetCsrOf(A, mpi, *T));
+    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* set by PreallocationCSR */
     if (A->rmap->mapping && A->cmap->mapping) PetscCall(MatSetLocalToGlobalMapping(*T, A->rmap->mapping, A->cmap->mapping));
     PetscFunctionReturn(PETSC_SUCCESS);
   }();

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one call the GPU machine runs (see docs/gpu-validation.md): installs PETSc from the
 # carried archive, builds, runs the GPU tests, compute-sanitizer memcheck and racecheck, and
-# the main job with both CUDA types at 1 and 2 ranks. Results go to OUTDIR.
+# the main job with both CUDA types at 1 and 2 ranks (and tutorials/ex2's mixed solvers on
+# aijcusparse, true residual <= 1e-8). Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
@@ -163,6 +164,12 @@ if has run; then
       line=$($mpi -n $np "$build/tutorials/ex1" -f /tmp/main.petsc -mat_type $t -ksp_type cg -pc_type jacobi -ksp_norm_type unpreconditioned \
         -ksp_rtol 1e-8 -ksp_max_it 5000 -check_true_residual 1e-7 2>&1 | tail -1; echo "rc=${PIPESTATUS[0]}")
       note "main job bcsstk16 np=$np: $(echo $line)"
+    done
+    # the mixed-precision tutorial (issue 17's done-when): FP64 CG + Jacobi and PCMIXEDKRYLOV (cg, f3r)
+    # on aijcusparse, rtol 1e-8, each solver's true residual (exact matrix) printed and checked
+    for m in "-f /tmp/main.petsc" "-lap7 48 -var_coeff"; do
+      lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type aijcusparse -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED"; echo "rc=${PIPESTATUS[0]}")
+      note "ex2 ${m%% *} np=$np: $(echo $lines | sed -E 's/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
     done
   done
 fi

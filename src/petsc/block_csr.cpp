@@ -18,7 +18,7 @@ PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView 
   PetscCall(MatGetLocalSize(Ad, &m, &nc));
   PetscCall(MatSeqAIJGetArrayRead(Ad, &aa)); /* host values (copied from the GPU if they are newer there) */
   PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "PCMIXEDKRYLOV cannot read the CSR arrays of the %s diagonal block", ((PetscObject)Ad)->type_name);
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s block are not available", ((PetscObject)Ad)->type_name);
   CsrView v;
   v.rows   = (int32_t)n;
   v.cols   = (int32_t)nc;

@@ -1,5 +1,5 @@
-// The CSR arrays of a Pmat block of PCMIXEDKRYLOV (a SeqAIJ-based matrix: AIJ, AIJCUSPARSE or
-// ours) as the core reads them, for both backends of the PC.
+// The host CSR arrays of a SeqAIJ-based matrix (AIJ, AIJCUSPARSE or ours) as the core reads them:
+// for both backends of PCMIXEDKRYLOV and for MatConvert from aijcusparse (convert.cpp).
 #pragma once
 #include <petscmat.h>
 

@@ -3,93 +3,66 @@
 // every matrix of ours carries the functions for both directions.
 #include "spmvimpl.hpp"
 
+#include "block_csr.hpp"
+
 namespace pspmv {
 namespace glue {
 
 namespace {
 
-/* The CSR of a seq block on the host (PETSc brings values newer on the GPU back first). */
-struct HostBlock {
-  Mat                A = nullptr;
-  PetscInt           n = 0;
-  const PetscInt    *i = nullptr, *j = nullptr;
-  const PetscScalar *a = nullptr;
-
-  PetscErrorCode Get(Mat blk)
-  {
-    PetscBool done;
-
-    PetscFunctionBegin;
-    A = blk;
-    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &i, &j, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR of a %s block is not available", ((PetscObject)A)->type_name);
-    PetscCall(MatSeqAIJGetArrayRead(A, &a));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscErrorCode Restore()
-  {
-    PetscBool done;
-
-    PetscFunctionBegin;
-    if (!A) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &i, &j, &done));
-    A = nullptr;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-};
-
-/* The AIJ CSR of A's rows in global column order (mpi: the off-diagonal block's columns left of the
-   diagonal block, the diagonal block's, the off-diagonal ones right of it; garray is increasing)
-   set into the preallocated-by-CSR T. */
+/* T's CSR (T: a MATSEQAIJ or MATMPIAIJ of A's sizes) set to A's host CSR (WithCsr(): values newer on
+   the GPU come back first) by Mat{Seq,MPI}AIJSetPreallocationCSR(); mpi: each row in global column
+   order, the off-diagonal block's columns left of the diagonal block, the diagonal block's, the
+   off-diagonal ones right of it (garray is increasing). */
 PetscErrorCode SetCsrOf(Mat A, PetscBool mpi, Mat T)
 {
-  HostBlock      d, o;
-  PetscErrorCode ierr;
-
   PetscFunctionBegin;
-  ierr = [&]() -> PetscErrorCode {
-    PetscFunctionBegin;
-    if (!mpi) {
-      PetscCall(d.Get(A));
-      PetscCall(MatSeqAIJSetPreallocationCSR(T, d.i, d.j, d.a));
+  if (!mpi) {
+    PetscCall(WithCsr(A, [&](const CsrView &d) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(MatSeqAIJSetPreallocationCSR(T, d.rowptr, d.colidx, d.values));
       PetscFunctionReturn(PETSC_SUCCESS);
-    }
-    Mat             Ad, Ao;
-    const PetscInt *garray;
-    PetscInt        m, cstart, *ii = nullptr, *jj = nullptr;
-    PetscScalar    *vv = nullptr;
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-    PetscCall(MatGetLocalSize(A, &m, nullptr));
-    PetscCall(MatGetOwnershipRangeColumn(A, &cstart, nullptr));
-    PetscCall(d.Get(Ad));
-    PetscCall(o.Get(Ao));
-    PetscCall(PetscMalloc3(m + 1, &ii, d.i[m] + o.i[m], &jj, d.i[m] + o.i[m], &vv));
-    ii[0] = 0;
-    for (PetscInt r = 0; r < m; r++) {
-      PetscInt k = ii[r], q = o.i[r];
-      for (; q < o.i[r + 1] && garray[o.j[q]] < cstart; q++, k++) {
-        jj[k] = garray[o.j[q]];
-        vv[k] = o.a[q];
-      }
-      for (PetscInt p = d.i[r]; p < d.i[r + 1]; p++, k++) {
-        jj[k] = cstart + d.j[p];
-        vv[k] = d.a[p];
-      }
-      for (; q < o.i[r + 1]; q++, k++) {
-        jj[k] = garray[o.j[q]];
-        vv[k] = o.a[q];
-      }
-      ii[r + 1] = k;
-    }
-    const PetscErrorCode perr = MatMPIAIJSetPreallocationCSR(T, ii, jj, vv);
-    PetscCall(PetscFree3(ii, jj, vv));
-    PetscCall(perr);
+    }));
     PetscFunctionReturn(PETSC_SUCCESS);
-  }();
-  PetscCall(d.Restore()); /* on every path */
-  PetscCall(o.Restore());
-  PetscCall(ierr);
+  }
+  Mat             Ad, Ao;
+  const PetscInt *garray;
+  PetscInt        cstart;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
+  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, nullptr));
+  PetscCall(WithCsr(Ad, [&](const CsrView &d) -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(WithCsr(Ao, [&](const CsrView &o) -> PetscErrorCode {
+      const PetscInt m = d.rows;
+      PetscInt      *ii, *jj;
+      PetscScalar   *vv;
+
+      PetscFunctionBegin;
+      PetscCall(PetscMalloc3(m + 1, &ii, d.nnz() + o.nnz(), &jj, d.nnz() + o.nnz(), &vv));
+      ii[0] = 0;
+      for (PetscInt r = 0; r < m; r++) {
+        PetscInt k = ii[r], q = o.rowptr[r];
+        for (; q < o.rowptr[r + 1] && garray[o.colidx[q]] < cstart; q++, k++) {
+          jj[k] = garray[o.colidx[q]];
+          vv[k] = o.values[q];
+        }
+        for (PetscInt p = d.rowptr[r]; p < d.rowptr[r + 1]; p++, k++) {
+          jj[k] = cstart + d.colidx[p];
+          vv[k] = d.values[p];
+        }
+        for (; q < o.rowptr[r + 1]; q++, k++) {
+          jj[k] = garray[o.colidx[q]];
+          vv[k] = o.values[q];
+        }
+        ii[r + 1] = k;
+      }
+      const PetscErrorCode perr = MatMPIAIJSetPreallocationCSR(T, ii, jj, vv);
+      PetscCall(PetscFree3(ii, jj, vv));
+      PetscCall(perr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -136,22 +109,18 @@ PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Ma
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscBool seqcu, mpicu, twin = PETSC_FALSE;
+  PetscBool seqcu, mpicu;
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &seqcu));
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &mpicu));
-  if (seqcu || mpicu) {
-    PetscBool bound;
-    PetscCall(CopyAIJCusparseToAIJ(A, mpicu, &T));
-    PetscCall(MatBoundToCPU(A, &bound));
-    twin = bound ? PETSC_FALSE : PETSC_TRUE; /* T's CSR is A's, which also lives on the device */
-  } else PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
+  if (seqcu || mpicu) PetscCall(CopyAIJCusparseToAIJ(A, mpicu, &T));
+  else PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
   {
     /* between our families of one format the result keeps A's options; from another type it
        reads them with A's prefix, as a conversion from AIJ does (T has it during the conversion) */
     SeqState       *sp = SeqGetState(A);
     MPIState       *mp = MPIGetState(A);
     PetscErrorCode  ierr;
-    DeviceTwinScope twins(twin ? A : nullptr);
+    DeviceTwinScope twins(seqcu || mpicu ? A : nullptr); /* T's CSR is A's, which may also live on the device */
     if (sp || mp) {
       InheritScope inherit(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
       ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);

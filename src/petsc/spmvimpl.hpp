@@ -91,10 +91,11 @@ private:
   friend PetscErrorCode InitialOptions(Mat, const TypeInfo *, FormatOptions *);
 };
 
-/* The aijcusparse matrix (seq or mpi, not bound to the CPU) a MatConvert() to one of our CUDA
-   types starts from, while the conversion runs (innermost scope wins): the AIJ arrays of the
-   result are a copy of its host arrays, and the device builds read its device CSR instead of
-   uploading them (convert.cpp opens it; SetUpBlocks() narrows an MPI twin to the block). */
+/* The aijcusparse matrix (seq or mpi) a MatConvert() to one of our types starts from, while the
+   conversion runs (innermost scope wins): the AIJ arrays of the result are a copy of its host
+   arrays, and the CUDA layouts read its device CSR instead of uploading them (convert.cpp opens it;
+   SetUpBlocks() narrows an MPI twin to the block; DeviceTwin() in seqspmv.cpp takes a block's twin
+   only when its device copy is current and not bound to the CPU). */
 class DeviceTwinScope {
 public:
   explicit DeviceTwinScope(Mat twin);

@@ -26,11 +26,7 @@ public:
 
     PetscFunctionBegin;
     if (all) {
-      PetscCall(Free());
-      PetscCallCUDA(cudaMalloc((void **)&rowptr_, sizeof(int32_t) * nr));
-      if (nz) PetscCallCUDA(cudaMalloc((void **)&colidx_, sizeof(int32_t) * nz));
-      if (nz) PetscCallCUDA(cudaMalloc((void **)&values_, sizeof(double) * nz));
-      nnz_ = (int64_t)nz;
+      PetscCall(Allocate(nr, nz));
       PetscCallCUDA(cudaMemcpyAsync(rowptr_, A.rowptr, sizeof(int32_t) * nr, cudaMemcpyHostToDevice, stream));
       if (nz) PetscCallCUDA(cudaMemcpyAsync(colidx_, A.colidx, sizeof(int32_t) * nz, cudaMemcpyHostToDevice, stream));
     }
@@ -47,11 +43,7 @@ public:
     const size_t nr = (size_t)src.rows + 1, nz = (size_t)src.nnz;
 
     PetscFunctionBegin;
-    PetscCall(Free());
-    PetscCallCUDA(cudaMalloc((void **)&rowptr_, sizeof(int32_t) * nr));
-    if (nz) PetscCallCUDA(cudaMalloc((void **)&colidx_, sizeof(int32_t) * nz));
-    if (nz) PetscCallCUDA(cudaMalloc((void **)&values_, sizeof(double) * nz));
-    nnz_ = (int64_t)nz;
+    PetscCall(Allocate(nr, nz));
     PetscCallCUDA(cudaMemcpyAsync(rowptr_, src.rowptr, sizeof(int32_t) * nr, cudaMemcpyDeviceToDevice, stream));
     if (nz) PetscCallCUDA(cudaMemcpyAsync(colidx_, src.colidx, sizeof(int32_t) * nz, cudaMemcpyDeviceToDevice, stream));
     if (nz) PetscCallCUDA(cudaMemcpyAsync(values_, src.values, sizeof(double) * nz, cudaMemcpyDeviceToDevice, stream));
@@ -86,6 +78,18 @@ public:
   }
 
 private:
+  /* fresh arrays for nr row offsets and nz entries (the old ones freed) */
+  PetscErrorCode Allocate(size_t nr, size_t nz)
+  {
+    PetscFunctionBegin;
+    PetscCall(Free());
+    PetscCallCUDA(cudaMalloc((void **)&rowptr_, sizeof(int32_t) * nr));
+    if (nz) PetscCallCUDA(cudaMalloc((void **)&colidx_, sizeof(int32_t) * nz));
+    if (nz) PetscCallCUDA(cudaMalloc((void **)&values_, sizeof(double) * nz));
+    nnz_ = (int64_t)nz;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
   int32_t *rowptr_ = nullptr, *colidx_ = nullptr;
   double  *values_ = nullptr;
   int64_t  nnz_    = 0;

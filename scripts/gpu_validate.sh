@@ -2,7 +2,7 @@
 # The one call the GPU machine runs (see docs/gpu-validation.md): installs PETSc from the
 # carried archive, builds, runs the GPU tests, compute-sanitizer memcheck and racecheck, and
 # the main job with both CUDA types at 1 and 2 ranks (and tutorials/ex2's mixed solvers on
-# aijcusparse, true residual <= 1e-8). Results go to OUTDIR.
+# aijcusparse, rgcsrcuda and packsellcuda, true residual <= 1e-8). Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
@@ -166,10 +166,13 @@ if has run; then
       note "main job bcsstk16 np=$np: $(echo $line)"
     done
     # the mixed-precision tutorial (issue 17's done-when): FP64 CG + Jacobi and PCMIXEDKRYLOV (cg, f3r)
-    # on aijcusparse, rtol 1e-8, each solver's true residual (exact matrix) printed and checked
+    # on each GPU type as the solves' matrix (PCMIXEDKRYLOV's Pmat); rtol 1e-8, each solver's true
+    # residual (exact matrix) printed and checked
     for m in "-f /tmp/main.petsc" "-lap7 48 -var_coeff"; do
-      lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type aijcusparse -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED"; echo "rc=${PIPESTATUS[0]}")
-      note "ex2 ${m%% *} np=$np: $(echo $lines | sed -E 's/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
+      for t in aijcusparse rgcsrcuda packsellcuda; do
+        lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type $t -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED|rror"; echo "rc=${PIPESTATUS[0]}")
+        note "ex2 ${m%% *} $t np=$np: $(echo $lines | sed -E 's/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
+      done
     done
   done
 fi

@@ -10,21 +10,13 @@ namespace glue {
 
 namespace {
 
-/* T's CSR (T: a MATSEQAIJ or MATMPIAIJ of A's sizes) set to A's host CSR (WithCsr(): values newer on
-   the GPU come back first) by Mat{Seq,MPI}AIJSetPreallocationCSR(); mpi: each row in global column
-   order, the off-diagonal block's columns left of the diagonal block, the diagonal block's, the
-   off-diagonal ones right of it (garray is increasing). */
-PetscErrorCode SetCsrOf(Mat A, PetscBool mpi, Mat T)
+/* The MATMPIAIJ T's CSR set to the MPI matrix A's host CSR (WithCsr(): values newer on the GPU
+   come back first) by MatMPIAIJSetPreallocationCSR(), each row in global column order: the
+   off-diagonal block's columns left of the diagonal block, the diagonal block's, the off-diagonal
+   ones right of it (garray is increasing). */
+PetscErrorCode SetMPICsrOf(Mat A, Mat T)
 {
   PetscFunctionBegin;
-  if (!mpi) {
-    PetscCall(WithCsr(A, [&](const CsrView &d) -> PetscErrorCode {
-      PetscFunctionBegin;
-      PetscCall(MatSeqAIJSetPreallocationCSR(T, d.rowptr, d.colidx, d.values));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   Mat             Ad, Ao;
   const PetscInt *garray;
   PetscInt        cstart;
@@ -68,9 +60,10 @@ PetscErrorCode SetCsrOf(Mat A, PetscBool mpi, Mat T)
 
 /* *T = a MATAIJ copy of the aijcusparse matrix A (seq or mpi), with the same stored entries
    (explicit zeros included) in the same order, its block sizes and local-to-global mappings, new
-   nonzeros allowed (as MatConvert's entry-by-entry copy leaves them): from A's host CSR through
-   Mat{Seq,MPI}AIJSetPreallocationCSR(). (MatConvert(A, MATAIJ) has no converter for the CUDA types
-   and goes entry by entry: 16-18 s for 56M entries on the H200's host.) On error *T is NULL. */
+   nonzeros allowed (as MatConvert's entry-by-entry copy leaves them), from A's host CSR: seq, a
+   duplicate of a MATSEQAIJ made on A's arrays (one memcpy per array); mpi, SetMPICsrOf().
+   (MatConvert(A, MATAIJ) has no converter for the CUDA types and goes entry by entry: 16-18 s for
+   56M entries on the H200's host.) On error *T is NULL. */
 PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
 {
   PetscInt       m, n, M, N;
@@ -79,14 +72,30 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(A, &m, &n));
   PetscCall(MatGetSize(A, &M, &N));
-  PetscCall(MatCreate(PetscObjectComm((PetscObject)A), T));
+  *T   = nullptr;
   ierr = [&]() -> PetscErrorCode {
     PetscFunctionBegin;
-    PetscCall(MatSetSizes(*T, m, n, M, N));
-    PetscCall(MatSetBlockSizesFromMats(*T, A, A));
-    PetscCall(MatSetType(*T, mpi ? MATMPIAIJ : MATSEQAIJ));
-    PetscCall(SetCsrOf(A, mpi, *T));
-    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* set by PreallocationCSR */
+    if (mpi) {
+      PetscCall(MatCreate(PetscObjectComm((PetscObject)A), T));
+      PetscCall(MatSetSizes(*T, m, n, M, N));
+      PetscCall(MatSetBlockSizesFromMats(*T, A, A));
+      PetscCall(MatSetType(*T, MATMPIAIJ));
+      PetscCall(SetMPICsrOf(A, *T));
+    } else {
+      /* a MATSEQAIJ on A's host arrays (read only, not freed) duplicated: one copy of each array */
+      PetscCall(WithCsr(A, [&](const CsrView &d) -> PetscErrorCode {
+        Mat W = nullptr;
+
+        PetscFunctionBegin;
+        PetscErrorCode werr = MatCreateSeqAIJWithArrays(PetscObjectComm((PetscObject)A), m, n, const_cast<PetscInt *>(d.rowptr), const_cast<PetscInt *>(d.colidx), const_cast<PetscScalar *>(d.values), &W);
+        if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
+        if (W) PetscCall(MatDestroy(&W));
+        PetscCall(werr);
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }));
+      PetscCall(MatSetBlockSizesFromMats(*T, A, A));
+    }
+    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* MatMPIAIJSetPreallocationCSR sets it */
     if (A->rmap->mapping && A->cmap->mapping) PetscCall(MatSetLocalToGlobalMapping(*T, A->rmap->mapping, A->cmap->mapping));
     PetscFunctionReturn(PETSC_SUCCESS);
   }();

@@ -38,10 +38,14 @@ def parse_event_line(line):
     tok = line.split()
     if len(tok) < 21:
         return None
+
+    def num(t):  # PETSc prints "n/a" for the times and flop rates of a GPU run without -log_view_gpu_time
+        return float("nan") if t == "n/a" else float(t)
+
     try:
-        ev = {"name": tok[0], "count": float(tok[1]), "time": float(tok[3]), "mess": float(tok[7]), "avglen": float(tok[8])}
-        if len(tok) >= 27:  # Total Mflop/s, GPU Mflop/s, CpuToGpu count size, GpuToCpu count size, GPU %F
-            ev.update(ctg_count=float(tok[23]), ctg_mb=float(tok[24]), gtc_count=float(tok[25]), gtc_mb=float(tok[26]))
+        ev = {"name": tok[0], "count": num(tok[1]), "time": num(tok[3]), "mess": num(tok[7]), "avglen": num(tok[8])}
+        if len(tok) >= 27:  # tok[20] Total Mflop/s, then GPU Mflop/s, CpuToGpu count size, GpuToCpu count size, GPU %F
+            ev.update(ctg_count=num(tok[22]), ctg_mb=num(tok[23]), gtc_count=num(tok[24]), gtc_mb=num(tok[25]))
         return ev
     except ValueError:
         return None

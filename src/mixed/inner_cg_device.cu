@@ -127,17 +127,21 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-// w = A p and pw = (p, w): one thread per sorted row (grid-stride), p[perm[sr]] * w[perm[sr]].
+// w = A p and pw = (p, w): one thread per sorted row (grid-stride, whole warps), p[perm[sr]] * w[perm[sr]].
 template <ValueKind K>
 __global__ void __launch_bounds__(kThreads)
     product_dot_kernel(LowpArgs a, const float *__restrict__ p, float *__restrict__ w, CgState *st, double *partials) {
   if (st->stop) return;
   double acc = 0.0;
-  for (int64_t t = first_index(); t < a.rows; t += grid_stride()) {
+  const int64_t lane = threadIdx.x & 31u;
+  for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) { // whole warps (lowp_row)
+    const int64_t t = t0 + lane;
     int32_t row;
-    const float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, static_cast<int32_t>(t), &row);
-    w[row] = v;
-    acc += static_cast<double>(p[row]) * static_cast<double>(v);
+    const float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    if (t < a.rows) {
+      w[row] = v;
+      acc += static_cast<double>(p[row]) * static_cast<double>(v);
+    }
   }
   grid_reduce(acc, partials, &st->counter, [st](double pw) {
     if (!(pw > 0.0) || isinf(pw)) { // not positive, or not finite

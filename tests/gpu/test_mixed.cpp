@@ -7,6 +7,7 @@
 // copy. Suites MixedSmall* (sanitizer subset) and MixedLarge*.
 #include "device_compare.hpp"
 #include "formats/packsell/packsell_device_lowp.hpp"
+#include "formats/packsell/packsell_lowp_tail.hpp"
 #include "gpu_test_util.hpp"
 #include "mixed/inner_cg.hpp"
 #include "mixed/inner_cg_device.hpp"
@@ -56,9 +57,9 @@ HostCsr laplacian7(int32_t k) {
 
 // Symmetric, strictly diagonally dominant with a positive diagonal (SPD, well conditioned),
 // then symmetrically scaled by random powers-of-ten-ish factors so that s is not trivial:
-// about per_row random off-diagonal pairs per row, plus `long_rows` rows coupled to every
-// 7th column (long rows: a COO tail under hybrid auto / fixed widths).
-HostCsr random_spd(int32_t n, int32_t per_row, int32_t long_rows, uint64_t seed) {
+// about per_row random off-diagonal pairs per row, plus the rows `long_rows` coupled to every
+// step-th column (long rows: a COO tail under hybrid auto / fixed widths).
+HostCsr random_spd_long_rows(int32_t n, int32_t per_row, const std::vector<int32_t> &long_rows, int32_t step, uint64_t seed) {
   pspmv_test::Rng rng(seed);
   std::vector<std::map<int32_t, double>> m(static_cast<size_t>(n));
   auto add_pair = [&](int32_t i, int32_t j) {
@@ -69,10 +70,8 @@ HostCsr random_spd(int32_t n, int32_t per_row, int32_t long_rows, uint64_t seed)
   };
   for (int32_t i = 0; i < n; ++i)
     for (int32_t k = 0; k < per_row; ++k) add_pair(i, int32_t(rng.below(uint64_t(n))));
-  for (int32_t l = 0; l < long_rows && n > 0; ++l) {
-    const int32_t i = int32_t((int64_t(l) * 7919) % n);
-    for (int32_t j = l % 7; j < n; j += 7) add_pair(i, j);
-  }
+  for (size_t l = 0; l < long_rows.size(); ++l)
+    for (int32_t j = int32_t(l % size_t(step)); j < n; j += step) add_pair(long_rows[l], j);
   std::vector<double> d(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) d[size_t(i)] = std::exp2(4.0 * rng.uniform() - 2.0);
   for (int32_t i = 0; i < n; ++i) {
@@ -83,6 +82,13 @@ HostCsr random_spd(int32_t n, int32_t per_row, int32_t long_rows, uint64_t seed)
   for (int32_t i = 0; i < n; ++i)
     for (auto &e : m[size_t(i)]) e.second *= d[size_t(i)] * d[size_t(e.first)];
   return from_maps(n, m);
+}
+
+// random_spd_long_rows with `long_rows` long rows spread over the matrix, coupled to every 7th column.
+HostCsr random_spd(int32_t n, int32_t per_row, int32_t long_rows, uint64_t seed) {
+  std::vector<int32_t> rows;
+  for (int32_t l = 0; l < long_rows && n > 0; ++l) rows.push_back(int32_t((int64_t(l) * 7919) % n));
+  return random_spd_long_rows(n, per_row, rows, 7, seed);
 }
 
 // Tridiagonal, 1 on the diagonal, c off it: indefinite for c > 1/2 (eigenvalues 1 + 2c cos).
@@ -335,6 +341,28 @@ TEST(MixedSmallSpmv, SortedAndWideSlices) {
     check_lowp_products(A, options(f, hybrid_fixed(3), 64, 256), "sorted C=64");
     check_lowp_products(A, options(f, HybridOption{}, 128, 1), "C=128");
   }
+}
+
+// Tails longer than kLowpLongTail are summed by the row's whole warp: several in one warp (rows
+// 3..8), next to short tails, and one in the last warp, whose other lanes are past the end.
+TEST(MixedSmallSpmv, LongTailsSharingAWarpAndInTheLastWarp) {
+  const int32_t n = 1029; // the last warp holds rows 1024..1028
+  const HostCsr A = random_spd_long_rows(n, 3, {3, 4, 5, 6, 7, 8, n - 2}, 3, 23);
+  for (const ValueFormat &f : formats()) {
+    const PackSellOptions o = options(f, hybrid_fixed(4));
+    const mixed::ScaledCopy c = mixed::build_scaled_copy(A.view(), o);
+    int64_t longest = 0;
+    for (int64_t b = 0, e; b < c.op.tail.nnz(); b = e) {
+      for (e = b + 1; e < c.op.tail.nnz() && c.op.tail.row[size_t(e)] == c.op.tail.row[size_t(b)]; ++e) {
+      }
+      longest = std::max(longest, e - b);
+    }
+    ASSERT_GT(longest, 8 * packsell::kLowpLongTail) << "the test needs long tails";
+    check_lowp_products(A, o, "long tails");
+  }
+  mixed::InnerCgParams p;
+  p.max_it = 12;
+  check_inner_cg(A, every_format(hybrid_fixed(4)), p, 1e-4, "long tails");
 }
 
 TEST(MixedSmallSpmv, Laplacian) {

@@ -1,6 +1,7 @@
 // PackSELL: hand-checked words and dummies, sorting, bad options, overflow messages,
 // scaling, explicit zeros, stats and updates.
 #include "formats/packsell/packsell.hpp"
+#include "formats/packsell/packsell_lowp_tail.hpp"
 #include "csr_matrix.hpp"
 #include "format_check.hpp"
 #include "random_matrix.hpp"
@@ -323,6 +324,42 @@ TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {
   EXPECT_EQ(M.tail.val[0], 2 * decode_value(f, encode_value(f, 0.15, &st)));
   EXPECT_EQ(M.tail.val[1], 2 * decode_value(f, encode_value(f, 5e4, &st)));
   EXPECT_NE(M.tail.val[0], 0.3) << "0.3 is not an FP16 value: the tail must be rounded";
+}
+
+// packsell_spmv_f32 (the mixed-precision inner operators' host twin) sums a tail of at most
+// kLowpLongTail entries serially into y_r and a longer one in kLowpTailLanes interleaved partial
+// sums with a butterfly (packsell_lowp_tail.hpp), as the device's warps do. 2^24 followed by
+// ones: serially every 1 is lost to rounding, in lanes most are not.
+TEST(PackSell, Fp32ProductSumsLongTailsInLanesShortOnesSerially) {
+  const int32_t n = 101, L = 100, S = 10; // row 0: a tail of L entries, row 1: of S
+  const double big = 16777216.0;          // 2^24
+  std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
+  for (int32_t r = 0; r < 2; ++r) {
+    rows[size_t(r)].push_back({0, 0.5}); // the regular part (width 1)
+    for (int32_t j = 0; j < (r == 0 ? L : S); ++j) rows[size_t(r)].push_back({1 + j, j == 0 ? big : 1.0});
+  }
+  for (int32_t r = 2; r < n; ++r) rows[size_t(r)].push_back({r, 1.0});
+  const CsrMatrix A = csr_from_rows(n, rows);
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "exact", "1"));
+  ASSERT_EQ(M.tail.nnz(), L + S);
+  ASSERT_GT(L, packsell::kLowpLongTail);
+  ASSERT_LE(S, packsell::kLowpLongTail);
+  const std::vector<float> x(size_t(n), 1.0f);
+  std::vector<float> y(size_t(n), -1.0f);
+  packsell_spmv_f32(M, x.data(), y.data());
+
+  // the contract spelled out: lane l sums entries l, l + 32, ...; butterfly 16, 8, 4, 2, 1
+  std::vector<float> lane(size_t(packsell::kLowpTailLanes), 0.0f);
+  for (int32_t j = 0; j < L; ++j) lane[size_t(j % packsell::kLowpTailLanes)] += j == 0 ? float(big) : 1.0f;
+  for (int32_t o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) {
+    std::vector<float> next(lane.size());
+    for (size_t l = 0; l < lane.size(); ++l) next[l] = lane[l] + lane[l ^ size_t(o)];
+    lane = next;
+  }
+  EXPECT_EQ(y[0], 0.5f + lane[0]);
+  EXPECT_GT(y[0], float(big) + 64.0f) << "in lanes most of the ones count";
+  EXPECT_EQ(y[1], float(big)) << "a short tail is summed serially: 0.5 + 2^24 + 1 + ... rounds back to 2^24 each time";
+  for (int32_t r = 2; r < n; ++r) EXPECT_EQ(y[size_t(r)], 1.0f);
 }
 
 // The automatic width counts the words of a row's first K nonzeros: a jump of exactly the

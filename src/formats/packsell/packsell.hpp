@@ -98,7 +98,8 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M);
 void packsell_spmv(const PackSellMatrix &M, const double *x, double *y, bool add);
 // y = A x with FP32 vectors (the host twin of the mixed-precision inner solvers' product):
 // values decoded to FP32 (Exact: the FP64 value rounded to FP32), summed in FP32 in word order,
-// times 2^-scale_exponent; then the tail's values rounded to FP32 added in CSR order.
+// times 2^-scale_exponent; then the tail's values rounded to FP32 added, each row's in the order
+// of packsell_lowp_tail.hpp (CSR order for short tails, 32 interleaved partial sums for long ones).
 void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y);
 // d[r] = decoded A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal).
 void packsell_diagonal(const PackSellMatrix &M, double *d);

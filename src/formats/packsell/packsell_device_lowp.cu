@@ -3,8 +3,8 @@
 //
 // One kernel launch per product, one thread per sorted row (DevicePackSell::threads_per_row
 // is not used: the inner operators of PCMIXEDKRYLOV are large). The row's thread computes the
-// regular part in FP32 and adds its own COO tail entries (packsell_lowp_rows.cuh), so y is
-// written once per row, FP16 y is rounded once, and no atomics are needed: the result is the
+// regular part in FP32 and adds its COO tail entries (a long tail with its warp's help:
+// packsell_lowp_rows.cuh), so y is written once per row, FP16 y is rounded once, and no atomics are needed: the result is the
 // same on every run. Template on the value kind: no format branch in the inner loop.
 #include "packsell_device_lowp.hpp"
 #include "packsell_lowp_rows.cuh"
@@ -23,10 +23,10 @@ template <ValueKind K, class X>
 __global__ void __launch_bounds__(detail::kLowpThreads)
     lowp_spmv_kernel(detail::LowpArgs a, const X *__restrict__ x, X *__restrict__ y) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * detail::kLowpThreads + threadIdx.x;
-  if (t >= a.rows) return;
+  if (t - (threadIdx.x & 31u) >= a.rows) return; // whole warps only: a long tail takes the warp
   int32_t r;
-  const float v = detail::lowp_row<K, X>(a, x, static_cast<int32_t>(t), &r);
-  store_y(y + r, v);
+  const float v = detail::lowp_row<K, X>(a, x, t, t < a.rows, &r);
+  if (t < a.rows) store_y(y + r, v);
 }
 
 template <class X>

@@ -10,23 +10,27 @@
 //   y_r  = float(double(sum) * inv_scale)  (inv_scale = 2^-s: the host's sum * float(2^-s),
 //          one rounding, for every s with float(2^-s) exact, -127 <= s <= 149; beyond that
 //          range the host's factor is 0 or Inf and this stays the correctly rounded product);
-//   then each COO tail entry (r, c, v) of row r in CSR order: y_r = fmaf(float(v), x[c], y_r)
-//   (tail values carry no scale: packsell.hpp).
+//   then row r's COO tail entries (r, c, v), float(v) * x[c], summed into y_r in the order of
+//   packsell_lowp_tail.hpp (tail values carry no scale: packsell.hpp).
 // Operation for operation the host twin packsell_spmv_f32 (packsell_spmv.cpp: std::fma in word
 // order, the same decode), so the two agree bit for bit.
 // The words are walked as PackSellRows does (packsell_device.cu): groups of 4 words loaded
 // before their columns are resolved and before the previous group's gathers (software
 // pipelining), x gathered for nonzeros only (a predicated load: dummies and padding issue no
 // request and never reach the sum).
-// The tail is added by the row's own thread, so y_r is rounded once (FP16 y) and the product
-// is deterministic without atomics: when the tail is not empty the thread finds its row's
-// first tail entry by a binary search of tail.row (sorted by row; about log2(tail nnz)
-// dependent loads, L2-resident) and walks the row's tail entries serially. A matrix without
-// tail (the usual inner operator: equal row lengths) skips this (a uniform branch).
+// The tail is added inside the row's warp, so y_r is rounded once (FP16 y) and the product is
+// deterministic without atomics: when the tail is not empty each thread finds its row's first
+// tail entry by a binary search of tail.row (sorted by row; about log2(tail nnz) dependent
+// loads, L2-resident); a short tail (at most kLowpLongTail entries) the thread walks serially,
+// a long one the whole warp sums (32 interleaved partial sums, a butterfly), one long row after
+// the other. So every lane of a warp calls lowp_row(), rows past the end with active = false.
+// A matrix without tail (the usual inner operator: equal row lengths) skips this (a uniform
+// branch).
 #pragma once
 #include "formats/packsell/packsell_decode.cuh"
 #include "formats/packsell/packsell_device.hpp"
 #include "formats/packsell/packsell_layout.hpp"
+#include "formats/packsell/packsell_lowp_tail.hpp"
 #include <cuda_fp16.h>
 #include <cstdint>
 
@@ -35,6 +39,7 @@ namespace cuda {
 namespace detail {
 
 constexpr int kLowpThreads = 256; // threads per block of the low-precision product kernels
+static_assert(kLowpThreads % 32 == 0, "whole warps: a long tail is summed by its warp");
 constexpr int kLowpGroup = 4;     // words a thread loads together
 
 // The arrays and constants of one low-precision product.
@@ -173,10 +178,9 @@ __device__ __forceinline__ float regular_row_sum(const LowpArgs &a, const X *__r
   return sum;
 }
 
-// y_r plus the tail entries of row r (a.tail_nnz > 0), in CSR order.
-template <class X>
-__device__ __forceinline__ float add_tail_row(const LowpArgs &a, const X *__restrict__ x, int32_t r, float y) {
-  int64_t lo = 0, hi = a.tail_nnz; // first entry with row >= r
+// The first tail entry in [lo, a.tail_nnz) whose row is >= r.
+__device__ __forceinline__ int64_t tail_lower_bound(const LowpArgs &a, int64_t lo, int32_t r) {
+  int64_t hi = a.tail_nnz;
   while (lo < hi) {
     const int64_t mid = lo + (hi - lo) / 2;
     if (__ldg(a.tail_row + mid) < r)
@@ -184,18 +188,78 @@ __device__ __forceinline__ float add_tail_row(const LowpArgs &a, const X *__rest
     else
       hi = mid;
   }
-  for (int64_t k = lo; k < a.tail_nnz && __ldg(a.tail_row + k) == r; ++k)
-    y = fmaf(__double2float_rn(__ldg(a.tail_val + k)), to_f32(__ldg(x + __ldg(a.tail_col + k))), y);
+  return lo;
+}
+
+// float(v_k) * x[c_k] accumulated into acc.
+template <class X>
+__device__ __forceinline__ float tail_term(const LowpArgs &a, const X *__restrict__ x, int64_t k, float acc) {
+  return fmaf(__double2float_rn(__ldg(a.tail_val + k)), to_f32(__ldg(x + __ldg(a.tail_col + k))), acc);
+}
+
+// The sum of tail entries [b, e) (a long tail) by the whole warp, in packsell_lowp_tail.hpp's
+// order; every lane returns it. Four entries per lane are loaded before they are summed.
+template <class X>
+__device__ __forceinline__ float warp_tail_sum(const LowpArgs &a, const X *__restrict__ x, int64_t b, int64_t e, int lane) {
+  constexpr int64_t L = packsell::kLowpTailLanes;
+  float acc = 0.0f;
+  int64_t k = b + lane;
+  for (; k + 3 * L < e; k += 4 * L) {
+    int32_t c[4];
+    double v[4];
+    float xv[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      c[u] = __ldg(a.tail_col + k + u * L);
+      v[u] = __ldg(a.tail_val + k + u * L);
+    }
+#pragma unroll
+    for (int u = 0; u < 4; ++u) xv[u] = to_f32(__ldg(x + c[u]));
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc = fmaf(__double2float_rn(v[u]), xv[u], acc);
+  }
+  for (; k < e; k += L) acc = tail_term(a, x, k, acc);
+#pragma unroll
+  for (int o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+  return acc;
+}
+
+// y plus row r's tail (a.tail_nnz > 0); called by every lane of the warp, active or not.
+template <class X>
+__device__ __forceinline__ float add_tail(const LowpArgs &a, const X *__restrict__ x, bool active, int32_t r, float y) {
+  int64_t b = 0, e = 0;
+  bool is_long = false;
+  if (active) {
+    b = tail_lower_bound(a, 0, r);
+    const int64_t past = b + packsell::kLowpLongTail; // the first entry past a short tail
+    is_long = past < a.tail_nnz && __ldg(a.tail_row + past) == r;
+    if (is_long)
+      e = tail_lower_bound(a, past, r + 1);
+    else
+      for (int64_t k = b; k < a.tail_nnz && __ldg(a.tail_row + k) == r; ++k) y = tail_term(a, x, k, y);
+  }
+  const int lane = static_cast<int>(threadIdx.x & 31u);
+  for (unsigned int todo = __ballot_sync(0xffffffffu, is_long); todo; todo &= todo - 1u) {
+    const int owner = __ffs(static_cast<int>(todo)) - 1;
+    const int64_t ob = __shfl_sync(0xffffffffu, b, owner), oe = __shfl_sync(0xffffffffu, e, owner);
+    const float s = warp_tail_sum(a, x, ob, oe, lane);
+    if (lane == owner) y = y + s;
+  }
   return y;
 }
 
-// y_r of sorted row sr < a.rows (see the top); *r receives perm[sr].
+// y_r of sorted row sr (see the top), *r = perm[sr]; every lane of the warp calls it, those
+// with sr >= a.rows with active = false (then the result and *r mean nothing).
 template <ValueKind K, class X>
-__device__ __forceinline__ float lowp_row(const LowpArgs &a, const X *__restrict__ x, int32_t sr, int32_t *r) {
-  const int32_t row = __ldcs(a.perm + sr);
-  const float sum = regular_row_sum<K, X>(a, x, sr);
-  float y = __double2float_rn(static_cast<double>(sum) * a.inv_scale);
-  if (a.tail_nnz > 0) y = add_tail_row(a, x, row, y);
+__device__ __forceinline__ float lowp_row(const LowpArgs &a, const X *__restrict__ x, int64_t sr, bool active, int32_t *r) {
+  int32_t row = 0;
+  float y = 0.0f;
+  if (active) {
+    row = __ldcs(a.perm + sr);
+    const float sum = regular_row_sum<K, X>(a, x, static_cast<int32_t>(sr));
+    y = __double2float_rn(static_cast<double>(sum) * a.inv_scale);
+  }
+  if (a.tail_nnz > 0) y = add_tail(a, x, active, row, y);
   *r = row;
   return y;
 }

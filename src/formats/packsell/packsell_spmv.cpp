@@ -1,5 +1,6 @@
 // PackSELL host reference kernels: product, diagonal, storage statistics. Values are decoded
 // exactly to FP64 and accumulated in FP64; the row sum is multiplied by 2^-scale_exponent.
+#include "packsell_lowp_tail.hpp"
 #include "packsell_rows.hpp"
 #include <algorithm>
 #include <cmath>
@@ -38,8 +39,26 @@ void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y) {
     });
     y[M.perm[size_t(i)]] = sum * inv_scale;
   }
-  for (int64_t k = 0; k < M.tail.nnz(); ++k)
-    y[M.tail.row[size_t(k)]] = std::fma(static_cast<float>(M.tail.val[size_t(k)]), x[M.tail.col[size_t(k)]], y[M.tail.row[size_t(k)]]);
+  // the tail row by row, in packsell_lowp_tail.hpp's order
+  const CooTail &t = M.tail;
+  auto term = [&](int64_t k, float acc) { return std::fma(static_cast<float>(t.val[size_t(k)]), x[t.col[size_t(k)]], acc); };
+  for (int64_t b = 0, e; b < t.nnz(); b = e) {
+    const int32_t r = t.row[size_t(b)];
+    for (e = b + 1; e < t.nnz() && t.row[size_t(e)] == r; ++e) {
+    }
+    if (e - b <= packsell::kLowpLongTail) {
+      for (int64_t k = b; k < e; ++k) y[r] = term(k, y[r]);
+      continue;
+    }
+    float lane[packsell::kLowpTailLanes] = {};
+    for (int64_t k = b; k < e; ++k) lane[(k - b) % packsell::kLowpTailLanes] = term(k, lane[(k - b) % packsell::kLowpTailLanes]);
+    for (int32_t o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) {
+      float next[packsell::kLowpTailLanes];
+      for (int32_t l = 0; l < packsell::kLowpTailLanes; ++l) next[l] = lane[l] + lane[l ^ o];
+      std::copy(next, next + packsell::kLowpTailLanes, lane);
+    }
+    y[r] = y[r] + lane[0];
+  }
 }
 
 void packsell_diagonal(const PackSellMatrix &M, double *d) {

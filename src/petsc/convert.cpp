@@ -62,8 +62,8 @@ PetscErrorCode SetMPICsrOf(Mat A, Mat T)
    (explicit zeros included) in the same order, its block sizes and local-to-global mappings, new
    nonzeros allowed (as MatConvert's entry-by-entry copy leaves them), from A's host CSR: seq, a
    duplicate of a MATSEQAIJ made on A's arrays (one memcpy per array); mpi, SetMPICsrOf().
-   (MatConvert(A, MATAIJ) has no converter for the CUDA types and goes entry by entry: 16-18 s for
-   56M entries on the H200's host.) On error *T is NULL. */
+   (MatConvert(A, MATAIJ) has no converter for the CUDA types and goes entry by entry:
+   docs/benchmarks.md.) On error *T is NULL. */
 PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
 {
   PetscInt       m, n, M, N;

@@ -8,8 +8,8 @@
 //                        j = l, l + 32, l + 64, ... (from 0); then the butterfly: for
 //                        o = 16, 8, 4, 2, 1, s_l = s_l + s_(l xor o) (every lane ends with the
 //                        same value, FP32 addition being commutative); y_r = y_r + s_0.
-// The long case is a whole warp's work on the device: a power-law row's tail of 35,000 entries
-// walked by one thread made the inner product 15x slower than the FP64 product (docs/mixed.md).
+// The long case is a whole warp's work on the device, so a product's time is not bounded below by
+// one thread walking the longest row's tail (power-law rows: docs/mixed.md).
 #pragma once
 #include <cstdint>
 

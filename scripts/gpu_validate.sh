@@ -28,12 +28,12 @@ build=$top/build-gpu
 summary=$out/summary.txt
 # SHIP_TO=<dir> (the device tool's $OUT): after every summary line, summary.txt and a tarball of
 # OUTDIR are copied there, so a call killed at its time limit still returns what had finished
-# (the tool returns at most 8 files: keep OUTDIR outside $OUT).
+# (the tool returns at most 8 files: keep OUTDIR outside $OUT; saved matrices, *.petsc, stay out).
 note() {
   echo "== $(date -u +%H:%M:%S) $*" | tee -a "$summary"
   if [ -n "${SHIP_TO:-}" ]; then
     cp "$summary" "$SHIP_TO/summary.txt"
-    tar czf "$SHIP_TO/gv.tgz.part" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null && mv "$SHIP_TO/gv.tgz.part" "$SHIP_TO/gv.tgz"
+    tar czf "$SHIP_TO/gv.tgz.part" --exclude="*.petsc" -C "$(dirname "$out")" "$(basename "$out")" 2>/dev/null && mv "$SHIP_TO/gv.tgz.part" "$SHIP_TO/gv.tgz"
   fi
 }
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }

@@ -82,7 +82,8 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
       PetscCall(MatSetType(*T, MATMPIAIJ));
       PetscCall(SetMPICsrOf(A, *T));
     } else {
-      /* a MATSEQAIJ on A's host arrays (read only, not freed) duplicated: one copy of each array */
+      /* a MATSEQAIJ on A's host arrays (not freed; its assembly rewrites the row offsets with the
+         values they hold) duplicated: one copy of each array */
       PetscCall(WithCsr(A, [&](const CsrView &d) -> PetscErrorCode {
         Mat W = nullptr;
 
@@ -95,7 +96,7 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
       }));
       PetscCall(MatSetBlockSizesFromMats(*T, A, A));
     }
-    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* MatMPIAIJSetPreallocationCSR sets it */
+    PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* both ways forbid new nonzeros: allow them */
     if (A->rmap->mapping && A->cmap->mapping) PetscCall(MatSetLocalToGlobalMapping(*T, A->rmap->mapping, A->cmap->mapping));
     PetscFunctionReturn(PETSC_SUCCESS);
   }();

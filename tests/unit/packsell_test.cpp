@@ -328,38 +328,45 @@ TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {
 
 // packsell_spmv_f32 (the mixed-precision inner operators' host twin) sums a tail of at most
 // kLowpLongTail entries serially into y_r and a longer one in kLowpTailLanes interleaved partial
-// sums with a butterfly (packsell_lowp_tail.hpp), as the device's warps do. 2^24 followed by
-// ones: serially every 1 is lost to rounding, in lanes most are not.
+// sums with a butterfly (packsell_lowp_tail.hpp), as the device's warps do. Each tail is 2^24
+// followed by ones: serially every 1 is lost to rounding, in lanes most are not. Tails of 10, 32
+// (the longest serial one), 33 (the shortest in lanes) and 100 entries, the long ones not first
+// in the tail arrays (the lanes count from the row's first tail entry).
 TEST(PackSell, Fp32ProductSumsLongTailsInLanesShortOnesSerially) {
-  const int32_t n = 101, L = 100, S = 10; // row 0: a tail of L entries, row 1: of S
-  const double big = 16777216.0;          // 2^24
+  const std::vector<int32_t> L = {10, 32, 33, 100}; // tail length of rows 0..3
+  const int32_t n = 101;
+  const double big = 16777216.0; // 2^24
   std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
-  for (int32_t r = 0; r < 2; ++r) {
-    rows[size_t(r)].push_back({0, 0.5}); // the regular part (width 1)
-    for (int32_t j = 0; j < (r == 0 ? L : S); ++j) rows[size_t(r)].push_back({1 + j, j == 0 ? big : 1.0});
+  for (size_t r = 0; r < L.size(); ++r) {
+    rows[r].push_back({0, 0.5}); // the regular part (width 1)
+    for (int32_t j = 0; j < L[r]; ++j) rows[r].push_back({1 + j, j == 0 ? big : 1.0});
   }
-  for (int32_t r = 2; r < n; ++r) rows[size_t(r)].push_back({r, 1.0});
+  for (int32_t r = int32_t(L.size()); r < n; ++r) rows[size_t(r)].push_back({r, 1.0});
   const CsrMatrix A = csr_from_rows(n, rows);
   const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "exact", "1"));
-  ASSERT_EQ(M.tail.nnz(), L + S);
-  ASSERT_GT(L, packsell::kLowpLongTail);
-  ASSERT_LE(S, packsell::kLowpLongTail);
+  ASSERT_EQ(M.tail.nnz(), 10 + 32 + 33 + 100);
+  ASSERT_EQ(packsell::kLowpLongTail, 32) << "the lengths above straddle kLowpLongTail";
   const std::vector<float> x(size_t(n), 1.0f);
   std::vector<float> y(size_t(n), -1.0f);
   packsell_spmv_f32(M, x.data(), y.data());
 
-  // the contract spelled out: lane l sums entries l, l + 32, ...; butterfly 16, 8, 4, 2, 1
-  std::vector<float> lane(size_t(packsell::kLowpTailLanes), 0.0f);
-  for (int32_t j = 0; j < L; ++j) lane[size_t(j % packsell::kLowpTailLanes)] += j == 0 ? float(big) : 1.0f;
-  for (int32_t o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) {
-    std::vector<float> next(lane.size());
-    for (size_t l = 0; l < lane.size(); ++l) next[l] = lane[l] + lane[l ^ size_t(o)];
-    lane = next;
+  for (size_t r = 0; r < L.size(); ++r) {
+    if (L[r] <= packsell::kLowpLongTail) {
+      EXPECT_EQ(y[r], float(big)) << "row " << r << ": serially 0.5 + 2^24 + 1 + ... rounds back to 2^24 each time";
+      continue;
+    }
+    // the contract spelled out: lane l sums entries l, l + 32, ...; butterfly 16, 8, 4, 2, 1
+    std::vector<float> lane(size_t(packsell::kLowpTailLanes), 0.0f);
+    for (int32_t j = 0; j < L[r]; ++j) lane[size_t(j % packsell::kLowpTailLanes)] += j == 0 ? float(big) : 1.0f;
+    for (int32_t o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) {
+      std::vector<float> next(lane.size());
+      for (size_t l = 0; l < lane.size(); ++l) next[l] = lane[l] + lane[l ^ size_t(o)];
+      lane = next;
+    }
+    EXPECT_EQ(y[r], 0.5f + lane[0]) << "row " << r;
+    EXPECT_GT(y[r], float(big) + float(L[r]) / 2) << "row " << r << ": in lanes most of the ones count";
   }
-  EXPECT_EQ(y[0], 0.5f + lane[0]);
-  EXPECT_GT(y[0], float(big) + 64.0f) << "in lanes most of the ones count";
-  EXPECT_EQ(y[1], float(big)) << "a short tail is summed serially: 0.5 + 2^24 + 1 + ... rounds back to 2^24 each time";
-  for (int32_t r = 2; r < n; ++r) EXPECT_EQ(y[size_t(r)], 1.0f);
+  for (int32_t r = int32_t(L.size()); r < n; ++r) EXPECT_EQ(y[size_t(r)], 1.0f);
 }
 
 // The automatic width counts the words of a row's first K nonzeros: a jump of exactly the

@@ -4,8 +4,9 @@
 // One kernel launch per product, one thread per sorted row (DevicePackSell::threads_per_row
 // is not used: the inner operators of PCMIXEDKRYLOV are large). The row's thread computes the
 // regular part in FP32 and adds its COO tail entries (a long tail with its warp's help:
-// packsell_lowp_rows.cuh), so y is written once per row, FP16 y is rounded once, and no atomics are needed: the result is the
-// same on every run. Template on the value kind: no format branch in the inner loop.
+// packsell_lowp_rows.cuh), so y is written once per row, FP16 y is rounded once, and no atomics
+// are needed: the result is the same on every run. Template on the value kind: no format branch
+// in the inner loop.
 #include "packsell_device_lowp.hpp"
 #include "packsell_lowp_rows.cuh"
 #include "cuda/device_memory.cuh"

@@ -51,7 +51,10 @@ void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y) {
       continue;
     }
     float lane[packsell::kLowpTailLanes] = {};
-    for (int64_t k = b; k < e; ++k) lane[(k - b) % packsell::kLowpTailLanes] = term(k, lane[(k - b) % packsell::kLowpTailLanes]);
+    for (int64_t k = b; k < e; ++k) {
+      float &s = lane[(k - b) % packsell::kLowpTailLanes];
+      s = term(k, s);
+    }
     for (int32_t o = packsell::kLowpTailLanes / 2; o > 0; o /= 2) {
       float next[packsell::kLowpTailLanes];
       for (int32_t l = 0; l < packsell::kLowpTailLanes; ++l) next[l] = lane[l] + lane[l ^ o];

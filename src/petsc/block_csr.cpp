@@ -32,5 +32,17 @@ PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode AIJCusparseOnDevice(Mat A, PetscBool *dev)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, dev));
+  if (*dev) {
+    PetscBool bound;
+    PetscCall(MatBoundToCPU(A, &bound));
+    if (bound) *dev = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 } // namespace glue
 } // namespace pspmv

@@ -1,5 +1,6 @@
-// The host CSR arrays of a SeqAIJ-based matrix (AIJ, AIJCUSPARSE or ours) as the core reads them:
-// for both backends of PCMIXEDKRYLOV and for MatConvert from aijcusparse (convert.cpp).
+// The CSR arrays of a SeqAIJ-based matrix (AIJ, AIJCUSPARSE or ours) as the core reads them: the
+// host arrays for both backends of PCMIXEDKRYLOV and for MatConvert from aijcusparse (convert.cpp),
+// and whether AIJCUSPARSE's device arrays can be read instead (cuda/aijcusparse_csr.hpp reads them).
 #pragma once
 #include <petscmat.h>
 
@@ -13,6 +14,10 @@ namespace glue {
 /* Calls f with the host CSR of Ad (values copied from the GPU first where they are newer there);
    returns f's error after restoring the arrays. */
 PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f);
+
+/* Whether A's CSR can be read from AIJCUSPARSE's device arrays: a MATSEQAIJCUSPARSE matrix not
+   bound to the CPU (MatSeqAIJCUSPARSEGetIJ() refuses a bound one). */
+PetscErrorCode AIJCusparseOnDevice(Mat A, PetscBool *dev);
 
 } // namespace glue
 } // namespace pspmv

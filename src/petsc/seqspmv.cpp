@@ -3,6 +3,8 @@
 // replace); the shadow serves MatMult, MatMultAdd and MatGetDiagonal.
 #include "spmvimpl.hpp"
 
+#include "block_csr.hpp"
+
 #include <petscdevice.h>
 
 #include <algorithm>
@@ -44,13 +46,9 @@ PetscErrorCode DeviceTwin(Mat A, SeqState *sp, Mat *twin)
   PetscFunctionBegin;
   *twin = nullptr;
   if (!t || !sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)t, MATSEQAIJCUSPARSE, &seq));
-  if (seq) {
-    PetscBool bound;
-    PetscCall(MatBoundToCPU(t, &bound));
-    /* a block bound to the CPU, or whose device copy is older than its host arrays, is uploaded */
-    if (bound || (t->offloadmask != PETSC_OFFLOAD_GPU && t->offloadmask != PETSC_OFFLOAD_BOTH)) seq = PETSC_FALSE;
-  }
+  PetscCall(AIJCusparseOnDevice(t, &seq));
+  /* a block whose device copy is older than its host arrays is uploaded */
+  if (seq && t->offloadmask != PETSC_OFFLOAD_GPU && t->offloadmask != PETSC_OFFLOAD_BOTH) seq = PETSC_FALSE;
   if (seq) {
     PetscInt m, n, tm, tn;
     MatInfo  ia, it;

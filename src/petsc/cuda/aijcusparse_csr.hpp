@@ -5,26 +5,13 @@
 #include <petscdevice_cuda.h>
 #include <petscmat.h>
 
+#include "../block_csr.hpp"
 #include "cuda/device_csr.hpp"
 
 #include <functional>
 
 namespace pspmv {
 namespace glue {
-
-/* Whether A's CSR can be read from AIJCUSPARSE's device arrays: a MATSEQAIJCUSPARSE matrix not
-   bound to the CPU (MatSeqAIJCUSPARSEGetIJ() refuses a bound one). */
-inline PetscErrorCode AIJCusparseOnDevice(Mat A, PetscBool *dev)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, dev));
-  if (*dev) {
-    PetscBool bound;
-    PetscCall(MatBoundToCPU(A, &bound));
-    if (bound) *dev = PETSC_FALSE;
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* Calls f with A's device CSR (A: AIJCusparseOnDevice()): MatSeqAIJCUSPARSEGetIJ() with full row
    offsets and MatSeqAIJCUSPARSEGetArrayRead(). The device is synchronised before f, so what PETSc

@@ -54,6 +54,22 @@ static PetscErrorCode EventInfo(PetscLogStage stage, const char *event, PetscEve
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* *B = MatConvert(A, family) in a -log_view stage of its own, stagename; *build: that stage's
+   SpMVBuild event, which must have counted at least one build. */
+static PetscErrorCode ConvertInStage(Mat A, const char *family, const char *stagename, Mat *B, PetscEventPerfInfo *build)
+{
+  PetscLogStage stage;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogStageRegister(stagename, &stage));
+  PetscCall(PetscLogStagePush(stage));
+  PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, B));
+  PetscCall(PetscLogStagePop());
+  PetscCall(EventInfo(stage, "SpMVBuild", build));
+  PetscCheck(build->count >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no SpMVBuild event logged by MatConvert()", stagename);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode CheckEqual(PetscLogDouble got, PetscLogDouble want, const char *what, const char *label)
 {
   PetscFunctionBegin;
@@ -245,17 +261,11 @@ static PetscErrorCode FromAIJCusparse(Mat Acu, Mat A, const char *family)
   for (int pass = 0; pass < 2; pass++) {
     Mat                C;
     PetscEventPerfInfo build;
-    PetscLogStage      stage;
     char               name[256];
 
     if (pass == 1) PetscCall(MatScale(Acu, 2.0));
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s from aijcusparse%s", family, pass ? " scaled on the GPU" : ""));
-    PetscCall(PetscLogStageRegister(name, &stage));
-    PetscCall(PetscLogStagePush(stage));
-    PetscCall(MatConvert(Acu, family, MAT_INITIAL_MATRIX, &C));
-    PetscCall(PetscLogStagePop());
-    PetscCall(EventInfo(stage, "SpMVBuild", &build));
-    PetscCheck(build.count >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no SpMVBuild event logged by MatConvert()", name);
+    PetscCall(ConvertInStage(Acu, family, name, &C, &build));
     {
       PetscInt m;
       PetscCall(MatGetLocalSize(Acu, &m, NULL));
@@ -331,12 +341,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
 
   /* the build: on one rank one layout, uploaded in one logged copy of its bytes */
   PetscCall(PetscSNPrintf(name, sizeof(name), "%s build", family));
-  PetscCall(PetscLogStageRegister(name, &stage));
-  PetscCall(PetscLogStagePush(stage));
-  PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
-  PetscCall(PetscLogStagePop());
-  PetscCall(EventInfo(stage, "SpMVBuild", &build));
-  PetscCheck(build.count >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: no SpMVBuild event logged by MatConvert()", family);
+  PetscCall(ConvertInStage(A, family, name, &B, &build));
   if (size == 1) PetscCall(CheckEqual(build.count, 1, "the number of builds", family));
   if (!cuda) {
     PetscCall(CheckEqual(build.CpuToGpuCount + build.GpuToCpuCount, 0, "the host<->device copies of a host layout's build", family));

@@ -15,6 +15,7 @@
 #include "random_matrix.hpp"
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -359,10 +360,59 @@ TEST(MixedSmallSpmv, LongTailsSharingAWarpAndInTheLastWarp) {
     }
     ASSERT_GT(longest, 8 * packsell::kLowpLongTail) << "the test needs long tails";
     check_lowp_products(A, o, "long tails");
+    // the same operations in the same order as the host twin (packsell_lowp_tail.hpp): bit for bit
+    cuda::DevicePackSell dA;
+    ASSERT_CUDA(cuda::upload(c.op, &dA));
+    const std::vector<float> x = random_floats(size_t(n), 5);
+    std::vector<float> ref(static_cast<size_t>(n));
+    packsell_spmv_f32(c.op, x.data(), ref.data());
+    DeviceArray<float> dx(static_cast<size_t>(n)), dy(static_cast<size_t>(n));
+    dx.upload(x);
+    dy.poison();
+    ASSERT_CUDA(cuda::spmv_f32(dA, dx.get(), dy.get(), test_stream()));
+    ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
+    const std::vector<float> y = dy.download();
+    int bad = 0;
+    for (int32_t i = 0; i < n && bad < 5; ++i)
+      if (std::memcmp(&y[size_t(i)], &ref[size_t(i)], sizeof(float)) != 0) {
+        ADD_FAILURE() << tag(f, o, "long tails") << " row " << i << ": device " << y[size_t(i)] << " host " << ref[size_t(i)] << " (bit for bit)";
+        ++bad;
+      }
+    ASSERT_CUDA(cuda::release(&dA));
   }
   mixed::InnerCgParams p;
   p.max_it = 12;
   check_inner_cg(A, every_format(hybrid_fixed(4)), p, 1e-4, "long tails");
+}
+
+// A long tail of 2^24 and then ones: summed serially every 1 is lost to rounding, in the warp's
+// 32 lanes most count. The device must give the host twin's value, far from the serial one.
+TEST(MixedSmallSpmv, LongTailOrderIsTheWarpsNotSerial) {
+  const int32_t n = 200, L = 150;
+  std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
+  rows[5].push_back({5, 0.5});
+  for (int32_t j = 0; j < L; ++j) rows[5].push_back({6 + j, j == 0 ? 16777216.0 : 1.0});
+  for (int32_t r = 0; r < n; ++r)
+    if (r != 5) rows[size_t(r)].push_back({r, 1.0});
+  const HostCsr A = pspmv_test::csr_from_rows(n, rows);
+  PackSellMatrix M = build_packsell(A.view(), options(ValueFormat::exact(), hybrid_fixed(1)));
+  ASSERT_EQ(M.tail.nnz(), L);
+  cuda::DevicePackSell dA;
+  ASSERT_CUDA(cuda::upload(M, &dA));
+  const std::vector<float> x(static_cast<size_t>(n), 1.0f);
+  std::vector<float> ref(static_cast<size_t>(n));
+  packsell_spmv_f32(M, x.data(), ref.data());
+  ASSERT_GT(ref[5], 16777216.0f + 64.0f);
+  DeviceArray<float> dx(static_cast<size_t>(n)), dy(static_cast<size_t>(n));
+  dx.upload(x);
+  dy.poison();
+  ASSERT_CUDA(cuda::spmv_f32(dA, dx.get(), dy.get(), test_stream()));
+  ASSERT_CUDA(cudaStreamSynchronize(test_stream()));
+  const std::vector<float> y = dy.download();
+  EXPECT_EQ(y[5], ref[5]) << "serially the row would be exactly 2^24";
+  for (int32_t r = 0; r < n; ++r)
+    if (r != 5) EXPECT_EQ(y[size_t(r)], 1.0f) << "row " << r;
+  ASSERT_CUDA(cuda::release(&dA));
 }
 
 TEST(MixedSmallSpmv, Laplacian) {

@@ -491,7 +491,7 @@ PETSC_EXTERN PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats);
 
   Reference:
   The PackSELL paper (mixed PCG with an E8Mm PackSELL operator); Suzuki, Iwashita, F3R (SC'25,
-  github.com/suzuki-hpc/F3R); ../shared/MIXED.md and docs/mixed.md.
+  github.com/suzuki-hpc/F3R); docs/mixed.md.
 
   Level: advanced
 

@@ -446,6 +446,35 @@ typedef struct {
 @*/
 PETSC_EXTERN PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats);
 
+/*@
+  MatSpMVSetFreeDeviceCSR - Sets whether the layout of a CUDA matrix (`MATRGCSRCUDA`,
+  `MATPACKSELLCUDA`) is built and updated without keeping AIJCUSPARSE's device CSR.
+
+  Logically Collective
+
+  Input Parameters:
++ A   - the matrix (other types ignore the call)
+- flg - `PETSC_TRUE`: when AIJCUSPARSE's device copy of the CSR is not current, builds and value
+        updates upload the host CSR into a temporary device buffer and free it (device memory:
+        the layout alone); `PETSC_FALSE` (default): they read AIJCUSPARSE's device CSR, which
+        PETSc uploads where the host is newer (the values only when the pattern is unchanged)
+        and which stays on the device as AIJCUSPARSE keeps it
+
+  Options Database Key:
+. -mat_spmv_free_device_csr <bool> - the same
+
+  Notes:
+  The CUDA types are AIJCUSPARSE matrices underneath: operations other than `MatMult()`,
+  `MatMultAdd()` and `MatGetDiagonal()` (factorizations, `MatMultTranspose()`, products,
+  `MatScale()`, ...) are AIJCUSPARSE's and allocate its device CSR when they need it, whatever
+  this flag says. The flag applies to the builds and value updates that follow.
+
+  Level: advanced
+
+.seealso: `MatView()` with `PETSC_VIEWER_ASCII_INFO` (it reports the device bytes of both)
+@*/
+PETSC_EXTERN PetscErrorCode MatSpMVSetFreeDeviceCSR(Mat A, PetscBool flg);
+
 /* ------------------------------------------------------------------ mixed-precision Krylov */
 #include <petscpc.h>
 

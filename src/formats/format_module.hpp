@@ -15,6 +15,8 @@
 //   static std::string describe(const Options &);  one line for MatView
 //   static std::string values_note(const Options &); MatView's line on the stored values
 //                                                  ("" when the values are the matrix's)
+//   static bool lossy(const Options &);            the layout holds rounded values (a build or
+//                                                  update may refuse a value out of range)
 // The registry (src/formats/registry.hpp) lists the modules.
 #pragma once
 #include "core/csr.hpp"

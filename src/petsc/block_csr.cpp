@@ -1,7 +1,7 @@
 // block_csr.hpp: the host CSR of a SeqAIJ-based block.
 #include "block_csr.hpp"
 
-#include <petsc/private/petscimpl.h>
+#include "spmvimpl.hpp"
 
 namespace pspmv {
 namespace glue {
@@ -32,10 +32,32 @@ PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode CountProductFlops(Mat A, ProductFlops *f)
+{
+  const PetscInt *ia, *ja;
+  PetscInt        n;
+  PetscBool       done;
+  PetscInt64      nonzero_rows = 0;
+
+  PetscFunctionBegin;
+  /* the pattern (host arrays of every SeqAIJ-based type, current also when the values live on
+     the GPU) */
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the row offsets of the %s matrix are not available", ((PetscObject)A)->type_name);
+  for (PetscInt r = 0; r < n; ++r) nonzero_rows += ia[r + 1] > ia[r];
+  f->multadd = 2.0 * (PetscLogDouble)(n ? ia[n] : 0);
+  f->mult    = f->multadd - (PetscLogDouble)nonzero_rows;
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode AIJCusparseOnDevice(Mat A, PetscBool *dev)
 {
+  SeqState *sp = SeqGetState(A);
+
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, dev));
+  if (sp) *dev = sp->type->cuda; /* our CUDA types are AIJCUSPARSE underneath */
+  else PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, dev));
   if (*dev) {
     PetscBool bound;
     PetscCall(MatBoundToCPU(A, &bound));

@@ -15,8 +15,9 @@ namespace glue {
    returns f's error after restoring the arrays. */
 PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f);
 
-/* Whether A's CSR can be read from AIJCUSPARSE's device arrays: a MATSEQAIJCUSPARSE matrix not
-   bound to the CPU (MatSeqAIJCUSPARSEGetIJ() refuses a bound one). */
+/* Whether A's CSR can be read from AIJCUSPARSE's device arrays: a MATSEQAIJCUSPARSE matrix or
+   one of our seq CUDA types (AIJCUSPARSE underneath), not bound to the CPU
+   (MatSeqAIJCUSPARSEGetIJ() refuses a bound one). */
 PetscErrorCode AIJCusparseOnDevice(Mat A, PetscBool *dev);
 
 } // namespace glue

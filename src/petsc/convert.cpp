@@ -1,6 +1,7 @@
 // MatConvert between our families, AIJ and AIJCUSPARSE. PETSc's MatConvert() looks for
 // "MatConvert_<from>_<to>_C" on the input matrix, then on a new matrix of the target type; so
-// every matrix of ours carries the functions for both directions.
+// every matrix of ours carries the functions for both directions. Conversions go through the
+// target's base type: between the CUDA families and AIJCUSPARSE nothing leaves the device.
 #include "spmvimpl.hpp"
 
 #include "block_csr.hpp"
@@ -105,13 +106,82 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Any other type -> any other type, through AIJ (used between our families and with
-   AIJCUSPARSE): MatConvert(A, MATAIJ) (from aijcusparse CopyAIJCusparseToAIJ()) then
-   MatConvert(AIJ, newtype) in place; from aijcusparse inside a DeviceTwinScope of A, so our CUDA
-   types build from its device CSR (no upload). */
-PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Mat *newmat)
+/* The TypeInfo of our family of A, NULL for other types. */
+const TypeInfo *FamilyOf(Mat A)
 {
-  Mat T;
+  if (SeqState *sp = SeqGetState(A)) return sp->type;
+  if (MPIState *mp = MPIGetState(A)) return mp->type;
+  return nullptr;
+}
+
+const FormatOptions &OptionsOf(Mat A)
+{
+  if (SeqState *sp = SeqGetState(A)) return sp->opts;
+  return MPIGetState(A)->opts;
+}
+
+/* A plain matrix of the base type of A's family (ours) with A's entries: a new one (INITIAL: the
+   base type's duplicate on A presented as the base type) or A itself, stripped (INPLACE). */
+PetscErrorCode ToBase(Mat A, MatReuse reuse, Mat *B)
+{
+  PetscBool mpi = (PetscBool)(MPIGetState(A) != nullptr);
+
+  PetscFunctionBegin;
+  if (reuse == MAT_INPLACE_MATRIX) {
+    PetscCall(mpi ? MPIStrip(A) : SeqStrip(A));
+    *B = A;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PresentAsBase(A));
+  const PetscErrorCode ierr = MatDuplicate(A, MAT_COPY_VALUES, B);
+  PetscCall(RestoreTypeNames(A));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A MATSEQAIJ/MATMPIAIJ matrix with the entries of A (ours; new, or A itself in place). A CUDA
+   family's matrix is copied from its host CSR (PETSc has no AIJCUSPARSE -> AIJ converter and goes
+   entry by entry otherwise). */
+PetscErrorCode ToAIJ(Mat A, MatReuse reuse, Mat *B)
+{
+  const TypeInfo *t = FamilyOf(A);
+  Mat             T;
+
+  PetscFunctionBegin;
+  if (!t->cuda) {
+    PetscCall(ToBase(A, reuse, B));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(CopyAIJCusparseToAIJ(A, (PetscBool)(MPIGetState(A) != nullptr), &T));
+  if (reuse == MAT_INPLACE_MATRIX) {
+    PetscCall(MatHeaderReplace(A, &T));
+    *B = A;
+  } else *B = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A MATSEQAIJCUSPARSE/MATMPIAIJCUSPARSE matrix with the entries of A (ours). */
+PetscErrorCode ToAIJCusparse(Mat A, MatReuse reuse, Mat *B)
+{
+  const TypeInfo *t   = FamilyOf(A);
+  const PetscBool mpi = (PetscBool)(MPIGetState(A) != nullptr);
+
+  PetscFunctionBegin;
+  PetscCall(ToBase(A, reuse, B));
+  if (!t->cuda) PetscCall(MatConvert(*B, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Ours -> another type (AIJ, AIJCUSPARSE, another family of ours): through the target's base type
+   (no host copy between CUDA families). Between our families of one format the result keeps A's
+   options; from another format it reads them with A's prefix, as a conversion from AIJ does. */
+PetscErrorCode MatConvert_SpMV_Out(Mat A, MatType newtype, MatReuse reuse, Mat *newmat)
+{
+  const TypeInfo *from = FamilyOf(A), *to = nullptr;
+  PetscInt        n;
+  const TypeInfo *const *types = Types(&n);
+  PetscBool       flg;
+  Mat             T;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -119,29 +189,64 @@ PetscErrorCode MatConvert_SpMV_ViaAIJ(Mat A, MatType newtype, MatReuse reuse, Ma
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscBool seqcu, mpicu;
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &seqcu));
-  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &mpicu));
-  if (seqcu || mpicu) PetscCall(CopyAIJCusparseToAIJ(A, mpicu, &T));
-  else PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &T));
-  {
-    /* between our families of one format the result keeps A's options; from another type it
-       reads them with A's prefix, as a conversion from AIJ does (T has it during the conversion) */
-    SeqState       *sp = SeqGetState(A);
-    MPIState       *mp = MPIGetState(A);
-    PetscErrorCode  ierr;
-    DeviceTwinScope twins(seqcu || mpicu ? A : nullptr); /* T's CSR is A's, which may also live on the device */
-    if (sp || mp) {
-      InheritScope inherit(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
-      ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
-    } else {
-      const char *prefix;
-      PetscCall(MatGetOptionsPrefix(A, &prefix));
-      PetscCall(MatSetOptionsPrefix(T, prefix));
-      ierr = MatConvert(T, newtype, MAT_INPLACE_MATRIX, &T);
-      if (!ierr && reuse != MAT_INPLACE_MATRIX) ierr = MatSetOptionsPrefix(T, nullptr); /* in place A keeps its prefix */
+  for (PetscInt i = 0; i < n && !to; i++) {
+    for (const char *name : {types[i]->root, types[i]->seq, types[i]->mpi}) {
+      PetscCall(PetscStrcmp(newtype, name, &flg));
+      if (flg) to = types[i];
     }
+  }
+  if (!to) {
+    PetscBool cu;
+    PetscCall(PetscStrbeginswith(newtype, "seqaijcusparse", &cu));
+    if (!cu) PetscCall(PetscStrbeginswith(newtype, "mpiaijcusparse", &cu));
+    if (!cu) PetscCall(PetscStrbeginswith(newtype, "aijcusparse", &cu));
+    PetscCall((cu ? ToAIJCusparse : ToAIJ)(A, reuse, newmat));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  {
+    const PetscBool mpi = (PetscBool)(MPIGetState(A) != nullptr);
+    FormatOptions   o(to->format);
+    if (to->format == from->format) o = OptionsOf(A);
+    else PetscCall(ReadOptions(A, nullptr, &o)); /* A's prefix */
+    PetscCall((to->cuda ? ToAIJCusparse : ToAIJ)(A, MAT_INITIAL_MATRIX, &T));
+    const PetscErrorCode ierr = mpi ? MPIConvertFromBase(T, to, &o, MAT_INPLACE_MATRIX, &T) : SeqConvertFromBase(T, to, &o, MAT_INPLACE_MATRIX, &T);
     if (ierr) PetscCall(MatDestroy(&T)); /* e.g. a value the new format cannot hold */
+    PetscCall(ierr);
+  }
+  if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &T));
+  else *newmat = T;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJCUSPARSE -> a family of ours (found on the new matrix of the target type): a CUDA family
+   adopts a duplicate (or A itself in place); a host family a host copy of its CSR. */
+template <PetscBool MPI>
+PetscErrorCode MatConvert_AIJCusparse_SpMV(Mat A, MatType newtype, MatReuse reuse, Mat *newmat)
+{
+  PetscInt               n;
+  const TypeInfo *const *types = Types(&n);
+  const TypeInfo        *to    = nullptr;
+  PetscBool              flg;
+  Mat                    T;
+
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < n && !to; i++) {
+    for (const char *name : {types[i]->root, types[i]->seq, types[i]->mpi}) {
+      PetscCall(PetscStrcmp(newtype, name, &flg));
+      if (flg) to = types[i];
+    }
+  }
+  PetscCheck(to, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "no petscspmv type %s", newtype);
+  if (to->cuda || reuse == MAT_REUSE_MATRIX) {
+    PetscCall(MPI ? MPIConvertFromBase(A, to, nullptr, reuse, newmat) : SeqConvertFromBase(A, to, nullptr, reuse, newmat));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  {
+    FormatOptions o(to->format);
+    PetscCall(InitialOptions(A, to, &o)); /* A's prefix */
+    PetscCall(CopyAIJCusparseToAIJ(A, MPI, &T));
+    const PetscErrorCode ierr = MPI ? MPIConvertFromBase(T, to, &o, MAT_INPLACE_MATRIX, &T) : SeqConvertFromBase(T, to, &o, MAT_INPLACE_MATRIX, &T);
+    if (ierr) PetscCall(MatDestroy(&T));
     PetscCall(ierr);
   }
   if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatHeaderReplace(A, &T));
@@ -168,15 +273,7 @@ PetscErrorCode Compose(Mat A, const char *from, const char *to, PetscErrorCode (
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const DeviceTwinScope *innermost_twin = nullptr; /* PETSc's Mat operations run on one thread per process */
-
 } // namespace
-
-DeviceTwinScope::DeviceTwinScope(Mat twin) : twin_(twin), outer_(innermost_twin) { innermost_twin = this; }
-
-DeviceTwinScope::~DeviceTwinScope() { innermost_twin = outer_; }
-
-Mat DeviceTwinScope::Current() { return innermost_twin ? innermost_twin->twin_ : nullptr; }
 
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on)
 {
@@ -192,22 +289,20 @@ PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscB
   for (const char *to : {self, t->root}) {
     PetscCall(Compose(A, aij, to, on ? (mpi ? t->convert_mpi : t->convert_seq) : nullptr));
 #if defined(PETSC_HAVE_CUDA)
-    PetscCall(Compose(A, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, to, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+    PetscCall(Compose(A, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, to, on ? (mpi ? MatConvert_AIJCusparse_SpMV<PETSC_TRUE> : MatConvert_AIJCusparse_SpMV<PETSC_FALSE>) : nullptr));
 #endif
-    for (PetscInt i = 0; i < n; i++)
-      if (types[i] != t) PetscCall(Compose(A, mpi ? types[i]->mpi : types[i]->seq, to, on ? MatConvert_SpMV_ViaAIJ : nullptr));
   }
-  PetscCall(Compose(A, self, aij, on ? (mpi ? MPIConvertToAIJ : SeqConvertToAIJ) : nullptr));
+  PetscCall(Compose(A, self, aij, on ? MatConvert_SpMV_Out : nullptr));
 #if defined(PETSC_HAVE_CUDA)
-  PetscCall(Compose(A, self, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+  PetscCall(Compose(A, self, mpi ? MATMPIAIJCUSPARSE : MATSEQAIJCUSPARSE, on ? MatConvert_SpMV_Out : nullptr));
 #endif
   for (PetscInt i = 0; i < n; i++) {
     if (types[i] == t) {
       PetscCall(Compose(A, self, t->root, on ? MatConvert_SpMV_SameType : nullptr));
       continue;
     }
-    PetscCall(Compose(A, self, mpi ? types[i]->mpi : types[i]->seq, on ? MatConvert_SpMV_ViaAIJ : nullptr));
-    PetscCall(Compose(A, self, types[i]->root, on ? MatConvert_SpMV_ViaAIJ : nullptr));
+    PetscCall(Compose(A, self, mpi ? types[i]->mpi : types[i]->seq, on ? MatConvert_SpMV_Out : nullptr));
+    PetscCall(Compose(A, self, types[i]->root, on ? MatConvert_SpMV_Out : nullptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -12,46 +12,31 @@ namespace pspmv {
 namespace glue {
 
 /* How the rows and columns of the CSR a layout is built from are numbered globally: an MPI
-   block's rows start at row0, its columns at col0 or, for the off-diagonal block, are cols[c]. */
+   block's rows start at row0, its columns at col0 or, for the off-diagonal block, are cols[c]
+   (the default: the CSR's own numbering). */
 struct GlobalIndices {
   int64_t         row0 = 0, col0 = 0;
   const PetscInt *cols = nullptr;
-};
 
-/* While alive, range errors of the core name entries by `g`. */
-class GlobalIndexScope {
-public:
-  explicit GlobalIndexScope(const GlobalIndices &g) : outer_(current_), g_(g) { current_ = this; }
-  ~GlobalIndexScope() { current_ = outer_; }
-  GlobalIndexScope(const GlobalIndexScope &)            = delete;
-  GlobalIndexScope &operator=(const GlobalIndexScope &) = delete;
-
-  /* e's sentence in the numbering of the innermost scope that is not the identity (a seq
-     matrix's own scope leaves an enclosing MPI block's numbering in force). */
-  static std::string Message(const ValueRangeError &e)
+  /* e's sentence in this numbering. */
+  std::string Message(const ValueRangeError &e) const
   {
-    const GlobalIndexScope *s = current_;
-    while (s && !s->g_.row0 && !s->g_.col0 && !s->g_.cols) s = s->outer_;
-    if (!s) return e.what();
-    const GlobalIndices &g = s->g_;
-    return "row " + std::to_string(g.row0 + e.row) + ", column " + std::to_string(g.cols ? (int64_t)g.cols[e.col] : g.col0 + e.col) + ": " + e.message();
+    if (!row0 && !col0 && !cols) return e.what();
+    return "row " + std::to_string(row0 + e.row) + ", column " + std::to_string(cols ? (int64_t)cols[e.col] : col0 + e.col) + ": " + e.message();
   }
-
-private:
-  static inline const GlobalIndexScope *current_ = nullptr;
-  const GlobalIndexScope               *outer_;
-  GlobalIndices                         g_;
 };
 
 } // namespace glue
 } // namespace pspmv
 
-/* PetscCallCore(code, expr): runs C++ core code. A pspmv::FormatError becomes a PETSc error of
-   class `code` (PETSC_ERR_ARG_WRONG for strings and layouts, PETSC_ERR_ARG_OUTOFRANGE for
-   integers), a pspmv::ValueRangeError PETSC_ERR_ARG_OUTOFRANGE (named in global coordinates
-   inside a GlobalIndexScope), std::bad_alloc PETSC_ERR_MEM and
-   any other std::exception PETSC_ERR_LIB, each with the exception's message unchanged. */
-#define PetscCallCore(code, ...) \
+/* PetscCallCoreAt(g, code, expr): runs C++ core code. A pspmv::FormatError becomes a PETSc error
+   of class `code` (PETSC_ERR_ARG_WRONG for strings and layouts, PETSC_ERR_ARG_OUTOFRANGE for
+   integers), a pspmv::ValueRangeError PETSC_ERR_ARG_OUTOFRANGE (its entry named in the numbering
+   g, a GlobalIndices), std::bad_alloc PETSC_ERR_MEM and any other std::exception PETSC_ERR_LIB,
+   each with the exception's message unchanged. PetscCallCore(code, expr): the CSR's own
+   numbering. */
+#define PetscCallCore(code, ...) PetscCallCoreAt(pspmv::glue::GlobalIndices{}, code, __VA_ARGS__)
+#define PetscCallCoreAt(g, code, ...) \
   do { \
     PetscErrorCode pspmv_code_ = PETSC_SUCCESS; \
     std::string    pspmv_msg_; \
@@ -59,7 +44,7 @@ private:
       __VA_ARGS__; \
     } catch (const pspmv::ValueRangeError &pspmv_e_) { \
       pspmv_code_ = PETSC_ERR_ARG_OUTOFRANGE; \
-      pspmv_msg_  = pspmv::glue::GlobalIndexScope::Message(pspmv_e_); \
+      pspmv_msg_  = (g).Message(pspmv_e_); \
     } catch (const pspmv::FormatError &pspmv_e_) { \
       pspmv_code_ = (code); \
       pspmv_msg_  = pspmv_e_.what(); \

@@ -122,6 +122,14 @@ std::string FormatOptions::Describe() const
   });
 }
 
+bool FormatOptions::Lossy() const
+{
+  return WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    return M::lossy(std::get<typename M::Options>(v_));
+  });
+}
+
 std::string FormatOptions::ValuesNote() const
 {
   return WithModule(format(), [&](auto m) {

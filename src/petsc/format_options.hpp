@@ -87,6 +87,7 @@ public:
   void        Validate() const;
   std::string Describe() const;   /* one line for MatView: "group size 32, hybrid auto" */
   std::string ValuesNote() const; /* MatView's line on the stored values ("" if they are the matrix's) */
+  bool        Lossy() const;      /* rounded values: a build or value update may refuse a value */
   bool        operator==(const FormatOptions &o) const { return format() == o.format() && Describe() == o.Describe(); }
   bool        operator!=(const FormatOptions &o) const { return !(*this == o); }
 

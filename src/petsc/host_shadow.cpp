@@ -1,5 +1,6 @@
 // Host backend: the core's reference kernels on PETSc's host arrays. A product logs
 // PetscLogFlops() of AIJ's convention (ProductFlops).
+#include "block_csr.hpp"
 #include "core_error.hpp"
 #include "shadow.hpp"
 
@@ -14,21 +15,30 @@ template <class M>
 class HostShadow final : public Shadow {
 
 public:
-  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat) override
+  PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) override
   {
     PetscFunctionBegin;
-    PetscCallCore(PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));
-    flops_ = CountProductFlops(A);
+    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCallCoreAt(src.global, PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    PetscCall(CountProductFlops(src.A, &flops_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(const CsrView &A, PetscBool *pattern_changed) override
+  PetscErrorCode UpdateValues(const BuildSource &src, PetscBool *pattern_changed) override
   {
-    PetscFunctionBegin;
     bool changed = false;
+
+    PetscFunctionBegin;
     /* a FormatError means the pattern differs (the core refused before changing anything);
        a ValueRangeError (a value that does not fit the value format) is an error */
-    PetscCallCore(PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });
+    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCallCoreAt(src.global, PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
     *pattern_changed = changed ? PETSC_TRUE : PETSC_FALSE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }

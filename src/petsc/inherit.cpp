@@ -1,13 +1,12 @@
-// Options that matrices created from ours by PETSc inherit (see InheritScope in spmvimpl.hpp).
+// The options of matrices that PETSc creates from ours: product results take an operand's, MatAXPY
+// results the target's (the results of duplicates, transposes and submatrices are adopted with
+// the source's options by ops.cpp).
 #include "spmvimpl.hpp"
 
 namespace pspmv {
 namespace glue {
 
 namespace {
-/* Innermost live scope. PETSc's Mat operations run on one thread per process. */
-const InheritScope *innermost = nullptr;
-
 /* The options of X when it is a matrix of ours of format f. */
 const FormatOptions *OptionsOf(Mat X, Format f)
 {
@@ -18,18 +17,9 @@ const FormatOptions *OptionsOf(Mat X, Format f)
 }
 } // namespace
 
-InheritScope::InheritScope(const TypeInfo *t, const FormatOptions &o) : type_(t), opts_(o), outer_(innermost) { innermost = this; }
-
-InheritScope::~InheritScope() { innermost = outer_; }
-
 PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
 {
   PetscFunctionBegin;
-  for (const InheritScope *s = innermost; s; s = s->outer_) {
-    if (s->type_->format != t->format) continue;
-    *o = s->opts_;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   if (B->product) {
     const Mat operands[] = {B->product->A, B->product->B, B->product->C};
     for (Mat X : operands) {
@@ -44,16 +34,10 @@ PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-} // namespace glue
-} // namespace pspmv
-
-namespace pspmv {
-namespace glue {
-
 /* "MatAXPYGetPreallocation_C" of our matrices: MatAXPY() with a different nonzero pattern (and
    MatCopy() and MatAYPX() through it) asks Y for the empty result B, filled by PETSc and then
-   merged into Y. The union pattern comes from MATPREALLOCATOR as in PETSc's default; B is made
-   of Y's type inside an InheritScope, so Y keeps its options. */
+   merged into Y. The union pattern comes from MATPREALLOCATOR as in PETSc's default; B is a matrix
+   of Y's base type adopted into Y's family with Y's options, so Y keeps them. */
 PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B)
 {
   SeqState *sp = SeqGetState(Y);
@@ -63,6 +47,8 @@ PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B)
 
   PetscFunctionBegin;
   PetscCheck(sp || mp, PetscObjectComm((PetscObject)Y), PETSC_ERR_PLIB, "not a petscspmv matrix");
+  const TypeInfo     *t    = sp ? sp->type : mp->type;
+  const FormatOptions opts = sp ? sp->opts : mp->opts;
   PetscCall(MatCreate(PetscObjectComm((PetscObject)Y), &pre));
   PetscCall(MatSetType(pre, MATPREALLOCATOR));
   PetscCall(MatSetLayouts(pre, Y->rmap, Y->cmap));
@@ -87,13 +73,11 @@ PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B)
   PetscCall(MatAssemblyBegin(pre, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(pre, MAT_FINAL_ASSEMBLY));
   PetscCall(MatCreate(PetscObjectComm((PetscObject)Y), B));
-  {
-    InheritScope scope(sp ? sp->type : mp->type, sp ? sp->opts : mp->opts);
-    PetscCall(MatSetType(*B, ((PetscObject)Y)->type_name));
-  }
+  PetscCall(MatSetType(*B, sp ? t->base_seq : t->base_mpi));
   PetscCall(MatSetLayouts(*B, Y->rmap, Y->cmap));
   PetscCall(MatPreallocatorPreallocate(pre, PETSC_FALSE, *B));
   PetscCall(MatDestroy(&pre));
+  PetscCall(AdoptAs(*B, t, opts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -114,6 +114,15 @@ PSPMV_OPTION_API(MatPackSELLGetScaling, GetString, const char **, PackSellModule
 PSPMV_OPTION_API(MatPackSELLSetHybrid, SetStringC, const char *, PackSellModule, "hybrid")
 PSPMV_OPTION_API(MatPackSELLGetHybrid, GetString, const char **, PackSellModule, "hybrid")
 
+PetscErrorCode MatSpMVSetFreeDeviceCSR(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscValidLogicalCollectiveBool(A, flg, 2);
+  PetscTryMethod(A, "MatSpMVSetFreeDeviceCSR_C", (Mat, PetscBool), (A, flg));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
 {
   PetscFunctionBegin;

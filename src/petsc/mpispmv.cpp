@@ -1,11 +1,9 @@
-// The MPI types: MATMPIAIJ whose diagonal block A and off-diagonal block B are seq matrices of
-// the same family. MatMult_MPIAIJ then overlaps the halo scatter with A x for free; the blocks
-// are converted after every (re)creation by MPIAIJ (preallocation, COO, assembly).
+// The MPI types: the family's MPI base type (MATMPIAIJ, or MATMPIAIJCUSPARSE for the CUDA
+// families) whose diagonal block A and off-diagonal block B are seq matrices of the same family.
+// The base type's MatMult then overlaps the halo scatter with A x; the blocks are adopted after
+// every (re)creation by the base type (preallocation, COO, assembly) and built by this layer,
+// collectively, once the base type's assembly is done.
 #include "spmvimpl.hpp"
-
-#include <petscdevice.h>
-
-#include <petscversion.h>
 
 #include <functional>
 #include <string>
@@ -15,7 +13,9 @@ namespace glue {
 
 namespace {
 
-MPIState *State(Mat A) { return static_cast<MPIState *>(A->spptr); }
+const char kStateKey[] = "PetscSpMVMPIState";
+
+MPIState *State(Mat A) { return MPIGetState(A); }
 
 /* The blocks (NULL before preallocation). */
 PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao)
@@ -25,168 +25,35 @@ PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Errors of the layouts are data dependent (a value that overflows the value format lives on
-   one rank): every rank returns an error when one rank has one, so a collective operation
-   never leaves the ranks in different states. MaxError() agrees on the worst error code,
-   RaiseError() returns this rank's error or a sentence pointing at the other rank's. */
-PetscErrorCode MaxError(MPI_Comm comm, PetscErrorCode ierr, PetscErrorCode *maxcode)
-{
-  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
-
-  PetscFunctionBegin;
-  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, comm));
-  *maxcode = (PetscErrorCode)mx;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode RaiseError(const TypeInfo *t, PetscErrorCode ierr, PetscErrorCode maxcode)
-{
-  PetscFunctionBegin;
-  PetscCall(ierr);
-  PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s layouts of this %s matrix could not be built on another rank (see the error reported there)", FormatTitle(t->format), t->mpi);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 PetscErrorCode Collective(Mat A, PetscErrorCode ierr)
 {
-  PetscErrorCode maxcode;
+  char what[128];
 
   PetscFunctionBegin;
-  PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
-  PetscCall(RaiseError(State(A)->type, ierr, maxcode));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "building the %s layouts of this %s matrix", FormatTitle(State(A)->type->format), State(A)->type->mpi));
+  PetscCall(CollectiveError(PetscObjectComm((PetscObject)A), what, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* An MPI matrix of ours inside MPIAIJ's assemblyend (innermost first): MPIAssemblesBlock() tells
-   its blocks, also an off-diagonal block that MPIAIJ recreates there (MatDisAssemble_MPIAIJ()),
-   that it builds their layouts after MPIAIJ's assembly returns. */
-class AssemblyScope {
-public:
-  explicit AssemblyScope(Mat A) : A_(A), outer_(innermost_) { innermost_ = this; }
-  ~AssemblyScope() { innermost_ = outer_; }
-  AssemblyScope(const AssemblyScope &)            = delete;
-  AssemblyScope &operator=(const AssemblyScope &) = delete;
-
-  static PetscBool Covers(Mat blk)
-  {
-    for (const AssemblyScope *s = innermost_; s; s = s->outer_) {
-      Mat Ad, Ao;
-      if (MatMPIAIJGetSeqAIJ(s->A_, &Ad, &Ao, nullptr)) continue; /* (cannot fail on an MPIAIJ matrix) */
-      if (blk == Ad || blk == Ao) return PETSC_TRUE;
-    }
-    return PETSC_FALSE;
-  }
-
-private:
-  Mat                         A_;
-  const AssemblyScope        *outer_;
-  static const AssemblyScope *innermost_;
-};
-const AssemblyScope *AssemblyScope::innermost_ = nullptr;
-
-/* The halo vector of MatMult_MPIAIJ (Mat_MPIAIJ::lvec) lives in a header that PETSc does not
-   install (src/mat/impls/aij/mpi/mpiaij.h) and that no function returns. MPIAIJHeader repeats the
-   first members of that struct (its MPIAIJHEADER macro) up to lvec; they are the same in PETSc
-   3.22.5 and 3.25.4. Other versions: PSPMV_MPIAIJ_HEADER is 0 and the halo vector stays the one
-   MPIAIJ made. HaloVector() checks that A, B and garray are where this struct says before it
-   reads lvec. */
-#if PETSC_VERSION_GE(3, 22, 0) && PETSC_VERSION_LT(3, 26, 0)
-  #define PSPMV_MPIAIJ_HEADER 1
-#else
-  #define PSPMV_MPIAIJ_HEADER 0
-#endif
-struct MPIAIJHeader {
-  Mat          A, B;
-  PetscMPIInt  size, rank;
-  PetscBool    donotstash;
-  MPI_Request *send_waits, *recv_waits;
-  PetscInt     nsends, nrecvs;
-  MatScalar   *svalues, *rvalues;
-  PetscInt     rmax;
-  void        *colmap; /* PetscHMapI or PetscInt *, a pointer either way */
-  PetscInt    *garray;
-  Vec          lvec;
-};
-
-/* *lvec: A's halo vector (NULL before MPIAIJ makes it; always NULL when PSPMV_MPIAIJ_HEADER is 0). */
-PetscErrorCode HaloVector(Mat A, Vec *lvec)
-{
-  const MPIAIJHeader *h = static_cast<const MPIAIJHeader *>(A->data);
-  Mat                 Ad, Ao;
-  const PetscInt     *garray;
-
-  PetscFunctionBegin;
-  *lvec = nullptr;
-  if (!PSPMV_MPIAIJ_HEADER) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
-  PetscCheck(h->A == Ad && h->B == Ao && h->garray == garray && (!h->lvec || ((PetscObject)h->lvec)->classid == VEC_CLASSID), PETSC_COMM_SELF, PETSC_ERR_PLIB,
-             "the Mat_MPIAIJ struct of this PETSc does not start as petscspmv expects (src/petsc/mpispmv.cpp, MPIAIJHeader)");
-  *lvec = h->lvec;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Gives A's halo vector the memory type of A's family, as MPIAIJCUSPARSE does: a CUDA vector for
-   the CUDA types, however the matrix was made (MatConvert() of an assembled MATMPIAIJ duplicates
-   MPIAIJ's host vector); type: VECSEQ to undo. The check of HaloVector() runs for every family. */
-PetscErrorCode SetHaloType(Mat A, const TypeInfo *t, VecType type)
-{
-  Vec lvec;
-
-  PetscFunctionBegin;
-  PetscCall(HaloVector(A, &lvec));
-  if (lvec && t->cuda) PetscCall(VecSetType(lvec, type)); /* scratch: its values need not survive */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Makes both blocks seq matrices of A's family with A's options and the halo vector one of the
-   family's memory type; with `assembled` also brings the blocks' layouts up to date (values may
-   have changed through MatSetValues()). */
-PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
+/* Makes both blocks seq matrices of A's family with A's options and their global numbering
+   (range errors name global rows and columns: the off-diagonal block's columns are global until
+   the base type compresses them at assembly, then garray maps them back); builds nothing. */
+PetscErrorCode SetUpBlocks(Mat A)
 {
   MPIState       *mp = State(A);
   Mat             blocks[2];
   const PetscInt *garray = nullptr;
-  Mat             twins[2] = {nullptr, nullptr};
-  PetscBool       mpitwin  = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(SetHaloType(A, mp->type, VECSEQCUDA));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], &garray));
-  if (Mat twin = DeviceTwinScope::Current()) { /* a MatConvert() from mpiaijcusparse: its blocks are the twins of A's */
-    PetscCall(PetscObjectTypeCompare((PetscObject)twin, MATMPIAIJCUSPARSE, &mpitwin));
-    if (mpitwin) {
-      const PetscInt *tgarray;
-      PetscInt        nc = 0, tnc = 0;
-      PetscBool       same = PETSC_FALSE;
-      PetscCall(MatMPIAIJGetSeqAIJ(twin, &twins[0], &twins[1], &tgarray));
-      /* the off-diagonal blocks' columns must mean the same global columns */
-      if (blocks[1] && twins[1]) {
-        PetscCall(MatGetSize(blocks[1], nullptr, &nc));
-        PetscCall(MatGetSize(twins[1], nullptr, &tnc));
-        if (nc == tnc) PetscCall(PetscArraycmp(garray, tgarray, nc, &same));
-      }
-      if (!same) twins[1] = nullptr;
-    }
-  }
   for (int k = 0; k < 2; k++) {
-    Mat blk = blocks[k];
-    if (!blk) continue;
-    /* range errors name global rows and columns: the off-diagonal block's columns are global
-       until MPIAIJ compresses them at assembly, then garray maps them back */
     GlobalIndices g;
+    if (!blocks[k]) continue;
     g.row0 = A->rmap->rstart;
     g.col0 = k == 0 ? A->cmap->rstart : 0;
     g.cols = k == 1 ? garray : nullptr;
-    if (!SeqGetState(blk)) { /* an assembled block is built as it is converted */
-      GlobalIndexScope names(g);
-      DeviceTwinScope  twin(twins[k]);
-      PetscCall(SeqConvertFromAIJ(blk, mp->type, &mp->opts, MAT_INPLACE_MATRIX, &blk));
-      SeqGetState(blk)->global = g;
-    } else {
-      SeqGetState(blk)->global = g;
-      PetscCall(SeqSetOptions(blk, mp->opts));
-      if (assembled) PetscCall(SeqSync(blk, PETSC_TRUE));
-    }
+    PetscCall(SeqSetUpBlock(blocks[k], mp->type, mp->opts, g));
+    SeqGetState(blocks[k])->free_device_csr = mp->free_device_csr;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -194,31 +61,31 @@ PetscErrorCode SetUpBlocks(Mat A, PetscBool assembled)
 PetscErrorCode MatMPIAIJSetPreallocation_MPISpMV(Mat A, PetscInt d_nz, const PetscInt d_nnz[], PetscInt o_nz, const PetscInt o_nnz[])
 {
   PetscFunctionBegin;
-  PetscCall(State(A)->preallocate(A, d_nz, d_nnz, o_nz, o_nnz)); /* creates MATSEQAIJ blocks */
-  PetscCall(SetUpBlocks(A, PETSC_FALSE));
+  PetscCall(State(A)->preallocate(A, d_nz, d_nnz, o_nz, o_nnz)); /* creates blocks of the base type */
+  PetscCall(SetUpBlocks(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatSetPreallocationCOO_MPISpMV(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
   PetscFunctionBegin;
-  PetscCall(State(A)->preallocate_coo(A, n, i, j)); /* blocks converted to the root type of A */
-  PetscCall(SetUpBlocks(A, PETSC_FALSE));
+  PetscCall(State(A)->preallocate_coo(A, n, i, j)); /* blocks of the root type of A */
+  PetscCall(SetUpBlocks(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
 {
-  MPIState      *mp = State(A);
-  PetscErrorCode ierr;
+  MPIState *mp = State(A);
 
   PetscFunctionBegin;
-  /* the blocks are assembled (and B possibly recreated with default options) inside: they
-     build their layouts once, below, with A's options */
-  {
-    AssemblyScope scope(A);
-    ierr = mp->aijops.assemblyend(A, mode);
-  }
+  /* the blocks (an off-diagonal block MatSetValues() recreated included) are marked as blocks:
+     they do not build in their own assemblies. A block the base type recreates inside (when
+     another rank disassembled) comes out of the base type's name, plain; adopted below. */
+  PetscCall(SetUpBlocks(A));
+  PetscCall(PresentAsBase(A));
+  const PetscErrorCode ierr = mp->baseops.assemblyend(A, mode);
+  PetscCall(RestoreTypeNames(A));
   PetscCall(ierr);
   if (mode == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
   /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks
@@ -226,29 +93,67 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   {
     const PetscBool build = (PetscBool)!mp->placeholder_values;
     mp->placeholder_values = PETSC_FALSE;
-    PetscCall(Collective(A, SetUpBlocks(A, build)));
+    PetscCall(Collective(A, SetUpBlocks(A)));
+    if (build) PetscCall(MPISyncBlocks(A, PETSC_TRUE));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Stale blocks are brought up to date before the base type's product starts its halo scatter: an
+   error then (a lossy value that changed without an operation that checks it) leaves no message
+   in flight, and the matrix usable once the value is repaired. */
+PetscErrorCode SyncBlocksForProduct(Mat A)
+{
+  Mat blocks[2];
+
+  PetscFunctionBegin;
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks) {
+    SeqState *sp = blk ? SeqGetState(blk) : nullptr;
+    if (sp && !(sp->type->cuda && blk->boundtocpu)) PetscCall(SeqSync(blk, PETSC_FALSE));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatMult_MPISpMV(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(SyncBlocksForProduct(A));
+  PetscCall(State(A)->baseops.mult(A, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatMultAdd_MPISpMV(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(SyncBlocksForProduct(A));
+  PetscCall(State(A)->baseops.multadd(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Statistics of this rank's blocks; scale[0..1]: smallest and largest scale exponent of the
-   blocks that hold nonzeros (PETSC_MAX_INT, PETSC_MIN_INT when none does): each block chooses its
-   own. */
-PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2])
+   blocks that hold nonzeros (PETSC_INT_MAX, PETSC_INT_MIN when none does): each block chooses its
+   own; device[0..1]: device bytes of the layouts and of AIJCUSPARSE's CSR copies. */
+PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2], PetscInt64 device[2])
 {
   Mat blocks[2];
 
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "the layouts of a %s matrix exist once the matrix is assembled", ((PetscObject)A)->type_name);
-  *sum     = FormatStats();
-  scale[0] = PETSC_MAX_INT;
-  scale[1] = PETSC_MIN_INT;
+  *sum      = FormatStats();
+  scale[0]  = PETSC_MAX_INT;
+  scale[1]  = PETSC_MIN_INT;
+  device[0] = device[1] = 0;
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks) {
     FormatStats s;
     PetscInt    e;
+    PetscInt64  d[2];
     if (!blk) continue;
     PetscCall(SeqGetStats(blk, &s, &e));
+    PetscCall(SeqDeviceBytes(blk, &d[0], &d[1]));
+    device[0] += d[0];
+    device[1] += d[1];
     AddStats(sum, s);
     if (s.nnz == 0) continue;
     scale[0] = PetscMin(scale[0], e);
@@ -267,11 +172,11 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   PetscCall(ViewWantsFormatInfo(viewer, &info));
   if (info && A->assembled) {
     FormatStats local, global;
-    PetscInt64  sums[7], tot[7];
+    PetscInt64  sums[9], tot[9], device[2];
     PetscInt    ints[4], maxints[4], scale[2];
 
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
-    PetscCall(Collective(A, LocalStats(A, &local, scale)));
+    PetscCall(Collective(A, LocalStats(A, &local, scale, device)));
     sums[0] = local.nnz;
     sums[1] = local.stored_slots;
     sums[2] = local.padding_slots;
@@ -279,7 +184,9 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     sums[4] = local.tail_nnz;
     sums[5] = local.stored_bytes;
     sums[6] = local.cols;
-    PetscCallMPI(MPIU_Allreduce(sums, tot, 7, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    sums[7] = device[0];
+    sums[8] = device[1];
+    PetscCallMPI(MPIU_Allreduce(sums, tot, 9, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     ints[0] = local.hybrid_width;
     ints[1] = local.sigma;
     ints[2] = -scale[0]; /* max of -lo: the smallest exponent */
@@ -295,11 +202,13 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.stored_bytes  = tot[5];
     global.hybrid_width  = maxints[0];
     global.sigma         = maxints[1]; /* largest over the blocks, like the width */
-    scale[0] = -maxints[2];
-    scale[1] = maxints[3];
-    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, scale, "all ranks, diagonal and off-diagonal blocks"));
+    scale[0]             = -maxints[2];
+    scale[1]             = maxints[3];
+    device[0]            = tot[7];
+    device[1]            = tot[8];
+    PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, scale, device, mp->free_device_csr, "all ranks, diagonal and off-diagonal blocks"));
   }
-  PetscCall(mp->aijops.view(A, viewer));
+  PetscCall(mp->baseops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -333,15 +242,20 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
   if (o == old) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(GetBlocks(A, &Ad, &Ao));
   {
-    PetscErrorCode ierr = PETSC_SUCCESS, maxcode;
+    PetscErrorCode ierr = PETSC_SUCCESS, maxcode = PETSC_SUCCESS;
     if (Ad && SeqGetState(Ad)) ierr = SeqSetOptions(Ad, o);
     if (!ierr && Ao && SeqGetState(Ao)) ierr = SeqSetOptions(Ao, o);
-    PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
+    {
+      PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+      PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
+      maxcode = (PetscErrorCode)mx;
+    }
     if (maxcode) { /* all or nothing, on every rank: blocks rebuilt with the new options get the old ones back */
       if (Ad && SeqGetState(Ad)) PetscCall(SeqSetOptions(Ad, old));
       if (Ao && SeqGetState(Ao)) PetscCall(SeqSetOptions(Ao, old));
     }
-    PetscCall(RaiseError(mp->type, ierr, maxcode));
+    PetscCall(ierr);
+    PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s layouts of this %s matrix could not be built with these options on another rank (see the error reported there)", FormatTitle(mp->type->format), mp->type->mpi);
   }
   mp->opts = o;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -364,174 +278,249 @@ PetscErrorCode MPILayoutStats(Mat A, FormatStats *s)
    logically collective): an error on every rank, not a hang in MPISetOptions' check. */
 PetscErrorCode AgreeOnOption(Mat A, PetscErrorCode ierr)
 {
-  PetscErrorCode maxcode;
+  char what[128];
 
   PetscFunctionBegin;
-  PetscCall(MaxError(PetscObjectComm((PetscObject)A), ierr, &maxcode));
-  PetscCall(ierr);
-  PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s option value was refused on another rank (see the error reported there); setters are collective: give every rank the same value", FormatTitle(State(A)->type->format));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "setting the %s option (setters are collective: give every rank the same value)", FormatTitle(State(A)->type->format)));
+  PetscCall(CollectiveError(PetscObjectComm((PetscObject)A), what, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-using Options = OptionOps<MPIState, MPISetOptions, MPILayoutStats, AgreeOnOption>;
+PetscErrorCode SetFree(Mat A, PetscBool flg)
+{
+  Mat blocks[2];
+
+  PetscFunctionBegin;
+  State(A)->free_device_csr = flg;
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks)
+    if (blk && SeqGetState(blk)) SeqGetState(blk)->free_device_csr = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+using Options = OptionOps<MPIState, MPIGetState, MPISetOptions, MPILayoutStats, AgreeOnOption, SetFree>;
 
 PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
 {
   FormatStats s;
   PetscInt    scale[2];
+  PetscInt64  device[2];
 
   PetscFunctionBegin;
-  PetscCall(LocalStats(A, &s, scale));
+  PetscCall(LocalStats(A, &s, scale, device));
   ToPublicStats(s, scale, out);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The MPI base types' destroy (index: the family's cuda flag), for MatHeaderMerge() (see
+   seqspmv.cpp). */
+PetscErrorCode (*base_destroy[2])(Mat) = {};
+template <int Cuda>
 PetscErrorCode MatDestroy_MPISpMV(Mat A);
 
-void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
+void InstallOps(Mat A, const MPIState &mp, PetscBool ours)
 {
-  A->ops->assemblyend    = ours ? MatAssemblyEnd_MPISpMV : aij.assemblyend;
-  /* operations whose results PETSc makes of A's type take A's options (NULL stays NULL:
-     PETSc then takes another path, e.g. MatCreateSubMatrix() through createsubmatrices) */
-  A->ops->duplicate         = ours && aij.duplicate ? PSPMV_INHERITING(MPIState, duplicate) : aij.duplicate;
-  A->ops->transpose         = ours && aij.transpose ? PSPMV_INHERITING(MPIState, transpose) : aij.transpose;
-  A->ops->axpy              = ours && aij.axpy ? PSPMV_INHERITING(MPIState, axpy) : aij.axpy;
-  A->ops->createsubmatrix   = ours && aij.createsubmatrix ? PSPMV_INHERITING(MPIState, createsubmatrix) : aij.createsubmatrix;
-  A->ops->createsubmatrices = ours && aij.createsubmatrices ? PSPMV_INHERITING(MPIState, createsubmatrices) : aij.createsubmatrices;
-  A->ops->view           = ours ? MatView_MPISpMV : aij.view;
-  A->ops->setfromoptions = ours ? Options::SetFromOptions : aij.setfromoptions;
-  A->ops->destroy        = ours ? MatDestroy_MPISpMV : aij.destroy;
+  const struct _MatOps &base = mp.baseops;
+
+  A->ops->assemblyend    = ours ? MatAssemblyEnd_MPISpMV : base.assemblyend;
+  A->ops->mult           = ours ? MatMult_MPISpMV : base.mult;
+  A->ops->multadd        = ours ? MatMultAdd_MPISpMV : base.multadd;
+  A->ops->view           = ours ? MatView_MPISpMV : base.view;
+  A->ops->setfromoptions = ours ? Options::SetFromOptions : base.setfromoptions;
+  A->ops->destroy        = ours ? (mp.type->cuda ? MatDestroy_MPISpMV<1> : MatDestroy_MPISpMV<0>) : base.destroy;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (mp.type->cuda) A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
+#endif
+  InstallMPIWrapped(A, base, ours);
 }
 
-
-/* A becomes a plain MATMPIAIJ again (blocks included). */
-PetscErrorCode Strip(Mat A)
+PetscErrorCode ComposeAll(Mat A, const MPIState &mp, PetscBool on)
 {
-  MPIState *mp = State(A);
-  Mat       blocks[2];
+  const TypeInfo *t = mp.type;
 
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks)
-    if (blk && SeqGetState(blk)) PetscCall(SeqConvertToAIJ(blk, MATSEQAIJ, MAT_INPLACE_MATRIX, &blk));
-  PetscCall(SetHaloType(A, mp->type, VECSEQ));
-  SwitchOps(A, mp->aijops, PETSC_FALSE);
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", mp->preallocate));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", mp->preallocate_coo));
-  PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
-  PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
-  if (mp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
-  A->boundtocpu = mp->aij_boundtocpu;
-  PetscCallCXX(delete mp);
-  A->spptr = nullptr;
-  PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJ));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", on ? MatMPIAIJSetPreallocation_MPISpMV : mp.preallocate));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", on ? MatSetPreallocationCOO_MPISpMV : mp.preallocate_coo));
+  if (on) PetscCall(ComposeOptionFunctions(A, t, Options::Set, Options::GetOpt, GetStats_MPI, t->cuda ? SetFree : nullptr));
+  else PetscCall(ComposeOptionFunctions(A, t, nullptr, nullptr, nullptr, nullptr));
+  PetscCall(ComposeConverters(A, t, PETSC_TRUE, on));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(ComposeProductFunctions(A, t, on));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+template <int Cuda>
 PetscErrorCode MatDestroy_MPISpMV(Mat A)
 {
   MPIState *mp = State(A);
-  PetscErrorCode (*destroy)(Mat) = mp->aijops.destroy;
 
   PetscFunctionBegin;
-  /* the blocks are destroyed by MPIAIJ (they free their own layouts). Only removals here:
+  if (!mp) { /* inside MatHeaderMerge(): the state comes back to A with the new data */
+    PetscCall(base_destroy[Cuda](A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscErrorCode (*destroy)(Mat) = mp->baseops.destroy;
+  /* the blocks are destroyed by the base type (they free their own layouts). Only removals here:
      MatHeaderMerge() calls this after freeing A's function list, a new entry would leak. */
+  InstallOps(A, *mp, PETSC_FALSE);
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", nullptr));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", nullptr));
-  PetscCall(ComposeOptionFunctions(A, mp->type->format, nullptr, nullptr, nullptr));
+  PetscCall(ComposeOptionFunctions(A, mp->type, nullptr, nullptr, nullptr, nullptr));
   PetscCall(ComposeConverters(A, mp->type, PETSC_TRUE, PETSC_FALSE));
-  PetscCallCXX(delete mp);
-  A->spptr = nullptr;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (mp->type->cuda) PetscCall(ComposeProductFunctions(A, mp->type, PETSC_FALSE));
+#endif
+  PetscCall(PetscObjectCompose((PetscObject)A, kStateKey, nullptr)); /* deletes mp */
   PetscCall((*destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Makes the MATMPIAIJ matrix B one of family t (its blocks are handled by the caller). */
+/* Makes B, a matrix of t's MPI base type, one of family t (its blocks are set up by the caller). */
 PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
 {
   MPIState *mp = nullptr;
-  PetscBool isaij;
+  PetscBool isbase;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJ, &isaij));
-  PetscCheck(isaij, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "cannot convert a %s matrix to %s: only MATMPIAIJ is converted in place", ((PetscObject)B)->type_name, t->mpi);
-  PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "MATMPIAIJ matrix with an spptr cannot become %s", t->mpi);
-  if (t->cuda) PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_mpi, &isbase));
+  PetscCheck(isbase, PetscObjectComm((PetscObject)B), PETSC_ERR_SUP, "cannot convert a %s matrix to %s in place: only %s is", ((PetscObject)B)->type_name, t->mpi, t->base_mpi);
+  PetscCheck(!MPIGetState(B), PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "%s matrix that is already of a petscspmv type", t->base_mpi);
   PetscCallCXX(mp = new MPIState);
-  mp->type   = t;
-  mp->opts   = opts;
-  mp->aijops = *B->ops;
+  mp->type               = t;
+  mp->opts               = opts;
+  mp->baseops            = *B->ops;
   mp->placeholder_values = (PetscBool)(B->product != nullptr);
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &mp->preallocate));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &mp->preallocate_coo));
-  PetscCheck(mp->preallocate && mp->preallocate_coo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATMPIAIJ without its preallocation functions");
-  B->spptr = mp;
-  SwitchOps(B, mp->aijops, PETSC_TRUE);
-  if (t->cuda) PetscCall(SetDefaultVecType(B, VECCUDA));
-  /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
-     MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
-  mp->aij_boundtocpu = B->boundtocpu;
-  if (t->cuda) B->boundtocpu = PETSC_FALSE;
+  {
+    PetscErrorCode ierr = PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &mp->preallocate);
+    if (!ierr) ierr = PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &mp->preallocate_coo);
+    if (!ierr && !(mp->preallocate && mp->preallocate_coo)) ierr = PETSC_ERR_PLIB;
+    if (ierr) delete mp;
+    PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without its preallocation functions", t->base_mpi);
+  }
+  PetscCall(PetscObjectContainerCompose((PetscObject)B, kStateKey, mp, DeleteComposed<MPIState>));
+  base_destroy[t->cuda ? 1 : 0] = mp->baseops.destroy;
+  InstallOps(B, *mp, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->mpi));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPISpMV));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPISpMV));
-  PetscCall(ComposeOptionFunctions(B, t->format, Options::Set, Options::Get, GetStats_MPI));
-  PetscCall(ComposeConverters(B, t, PETSC_TRUE, PETSC_TRUE));
+  PetscCall(ComposeAll(B, *mp, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-PetscBool IsMPI(Mat A) { return A->ops->assemblyend == MatAssemblyEnd_MPISpMV ? PETSC_TRUE : PETSC_FALSE; }
 
 } // namespace
 
-MPIState *MPIGetState(Mat A) { return IsMPI(A) ? State(A) : nullptr; }
-
-PetscBool MPIAssemblesBlock(Mat A) { return AssemblyScope::Covers(A); }
-
-PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *newmat)
+MPIState *MPIGetState(Mat A)
 {
-  FormatOptions  o(t->format);
-  Mat            B;
-  PetscErrorCode ierr, maxcode;
+  void *p = nullptr;
+  if (!A || PetscObjectContainerQuery((PetscObject)A, kStateKey, &p)) return nullptr;
+  return static_cast<MPIState *>(p);
+}
+
+PetscErrorCode MPISyncBlocks(Mat A, PetscBool force)
+{
+  Mat            blocks[2];
+  PetscErrorCode ierr = PETSC_SUCCESS;
 
   PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCheck(IsMPI(*newmat), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->mpi);
-    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN)); /* block by block; layouts follow */
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  B = *newmat;
-  PetscCall(Adopt(B, t, o));
-  ierr = SetUpBlocks(B, PETSC_FALSE); /* assembled blocks are built as they are converted */
-  PetscCall(MaxError(PetscObjectComm((PetscObject)B), ierr, &maxcode));
-  if (maxcode) {
-    /* a block could not be built (a value overflows the value format, ...): B stays AIJ */
-    if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
-    else PetscCall(Strip(B));
-  }
-  PetscCall(RaiseError(t, ierr, maxcode));
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks)
+    if (!ierr && blk && SeqGetState(blk)) ierr = SeqSync(blk, force);
+  PetscCall(Collective(A, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MPIConvertToAIJ(Mat A, MatType, MatReuse reuse, Mat *newmat)
+PetscErrorCode MPICheckValues(Mat A)
 {
+  MPIState *mp = State(A);
+
+  PetscFunctionBegin;
+  if (!mp || !A->assembled || !mp->opts.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MPISyncBlocks(A, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
+{
+  FormatOptions  o(t->format);
+  Mat            B;
+  PetscBool      fromaij = PETSC_FALSE;
+  PetscErrorCode ierr;
+
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+    PetscCheck(MPIGetState(*newmat), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->mpi);
+    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN)); /* block by block; layouts follow */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat)); /* blocks: no layouts built */
-  PetscCall(Strip(*newmat));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(t->mpi)); /* before anything changes */
+#endif
+  if (opts) o = *opts;
+  else PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  B = *newmat;
+  if (t->cuda) {
+    /* a CUDA family from MATMPIAIJ: MPIAIJCUSPARSE first (PETSc's converter) */
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJ, &fromaij));
+    if (fromaij) PetscCall(MatConvert(B, t->base_mpi, MAT_INPLACE_MATRIX, &B));
+  }
+  PetscCall(Adopt(B, t, o));
+  ierr = SetUpBlocks(B);
+  if (!ierr && B->assembled && !State(B)->placeholder_values) {
+    Mat blocks[2];
+    ierr = GetBlocks(B, &blocks[0], &blocks[1]);
+    for (Mat blk : blocks)
+      if (!ierr && blk) ierr = SeqSync(blk, PETSC_FALSE);
+  }
+  {
+    PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+    PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)B)));
+    if (mx) {
+      /* a block could not be built (a value overflows the value format, ...): B is left as it was */
+      if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
+      else {
+        PetscCall(MPIStrip(B));
+        if (fromaij) PetscCall(MatConvert(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
+      }
+    }
+    PetscCall(ierr);
+    PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the %s layouts of this %s matrix could not be built on another rank (see the error reported there)", FormatTitle(t->format), t->mpi);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MPIAdoptBlocks(Mat A)
+{
+  PetscFunctionBegin;
+  PetscCall(Collective(A, SetUpBlocks(A)));
+  if (A->assembled) PetscCall(MPISyncBlocks(A, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MPIStrip(Mat A)
+{
+  MPIState *mp = State(A);
+  Mat       blocks[2];
+  const char *base = mp->type->base_mpi;
+
+  PetscFunctionBegin;
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks)
+    if (blk && SeqGetState(blk)) PetscCall(SeqStrip(blk));
+  InstallOps(A, *mp, PETSC_FALSE);
+  PetscCall(ComposeAll(A, *mp, PETSC_FALSE));
+  PetscCall(PetscObjectCompose((PetscObject)A, kStateKey, nullptr)); /* deletes mp */
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MPICreate(Mat A, const TypeInfo *t)
 {
   PetscFunctionBegin;
-  PetscCall(MatCreate_MPIAIJ(A));
-  PetscCall(MPIConvertFromAIJ(A, t, MAT_INPLACE_MATRIX, &A));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(t->mpi));
+#endif
+  PetscCall(t->create_base_mpi(A));
+  PetscCall(MPIConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -98,12 +98,26 @@ PetscErrorCode GetOption(const FormatOptions &opts, std::map<std::string, std::s
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats)
+PetscErrorCode ReadFreeDeviceCsr(Mat A, PetscSpMVOptionItems PetscOptionsObject, PetscBool *flg)
 {
+  PetscFunctionBegin;
+  if (PetscOptionsObject) {
+    PetscOptionsHeadBegin(PetscOptionsObject, "CUDA layouts (petscspmv) options");
+    PetscCall(PetscOptionsBool("-mat_spmv_free_device_csr", "Build and update the layout without keeping AIJCUSPARSE's device CSR (device memory: the layout alone)", "MatSpMVSetFreeDeviceCSR", *flg, flg, nullptr));
+    PetscOptionsHeadEnd();
+  } else PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_spmv_free_device_csr", flg, nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ComposeOptionFunctions(Mat A, const TypeInfo *t, SetOptionFn set, GetOptionFn get, GetStatsFn stats, SetFreeCsrFn freecsr)
+{
+  const Format f = t->format;
+
   PetscFunctionBegin;
   PetscCall(PetscObjectComposeFunction((PetscObject)A, SetOptionName(f), set));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, GetOptionName(f), get));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSpMVGetStats_C", stats));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSpMVSetFreeDeviceCSR_C", freecsr));
   /* with the options: MatAXPY() results that keep them */
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatAXPYGetPreallocation_C", set ? MatAXPYGetPreallocation_SpMV : nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -48,6 +48,9 @@ PetscErrorCode PetscSpMVInitializePackage(void)
     PetscCall(MatRegister(t->root, t->create_root));
     PetscCall(MatRegister(t->seq, t->create_seq));
     PetscCall(MatRegister(t->mpi, t->create_mpi));
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (t->cuda) PetscCall(RegisterCusparseFactors(t));
+#endif
   }
   PetscCall(PetscRegisterFinalize(PetscSpMVFinalizePackage));
   PetscFunctionReturn(PETSC_SUCCESS);

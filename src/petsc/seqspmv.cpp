@@ -1,82 +1,37 @@
-// The seq types: MATSEQAIJ plus a shadow layout (RgCSR or PackSELL, host or CUDA backend).
-// AIJ stays the matrix (assembly, preallocation, COO, MatLoad, every operation we do not
-// replace); the shadow serves MatMult, MatMultAdd and MatGetDiagonal.
+// The seq types: the family's base type (MATSEQAIJ, or MATSEQAIJCUSPARSE for the CUDA families)
+// plus a layout (RgCSR or PackSELL, host or CUDA backend). The base type stays the matrix
+// (assembly, preallocation, COO, MatLoad, factorizations, products, every operation we do not
+// replace); the layout serves MatMult, MatMultAdd and MatGetDiagonal.
 #include "spmvimpl.hpp"
 
 #include "block_csr.hpp"
-
-#include <petscdevice.h>
-
-#include <algorithm>
 
 namespace pspmv {
 namespace glue {
 
 namespace {
 
-SeqState *State(Mat A) { return static_cast<SeqState *>(A->spptr); }
+const char kStateKey[] = "PetscSpMVSeqState";
 
-/* CSR view of the (assembled) AIJ arrays, without copying. */
-PetscErrorCode GetCsr(Mat A, CsrView *v)
+SeqState *State(Mat A) { return SeqGetState(A); }
+
+BuildSource SourceOf(Mat A, const SeqState *sp)
 {
-  static const PetscInt zero = 0;
-  const PetscInt       *ai = nullptr, *aj = nullptr;
-  PetscScalar          *aa = nullptr;
-  PetscMemType          mtype;
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  PetscCheck(mtype == PETSC_MEMTYPE_HOST, PETSC_COMM_SELF, PETSC_ERR_PLIB, "the AIJ arrays of a petscspmv matrix must be host arrays");
-  v->rows   = A->rmap->n;
-  v->cols   = A->cmap->n;
-  v->rowptr = ai ? ai : &zero;
-  v->colidx = aj;
-  v->values = aa;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The device twin a CUDA layout of A is built from: the seq aijcusparse matrix of the innermost
-   DeviceTwinScope when A's AIJ arrays are its copy (same local sizes and entries, at least one)
-   and its device copy is current and usable (not bound to the CPU), else NULL. */
-PetscErrorCode DeviceTwin(Mat A, SeqState *sp, Mat *twin)
-{
-  Mat       t = DeviceTwinScope::Current();
-  PetscBool seq = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  *twin = nullptr;
-  if (!t || !sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(AIJCusparseOnDevice(t, &seq));
-  /* a block whose device copy is older than its host arrays is uploaded */
-  if (seq && t->offloadmask != PETSC_OFFLOAD_GPU && t->offloadmask != PETSC_OFFLOAD_BOTH) seq = PETSC_FALSE;
-  if (seq) {
-    PetscInt m, n, tm, tn;
-    MatInfo  ia, it;
-    PetscCall(MatGetLocalSize(A, &m, &n));
-    PetscCall(MatGetLocalSize(t, &tm, &tn));
-    PetscCall(MatGetInfo(A, MAT_LOCAL, &ia));
-    PetscCall(MatGetInfo(t, MAT_LOCAL, &it));
-    /* an empty block is uploaded (nothing to copy; AIJCUSPARSE may hold no arrays for it) */
-    if (m == tm && n == tn && ia.nz_used == it.nz_used && ia.nz_used > 0) *twin = t;
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
+  BuildSource src;
+  src.A               = A;
+  src.global          = sp->global;
+  src.free_device_csr = sp->free_device_csr;
+  return src;
 }
 
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
 {
-  CsrView                 csr;
   std::unique_ptr<Shadow> fresh;
-  Mat                     twin = nullptr;
 
   PetscFunctionBegin;
-  PetscCall(GetCsr(A, &csr));
-  PetscCall(DeviceTwin(A, sp, &twin));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
-  {
-    GlobalIndexScope names(sp->global);
-    PetscCall(fresh->Build(csr, opts, twin));
-  }
+  PetscCall(fresh->Build(SourceOf(A, sp), opts));
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
   PetscCall(InfoLayout(A, sp->type, opts, *fresh));
   *out = std::move(fresh);
@@ -89,10 +44,11 @@ Stamp StampOf(Mat A)
   s.state   = ((PetscObject)A)->state;
   s.nzstate = A->nonzerostate;
   s.num_ass = A->num_ass;
+  s.data    = A->data;
   return s;
 }
 
-/* Replaces the shadow (the old one's device memory is freed) and stamps it with A's stamp. */
+/* Replaces the layout (the old one's device memory is freed) and stamps it with A's stamp. */
 PetscErrorCode Install(Mat A, SeqState *sp, std::unique_ptr<Shadow> fresh)
 {
   PetscFunctionBegin;
@@ -104,16 +60,20 @@ PetscErrorCode Install(Mat A, SeqState *sp, std::unique_ptr<Shadow> fresh)
 
 /* A matrix whose layout is built at its first use rather than at assembly: a product result
    (the symbolic phase assembles placeholder values) or a pattern without values (symbolic
-   transposes). */
+   transposes). Values that live on the GPU exist. */
 PetscErrorCode BuildsLazily(Mat A, PetscBool *lazy)
 {
-  const PetscInt *ai, *aj;
-  PetscScalar    *aa;
-  PetscMemType    mtype;
+  const PetscScalar *aa;
+  MatInfo            info;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mtype));
-  *lazy = (PetscBool)(A->product || (!aa && ai && ai[A->rmap->n] > 0));
+  *lazy = (PetscBool)(A->product != nullptr);
+  if (*lazy || A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+  if (info.nz_used == 0) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJGetArrayRead(A, &aa)); /* host values: current on the host here, no copy */
+  *lazy = (PetscBool)!aa;
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -132,8 +92,9 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   PetscBool lazy;
 
   PetscFunctionBegin;
-  PetscCall(sp->aijops.assemblyend(A, mode));
-  if (mode == MAT_FLUSH_ASSEMBLY || MPIAssemblesBlock(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(sp->baseops.assemblyend(A, mode));
+  /* a block's MPI matrix brings it up to date once its own assembly is done */
+  if (mode == MAT_FLUSH_ASSEMBLY || sp->block) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(BuildsLazily(A, &lazy));
   if (lazy) {
     PetscCall(Invalidate(sp));
@@ -149,10 +110,11 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode Product(Mat A, Vec x, Vec y, PetscBool add)
-{
-  SeqState *sp = State(A);
+/* A CUDA matrix bound to the CPU runs the base type's host kernels. */
+bool OnHostBase(Mat A, const SeqState *sp) { return sp->type->cuda && A->boundtocpu; }
 
+PetscErrorCode Product(Mat A, SeqState *sp, Vec x, Vec y, PetscBool add)
+{
   PetscFunctionBegin;
   PetscCall(SeqSync(A, PETSC_FALSE));
   PetscCall(sp->shadow->Mult(x, y, add));
@@ -164,8 +126,8 @@ PetscErrorCode MatMult_SeqSpMV(Mat A, Vec x, Vec y)
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (sp->type->cuda && A->boundtocpu) PetscCall(sp->aijops.mult(A, x, y));
-  else PetscCall(Product(A, x, y, PETSC_FALSE));
+  if (OnHostBase(A, sp)) PetscCall(sp->baseops.mult(A, x, y));
+  else PetscCall(Product(A, sp, x, y, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -174,22 +136,22 @@ PetscErrorCode MatMultAdd_SeqSpMV(Mat A, Vec x, Vec y, Vec z)
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (sp->type->cuda && A->boundtocpu) {
-    PetscCall(sp->aijops.multadd(A, x, y, z));
+  if (OnHostBase(A, sp)) {
+    PetscCall(sp->baseops.multadd(A, x, y, z));
   } else {
     if (y != z) PetscCall(VecCopy(y, z));
-    PetscCall(Product(A, x, z, PETSC_TRUE));
+    PetscCall(Product(A, sp, x, z, PETSC_TRUE));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode InfoTranspose(Mat A)
+/* The host families' transpose products are SeqAIJ's (reported once under -info); the CUDA
+   families keep AIJCUSPARSE's. */
+PetscErrorCode InfoTranspose(Mat A, SeqState *sp)
 {
-  SeqState *sp = State(A);
-
   PetscFunctionBegin;
   if (!sp->info_transpose) {
-    PetscCall(PetscInfo(A, "%s has no transpose kernel: MatMultTranspose() uses the SeqAIJ host kernel on the AIJ arrays\n", sp->type->seq));
+    PetscCall(PetscInfo(A, "%s has no transpose kernel: MatMultTranspose() uses the SeqAIJ host kernel\n", sp->type->seq));
     sp->info_transpose = PETSC_TRUE;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -197,17 +159,21 @@ PetscErrorCode InfoTranspose(Mat A)
 
 PetscErrorCode MatMultTranspose_SeqSpMV(Mat A, Vec x, Vec y)
 {
+  SeqState *sp = State(A);
+
   PetscFunctionBegin;
-  PetscCall(InfoTranspose(A));
-  PetscCall(State(A)->aijops.multtranspose(A, x, y));
+  PetscCall(InfoTranspose(A, sp));
+  PetscCall(sp->baseops.multtranspose(A, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode MatMultTransposeAdd_SeqSpMV(Mat A, Vec x, Vec y, Vec z)
 {
+  SeqState *sp = State(A);
+
   PetscFunctionBegin;
-  PetscCall(InfoTranspose(A));
-  PetscCall(State(A)->aijops.multtransposeadd(A, x, y, z));
+  PetscCall(InfoTranspose(A, sp));
+  PetscCall(sp->baseops.multtransposeadd(A, x, y, z));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -216,8 +182,8 @@ PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (sp->type->cuda && A->boundtocpu) {
-    PetscCall(sp->aijops.getdiagonal(A, d));
+  if (OnHostBase(A, sp)) {
+    PetscCall(sp->baseops.getdiagonal(A, d));
   } else {
     PetscCall(SeqSync(A, PETSC_FALSE));
     PetscCall(sp->shadow->GetDiagonal(d));
@@ -230,7 +196,7 @@ PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
 PetscErrorCode MatRetrieveValues_SeqSpMV(Mat A)
 {
   PetscFunctionBegin;
-  PetscCall(State(A)->aij_retrieve(A));
+  PetscCall(State(A)->base_retrieve(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -245,17 +211,26 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   if (info && A->assembled) {
     FormatStats stats;
     PetscInt    scale[2];
+    PetscInt64  device[2];
     PetscCall(SeqGetStats(A, &stats, &scale[0]));
     scale[1] = scale[0];
-    PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, scale, "this matrix"));
+    PetscCall(SeqDeviceBytes(A, &device[0], &device[1]));
+    PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, scale, device, sp->free_device_csr, "this matrix"));
   }
-  PetscCall(sp->aijops.view(A, viewer));
+  PetscCall(sp->baseops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode Local(Mat, PetscErrorCode ierr) { return ierr; }
 
-using Options = OptionOps<SeqState, SeqSetOptions, SeqLayoutStats, Local>;
+PetscErrorCode SetFree(Mat A, PetscBool flg)
+{
+  PetscFunctionBegin;
+  State(A)->free_device_csr = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+using Options = OptionOps<SeqState, SeqGetState, SeqSetOptions, SeqLayoutStats, Local, SetFree>;
 
 PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 {
@@ -269,91 +244,158 @@ PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The base types' destroy (index: the family's cuda flag). MatHeaderMerge() destroys A's data
+   with A's lists detached (our state with them, which it gives back to A with the new data). */
+PetscErrorCode (*base_destroy[2])(Mat) = {};
+template <int Cuda>
 PetscErrorCode MatDestroy_SeqSpMV(Mat A);
+PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
-/* The operations our seq types replace; everything else stays SeqAIJ's. */
-void SwitchOps(Mat A, const struct _MatOps &aij, PetscBool ours)
+/* The operations our seq types replace (ours) or the base type's (restore). */
+void InstallOps(Mat A, const SeqState &sp, PetscBool ours)
 {
-  A->ops->assemblyend      = ours ? MatAssemblyEnd_SeqSpMV : aij.assemblyend;
-  A->ops->mult             = ours ? MatMult_SeqSpMV : aij.mult;
-  A->ops->multadd          = ours ? MatMultAdd_SeqSpMV : aij.multadd;
-  A->ops->multtranspose    = ours ? MatMultTranspose_SeqSpMV : aij.multtranspose;
-  A->ops->multtransposeadd = ours ? MatMultTransposeAdd_SeqSpMV : aij.multtransposeadd;
-  A->ops->getdiagonal      = ours ? MatGetDiagonal_SeqSpMV : aij.getdiagonal;
-  /* operations whose results PETSc makes of A's type take A's options (NULL stays NULL:
-     PETSc then takes another path, e.g. MatCreateSubMatrix() through createsubmatrices) */
-  A->ops->duplicate          = ours && aij.duplicate ? PSPMV_INHERITING(SeqState, duplicate) : aij.duplicate;
-  A->ops->transpose          = ours && aij.transpose ? PSPMV_INHERITING(SeqState, transpose) : aij.transpose;
-  A->ops->axpy               = ours && aij.axpy ? PSPMV_INHERITING(SeqState, axpy) : aij.axpy;
-  A->ops->createsubmatrix    = ours && aij.createsubmatrix ? PSPMV_INHERITING(SeqState, createsubmatrix) : aij.createsubmatrix;
-  A->ops->createsubmatrices  = ours && aij.createsubmatrices ? PSPMV_INHERITING(SeqState, createsubmatrices) : aij.createsubmatrices;
-  A->ops->view             = ours ? MatView_SeqSpMV : aij.view;
-  A->ops->setfromoptions   = ours ? Options::SetFromOptions : aij.setfromoptions;
-  A->ops->destroy          = ours ? MatDestroy_SeqSpMV : aij.destroy;
+  const struct _MatOps &base = sp.baseops;
+  const bool            cuda = sp.type->cuda;
+
+  A->ops->assemblyend = ours ? MatAssemblyEnd_SeqSpMV : base.assemblyend;
+  A->ops->mult        = ours ? MatMult_SeqSpMV : base.mult;
+  A->ops->multadd     = ours ? MatMultAdd_SeqSpMV : base.multadd;
+  A->ops->getdiagonal = ours ? MatGetDiagonal_SeqSpMV : base.getdiagonal;
+  if (!cuda) {
+    A->ops->multtranspose    = ours ? MatMultTranspose_SeqSpMV : base.multtranspose;
+    A->ops->multtransposeadd = ours ? MatMultTransposeAdd_SeqSpMV : base.multtransposeadd;
+  }
+  A->ops->view           = ours ? MatView_SeqSpMV : base.view;
+  A->ops->setfromoptions = ours ? Options::SetFromOptions : base.setfromoptions;
+  A->ops->destroy        = ours ? (cuda ? MatDestroy_SeqSpMV<1> : MatDestroy_SeqSpMV<0>) : base.destroy;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (cuda) {
+    A->ops->bindtocpu             = ours ? MatBindToCPU_SeqSpMV : base.bindtocpu;
+    A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
+  }
+#endif
+  InstallSeqWrapped(A, base, ours);
 }
 
+/* The composed function that wraps the base type's (ours) or the base type's own. */
+PetscErrorCode ComposeWrappers(Mat A, const SeqState &sp, PetscBool ours)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", ours ? MatRetrieveValues_SeqSpMV : sp.base_retrieve));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
-/* Removes everything of ours from A (which becomes a plain MATSEQAIJ); frees the layout.
-   destroying: A is being destroyed (its function list may be freed already: only removals). */
-PetscErrorCode Strip(Mat A, PetscBool destroying)
+/* The base type's operations and composed functions as they are now on A. */
+PetscErrorCode SnapshotBase(Mat A, SeqState *sp)
+{
+  PetscFunctionBegin;
+  sp->baseops = *A->ops;
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &sp->base_retrieve));
+  PetscCheck(sp->base_retrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without MatRetrieveValues_C", sp->type->base_seq);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* MatBindToCPU(): AIJCUSPARSE switches its operations between its device and SeqAIJ's host code;
+   ours are installed on top of whichever it chose (bound: the base type's products). */
+PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg)
 {
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (sp->shadow) PetscCall(sp->shadow->Release());
-  SwitchOps(A, sp->aijops, PETSC_FALSE);
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", destroying ? nullptr : sp->aij_retrieve));
-  PetscCall(ComposeOptionFunctions(A, sp->type->format, nullptr, nullptr, nullptr));
-  PetscCall(ComposeConverters(A, sp->type, PETSC_FALSE, PETSC_FALSE));
-  if (sp->type->cuda) PetscCall(SetDefaultVecType(A, VECSTANDARD));
-  A->boundtocpu = sp->aij_boundtocpu;
-  PetscCallCXX(delete sp);
-  A->spptr = nullptr;
+  InstallOps(A, *sp, PETSC_FALSE);
+  PetscCall(ComposeWrappers(A, *sp, PETSC_FALSE));
+  const PetscErrorCode ierr = sp->baseops.bindtocpu(A, flg);
+  PetscCall(SnapshotBase(A, sp));
+  InstallOps(A, *sp, PETSC_TRUE);
+  PetscCall(ComposeWrappers(A, *sp, PETSC_TRUE));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#else
+PetscErrorCode MatBindToCPU_SeqSpMV(Mat, PetscBool) { return PETSC_SUCCESS; }
+#endif
+
+PetscErrorCode ComposeAll(Mat A, const TypeInfo *t, PetscBool on)
+{
+  PetscFunctionBegin;
+  if (on) PetscCall(ComposeOptionFunctions(A, t, Options::Set, Options::GetOpt, GetStats_Seq, t->cuda ? SetFree : nullptr));
+  else PetscCall(ComposeOptionFunctions(A, t, nullptr, nullptr, nullptr, nullptr));
+  PetscCall(ComposeConverters(A, t, PETSC_FALSE, on));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(ComposeProductFunctions(A, t, on));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatDestroy_SeqSpMV(Mat A)
+/* Removes our state; destroying: only removals (MatHeaderMerge() destroys A after freeing its
+   function list: a new entry would leak). */
+PetscErrorCode Detach(Mat A, SeqState *sp, PetscBool destroying)
 {
-  PetscErrorCode (*destroy)(Mat) = State(A)->aijops.destroy;
+  const TypeInfo *t = sp->type;
 
   PetscFunctionBegin;
-  PetscCall(Strip(A, PETSC_TRUE));
+  if (sp->shadow) PetscCall(sp->shadow->Release());
+  InstallOps(A, *sp, PETSC_FALSE);
+  if (!destroying) PetscCall(ComposeWrappers(A, *sp, PETSC_FALSE));
+  else PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", nullptr));
+  PetscCall(ComposeAll(A, t, PETSC_FALSE));
+  PetscCall(PetscObjectCompose((PetscObject)A, kStateKey, nullptr)); /* deletes sp */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <int Cuda>
+PetscErrorCode MatDestroy_SeqSpMV(Mat A)
+{
+  SeqState *sp = State(A);
+
+  PetscFunctionBegin;
+  if (!sp) { /* inside MatHeaderMerge(): the layout stays with the state, its stamp with the old data */
+    PetscCall(base_destroy[Cuda](A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscErrorCode (*destroy)(Mat) = sp->baseops.destroy;
+  PetscCall(Detach(A, sp, PETSC_TRUE));
   PetscCall((*destroy)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Makes the seqaij matrix B one of family t (B unchanged on error). */
-PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
+/* Makes B, a matrix of t's base type, one of family t (B unchanged on error). */
+PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscBool block)
 {
   SeqState *sp = nullptr;
-  PetscBool isaij;
+  PetscBool isbase;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
-  PetscCheck(isaij, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot convert a %s matrix to %s: only MATSEQAIJ is converted in place", ((PetscObject)B)->type_name, t->seq);
-  PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAIJ matrix with an spptr cannot become %s", t->seq);
-  if (t->cuda) PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_seq, &isbase));
+  PetscCheck(isbase, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot convert a %s matrix to %s in place: only %s is", ((PetscObject)B)->type_name, t->seq, t->base_seq);
+  PetscCheck(!SeqGetState(B), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s matrix that is already of a petscspmv type", t->base_seq);
   PetscCallCXX(sp = new SeqState);
-  sp->type   = t;
-  sp->opts   = opts;
-  sp->aijops = *B->ops;
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &sp->aij_retrieve));
-  PetscCheck(sp->aij_retrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MATSEQAIJ without MatRetrieveValues_C");
-  B->spptr = sp;
-  SwitchOps(B, sp->aijops, PETSC_TRUE);
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", MatRetrieveValues_SeqSpMV));
-  if (t->cuda) PetscCall(SetDefaultVecType(B, VECCUDA));
-  /* MatCreate() leaves a matrix bound to the CPU on device builds; ours run on the GPU unless
-     MatBindToCPU() asks otherwise (as MatConvert_SeqAIJ_SeqAIJCUSPARSE does) */
-  sp->aij_boundtocpu = B->boundtocpu;
-  if (t->cuda) B->boundtocpu = PETSC_FALSE;
+  sp->type  = t;
+  sp->opts  = opts;
+  sp->block = block;
+  {
+    const PetscErrorCode ierr = SnapshotBase(B, sp);
+    if (ierr) delete sp;
+    PetscCall(ierr);
+  }
+  PetscCall(PetscObjectContainerCompose((PetscObject)B, kStateKey, sp, DeleteComposed<SeqState>));
+  base_destroy[t->cuda ? 1 : 0] = sp->baseops.destroy;
+  InstallOps(B, *sp, PETSC_TRUE);
+  PetscCall(ComposeWrappers(B, *sp, PETSC_TRUE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
-  PetscCall(ComposeOptionFunctions(B, t->format, Options::Set, Options::Get, GetStats_Seq));
-  PetscCall(ComposeConverters(B, t, PETSC_FALSE, PETSC_TRUE));
+  PetscCall(ComposeAll(B, t, PETSC_TRUE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 } // namespace
+
+SeqState *SeqGetState(Mat A)
+{
+  void *p = nullptr;
+  if (!A || PetscObjectContainerQuery((PetscObject)A, kStateKey, &p)) return nullptr;
+  return static_cast<SeqState *>(p);
+}
 
 PetscErrorCode SetDefaultVecType(Mat A, VecType type)
 {
@@ -363,24 +405,17 @@ PetscErrorCode SetDefaultVecType(Mat A, VecType type)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-SeqState *SeqGetState(Mat A) { return A->ops->mult == MatMult_SeqSpMV ? State(A) : nullptr; }
-
 PetscErrorCode SeqSync(Mat A, PetscBool force)
 {
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
   if (!force && sp->shadow && StampOf(A) == sp->synced) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->shadow && A->nonzerostate == sp->synced.nzstate) {
-    CsrView   csr;
+  if (sp->shadow && A->nonzerostate == sp->synced.nzstate && A->data == sp->synced.data) {
     PetscBool pattern_changed;
 
-    PetscCall(GetCsr(A, &csr));
     PetscCall(PetscLogEventBegin(EventValues, A, 0, 0, 0));
-    {
-      GlobalIndexScope names(sp->global);
-      PetscCall(sp->shadow->UpdateValues(csr, &pattern_changed));
-    }
+    PetscCall(sp->shadow->UpdateValues(SourceOf(A, sp), &pattern_changed));
     PetscCall(PetscLogEventEnd(EventValues, A, 0, 0, 0));
     if (!pattern_changed) {
       sp->synced = StampOf(A);
@@ -396,6 +431,18 @@ PetscErrorCode SeqSync(Mat A, PetscBool force)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode SeqCheckValues(Mat A)
+{
+  SeqState *sp = State(A);
+
+  PetscFunctionBegin;
+  if (!sp || sp->block || !A->assembled || !sp->opts.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(SeqSync(A, PETSC_TRUE));
+  /* the interface that called the operation increases A's state once it returns */
+  sp->synced.state++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o)
 {
   SeqState *sp = State(A);
@@ -406,11 +453,7 @@ PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o)
     std::unique_ptr<Shadow> fresh;
     PetscCall(Build(A, sp, o, &fresh)); /* on error the old options and layout stay */
     PetscCall(Install(A, sp, std::move(fresh)));
-  } else if (sp->shadow) {
-    /* values are being inserted: the next final assembly builds with the new options */
-    PetscCall(sp->shadow->Release());
-    sp->shadow.reset();
-  }
+  } else PetscCall(Invalidate(sp)); /* the next final assembly or use builds with the new options */
   sp->opts = o;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -432,34 +475,59 @@ PetscErrorCode SeqLayoutStats(Mat A, FormatStats *s)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
+PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
+{
+  SeqState *sp = State(A);
+  MatInfo   info;
+
+  PetscFunctionBegin;
+  *layout = *csr = 0;
+  if (!sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
+  if (sp->shadow) *layout = sp->shadow->Stats().stored_bytes;
+  /* AIJCUSPARSE's CSR: 32-bit row offsets and columns, FP64 values, when its device copy is
+     current or our builds keep it */
+  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH || (sp->shadow && !sp->free_device_csr)) {
+    PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+    *csr = 4 * (PetscInt64)(A->rmap->n + 1) + 12 * (PetscInt64)info.nz_used;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
 {
   FormatOptions o(t->format);
   Mat           B;
-  PetscBool     lazy = PETSC_FALSE;
+  PetscBool     lazy = PETSC_FALSE, fromaij = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
     /* *newmat came from the same pattern: copy the values, the layout follows them */
     PetscCheck(SeqGetState(*newmat), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->seq);
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-    PetscCall(SeqSync(*newmat, PETSC_FALSE));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(t->seq)); /* before anything changes */
+#endif
   if (opts) o = *opts;
   else PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
-  PetscCall(Adopt(B, t, o));
+  if (t->cuda) {
+    /* a CUDA family from MATSEQAIJ: AIJCUSPARSE first (PETSc's converter) */
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &fromaij));
+    if (fromaij) PetscCall(MatConvert(B, t->base_seq, MAT_INPLACE_MATRIX, &B));
+  }
+  PetscCall(Adopt(B, t, o, PETSC_FALSE));
   if (B->assembled) PetscCall(BuildsLazily(B, &lazy));
   if (B->assembled && !lazy) {
-    PetscErrorCode ierr = SeqSync(B, PETSC_FALSE);
+    const PetscErrorCode ierr = SeqSync(B, PETSC_FALSE);
     if (ierr) {
-      /* the layout cannot be built (a value overflows the value format, ...): B stays AIJ */
+      /* the layout cannot be built (a value overflows the value format, ...): B is left as it was */
       if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
       else {
-        PetscCall(Strip(B, PETSC_FALSE));
-        PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
+        PetscCall(SeqStrip(B));
+        if (fromaij) PetscCall(MatConvert(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
       }
     }
     PetscCall(ierr);
@@ -467,27 +535,40 @@ PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqConvertToAIJ(Mat A, MatType, MatReuse reuse, Mat *newmat)
+PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g)
 {
-  Mat B;
+  SeqState *sp = SeqGetState(B);
 
   PetscFunctionBegin;
-  if (reuse == MAT_REUSE_MATRIX) {
-    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
-    PetscFunctionReturn(PETSC_SUCCESS);
+  if (!sp) {
+    PetscCall(Adopt(B, t, o, PETSC_TRUE));
+    sp = SeqGetState(B);
   }
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat)); /* no layout built */
-  B = *newmat;
-  PetscCall(Strip(B, PETSC_FALSE));
-  PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
+  sp->block  = PETSC_TRUE;
+  sp->global = g;
+  PetscCall(SeqSetOptions(B, o));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqStrip(Mat A)
+{
+  SeqState       *sp = State(A);
+  const TypeInfo *t  = sp->type;
+
+  PetscFunctionBegin;
+  PetscCall(Detach(A, sp, PETSC_FALSE));
+  PetscCall(PetscObjectChangeTypeName((PetscObject)A, t->base_seq));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t)
 {
   PetscFunctionBegin;
-  PetscCall(MatCreate_SeqAIJ(A));
-  PetscCall(SeqConvertFromAIJ(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(t->seq));
+#endif
+  PetscCall(t->create_base_seq(A));
+  PetscCall(SeqConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

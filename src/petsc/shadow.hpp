@@ -5,6 +5,7 @@
 
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
+#include "core_error.hpp"
 #include "format_options.hpp"
 
 #include <memory>
@@ -19,27 +20,28 @@ namespace glue {
 struct ProductFlops {
   PetscLogDouble mult = 0, multadd = 0;
 };
-inline ProductFlops CountProductFlops(const CsrView &A)
-{
-  PetscInt64 nonzero_rows = 0;
-  for (int32_t r = 0; r < A.rows; ++r) nonzero_rows += A.row_length(r) > 0;
-  ProductFlops f;
-  f.multadd = 2.0 * (PetscLogDouble)A.nnz();
-  f.mult    = f.multadd - (PetscLogDouble)nonzero_rows;
-  return f;
-}
+/* From A's (host) row offsets. */
+PetscErrorCode CountProductFlops(Mat A, ProductFlops *f);
+
+/* What a backend builds or updates a layout from: the matrix (SeqAIJ-based for the host backend,
+   SeqAIJCUSPARSE-based for the CUDA one), how its rows and columns are numbered globally (range
+   errors name entries by it) and, for the CUDA backend, whether AIJCUSPARSE's device CSR is to
+   be left unallocated (the host CSR is then uploaded into a temporary buffer when the device
+   copy is not current). */
+struct BuildSource {
+  Mat           A;
+  GlobalIndices global;
+  PetscBool     free_device_csr = PETSC_FALSE;
+};
 
 class Shadow {
 public:
   virtual ~Shadow() = default;
-  // Builds the layout of A (called once, on a fresh object). On error nothing is kept.
-  // device_twin: NULL, or a MATSEQAIJCUSPARSE matrix (not bound to the CPU) whose CSR is A's
-  // (the source of a MatConvert()): a device backend reads the CSR from its device arrays instead
-  // of uploading A's (the host backend ignores it).
-  virtual PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat device_twin) = 0;
+  // Builds the layout of src.A (called once, on a fresh object). On error nothing is kept.
+  virtual PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) = 0;
   // Same pattern, new values. *pattern_changed is set (and nothing changed) when A's pattern is
   // not the one the layout was built from: the caller then builds a new layout.
-  virtual PetscErrorCode UpdateValues(const CsrView &A, PetscBool *pattern_changed) = 0;
+  virtual PetscErrorCode UpdateValues(const BuildSource &src, PetscBool *pattern_changed) = 0;
   // y = A x (add false) or y = y + A x (add true); x, y of any memory type.
   virtual PetscErrorCode Mult(Vec x, Vec y, PetscBool add) = 0;
   // d[r] = A(r,r) as stored in the layout (decoded), 0 beyond min(rows, cols).
@@ -57,8 +59,8 @@ public:
 // Host kernels of the core (reference backend).
 std::unique_ptr<Shadow> CreateHostShadow(Format f);
 #if defined(PETSCSPMV_HAVE_CUDA)
-// CUDA kernels (src/cuda); the layout is built and updated on the device from an uploaded CSR
-// (or from a device twin's CSR).
+// CUDA kernels (src/cuda); the layout is built and updated on the device from AIJCUSPARSE's
+// device CSR.
 std::unique_ptr<Shadow> CreateCudaShadow(Format f);
 #endif
 

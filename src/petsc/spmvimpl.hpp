@@ -1,5 +1,11 @@
-// Private declarations of the PETSc glue: the type table, the state a matrix keeps in
-// A->spptr, and the functions the files of src/petsc share.
+// Private declarations of the PETSc glue: the type table, the state a matrix of ours keeps, and
+// the functions the files of src/petsc share.
+//
+// A matrix of ours is a matrix of its family's base type (MATSEQAIJ/MATMPIAIJ for the host
+// families, MATSEQAIJCUSPARSE/MATMPIAIJCUSPARSE for the CUDA ones) with a layout beside it: the
+// base type's data stay the matrix, and every operation we do not replace is the base type's own
+// code (for the CUDA families: AIJCUSPARSE's device code). The state lives in a container
+// composed on the matrix (AIJCUSPARSE owns A->spptr).
 #pragma once
 #include <petscspmv.h>
 #include <petsc/private/matimpl.h>
@@ -14,18 +20,21 @@
 #include <memory>
 #include <string>
 
-static_assert(sizeof(PetscInt) == 4, "petscspmv needs PETSc with 32-bit indices");
 static_assert(sizeof(PetscScalar) == sizeof(double), "petscspmv needs PETSc with real double scalars");
 
 namespace pspmv {
 namespace glue {
 
-/* One family of types (rgcsr, packsell, rgcsrcuda, packsellcuda): names, backend, constructors. */
+/* One family of types (rgcsr, packsell, rgcsrcuda, packsellcuda): names, base type, backend,
+   constructors. */
 struct TypeInfo {
   Format      format;
   PetscBool   cuda;
   const char *root, *seq, *mpi;
-  std::unique_ptr<Shadow> (*create_shadow)(Format); /* the backend: host or CUDA kernels */
+  const char *base_seq, *base_mpi;                    /* MATSEQAIJ(CUSPARSE), MATMPIAIJ(CUSPARSE) */
+  PetscErrorCode (*create_base_seq)(Mat);             /* MatCreate_SeqAIJ(CUSPARSE) */
+  PetscErrorCode (*create_base_mpi)(Mat);             /* MatCreate_MPIAIJ(CUSPARSE) */
+  std::unique_ptr<Shadow> (*create_shadow)(Format);   /* the backend: host or CUDA kernels */
   PetscErrorCode (*create_root)(Mat);
   PetscErrorCode (*create_seq)(Mat);
   PetscErrorCode (*create_mpi)(Mat);
@@ -38,135 +47,104 @@ const TypeInfo *const *Types(PetscInt *n);
 
 /* What a layout is compared with before it is used: the object state (PetscObjectStateIncrease()
    is what every value-changing PETSc operation calls), the nonzero state, and the number of final
-   assemblies. Equal stamps: the layout holds the AIJ arrays' values and pattern. */
+   assemblies. Equal stamps: the layout holds the matrix's values and pattern. */
 struct Stamp {
   PetscObjectState state = 0, nzstate = 0;
-  PetscInt         num_ass = -1; /* never equal to a matrix's before the first sync */
-  bool operator==(const Stamp &o) const { return state == o.state && nzstate == o.nzstate && num_ass == o.num_ass; }
+  PetscInt         num_ass = -1;      /* never equal to a matrix's before the first sync */
+  const void      *data    = nullptr; /* A->data: MatHeaderMerge() gives A another matrix's data */
+  bool operator==(const Stamp &o) const { return state == o.state && nzstate == o.nzstate && num_ass == o.num_ass && data == o.data; }
 };
 
-/* State of a seq matrix of our types (A->spptr). The AIJ arrays stay the matrix; the shadow
-   layout is kept equal to them: forced at every final assembly, and before every use brought up
-   to date when A's stamp differs from the one the layout was synced at. */
+/* State of a seq matrix of our types. The base type's data stay the matrix; the layout is kept
+   equal to them: forced at every final assembly (not for an MPI block, whose MPI matrix does it),
+   and before every use brought up to date when A's stamp differs from the one it was synced at. */
 struct SeqState {
   const TypeInfo         *type = nullptr;
   FormatOptions           opts;
   std::unique_ptr<Shadow> shadow; /* null until built */
-  Stamp                   synced; /* A's stamp when the shadow equals the AIJ arrays */
-  PetscBool               info_transpose = PETSC_FALSE; /* the host transpose fallback was reported */
-  PetscErrorCode (*aij_retrieve)(Mat)   = nullptr;       /* SeqAIJ's MatRetrieveValues_C */
+  Stamp                   synced; /* A's stamp when the shadow equals the matrix */
+  PetscBool               block = PETSC_FALSE;          /* a block of an MPI matrix of ours (set by it) */
   GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
-  struct _MatOps          aijops;                       /* SeqAIJ operations (fallbacks; restored on conversion back) */
-  PetscBool               aij_boundtocpu = PETSC_TRUE;  /* A->boundtocpu before it became ours (restored) */
+  PetscBool               free_device_csr = PETSC_FALSE; /* CUDA: builds do not keep AIJCUSPARSE's device CSR */
+  PetscBool               info_transpose = PETSC_FALSE; /* the host transpose was reported (-info) */
+  PetscErrorCode (*base_retrieve)(Mat) = nullptr;       /* the base type's MatRetrieveValues_C */
+  struct _MatOps          baseops;                      /* the base type's operations */
   std::map<std::string, std::string> names;           /* strings returned by the getters, by option */
 };
 
-/* State of an MPI matrix of our types (A->spptr). Its blocks are seq matrices of the family. */
+/* State of an MPI matrix of our types. Its blocks are seq matrices of the family. */
 struct MPIState {
   const TypeInfo *type = nullptr;
   FormatOptions   opts;
-  struct _MatOps  aijops; /* MPIAIJ operations */
-  PetscBool       aij_boundtocpu = PETSC_TRUE; /* A->boundtocpu before it became ours (restored) */
+  PetscBool       free_device_csr = PETSC_FALSE;
+  struct _MatOps  baseops; /* the base type's operations */
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
   std::map<std::string, std::string> names;
 };
 
-/* Options inherited by matrices that PETSc creates from one of ours. AIJ's operations make their
-   results with MatSetType(result, source's type name) (MatDuplicate, MatTranspose, MatAXPY,
-   MatCreateSubMatrix, products...); such a result takes the source's options, not the options
-   database's, for as long as a scope is alive (innermost scope wins). */
-class InheritScope {
-public:
-  InheritScope(const TypeInfo *t, const FormatOptions &o);
-  ~InheritScope();
-  InheritScope(const InheritScope &)            = delete;
-  InheritScope &operator=(const InheritScope &) = delete;
+/* The state of A, NULL when A is not a seq (MPI) matrix of our types. */
+SeqState *SeqGetState(Mat A);
+MPIState *MPIGetState(Mat A);
 
-private:
-  const TypeInfo     *type_;
-  FormatOptions       opts_;
-  const InheritScope *outer_;
-  friend PetscErrorCode InitialOptions(Mat, const TypeInfo *, FormatOptions *);
-};
+/* Base-type presentation. Code of the base type that checks exact type names (AIJCUSPARSE's
+   products and, in debugging builds, its device accessors and factorizations), or that makes
+   results with MatSetType(result, source's type name), runs while A carries its base type's
+   name: PresentAsBase() names A (an MPI matrix: also its blocks) as the base type,
+   RestoreTypeNames() names A and its current blocks as ours again where they are still ours (a
+   result that replaced A's header leaves A a plain base matrix: the caller adopts it again). */
+PetscErrorCode PresentAsBase(Mat A);
+PetscErrorCode RestoreTypeNames(Mat A);
 
-/* The aijcusparse matrix (seq or mpi) a MatConvert() to one of our types starts from, while the
-   conversion runs (innermost scope wins): the AIJ arrays of the result are a copy of its host
-   arrays, and the CUDA layouts read its device CSR instead of uploading them (convert.cpp opens it;
-   SetUpBlocks() narrows an MPI twin to the block; DeviceTwin() in seqspmv.cpp takes a block's twin
-   only when its device copy is current and not bound to the CPU). */
-class DeviceTwinScope {
-public:
-  explicit DeviceTwinScope(Mat twin);
-  ~DeviceTwinScope();
-  DeviceTwinScope(const DeviceTwinScope &)            = delete;
-  DeviceTwinScope &operator=(const DeviceTwinScope &) = delete;
-  /* the innermost scope's matrix, NULL when none is open */
-  static Mat Current();
+/* The base-type matrix B becomes one of family t with options o, at its current stage (an
+   assembled B gets its layout built; a failure leaves B as it was). */
+PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o);
 
-private:
-  Mat                    twin_;
-  const DeviceTwinScope *outer_;
-};
-
-/* The options a matrix B of family t starts with when it becomes ours: those of the innermost
-   InheritScope of t's format, else those of an operand of the product B is the result of
-   (B->product) of t's format, else the -mat_<format>_* options of the database (B's prefix). */
+/* The options a matrix B of family t starts with when PETSc creates it by type name: those of an
+   operand of the product B is the result of (B->product) of t's format, else the -mat_<format>_*
+   options of the database (B's prefix). */
 PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o);
 /* Composed as "MatAXPYGetPreallocation_C" on our matrices: the result of MatAXPY() with a new
-   pattern is made with Y's options. */
+   pattern, which PETSc merges into Y, is a matrix of Y's family with Y's options. */
 PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B);
-
-/* ops->op of a matrix of ours (State: SeqState or MPIState) that runs AIJ's op inside an
-   InheritScope of the matrix's options: Inheriting<State, decltype(_MatOps::op), &_MatOps::op>::Call. */
-template <class State, class F, F _MatOps::*M>
-struct Inheriting;
-template <class State, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
-struct Inheriting<State, PetscErrorCode (*)(Mat, Args...), M> {
-  static PetscErrorCode Call(Mat A, Args... args)
-  {
-    State *st = static_cast<State *>(A->spptr);
-    PetscErrorCode (*aijop)(Mat, Args...) = st->aijops.*M;
-
-    PetscFunctionBegin;
-    {
-      /* st may be gone when the operation returns (in-place results replace A's header) */
-      InheritScope scope(st->type, st->opts);
-      PetscCall(aijop(A, args...));
-    }
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-};
-#define PSPMV_INHERITING(State, op) Inheriting<State, decltype(_MatOps::op), &_MatOps::op>::Call
 
 /* seqspmv.cpp */
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
-/* MATSEQAIJ -> t->seq; opts NULL: read from the options database (A's prefix). In place it also
-   works on unassembled (preallocated) matrices. */
-PetscErrorCode SeqConvertFromAIJ(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
-PetscErrorCode SeqConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
-/* Brings the layout up to date with the AIJ data (force: also when the states say it is). */
+/* base type -> t->seq (MATSEQAIJ for the host families, MATSEQAIJ or MATSEQAIJCUSPARSE for the
+   CUDA ones); opts NULL: read from the options database (A's prefix). In place it also works on
+   unassembled (preallocated) matrices. */
+PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
+/* Makes the base-type matrix B (unassembled or assembled) the block of an MPI matrix of family t,
+   numbered by g, with options o; builds nothing. An existing block of ours takes the new options
+   and numbering. */
+PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g);
+/* A plain matrix of the base type again (the layout freed): MatConvert() to the base type in place. */
+PetscErrorCode SeqStrip(Mat A);
+/* Brings the layout up to date with the matrix (force: also when the stamps say it is). */
 PetscErrorCode SeqSync(Mat A, PetscBool force);
 /* New options; a built layout is rebuilt with them (all or nothing). */
 PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
 /* Statistics of the (synced) layout and its PackSELL scale exponent (0 for RgCSR). */
 PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent);
-/* Statistics of the (synced) layout of the assembled matrix A (for the options the builder
-   resolves). */
 PetscErrorCode SeqLayoutStats(Mat A, FormatStats *s);
-SeqState      *SeqGetState(Mat A); /* NULL if A is not a seq matrix of our types */
+/* Device bytes of the layout and of AIJCUSPARSE's device CSR when it is resident (0 for the host
+   families). */
+PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr);
 
 /* mpispmv.cpp */
 PetscErrorCode MPICreate(Mat A, const TypeInfo *t);
-PetscErrorCode MPIConvertFromAIJ(Mat A, const TypeInfo *t, MatReuse reuse, Mat *B);
-PetscErrorCode MPIConvertToAIJ(Mat A, MatType type, MatReuse reuse, Mat *B);
+PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
+PetscErrorCode MPIStrip(Mat A);
+/* After an operation that gave A new blocks (MatHeaderMerge()): blocks of the base type adopted,
+   all brought up to date (collective). */
+PetscErrorCode MPIAdoptBlocks(Mat A);
 PetscErrorCode RootCreate(Mat A, const TypeInfo *t);
-MPIState      *MPIGetState(Mat A); /* NULL if A is not an MPI matrix of our types */
-/* True when the seq matrix A is the diagonal or off-diagonal block of an MPI matrix of ours that
-   is inside MPIAIJ's assemblyend (also a block MPIAIJ recreates there): that matrix brings the
-   block's layout up to date once MPIAIJ's assembly returns, so A does not build at its own. */
-PetscBool      MPIAssemblesBlock(Mat A);
+
+/* Every rank returns an error when one rank has one (data-dependent errors of the layouts live
+   on one rank): the worst code on all ranks, and this rank's error or a sentence pointing at the
+   other rank's. */
+PetscErrorCode CollectiveError(MPI_Comm comm, const char *what, PetscErrorCode ierr);
 
 /* options.cpp: reads the -mat_<format>_* options of A into *opts (of its format; validated as
    a set); with a PetscOptionItems (inside MatSetFromOptions()) they are also listed by -help. */
@@ -174,6 +152,8 @@ PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Forma
 /* The same for options named -<infix>mat_<format>_* under obj's prefix (PCMIXEDKRYLOV reads its
    PackSELL copy's options with infix "pc_mixedkrylov_"). */
 PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts);
+/* -mat_spmv_free_device_csr of a CUDA matrix (listed by -help inside MatSetFromOptions()). */
+PetscErrorCode ReadFreeDeviceCsr(Mat A, PetscSpMVOptionItems PetscOptionsObject, PetscBool *flg);
 /* Applies one setter call (option `key`, e.g. "group_size") to *opts (unchanged on error);
    errors carry the class of the option: PETSC_ERR_ARG_OUTOFRANGE for integers,
    PETSC_ERR_ARG_WRONG for strings. */
@@ -186,31 +166,37 @@ const char *GetOptionName(Format f);
 typedef PetscErrorCode (*SetOptionFn)(Mat, const char[], PetscInt, const char[]);
 typedef PetscErrorCode (*GetOptionFn)(Mat, const char[], PetscInt *, const char *[]);
 typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
+typedef PetscErrorCode (*SetFreeCsrFn)(Mat, PetscBool);
 /* Composes (functions non-NULL) or removes the option setter/getter of format f, the
-   statistics function and MatAXPYGetPreallocation_SpMV() on A. */
-PetscErrorCode ComposeOptionFunctions(Mat A, Format f, SetOptionFn set, GetOptionFn get, GetStatsFn stats);
+   statistics function, the free-device-CSR setter (CUDA families) and
+   MatAXPYGetPreallocation_SpMV() on A. */
+PetscErrorCode ComposeOptionFunctions(Mat A, const TypeInfo *t, SetOptionFn set, GetOptionFn get, GetStatsFn stats, SetFreeCsrFn freecsr);
 
 /* MatSetFromOptions and the composed setter/getter, one body for the seq and the mpi state:
-   State is SeqState or MPIState (in A->spptr), Apply installs a new set of options on A,
-   LayoutStats gives the statistics of A's (synced) layout, Agree(A, ierr) turns a setter's error
-   on one rank into an error on every rank of A (identity for seq matrices). */
-template <class State, PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *), PetscErrorCode (*Agree)(Mat, PetscErrorCode)>
+   State is SeqState or MPIState, Apply installs a new set of options on A, LayoutStats gives the
+   statistics of A's (synced) layout, Agree(A, ierr) turns a setter's error on one rank into an
+   error on every rank of A (identity for seq matrices), SetFree the free-device-CSR flag. */
+template <class State, State *(*Get)(Mat), PetscErrorCode (*Apply)(Mat, const FormatOptions &), PetscErrorCode (*LayoutStats)(Mat, FormatStats *), PetscErrorCode (*Agree)(Mat, PetscErrorCode), PetscErrorCode (*SetFree)(Mat, PetscBool)>
 struct OptionOps {
   static PetscErrorCode SetFromOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject)
   {
-    State        *st = static_cast<State *>(A->spptr);
+    State        *st = Get(A);
     FormatOptions o  = st->opts;
 
     PetscFunctionBegin;
-    if (st->aijops.setfromoptions) PetscCall(st->aijops.setfromoptions(A, PetscOptionsObject));
+    if (st->baseops.setfromoptions) PetscCall(st->baseops.setfromoptions(A, PetscOptionsObject));
     PetscCall(ReadOptions(A, PetscOptionsObject, &o));
+    if (st->type->cuda) {
+      PetscBool flg = st->free_device_csr;
+      PetscCall(ReadFreeDeviceCsr(A, PetscOptionsObject, &flg));
+      PetscCall(SetFree(A, flg));
+    }
     PetscCall(Apply(A, o));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   static PetscErrorCode Set(Mat A, const char key[], PetscInt iv, const char sv[])
   {
-    State        *st = static_cast<State *>(A->spptr);
-    FormatOptions o  = st->opts;
+    FormatOptions o = Get(A)->opts;
 
     PetscFunctionBegin;
     /* not PetscCall: a value refused on one rank only must not leave the others in Apply's
@@ -219,9 +205,9 @@ struct OptionOps {
     PetscCall(Apply(A, o));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  static PetscErrorCode Get(Mat A, const char key[], PetscInt *iv, const char *sv[])
+  static PetscErrorCode GetOpt(Mat A, const char key[], PetscInt *iv, const char *sv[])
   {
-    State *st       = static_cast<State *>(A->spptr);
+    State *st       = Get(A);
     bool   resolved = false;
 
     PetscFunctionBegin;
@@ -237,19 +223,50 @@ struct OptionOps {
   }
 };
 
-/* Sets the vector type MatCreateVecs() gives (VECCUDA for the CUDA types). */
+/* Sets the vector type MatCreateVecs() gives. */
 PetscErrorCode SetDefaultVecType(Mat A, VecType type);
 
 /* convert.cpp: the MatConvert_<from>_<to>_C functions of a matrix of family t (on: compose,
    off: remove). */
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on);
 
+/* ops.cpp: the base type's operations that our types wrap (results adopted with the source's
+   options, values checked where they change), installed (ours) or restored from base by the seq
+   and MPI files. */
+void           InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
+void           InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
+/* A lossy layout refuses values it cannot hold: such matrices are synced right where their
+   values change (seq: predicting the state the calling interface leaves), not at a later product. */
+PetscErrorCode SeqCheckValues(Mat A);
+PetscErrorCode MPICheckValues(Mat A);
+/* Both blocks of the MPI matrix A brought up to date (force: rebuilt or re-encoded even when
+   their stamps say they are current), the error agreed on all ranks. */
+PetscErrorCode MPISyncBlocks(Mat A, PetscBool force);
+
+/* cuda/aijcusparse_ops.cpp (CUDA families): the operations that reach AIJCUSPARSE's device
+   code by type name. */
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* MatProductSetFromOptions of our CUDA matrices: AIJCUSPARSE's (sparse and dense CUDA operands
+   on the device; results are AIJCUSPARSE or dense CUDA matrices) with our operands presented as
+   the base type through the symbolic and numeric phases. */
+PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C);
+/* Composes (on) or removes the MatProductSetFromOptions_<A>_<B>_C functions of A (family t)
+   for the operand types AIJCUSPARSE, dense CUDA and our other CUDA families. */
+PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on);
+/* Registers MATSOLVERCUSPARSE's LU, ILU, Cholesky and ICC for the seq CUDA type t->seq (the
+   default solver type of those factorizations, as for aijcusparse). */
+PetscErrorCode RegisterCusparseFactors(const TypeInfo *t);
+/* Errors when CUDA cannot be used (no GPU, CUDA's stub driver): "the CUDA types need a GPU". */
+PetscErrorCode CheckCudaUsable(const char *type);
+#endif
+
 /* view.cpp */
 /* True for an ASCII viewer in an INFO format: the one MatView prints the layout statistics in. */
 PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
 /* scale[0..1]: smallest and largest PackSELL scale exponent of the blocks with nonzeros
-   (scale[0] > scale[1]: no block has any). */
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope);
+   (scale[0] > scale[1]: no block has any); device[0..1]: device bytes of the layouts and of
+   AIJCUSPARSE's resident device CSR (CUDA families). */
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const PetscInt64 device[2], PetscBool free_device_csr, const char *scope);
 /* One PetscInfo() line on a layout just built for A with options o (format, sizes, options,
    hybrid width and tail, what the builder resolved, scale exponent, backend, bytes per
    nonzero). */
@@ -263,9 +280,31 @@ extern PetscLogEvent EventBuild, EventValues;
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
 
+/* A composed container's deleter of a T allocated with new. */
+#if PETSC_VERSION_LT(3, 23, 0)
+template <class T>
+PetscErrorCode DeleteComposed(void *p)
+{
+  delete static_cast<T *>(p);
+  return PETSC_SUCCESS;
+}
+#else
+template <class T>
+PetscErrorCode DeleteComposed(void **p)
+{
+  delete static_cast<T *>(*p);
+  *p = nullptr;
+  return PETSC_SUCCESS;
+}
+#endif
+
 } // namespace glue
 } // namespace pspmv
 
-/* SeqAIJ and MPIAIJ constructors: exported by libpetsc, not declared in its public headers. */
+/* The base types' constructors: exported by libpetsc, not declared in its public headers. */
 PETSC_EXTERN PetscErrorCode MatCreate_SeqAIJ(Mat);
 PETSC_EXTERN PetscErrorCode MatCreate_MPIAIJ(Mat);
+#if defined(PETSCSPMV_HAVE_CUDA)
+PETSC_EXTERN PetscErrorCode MatCreate_SeqAIJCUSPARSE(Mat);
+PETSC_EXTERN PetscErrorCode MatCreate_MPIAIJCUSPARSE(Mat);
+#endif

@@ -36,18 +36,18 @@ using namespace pspmv::glue;
   PetscErrorCode MatConvert_SeqAIJ_SeqAIJ##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
   { \
     PetscFunctionBegin; \
-    PetscCall(SeqConvertFromAIJ(A, &(info), nullptr, reuse, B)); \
+    PetscCall(SeqConvertFromBase(A, &(info), nullptr, reuse, B)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   } \
   PetscErrorCode MatConvert_MPIAIJ_MPIAIJ##Name(Mat A, MatType, MatReuse reuse, Mat *B) \
   { \
     PetscFunctionBegin; \
-    PetscCall(MPIConvertFromAIJ(A, &(info), reuse, B)); \
+    PetscCall(MPIConvertFromBase(A, &(info), nullptr, reuse, B)); \
     PetscFunctionReturn(PETSC_SUCCESS); \
   }
 
-#define PSPMV_ROW(Name, Module, cuda, root, seq, mpi, backend) \
-  {FormatOf<pspmv::Module>(), cuda, root, seq, mpi, backend, MatCreate_##Name, MatCreate_SeqAIJ##Name, MatCreate_MPIAIJ##Name, MatConvert_SeqAIJ_SeqAIJ##Name, MatConvert_MPIAIJ_MPIAIJ##Name}
+#define PSPMV_ROW(Name, Module, cuda, root, seq, mpi, Base, backend) \
+  {FormatOf<pspmv::Module>(), cuda, root, seq, mpi, MATSEQ##Base, MATMPI##Base, MatCreate_Seq##Base, MatCreate_MPI##Base, backend, MatCreate_##Name, MatCreate_SeqAIJ##Name, MatCreate_MPIAIJ##Name, MatConvert_SeqAIJ_SeqAIJ##Name, MatConvert_MPIAIJ_MPIAIJ##Name}
 
 PSPMV_DECLARE_FAMILY(RgCSR)
 PSPMV_DECLARE_FAMILY(PackSELL)
@@ -57,11 +57,12 @@ PSPMV_DECLARE_FAMILY(PackSELLCUDA)
 #endif
 
 namespace {
-const TypeInfo kRgCSR    = PSPMV_ROW(RgCSR, RgCsrModule, PETSC_FALSE, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR, CreateHostShadow);
-const TypeInfo kPackSELL = PSPMV_ROW(PackSELL, PackSellModule, PETSC_FALSE, MATPACKSELL, MATSEQPACKSELL, MATMPIPACKSELL, CreateHostShadow);
+/* the host families are AIJ underneath, the CUDA ones AIJCUSPARSE */
+const TypeInfo kRgCSR    = PSPMV_ROW(RgCSR, RgCsrModule, PETSC_FALSE, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR, AIJ, CreateHostShadow);
+const TypeInfo kPackSELL = PSPMV_ROW(PackSELL, PackSellModule, PETSC_FALSE, MATPACKSELL, MATSEQPACKSELL, MATMPIPACKSELL, AIJ, CreateHostShadow);
 #if defined(PETSCSPMV_HAVE_CUDA)
-const TypeInfo kRgCSRCUDA    = PSPMV_ROW(RgCSRCUDA, RgCsrModule, PETSC_TRUE, MATRGCSRCUDA, MATSEQRGCSRCUDA, MATMPIRGCSRCUDA, CreateCudaShadow);
-const TypeInfo kPackSELLCUDA = PSPMV_ROW(PackSELLCUDA, PackSellModule, PETSC_TRUE, MATPACKSELLCUDA, MATSEQPACKSELLCUDA, MATMPIPACKSELLCUDA, CreateCudaShadow);
+const TypeInfo kRgCSRCUDA    = PSPMV_ROW(RgCSRCUDA, RgCsrModule, PETSC_TRUE, MATRGCSRCUDA, MATSEQRGCSRCUDA, MATMPIRGCSRCUDA, AIJCUSPARSE, CreateCudaShadow);
+const TypeInfo kPackSELLCUDA = PSPMV_ROW(PackSELLCUDA, PackSellModule, PETSC_TRUE, MATPACKSELLCUDA, MATSEQPACKSELLCUDA, MATMPIPACKSELLCUDA, AIJCUSPARSE, CreateCudaShadow);
 #endif
 
 const TypeInfo *const kTypes[] = {

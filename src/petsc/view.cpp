@@ -22,7 +22,7 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope)
+PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const PetscInt64 device[2], PetscBool free_device_csr, const char *scope)
 {
   std::string options, values, stats, line;
 
@@ -40,6 +40,10 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
     if (scale[0] > scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: none (no nonzeros)\n"));
     else if (scale[0] == scale[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT "\n", scale[0]));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT " to %" PetscInt_FMT " (each block has its own)\n", scale[0], scale[1]));
+  }
+  if (t->cuda) {
+    if (device[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "device_bytes: layout %" PetscInt64_FMT ", AIJCUSPARSE CSR %" PetscInt64_FMT "%s\n", device[0], device[1], free_device_csr ? " (uploaded by an AIJCUSPARSE operation)" : " (kept for value updates; -mat_spmv_free_device_csr builds without it)"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "device_bytes: layout %" PetscInt64_FMT ", AIJCUSPARSE CSR not resident\n", device[0]));
   }
   PetscCall(PetscViewerASCIIPopTab(viewer));
   PetscFunctionReturn(PETSC_SUCCESS);

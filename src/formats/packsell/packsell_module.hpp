@@ -58,6 +58,7 @@ struct PackSellModule {
     return "slice height " + std::to_string(o.slice_height) + ", sigma " + sigma + ", value format " + o.value_format.name() + ", scaling " +
            (o.scaling == PackSellScaling::Auto ? "auto" : "none") + ", hybrid " + o.hybrid.name();
   }
+  static bool lossy(const Options &o) { return o.value_format.lossy(); }
   static std::string values_note(const Options &o) {
     const ValueFormat &vf = o.value_format;
     if (!vf.lossy()) return "lossless (" + vf.name() + ": the matrix's FP64 values)";

@@ -27,6 +27,7 @@ struct RgCsrModule {
   static int scale_exponent(const Host &) { return 0; }
   static std::string describe(const Options &o) { return "group size " + std::to_string(o.group_size) + ", hybrid " + o.hybrid.name(); }
   static std::string values_note(const Options &) { return ""; }
+  static bool lossy(const Options &) { return false; }
 };
 
 } // namespace pspmv

@@ -1,14 +1,15 @@
-// CUDA backend: the AIJ CSR is uploaded once (copied on the device from a device twin: the
-// aijcusparse matrix a MatConvert() starts from) and the layout built on the device
-// (build_on_device() of src/cuda/device_formats.hpp: bit for bit the host builder's layout), on
-// PETSc's current device stream; a value update uploads the values only and re-encodes them on
-// the device (update_values_on_device()). No host copy of the layout is kept: the statistics
-// come with the device build (DeviceBuildInfo). The device CSR (rowptr, colidx, values) stays
-// for value updates and their range errors.
-// Logging (-log_view; docs/logging.md), one logged copy per transfer as AIJCUSPARSE logs: one
-// PetscLogCpuToGpu() per CSR upload (rowptr + colidx + values at a build, none at a build from a
-// device twin, values at a value update), the device build and update between PetscLogGpuTimeBegin()/End() (inside the
-// SpMVBuild / SpMVValues events of seqspmv.cpp), one PetscLogCpuToGpu() or
+// CUDA backend: the layout is built on the device from AIJCUSPARSE's device CSR (our CUDA types
+// are AIJCUSPARSE underneath; build_on_device() of src/cuda/device_formats.hpp: bit for bit the
+// host builder's layout), on PETSc's current device stream; a value update re-encodes the values
+// of that CSR on the device (update_values_on_device()). PETSc's own offload logic uploads what is
+// newer on the host (the values only when the pattern is unchanged) and logs it; that CSR stays
+// on the device as AIJCUSPARSE keeps it. With free_device_csr the build never makes AIJCUSPARSE
+// allocate it: when its device copy is not current the host CSR goes through a temporary buffer,
+// freed at once. No host copy of the layout is kept: the statistics come with the device build
+// (DeviceBuildInfo).
+// Logging (-log_view; docs/logging.md): PETSc logs its CSR uploads; a temporary upload logs one
+// PetscLogCpuToGpu(); the device build and update run between PetscLogGpuTimeBegin()/End()
+// (inside the SpMVBuild / SpMVValues events of seqspmv.cpp), one PetscLogCpuToGpu() or
 // PetscLogGpuToCpu() per staging copy of a host vector and per copy of the diagonal into a host
 // vector. The kernels run between PetscLogGpuTimeBegin()/End() and log PetscLogGpuFlops() of
 // AIJ's convention (ProductFlops).
@@ -22,6 +23,7 @@
 #include "device_csr_upload.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 namespace pspmv {
@@ -42,65 +44,67 @@ public:
     if (stage_y_) (void)cudaFree(stage_y_);
   }
 
-  PetscErrorCode Build(const CsrView &A, const FormatOptions &opts, Mat device_twin) override
+  PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) override
   {
     cudaStream_t stream = nullptr;
-    cudaError_t  cerr = cudaSuccess;
+    cudaError_t  cerr   = cudaSuccess;
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
-    rows_  = A.rows;
-    cols_  = A.cols;
-    flops_ = CountProductFlops(A);
+    PetscCall(CountProductFlops(src.A, &flops_));
+    rows_ = src.A->rmap->n;
+    cols_ = src.A->cmap->n;
     /* kernels of a previous product may still read device memory the build replaces */
     PetscCallCUDA(cudaDeviceSynchronize());
-    if (device_twin) {
-      /* the twin's CSR is A's: copied on the device, nothing uploaded */
-      PetscCall(WithAIJCusparseCsr(device_twin, stream, [&](const cuda::DeviceCsr &d) -> PetscErrorCode {
-        PetscFunctionBegin;
-        PetscCheck(d.rows == A.rows && d.cols == A.cols && d.nnz == (int64_t)A.nnz(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "the device twin of a build is %d x %d with %" PetscInt64_FMT " entries, the matrix %d x %d with %" PetscInt64_FMT, (int)d.rows, (int)d.cols, (PetscInt64)d.nnz, (int)A.rows, (int)A.cols, (PetscInt64)A.nnz());
-        PetscCall(csr_.CopyFromDevice(d, stream));
-        PetscFunctionReturn(PETSC_SUCCESS);
-      }));
-    } else PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
-    PetscCall(PetscLogGpuTimeBegin());
-    const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+    PetscCall(WithDeviceCsr(src, stream, [&](const cuda::DeviceCsr &d) -> PetscErrorCode {
       PetscFunctionBegin;
-      PetscCallCore(PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(csr_.View(A), opts.Of<M>(), stream, &D_, &info_));
-      PetscCallCUDA(cerr);
+      nnz_ = d.nnz;
+      PetscCall(PetscLogGpuTimeBegin());
+      const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCallCoreAt(src.global, PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(d, opts.Of<M>(), stream, &D_, &info_));
+        PetscCallCUDA(cerr);
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }();
+      PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
+      PetscCall(ierr);
       PetscFunctionReturn(PETSC_SUCCESS);
-    }();
-    PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
-    PetscCall(ierr);
+    }));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(const CsrView &A, PetscBool *pattern_changed) override
+  PetscErrorCode UpdateValues(const BuildSource &src, PetscBool *pattern_changed) override
   {
     cudaStream_t stream = nullptr;
-    cudaError_t  cerr    = cudaSuccess;
-    bool         changed = false;
-    int32_t      scale   = 0;
+    MatInfo      info;
 
     PetscFunctionBegin;
     *pattern_changed = PETSC_TRUE;
     /* the glue detects a changed pattern by the nonzero state; a different shape or count here
        also asks for a rebuild */
-    if (A.rows != rows_ || A.cols != cols_ || (int64_t)A.nnz() != csr_.Nnz()) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatGetInfo(src.A, MAT_LOCAL, &info));
+    if (src.A->rmap->n != rows_ || src.A->cmap->n != cols_ || (int64_t)info.nz_used != nnz_) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
-    PetscCall(csr_.Upload(A, stream, PETSC_FALSE));
-    PetscCall(PetscLogGpuTimeBegin());
-    const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+    PetscCall(WithDeviceCsr(src, stream, [&](const cuda::DeviceCsr &d) -> PetscErrorCode {
+      cudaError_t cerr    = cudaSuccess;
+      bool        changed = false;
+      int32_t     scale   = 0;
+
       PetscFunctionBegin;
-      PetscCallCore(PETSC_ERR_LIB, cerr = cuda::update_values_on_device(csr_.View(A), stream, &D_, &changed, &scale));
-      PetscCallCUDA(cerr);
+      PetscCall(PetscLogGpuTimeBegin());
+      const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCallCoreAt(src.global, PETSC_ERR_LIB, cerr = cuda::update_values_on_device(d, stream, &D_, &changed, &scale));
+        PetscCallCUDA(cerr);
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }();
+      PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
+      PetscCall(ierr);
+      info_.scale_exponent = scale;
+      *pattern_changed     = changed ? PETSC_TRUE : PETSC_FALSE;
       PetscFunctionReturn(PETSC_SUCCESS);
-    }();
-    PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
-    PetscCall(ierr);
-    info_.scale_exponent = scale;
-    *pattern_changed     = changed ? PETSC_TRUE : PETSC_FALSE;
+    }));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -181,7 +185,6 @@ public:
   {
     PetscFunctionBegin;
     PetscCallCUDA(cuda::release(&D_));
-    PetscCall(csr_.Free());
     if (stage_x_) PetscCallCUDA(cudaFree(stage_x_));
     if (stage_y_) PetscCallCUDA(cudaFree(stage_y_));
     stage_x_ = stage_y_ = nullptr;
@@ -198,6 +201,32 @@ public:
   }
 
 private:
+  /* Calls f with src.A's CSR on the device: AIJCUSPARSE's arrays (uploaded by PETSc where the host
+     is newer), or, with free_device_csr and no current device copy, the host CSR in a temporary
+     buffer. */
+  static PetscErrorCode WithDeviceCsr(const BuildSource &src, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
+  {
+    const PetscOffloadMask mask = src.A->offloadmask;
+
+    PetscFunctionBegin;
+    if (!src.free_device_csr || mask == PETSC_OFFLOAD_GPU || mask == PETSC_OFFLOAD_BOTH) {
+      PetscCall(WithAIJCusparseCsr(src.A, stream, f));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
+      DeviceCsrUpload tmp;
+
+      PetscFunctionBegin;
+      PetscCall(tmp.Upload(A, stream, PETSC_TRUE));
+      const PetscErrorCode ferr = f(tmp.View(A));
+      PetscCallCUDA(cudaStreamSynchronize(stream)); /* nothing may read the buffer once it is freed */
+      PetscCall(tmp.Free());
+      PetscCall(ferr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
   static PetscErrorCode Stage(double **buf, PetscInt64 *cap, PetscInt64 n)
   {
     PetscFunctionBegin;
@@ -213,8 +242,7 @@ private:
 
   D                     D_{};
   cuda::DeviceBuildInfo info_;
-  DeviceCsrUpload       csr_; /* kept for value updates and their range errors */
-  PetscInt64            rows_ = 0, cols_ = 0;
+  PetscInt64            rows_ = 0, cols_ = 0, nnz_ = 0;
   ProductFlops     flops_;
   double          *stage_x_ = nullptr, *stage_y_ = nullptr;
   PetscInt64       cap_x_ = 0, cap_y_ = 0;

@@ -1,0 +1,258 @@
+// What makes AIJCUSPARSE's device code work for our CUDA types (AIJCUSPARSE underneath) where
+// PETSc dispatches by type name: matrix products (MatProductSetFromOptions and the functions it
+// looks up by the operands' type names; AIJCUSPARSE's product code checks exact type names, so our
+// operands are presented as the base type through the setup, symbolic and numeric phases: the
+// results are AIJCUSPARSE or dense CUDA matrices, as with aijcusparse operands) and the
+// factorizations (MATSOLVERCUSPARSE registered for our seq type names; the factor's phases see
+// our matrix presented as the base type, which PETSc's debugging builds check).
+#include <petscdevice_cuda.h>
+
+#include "../spmvimpl.hpp"
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+/* The distinct operands of a product that are matrices of ours. */
+int OurOperands(Mat C, Mat ours[3])
+{
+  const Mat_Product *p = C->product;
+  const Mat          operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  int                n           = 0;
+  for (Mat X : operands) {
+    if (!X || !(SeqGetState(X) || MPIGetState(X))) continue;
+    bool seen = false;
+    for (int i = 0; i < n; i++) seen = seen || ours[i] == X;
+    if (!seen) ours[n++] = X;
+  }
+  return n;
+}
+
+/* Runs f with the product's operands of ours presented as the base type. */
+template <class F>
+PetscErrorCode WithOperandsOnBase(Mat C, F &&f)
+{
+  Mat ours[3];
+  int n = OurOperands(C, ours);
+
+  PetscFunctionBegin;
+  for (int i = 0; i < n; i++) PetscCall(PresentAsBase(ours[i]));
+  const PetscErrorCode ierr = f();
+  for (int i = 0; i < n; i++) PetscCall(RestoreTypeNames(ours[i]));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The MatProductSetFromOptions a matrix's type provides: the base type's for ours. */
+PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
+{
+  if (!X) return nullptr;
+  if (SeqState *sp = SeqGetState(X)) return sp->baseops.productsetfromoptions;
+  if (MPIState *mp = MPIGetState(X)) return mp->baseops.productsetfromoptions;
+  return X->ops->productsetfromoptions;
+}
+
+const char kSymbolicKey[] = "PetscSpMVProductSymbolic_C";
+const char kNumericKey[]  = "PetscSpMVProductNumeric_C";
+
+PetscErrorCode ProductNumericOnBase(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, kNumericKey, &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
+  PetscCall(WithOperandsOnBase(C, [&] { return f(C); }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductSymbolicOnBase(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, kSymbolicKey, &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
+  PetscCall(WithOperandsOnBase(C, [&] { return f(C); }));
+  if (C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, kNumericKey, C->ops->productnumeric));
+    C->ops->productnumeric = ProductNumericOnBase;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The MatProductSetFromOptions_<A>_<B>[_<C>]_C function for the type names the operands carry
+   now (presented: the base type's), looked up on A, B, C as PETSc does. */
+PetscErrorCode ComposedSetFromOptions(Mat C, PetscErrorCode (**f)(Mat))
+{
+  const Mat_Product *p = C->product;
+  const Mat          X[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  char               name[256];
+
+  PetscFunctionBegin;
+  *f = nullptr;
+  PetscCall(PetscStrncpy(name, "MatProductSetFromOptions_", sizeof(name)));
+  for (int i = 0; i < 3 && X[i]; i++) {
+    if (i) PetscCall(PetscStrlcat(name, "_", sizeof(name)));
+    PetscCall(PetscStrlcat(name, ((PetscObject)X[i])->type_name, sizeof(name)));
+  }
+  PetscCall(PetscStrlcat(name, "_C", sizeof(name)));
+  for (int i = 0; i < 3 && X[i] && !*f; i++) PetscCall(PetscObjectQueryFunction((PetscObject)X[i], name, f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C)
+{
+  Mat_Product *p = C->product;
+
+  PetscFunctionBegin;
+  /* what PETSc's MatProductSetFromOptions() would choose if our operands were of the base type:
+     one function common to all operands, else the one composed for their type names */
+  PetscCall(WithOperandsOnBase(C, [&]() -> PetscErrorCode {
+    PetscErrorCode (*fA)(Mat) = SetFromOptionsOf(p->A), (*fB)(Mat) = SetFromOptionsOf(p->B);
+    PetscErrorCode (*fC)(Mat) = p->type == MATPRODUCT_ABC ? SetFromOptionsOf(p->C) : fA;
+    PetscErrorCode (*f)(Mat)  = nullptr;
+
+    PetscFunctionBegin;
+    if (fA && fA == fB && fA == fC) f = fA;
+    else PetscCall(ComposedSetFromOptions(C, &f));
+    if (f) PetscCall(f(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
+  /* PETSc's fallbacks (dense operands, MatProductSymbolic_Unsafe()) follow when nothing was set */
+  if (C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolicOnBase) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, kSymbolicKey, C->ops->productsymbolic));
+    C->ops->productsymbolic = ProductSymbolicOnBase;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on)
+{
+  PetscBool   mpi  = (PetscBool)(MPIGetState(A) != nullptr);
+  const char *self = mpi ? t->mpi : t->seq;
+  const char *others_seq[] = {MATSEQAIJCUSPARSE, MATSEQAIJ, MATSEQDENSECUDA, MATSEQDENSE};
+  const char *others_mpi[] = {MATMPIAIJCUSPARSE, MATMPIAIJ, MATMPIDENSECUDA, MATMPIDENSE};
+  char        name[256];
+
+  PetscFunctionBegin;
+  /* our operands among themselves share MatProductSetFromOptions_SpMVCUDA (A->ops); with another
+     type PETSc looks these up */
+  for (const char *other : mpi ? others_mpi : others_seq) {
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_%s_C", self, other));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, name, on ? MatProductSetFromOptions_SpMVCUDA : nullptr));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "MatProductSetFromOptions_%s_%s_C", other, self));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, name, on ? MatProductSetFromOptions_SpMVCUDA : nullptr));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+namespace {
+
+/* MATSOLVERCUSPARSE's factor constructor for MATSEQAIJCUSPARSE, by factor type (index
+   MatFactorType), as MatSolverTypeGet() returns it. */
+PetscErrorCode (*cusparse_factor[MAT_FACTOR_NUM_TYPES])(Mat, MatFactorType, Mat *) = {};
+
+/* The factor's phases on the original matrix presented as the base type. The base type's
+   operations of the factor live in a container on it. */
+struct FactorOps {
+  struct _MatOps base;
+};
+const char kFactorKey[] = "PetscSpMVFactorOps";
+
+PetscErrorCode Rewrap(Mat F);
+
+template <class Fn, Fn _MatOps::*M>
+struct OnBaseFactor;
+template <class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Mat, Args...)>
+struct OnBaseFactor<PetscErrorCode (*)(Mat, Mat, Args...), M> {
+  static PetscErrorCode Call(Mat F, Mat A, Args... args)
+  {
+    FactorOps *fo = nullptr;
+
+    PetscFunctionBegin;
+    PetscCall(PetscObjectContainerQuery((PetscObject)F, kFactorKey, (void **)&fo));
+    PetscCheck(fo && fo->base.*M, PETSC_COMM_SELF, PETSC_ERR_PLIB, "factor without its base operation");
+    PetscCall(PresentAsBase(A));
+    const PetscErrorCode ierr = (fo->base.*M)(F, A, args...);
+    PetscCall(RestoreTypeNames(A));
+    PetscCall(ierr);
+    PetscCall(Rewrap(F)); /* a symbolic phase installs the numeric one */
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+};
+#define PSPMV_FACTOR_OP(op) OnBaseFactor<decltype(_MatOps::op), &_MatOps::op>::Call
+
+/* The factor's phases that take the original matrix, wrapped (once each). */
+PetscErrorCode Rewrap(Mat F)
+{
+  FactorOps *fo = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectContainerQuery((PetscObject)F, kFactorKey, (void **)&fo));
+#define PSPMV_REWRAP(op) \
+  if (F->ops->op && F->ops->op != PSPMV_FACTOR_OP(op)) { \
+    fo->base.op = F->ops->op; \
+    F->ops->op  = PSPMV_FACTOR_OP(op); \
+  }
+  PSPMV_REWRAP(lufactorsymbolic)
+  PSPMV_REWRAP(ilufactorsymbolic)
+  PSPMV_REWRAP(choleskyfactorsymbolic)
+  PSPMV_REWRAP(iccfactorsymbolic)
+  PSPMV_REWRAP(lufactornumeric)
+  PSPMV_REWRAP(choleskyfactornumeric)
+#undef PSPMV_REWRAP
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatGetFactor() of our seq CUDA types with MATSOLVERCUSPARSE: AIJCUSPARSE's factor. */
+PetscErrorCode GetFactor_SpMVCUDA(Mat A, MatFactorType ftype, Mat *F)
+{
+  FactorOps *fo = nullptr;
+
+  PetscFunctionBegin;
+  PetscCheck(cusparse_factor[ftype], PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no %s factorization", MatFactorTypes[ftype]);
+  PetscCall(PresentAsBase(A));
+  const PetscErrorCode ierr = cusparse_factor[ftype](A, ftype, F);
+  PetscCall(RestoreTypeNames(A));
+  PetscCall(ierr);
+  PetscCallCXX(fo = new FactorOps);
+  fo->base = *(*F)->ops;
+  PetscCall(PetscObjectContainerCompose((PetscObject)*F, kFactorKey, fo, DeleteComposed<FactorOps>));
+  PetscCall(Rewrap(*F));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode RegisterCusparseFactors(const TypeInfo *t)
+{
+  const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
+
+  PetscFunctionBegin;
+  for (MatFactorType ft : ftypes) {
+    PetscBool found, foundmtype;
+    PetscCall(MatSolverTypeGet(MATSOLVERCUSPARSE, MATSEQAIJCUSPARSE, ft, &found, &foundmtype, &cusparse_factor[ft]));
+    if (cusparse_factor[ft]) PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, t->seq, ft, GetFactor_SpMVCUDA));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CheckCudaUsable(const char *type)
+{
+  int         count = 0;
+  cudaError_t cerr  = cudaGetDeviceCount(&count);
+
+  PetscFunctionBegin;
+  if (cerr != cudaSuccess) (void)cudaGetLastError(); /* not sticky: clear it */
+  PetscCheck(cerr == cudaSuccess && count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
+             "the CUDA types of petscspmv (here %s) need an NVIDIA GPU, and CUDA finds none (%s: %s); on a machine without one use the host types rgcsr or packsell (the same layouts with host kernels)",
+             type, cerr == cudaSuccess ? "no device" : cudaGetErrorName(cerr), cerr == cudaSuccess ? "0 devices" : cudaGetErrorString(cerr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

@@ -1,0 +1,251 @@
+// The base type's operations that our types wrap, one body for the seq and the MPI types:
+// operations that create matrices from ours run on the matrix presented as its base type and
+// adopt their results with the source's options (a result that replaced the source's header is
+// adopted back into it); operations that change values sync a lossy layout right away, so a value
+// the format cannot hold is an error of that operation, not of a later product. While a matrix
+// carries its base type's name (inside another wrapped operation) these pass straight through.
+#include "spmvimpl.hpp"
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+/* Kinds: the state, the base type's name, the value check and what follows a MatHeaderMerge()
+   that gave A new data (seq: nothing, the layout's stamp holds the data it was built from; MPI:
+   the new blocks adopted). */
+struct SeqKind {
+  using State = SeqState;
+  static State         *Get(Mat A) { return SeqGetState(A); }
+  static const char    *Base(const TypeInfo *t) { return t->base_seq; }
+  static PetscErrorCode Check(Mat A) { return SeqCheckValues(A); }
+  static PetscErrorCode NewData(Mat) { return PETSC_SUCCESS; }
+};
+
+struct MPIKind {
+  using State = MPIState;
+  static State         *Get(Mat A) { return MPIGetState(A); }
+  static const char    *Base(const TypeInfo *t) { return t->base_mpi; }
+  static PetscErrorCode Check(Mat A) { return MPICheckValues(A); }
+  static PetscErrorCode NewData(Mat A) { return MPIAdoptBlocks(A); }
+};
+
+/* Whether A (of ours) currently carries its base type's name. */
+template <class K>
+bool Presented(Mat A, const typename K::State &st)
+{
+  PetscBool same = PETSC_FALSE;
+  return !PetscStrcmp(((PetscObject)A)->type_name, K::Base(st.type), &same) && same;
+}
+
+/* What a wrapper needs after the operation, when A's state may be gone with A's header. */
+struct Source {
+  const TypeInfo *type;
+  FormatOptions   opts;
+};
+
+/* Runs op on A presented as its base type, then names A ours again or, when the operation
+   replaced A's header with a plain base-type matrix, adopts it back with A's options; when it
+   merged another matrix's data into A (MatHeaderMerge() keeps A's operations and state), the
+   kind follows the new data. */
+template <class K, class Op>
+PetscErrorCode OnBase(Mat A, const Source &src, Op &&op)
+{
+  const void *data = A->data;
+
+  PetscFunctionBegin;
+  PetscCall(PresentAsBase(A));
+  const PetscErrorCode ierr = op();
+  PetscCall(RestoreTypeNames(A));
+  PetscCall(ierr);
+  if (!K::Get(A)) PetscCall(AdoptAs(A, src.type, src.opts));
+  else if (A->data != data) PetscCall(K::NewData(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A result of the base type (not a plain matrix of another type) becomes one of src's family. */
+PetscErrorCode AdoptResult(Mat R, const Source &src)
+{
+  PetscBool seq = PETSC_FALSE, mpi = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (!R || SeqGetState(R) || MPIGetState(R)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)R, src.type->base_seq, &seq));
+  PetscCall(PetscObjectTypeCompare((PetscObject)R, src.type->base_mpi, &mpi));
+  if (seq || mpi) PetscCall(AdoptAs(R, src.type, src.opts));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+template <class K>
+Source SourceOf(Mat A)
+{
+  const typename K::State *st = K::Get(A);
+  return Source{st->type, st->opts};
+}
+
+template <class K>
+struct Wrap {
+  static PetscErrorCode Duplicate(Mat A, MatDuplicateOption op, Mat *B)
+  {
+    typename K::State *st = K::Get(A);
+
+    PetscFunctionBegin;
+    if (Presented<K>(A, *st)) return st->baseops.duplicate(A, op, B);
+    const Source src = SourceOf<K>(A);
+    PetscCall(OnBase<K>(A, src, [&] { return st->baseops.duplicate(A, op, B); }));
+    PetscCall(AdoptResult(*B, src));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  static PetscErrorCode Transpose(Mat A, MatReuse reuse, Mat *B)
+  {
+    typename K::State *st = K::Get(A);
+
+    PetscFunctionBegin;
+    if (Presented<K>(A, *st)) return st->baseops.transpose(A, reuse, B);
+    const Source src = SourceOf<K>(A);
+    PetscCall(OnBase<K>(A, src, [&] { return st->baseops.transpose(A, reuse, B); }));
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  static PetscErrorCode CreateSubMatrix(Mat A, IS isrow, IS iscol, MatReuse reuse, Mat *B)
+  {
+    typename K::State *st = K::Get(A);
+
+    PetscFunctionBegin;
+    if (Presented<K>(A, *st)) return st->baseops.createsubmatrix(A, isrow, iscol, reuse, B);
+    const Source src = SourceOf<K>(A);
+    PetscCall(OnBase<K>(A, src, [&] { return st->baseops.createsubmatrix(A, isrow, iscol, reuse, B); }));
+    if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  static PetscErrorCode CreateSubMatrices(Mat A, PetscInt n, const IS irow[], const IS icol[], MatReuse reuse, Mat *B[])
+  {
+    typename K::State *st = K::Get(A);
+
+    PetscFunctionBegin;
+    if (Presented<K>(A, *st)) return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B);
+    const Source src = SourceOf<K>(A);
+    PetscCall(OnBase<K>(A, src, [&] { return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B); }));
+    if (reuse == MAT_INITIAL_MATRIX)
+      for (PetscInt i = 0; i < n; i++) PetscCall(AdoptResult((*B)[i], src));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  /* Y += a X: a new pattern replaces Y's header (adopted back); X of ours is presented too, so
+     the base type sees two matrices of its own. */
+  static PetscErrorCode AXPY(Mat Y, PetscScalar a, Mat X, MatStructure str)
+  {
+    typename K::State *st = K::Get(Y);
+
+    PetscFunctionBegin;
+    if (Presented<K>(Y, *st)) return st->baseops.axpy(Y, a, X, str);
+    const Source src  = SourceOf<K>(Y);
+    const bool   ourX = X != Y && K::Get(X);
+    if (ourX) PetscCall(PresentAsBase(X));
+    const PetscErrorCode ierr = OnBase<K>(Y, src, [&] { return st->baseops.axpy(Y, a, X, str); });
+    if (ourX) PetscCall(RestoreTypeNames(X));
+    PetscCall(ierr);
+    PetscCall(K::Check(Y));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+};
+
+/* ops->op of a matrix of ours that changes values: the base type's, then the values checked. */
+template <class K, class F, F _MatOps::*M>
+struct Checking;
+template <class K, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
+struct Checking<K, PetscErrorCode (*)(Mat, Args...), M> {
+  static PetscErrorCode Call(Mat A, Args... args)
+  {
+    typename K::State *st = K::Get(A);
+
+    PetscFunctionBegin;
+    PetscCall((st->baseops.*M)(A, args...));
+    if (!Presented<K>(A, *st)) PetscCall(K::Check(A));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+};
+#define PSPMV_CHECKING(K, op) Checking<K, decltype(_MatOps::op), &_MatOps::op>::Call
+
+template <class K>
+void InstallWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
+{
+  /* NULL stays NULL: PETSc then takes another path (e.g. MatCreateSubMatrix() through
+     createsubmatrices) */
+#define PSPMV_SET(op, fn) A->ops->op = ours && base.op ? (fn) : base.op
+  PSPMV_SET(duplicate, Wrap<K>::Duplicate);
+  PSPMV_SET(transpose, Wrap<K>::Transpose);
+  PSPMV_SET(createsubmatrix, Wrap<K>::CreateSubMatrix);
+  PSPMV_SET(createsubmatrices, Wrap<K>::CreateSubMatrices);
+  PSPMV_SET(axpy, Wrap<K>::AXPY);
+  PSPMV_SET(scale, PSPMV_CHECKING(K, scale));
+  PSPMV_SET(shift, PSPMV_CHECKING(K, shift));
+  PSPMV_SET(diagonalscale, PSPMV_CHECKING(K, diagonalscale));
+  PSPMV_SET(diagonalset, PSPMV_CHECKING(K, diagonalset));
+  PSPMV_SET(zerorows, PSPMV_CHECKING(K, zerorows));
+  PSPMV_SET(zerorowscolumns, PSPMV_CHECKING(K, zerorowscolumns));
+#undef PSPMV_SET
+}
+
+} // namespace
+
+void InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<SeqKind>(A, base, ours); }
+void InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<MPIKind>(A, base, ours); }
+
+PetscErrorCode PresentAsBase(Mat A)
+{
+  PetscFunctionBegin;
+  if (SeqState *sp = SeqGetState(A)) {
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, sp->type->base_seq));
+  } else if (MPIState *mp = MPIGetState(A)) {
+    Mat blocks[2];
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], nullptr));
+    for (Mat blk : blocks)
+      if (blk) PetscCall(PresentAsBase(blk));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, mp->type->base_mpi));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode RestoreTypeNames(Mat A)
+{
+  PetscFunctionBegin;
+  if (SeqState *sp = SeqGetState(A)) {
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, sp->type->seq));
+  } else if (MPIState *mp = MPIGetState(A)) {
+    Mat blocks[2];
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], nullptr));
+    for (Mat blk : blocks)
+      if (blk) PetscCall(RestoreTypeNames(blk));
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, mp->type->mpi));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o)
+{
+  PetscBool mpi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_mpi, &mpi));
+  if (mpi) PetscCall(MPIConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B));
+  else PetscCall(SeqConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CollectiveError(MPI_Comm comm, const char *what, PetscErrorCode ierr)
+{
+  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, comm));
+  PetscCall(ierr);
+  PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "%s failed on another rank (see the error reported there)", what);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

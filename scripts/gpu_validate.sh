@@ -6,7 +6,9 @@
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
-#   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e scaling profile
+#   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e pcs scaling profile
+# pcs: bench/pcs.sh (PETSc's ksp ex45 and snes ex19 with the preconditioners users run, our types
+# against aijcusparse: docs/bench/pcs.csv; PCS_N, PCS_RANKS, PCS_COMBOS, PCS_REPEAT trim it).
 # scaling: bench/scaling.sh (MatMult and CG/PCMIXEDKRYLOV time at 1 and 2 ranks on 1 and 2 GPUs,
 # -use_gpu_aware_mpi 0; lap7 200^3, lap27 160^3, power-law 4M rows; SCALING_MATRICES etc. trim it).
 # e2e: bench/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
@@ -151,6 +153,10 @@ if has sanitize; then
   # PCMIXEDKRYLOV end to end on the device (inner CG and F3R, value updates, rebuilds, refusals)
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_mixed" -mat_type aijcusparse -mk_pc_mixedkrylov_backend cuda -n 12 > "$out/sanitizer-mixed-memcheck.log" 2>&1
   note "compute-sanitizer memcheck (spmv_mixed, CUDA backend) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-mixed-memcheck.log" | tr '\n' ' ')"
+  # the preconditioners on the CUDA types (AIJCUSPARSE's factorizations, GAMG, ASM) and COO from
+  # device values, one rank
+  compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_pcs" -types rgcsrcuda,packsellcuda -n 12 > "$out/sanitizer-pcs-memcheck.log" 2>&1
+  note "compute-sanitizer memcheck (spmv_pcs, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-pcs-memcheck.log" | tr '\n' ' ')"
   # every Mat operation of spmv_matops (natively or through AIJ) on the CUDA types, one rank
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_matops" -types rgcsrcuda,packsellcuda > "$out/sanitizer-matops-memcheck.log" 2>&1
   note "compute-sanitizer memcheck (spmv_matops, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-matops-memcheck.log" | tr '\n' ' ')"
@@ -206,6 +212,10 @@ if has e2e; then
   bash bench/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
   note "e2e rc=$? : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
   grep -E "^== end_to_end .*skipped" "$out/e2e.log" | tee -a "$summary"
+fi
+if has pcs; then
+  bash bench/pcs.sh "$out" "$build" > "$out/pcs.log" 2>&1
+  note "pcs rc=$? : $(grep -c ' rc=0 ' "$out/pcs.log") runs ok, $(grep -c ' rc=[1-9]' "$out/pcs.log") failed (pcs.log, pcs.csv, pcs.md, pcs/)"
 fi
 if has scaling; then
   ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')

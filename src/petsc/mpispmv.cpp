@@ -398,6 +398,11 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
     if (ierr) delete mp;
     PetscCheck(!ierr, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without its preallocation functions", t->base_mpi);
   }
+  if (t->cuda) {
+    const PetscErrorCode ierr = ReadFreeDeviceCsr(B, nullptr, &mp->free_device_csr);
+    if (ierr) delete mp;
+    PetscCall(ierr);
+  }
   PetscCall(PetscObjectContainerCompose((PetscObject)B, kStateKey, mp, DeleteComposed<MPIState>));
   base_destroy[t->cuda ? 1 : 0] = mp->baseops.destroy;
   InstallOps(B, *mp, PETSC_TRUE);

@@ -375,7 +375,8 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
   sp->opts  = opts;
   sp->block = block;
   {
-    const PetscErrorCode ierr = SnapshotBase(B, sp);
+    PetscErrorCode ierr = SnapshotBase(B, sp);
+    if (!ierr && t->cuda) ierr = ReadFreeDeviceCsr(B, nullptr, &sp->free_device_csr);
     if (ierr) delete sp;
     PetscCall(ierr);
   }

@@ -1,12 +1,12 @@
-static const char help[] = "What the petscspmv types log for -log_view, checked against AIJ and against the copies the\n\
-code makes: the flops of MatMult (2 nnz - nonzero rows) and MatMultAdd (2 nnz) are AIJ's, host and CUDA\n\
+static const char help[] = "What the petscspmv types log for -log_view, checked against AIJ and AIJCUSPARSE and against the\n\
+copies the code makes: the flops of MatMult (2 nnz - nonzero rows) and MatMultAdd (2 nnz) are AIJ's, host and CUDA\n\
 (for the CUDA types as GPU flops; MatMult's also against AIJCUSPARSE's); for the CUDA types at 2+ ranks: as many\n\
-host<->device copies per MatMult and MatMultAdd as MPIAIJCUSPARSE, however the matrix was made (a CUDA\n\
-halo vector); at every rank count no copy of the CSR for a build by MatConvert from an assembled aijcusparse (its\n\
-device CSR is read; the products equal those of the matrix built from AIJ); on one rank: one host-to-device\n\
-copy per CSR upload (build) and per value update with the CSR's bytes, no copy per product with CUDA\n\
-vectors, and the staging copies of host vectors (x in; y in for MatMultAdd; y out) and of a host\n\
-diagonal.\n\
+host<->device copies per MatMult and MatMultAdd as MPIAIJCUSPARSE, however the matrix was made; the CUDA types\n\
+are AIJCUSPARSE underneath: a build uploads the CSR as AIJCUSPARSE's first use does (the same copies), an in-place\n\
+MatConvert of an aijcusparse matrix whose device copy is current copies no CSR, a value update after MatScale (on\n\
+the device) copies nothing, one after MatSetValues the values only; with -mat_spmv_free_device_csr a build copies\n\
+the CSR once into a temporary buffer; on one rank no copy per product with CUDA vectors, and the staging copies of\n\
+host vectors (x in; y in for MatMultAdd; y out) and of a host diagonal.\n\
   -types <t1,t2,...>  families: rgcsr, packsell, rgcsrcuda, packsellcuda\n\
   -n <n>              rows (default 300)\n";
 
@@ -198,9 +198,20 @@ static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A build that only read a device CSR: no copy but PETSc's upload of the full row offsets of a
+   compressed-row block (4 (m + 1) bytes, at most one per block) and nothing back to the host. */
+static PetscErrorCode CheckNoCsrCopy(const PetscEventPerfInfo *build, PetscInt m, const char *name)
+{
+  PetscFunctionBegin;
+  PetscCheck(build->CpuToGpuCount <= 2 && build->CpuToGpuSize == 4.0 * (m + 1) * build->CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build->CpuToGpuSize, (double)build->CpuToGpuCount, m);
+  PetscCall(CheckEqual(build->GpuToCpuCount, 0, "the device-to-host copies of a build from a device CSR", name));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* MatConvert(D, family, MAT_INPLACE_MATRIX) of a duplicate D of Acu given a local-to-global
-   mapping: D keeps the mapping, its products are AIJ's (A), and a value at a new location can be
-   inserted and assembled afterwards (the layout is rebuilt), as after a conversion from AIJ. */
+   mapping, after a MatMult of D (its device CSR current): the build reads that CSR (no copy of it,
+   CheckNoCsrCopy), D keeps the mapping, its products are AIJ's (A), and a value at a new location
+   can be inserted and assembled afterwards (the layout is rebuilt), as after a conversion from AIJ. */
 static PetscErrorCode FromAIJCusparseInPlace(Mat Acu, Mat A, const char *family)
 {
   Mat                    D, R;
@@ -220,7 +231,24 @@ static PetscErrorCode FromAIJCusparseInPlace(Mat Acu, Mat A, const char *family)
     PetscCall(ISLocalToGlobalMappingCreate(PetscObjectComm((PetscObject)D), 1, rend - rstart, idx, PETSC_OWN_POINTER, &map));
   }
   PetscCall(MatSetLocalToGlobalMapping(D, map, map));
-  PetscCall(MatConvert(D, family, MAT_INPLACE_MATRIX, &D));
+  {
+    Vec                x, y;
+    PetscLogStage      stage;
+    PetscEventPerfInfo build;
+    PetscInt           m;
+    PetscCall(MatCreateVecs(D, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(D, x, y)); /* the device copy is current */
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+    PetscCall(PetscLogStageRegister(label, &stage));
+    PetscCall(PetscLogStagePush(stage));
+    PetscCall(MatConvert(D, family, MAT_INPLACE_MATRIX, &D));
+    PetscCall(PetscLogStagePop());
+    PetscCall(EventInfo(stage, "SpMVBuild", &build));
+    PetscCall(MatGetLocalSize(D, &m, NULL));
+    PetscCall(CheckNoCsrCopy(&build, m, label));
+  }
   PetscCall(TestCheckType(D, family));
   PetscCall(MatGetLocalToGlobalMapping(D, &rmap, &cmap));
   PetscCheck(rmap == map && cmap == map, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the local-to-global mapping was lost", label);
@@ -247,14 +275,34 @@ static PetscErrorCode FromAIJCusparseInPlace(Mat Acu, Mat A, const char *family)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatConvert() from the assembled aijcusparse Acu (its device CSR current) to family: the build
-   reads AIJCUSPARSE's device arrays, so it copies nothing of the CSR between host and device (on
-   every rank, both blocks; PETSc itself may upload the full row offsets of a compressed-row block,
-   4 (m + 1) bytes, when they are first asked for), and MatMult is AIJ's (A) to rounding
-   (TestCompareMult); then again after a MatScale() of Acu by 2 on the GPU (device values newer:
-   PETSc downloads them for the AIJ arrays before our build, which reads the scaled device values):
-   MatMult is that of 2 A. Acu is scaled back. Then
-   FromAIJCusparseInPlace(). */
+/* The host-to-device copies AIJCUSPARSE itself makes for the first MatMult of a fresh matrix
+   with A's entries (its CSR upload). */
+static PetscErrorCode AIJCusparseUpload(Mat A, PetscEventPerfInfo *upload)
+{
+  Mat           Acu;
+  Vec           x, y;
+  PetscLogStage stage;
+
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Acu));
+  PetscCall(MatCreateVecs(Acu, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(PetscLogStageRegister("aijcusparse upload", &stage));
+  PetscCall(PetscLogStagePush(stage));
+  PetscCall(MatMult(Acu, x, y));
+  PetscCall(PetscLogStagePop());
+  PetscCall(EventInfo(stage, "MatMult", upload));
+  PetscCheck(upload->CpuToGpuCount >= 1, PETSC_COMM_SELF, PETSC_ERR_PLIB, "aijcusparse's first MatMult copied nothing to the device");
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(MatDestroy(&Acu));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatConvert() from the assembled aijcusparse Acu to family: a new matrix (a duplicate, whose CSR
+   is uploaded by the build as for a new aijcusparse matrix; nothing copied back in the build)
+   with AIJ's products (A) to rounding; again after a MatScale() of Acu by 2 on the GPU (the
+   duplicate takes the scaled values): 2 A. Acu is scaled back. Then FromAIJCusparseInPlace(). */
 static PetscErrorCode FromAIJCusparse(Mat Acu, Mat A, const char *family)
 {
   PetscFunctionBegin;
@@ -266,13 +314,7 @@ static PetscErrorCode FromAIJCusparse(Mat Acu, Mat A, const char *family)
     if (pass == 1) PetscCall(MatScale(Acu, 2.0));
     PetscCall(PetscSNPrintf(name, sizeof(name), "%s from aijcusparse%s", family, pass ? " scaled on the GPU" : ""));
     PetscCall(ConvertInStage(Acu, family, name, &C, &build));
-    {
-      PetscInt m;
-      PetscCall(MatGetLocalSize(Acu, &m, NULL));
-      /* only PETSc's uploads of full row offsets (4 (m + 1) bytes each, at most one per block) */
-      PetscCheck(build.CpuToGpuCount <= 2 && build.CpuToGpuSize == 4.0 * (m + 1) * build.CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build.CpuToGpuSize, (double)build.CpuToGpuCount, m);
-      PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build from aijcusparse's device CSR", name));
-    }
+    PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build", name));
     if (pass == 0) PetscCall(TestCompareMult(A, C, name));
     else {
       Mat A2; /* 2 A: exact, a power of two */
@@ -346,12 +388,24 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
   if (!cuda) {
     PetscCall(CheckEqual(build.CpuToGpuCount + build.GpuToCpuCount, 0, "the host<->device copies of a host layout's build", family));
   } else if (size == 1) {
-    MatSpMVStats st;
-    PetscCall(MatSpMVGetStats(B, &st));
-    PetscCall(CheckEqual(build.CpuToGpuCount, 1, "the host-to-device copies of a build", family));
-    /* the layout is built on the device from one upload of the AIJ CSR */
-    PetscCall(CheckEqual(build.CpuToGpuSize, (PetscLogDouble)(4 * (m + 1) + 12 * st.nnz), "the bytes copied to the device by a build (the CSR: rowptr, colidx, values)", family));
+    PetscEventPerfInfo upload, freebuild;
+    MatSpMVStats       st;
+    Mat                F;
+    /* the layout is built from AIJCUSPARSE's device CSR, uploaded as for aijcusparse itself */
+    PetscCall(AIJCusparseUpload(A, &upload));
+    PetscCall(CheckEqual(build.CpuToGpuCount, upload.CpuToGpuCount, "the host-to-device copies of a build (against aijcusparse's upload)", family));
+    PetscCall(CheckEqual(build.CpuToGpuSize, upload.CpuToGpuSize, "the bytes copied to the device by a build (against aijcusparse's upload)", family));
     PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build", family));
+    /* -mat_spmv_free_device_csr: one temporary upload of the CSR (rowptr, colidx, values) */
+    PetscCall(PetscOptionsSetValue(NULL, "-mat_spmv_free_device_csr", "1"));
+    PetscCall(PetscSNPrintf(name, sizeof(name), "%s build free", family));
+    PetscCall(ConvertInStage(A, family, name, &F, &freebuild));
+    PetscCall(PetscOptionsClearValue(NULL, "-mat_spmv_free_device_csr"));
+    PetscCall(MatSpMVGetStats(F, &st));
+    PetscCall(CheckEqual(freebuild.CpuToGpuCount, 1, "the host-to-device copies of a build with -mat_spmv_free_device_csr", family));
+    PetscCall(CheckEqual(freebuild.CpuToGpuSize, (PetscLogDouble)(4 * (m + 1) + 12 * st.nnz), "the bytes copied by a build with -mat_spmv_free_device_csr (the CSR)", family));
+    PetscCall(TestCompareMult(A, F, name));
+    PetscCall(MatDestroy(&F));
   }
 
   /* the flops of the products: AIJ's, on every rank */
@@ -425,7 +479,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
       PetscCall(CheckEqual(host.multadd.GpuToCpuSize, NPROD * 8.0 * m, "the bytes copied to the host by MatMultAdd with host vectors", family));
       PetscCall(CheckEqual(host.mult.GpuFlops, ours.mult.GpuFlops, "the GPU flops of MatMult with host vectors", family));
 
-      /* a value update: one copy of the values */
+      /* a value update after MatScale(), which AIJCUSPARSE does on the device: nothing copied */
       PetscCall(MatSpMVGetStats(B, &st));
       PetscCall(PetscSNPrintf(name, sizeof(name), "%s values", family));
       PetscCall(PetscLogStageRegister(name, &stage));
@@ -435,9 +489,21 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
       PetscCall(PetscLogStagePop());
       PetscCall(EventInfo(stage, "SpMVValues", &values));
       PetscCall(CheckEqual(values.count, 1, "the number of value updates", family));
-      PetscCall(CheckEqual(values.CpuToGpuCount, 1, "the host-to-device copies of a value update", family));
-      /* re-encoded on the device from the uploaded CSR values */
+      PetscCall(CheckEqual(values.CpuToGpuCount + values.GpuToCpuCount, 0, "the host<->device copies of a value update after MatScale (device values)", family));
+      /* after MatSetValues() (host values newer): AIJCUSPARSE uploads the values only */
+      PetscCall(PetscSNPrintf(name, sizeof(name), "%s host values", family));
+      PetscCall(PetscLogStageRegister(name, &stage));
+      PetscCall(PetscLogStagePush(stage));
+      PetscCall(MatSetValue(B, 0, 0, 8.0, INSERT_VALUES));
+      PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatMult(B, x, y));
+      PetscCall(PetscLogStagePop());
+      PetscCall(EventInfo(stage, "SpMVValues", &values));
+      PetscCall(CheckEqual(values.count, 1, "the number of value updates after MatSetValues", family));
+      PetscCall(CheckEqual(values.CpuToGpuCount, 1, "the host-to-device copies of a value update after MatSetValues", family));
       PetscCall(CheckEqual(values.CpuToGpuSize, (PetscLogDouble)(8 * st.nnz), "the bytes copied to the device by a value update (the CSR values)", family));
+      PetscCall(CheckEqual(values.GpuToCpuCount, 0, "the device-to-host copies of a value update after MatSetValues", family));
 
       /* the diagonal: copied to a host vector, not to a CUDA one */
       PetscCall(PetscSNPrintf(name, sizeof(name), "%s diagonal", family));

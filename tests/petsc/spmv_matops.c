@@ -153,6 +153,8 @@ static PetscErrorCode CheckResult(Ctx *c, Mat M, const char *what, PetscBool den
       }
     }
   } else if (!strcmp(t, MATSEQAIJ) || !strcmp(t, MATMPIAIJ)) {
+  } else if (strstr(c->family, "cuda") && (!strcmp(t, MATSEQAIJCUSPARSE) || !strcmp(t, MATMPIAIJCUSPARSE))) {
+    /* the CUDA families are AIJCUSPARSE underneath: products are AIJCUSPARSE's, and so are their results */
   } else if (dense_ok && (!strcmp(t, MATSEQDENSE) || !strcmp(t, MATMPIDENSE) || !strcmp(t, MATSEQDENSECUDA) || !strcmp(t, MATMPIDENSECUDA))) {
   } else {
     ok = 0;

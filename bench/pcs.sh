@@ -15,7 +15,8 @@
 # with its defaults (GMRES + ILU at 1 rank, block Jacobi at 2), formats PCS_TYPES (default
 # "aijcusparse rgcsrcuda packsellcuda"; the first is the baseline), each run PCS_REPEAT times
 # (default 1; the table takes the median); PCS_COMBOS (e.g. "jacobi ilu gamg") keeps those
-# combinations only, PCS_EX19=0 skips snes ex19. Every run: -ksp_rtol 1e-8 -dm_vec_type cuda -log_view
+# combinations only, PCS_EX19=0 skips snes ex19, PCS_APPEND=1 adds to the runs of an earlier call
+# into OUTDIR (the table covers all). Every run: -ksp_rtol 1e-8 -dm_vec_type cuda -log_view
 # -ksp_converged_reason -ksp_monitor_true_residual (ex45: the last line's ||r||/||b|| is the true
 # relative residual of the operator, which the exact formats make the user's matrix).
 # Raw logs in OUTDIR/pcs/<case>_<ksp>_<pc>_np<ranks>_<format>_<k>.log; bench/pcs_table.py makes
@@ -47,7 +48,7 @@ ex19=$build/bench/e2e/petsc_snes_ex19
 [ -f "$lib" ] || { say "no $lib (build first)"; exit 1; }
 mpi="mpiexec --allow-run-as-root --oversubscribe"
 manifest=$raw/manifest.txt
-: > "$manifest"
+[ "${PCS_APPEND:-0}" = 1 ] || : > "$manifest"
 rc_all=0
 
 # combos: name ksp pc options-at-1-rank options-at-2-ranks

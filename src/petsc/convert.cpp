@@ -132,9 +132,10 @@ PetscErrorCode ToBase(Mat A, MatReuse reuse, Mat *B)
     *B = A;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(PresentAsBase(A));
+  BaseNames bn;
+  PetscCall(PresentAsBase(A, &bn));
   const PetscErrorCode ierr = MatDuplicate(A, MAT_COPY_VALUES, B);
-  PetscCall(RestoreTypeNames(A));
+  PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

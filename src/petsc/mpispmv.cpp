@@ -82,10 +82,11 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   /* the blocks (an off-diagonal block MatSetValues() recreated included) are marked as blocks:
      they do not build in their own assemblies. A block the base type recreates inside (when
      another rank disassembled) comes out of the base type's name, plain; adopted below. */
+  BaseNames bn;
   PetscCall(SetUpBlocks(A));
-  PetscCall(PresentAsBase(A));
+  PetscCall(PresentAsBase(A, &bn));
   const PetscErrorCode ierr = mp->baseops.assemblyend(A, mode);
-  PetscCall(RestoreTypeNames(A));
+  PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   if (mode == MAT_FLUSH_ASSEMBLY) PetscFunctionReturn(PETSC_SUCCESS);
   /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks

@@ -52,11 +52,12 @@ template <class K, class Op>
 PetscErrorCode OnBase(Mat A, const Source &src, Op &&op)
 {
   const void *data = A->data;
+  BaseNames   bn;
 
   PetscFunctionBegin;
-  PetscCall(PresentAsBase(A));
+  PetscCall(PresentAsBase(A, &bn));
   const PetscErrorCode ierr = op();
-  PetscCall(RestoreTypeNames(A));
+  PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   if (!K::Get(A)) PetscCall(AdoptAs(A, src.type, src.opts));
   else if (A->data != data) PetscCall(K::NewData(A));
@@ -142,11 +143,11 @@ struct Wrap {
 
     PetscFunctionBegin;
     if (Presented<K>(Y, *st)) return st->baseops.axpy(Y, a, X, str);
-    const Source src  = SourceOf<K>(Y);
-    const bool   ourX = X != Y && K::Get(X);
-    if (ourX) PetscCall(PresentAsBase(X));
+    const Source src = SourceOf<K>(Y);
+    BaseNames    bx;
+    if (X != Y) PetscCall(PresentAsBase(X, &bx));
     const PetscErrorCode ierr = OnBase<K>(Y, src, [&] { return st->baseops.axpy(Y, a, X, str); });
-    if (ourX) PetscCall(RestoreTypeNames(X));
+    if (X != Y) PetscCall(RestoreTypeNames(X, bx));
     PetscCall(ierr);
     PetscCall(K::Check(Y));
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -195,33 +196,87 @@ void InstallWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
 void InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<SeqKind>(A, base, ours); }
 void InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<MPIKind>(A, base, ours); }
 
-PetscErrorCode PresentAsBase(Mat A)
+namespace {
+/* The type name A has as ours, NULL when A is not ours. */
+const char *OurName(Mat A)
 {
+  if (SeqState *sp = SeqGetState(A)) return sp->type->seq;
+  if (MPIState *mp = MPIGetState(A)) return mp->type->mpi;
+  return nullptr;
+}
+
+const char *BaseName(Mat A)
+{
+  if (SeqState *sp = SeqGetState(A)) return sp->type->base_seq;
+  if (MPIState *mp = MPIGetState(A)) return mp->type->base_mpi;
+  return nullptr;
+}
+
+/* Names X (ours, carrying its own name) as its base type and records it; the string of its own
+   name is kept aside, not freed. */
+PetscErrorCode Rename(Mat X, BaseNames *bn)
+{
+  PetscBool ours = PETSC_FALSE;
+  char     *presented;
+
   PetscFunctionBegin;
-  if (SeqState *sp = SeqGetState(A)) {
-    PetscCall(PetscObjectChangeTypeName((PetscObject)A, sp->type->base_seq));
-  } else if (MPIState *mp = MPIGetState(A)) {
-    Mat blocks[2];
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], nullptr));
-    for (Mat blk : blocks)
-      if (blk) PetscCall(PresentAsBase(blk));
-    PetscCall(PetscObjectChangeTypeName((PetscObject)A, mp->type->base_mpi));
-  }
+  if (!X || !OurName(X)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, OurName(X), &ours));
+  if (!ours) PetscFunctionReturn(PETSC_SUCCESS); /* presented already, by an enclosing presentation */
+  PetscCheck(bn->n < 3, PETSC_COMM_SELF, PETSC_ERR_PLIB, "too many matrices presented as the base type");
+  PetscCall(PetscStrallocpy(BaseName(X), &presented));
+  bn->renamed[bn->n]   = X;
+  bn->own[bn->n]       = ((PetscObject)X)->type_name;
+  bn->presented[bn->n] = presented;
+  bn->n++;
+  ((PetscObject)X)->type_name = presented;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode RestoreTypeNames(Mat A)
+/* A and, when it is an MPI matrix of the AIJ kind, its current blocks. */
+PetscErrorCode WithBlocks(Mat A, Mat mats[3])
 {
+  PetscBool mpiaij = PETSC_FALSE;
+
   PetscFunctionBegin;
-  if (SeqState *sp = SeqGetState(A)) {
-    PetscCall(PetscObjectChangeTypeName((PetscObject)A, sp->type->seq));
-  } else if (MPIState *mp = MPIGetState(A)) {
-    Mat blocks[2];
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &blocks[0], &blocks[1], nullptr));
-    for (Mat blk : blocks)
-      if (blk) PetscCall(RestoreTypeNames(blk));
-    PetscCall(PetscObjectChangeTypeName((PetscObject)A, mp->type->mpi));
+  mats[0] = A;
+  mats[1] = mats[2] = nullptr;
+  if (MPIGetState(A)) mpiaij = PETSC_TRUE;
+  else PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, MATMPIAIJ, &mpiaij));
+  if (mpiaij) PetscCall(MatMPIAIJGetSeqAIJ(A, &mats[1], &mats[2], nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+
+PetscErrorCode PresentAsBase(Mat A, BaseNames *bn)
+{
+  Mat mats[3];
+
+  PetscFunctionBegin;
+  *bn = BaseNames();
+  PetscCall(WithBlocks(A, mats));
+  for (Mat X : mats) PetscCall(Rename(X, bn));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn)
+{
+  Mat mats[3];
+
+  PetscFunctionBegin;
+  if (!bn.n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(WithBlocks(A, mats));
+  for (int i = 0; i < bn.n; i++) {
+    Mat X = nullptr;
+    for (Mat M : mats)
+      if (M && M == bn.renamed[i] && ((PetscObject)M)->type_name == bn.presented[i] && OurName(M)) X = M;
+    if (X) { /* still carries the presented name: its own back */
+      PetscCall(PetscFree(((PetscObject)X)->type_name));
+      ((PetscObject)X)->type_name = bn.own[i];
+    } else PetscCall(PetscFree(bn.own[i])); /* renamed, replaced or destroyed meanwhile: no longer referenced */
+    bn.own[i] = nullptr;
   }
+  bn.n = 0;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -15,6 +15,9 @@ const char kStateKey[] = "PetscSpMVSeqState";
 
 SeqState *State(Mat A) { return SeqGetState(A); }
 
+/* A CUDA matrix bound to the CPU runs the base type's host kernels. */
+bool OnHostBase(Mat A, const SeqState *sp) { return sp->type->cuda && A->boundtocpu; }
+
 BuildSource SourceOf(Mat A, const SeqState *sp)
 {
   BuildSource src;
@@ -95,6 +98,10 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   PetscCall(sp->baseops.assemblyend(A, mode));
   /* a block's MPI matrix brings it up to date once its own assembly is done */
   if (mode == MAT_FLUSH_ASSEMBLY || sp->block) PetscFunctionReturn(PETSC_SUCCESS);
+  if (OnHostBase(A, sp)) { /* bound to the CPU: rebuilt at the first use on the GPU */
+    PetscCall(Invalidate(sp));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(BuildsLazily(A, &lazy));
   if (lazy) {
     PetscCall(Invalidate(sp));
@@ -109,9 +116,6 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   sp->synced.num_ass++;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-
-/* A CUDA matrix bound to the CPU runs the base type's host kernels. */
-bool OnHostBase(Mat A, const SeqState *sp) { return sp->type->cuda && A->boundtocpu; }
 
 PetscErrorCode Product(Mat A, SeqState *sp, Vec x, Vec y, PetscBool add)
 {
@@ -201,6 +205,28 @@ PetscErrorCode MatRetrieveValues_SeqSpMV(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatCopy() from a matrix of ours. PETSc before 3.24 copies into B's host array directly when
+   both matrices have the same copy operation (MatCopy_SeqAIJ), leaving an AIJCUSPARSE-based B's
+   device copy marked current: B's host values are marked the newer ones then. (A copy into ours
+   from another type takes PETSc's MatCopy_Basic(), our copy operation being another.) */
+PetscErrorCode MatCopy_SeqSpMV(Mat A, Mat B, MatStructure str)
+{
+  const bool fast = str == SAME_NONZERO_PATTERN && A->ops->copy == B->ops->copy;
+
+  PetscFunctionBegin;
+  PetscCall(State(A)->baseops.copy(A, B, str));
+#if PETSC_VERSION_LT(3, 24, 0)
+  if (fast && !B->boundtocpu) {
+    PetscScalar *b;
+    PetscCall(MatSeqAIJGetArrayWrite(B, &b));
+    PetscCall(MatSeqAIJRestoreArrayWrite(B, &b));
+  }
+#else
+  (void)fast;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
 {
   SeqState *sp = State(A);
@@ -271,6 +297,7 @@ void InstallOps(Mat A, const SeqState &sp, PetscBool ours)
 #if defined(PETSCSPMV_HAVE_CUDA)
   if (cuda) {
     A->ops->bindtocpu             = ours ? MatBindToCPU_SeqSpMV : base.bindtocpu;
+    A->ops->copy                  = ours && base.copy ? MatCopy_SeqSpMV : base.copy;
     A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
   }
 #endif
@@ -412,6 +439,9 @@ PetscErrorCode SeqSync(Mat A, PetscBool force)
 
   PetscFunctionBegin;
   if (!force && sp->shadow && StampOf(A) == sp->synced) PetscFunctionReturn(PETSC_SUCCESS);
+  /* bound to the CPU, a CUDA matrix runs the base type's host kernels (its device CSR cannot be
+     read): the layout follows at its first use on the GPU */
+  if (OnHostBase(A, sp)) PetscFunctionReturn(PETSC_SUCCESS);
   if (sp->shadow && A->nonzerostate == sp->synced.nzstate && A->data == sp->synced.data) {
     PetscBool pattern_changed;
 
@@ -437,7 +467,7 @@ PetscErrorCode SeqCheckValues(Mat A)
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  if (!sp || sp->block || !A->assembled || !sp->opts.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!sp || sp->block || !A->assembled || !sp->opts.Lossy() || OnHostBase(A, sp)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SeqSync(A, PETSC_TRUE));
   /* the interface that called the operation increases A's state once it returns */
   sp->synced.state++;
@@ -464,6 +494,7 @@ PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
   PetscFunctionBegin;
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the layout of a %s matrix exists once the matrix is assembled", ((PetscObject)A)->type_name);
   PetscCall(SeqSync(A, PETSC_FALSE));
+  PetscCheck(State(A)->shadow, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the %s matrix is bound to the CPU and its layout not built yet (it is built at the first use on the GPU, after MatBindToCPU(A, PETSC_FALSE))", ((PetscObject)A)->type_name);
   *s = State(A)->shadow->Stats();
   if (scale_exponent) *scale_exponent = State(A)->shadow->ScaleExponent();
   PetscFunctionReturn(PETSC_SUCCESS);

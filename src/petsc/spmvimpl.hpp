@@ -91,11 +91,20 @@ MPIState *MPIGetState(Mat A);
 /* Base-type presentation. Code of the base type that checks exact type names (AIJCUSPARSE's
    products and, in debugging builds, its device accessors and factorizations), or that makes
    results with MatSetType(result, source's type name), runs while A carries its base type's
-   name: PresentAsBase() names A (an MPI matrix: also its blocks) as the base type,
-   RestoreTypeNames() names A and its current blocks as ours again where they are still ours (a
-   result that replaced A's header leaves A a plain base matrix: the caller adopts it again). */
-PetscErrorCode PresentAsBase(Mat A);
-PetscErrorCode RestoreTypeNames(Mat A);
+   name: PresentAsBase() names A (an MPI matrix: also its blocks) as the base type, keeping the
+   string of its own name (a pointer from MatGetType() stays valid), and records in *bn what it
+   renamed (a matrix already presented, inside another presentation, is not);
+   RestoreTypeNames() gives back their own names to those that still carry the presented one and
+   are still ours (a result that replaced A's header leaves A a plain base matrix: the caller
+   adopts it again; a block the operation destroyed is not touched). */
+struct BaseNames {
+  Mat         renamed[3]   = {nullptr, nullptr, nullptr};
+  char       *own[3]       = {nullptr, nullptr, nullptr}; /* the strings of their own names */
+  const char *presented[3] = {nullptr, nullptr, nullptr}; /* the strings given to them */
+  int         n            = 0;
+};
+PetscErrorCode PresentAsBase(Mat A, BaseNames *bn);
+PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn);
 
 /* The base-type matrix B becomes one of family t with options o, at its current stage (an
    assembled B gets its layout built; a failure leaves B as it was). */

@@ -277,17 +277,19 @@ static PetscErrorCode FromAIJCusparseInPlace(Mat Acu, Mat A, const char *family)
 
 /* The host-to-device copies AIJCUSPARSE itself makes for the first MatMult of a fresh matrix
    with A's entries (its CSR upload). */
-static PetscErrorCode AIJCusparseUpload(Mat A, PetscEventPerfInfo *upload)
+static PetscErrorCode AIJCusparseUpload(Mat A, const char *family, PetscEventPerfInfo *upload)
 {
   Mat           Acu;
   Vec           x, y;
   PetscLogStage stage;
+  char          name[128];
 
   PetscFunctionBegin;
   PetscCall(MatConvert(A, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Acu));
   PetscCall(MatCreateVecs(Acu, &x, &y));
   PetscCall(VecSet(x, 1.0));
-  PetscCall(PetscLogStageRegister("aijcusparse upload", &stage));
+  PetscCall(PetscSNPrintf(name, sizeof(name), "%s: aijcusparse upload", family));
+  PetscCall(PetscLogStageRegister(name, &stage));
   PetscCall(PetscLogStagePush(stage));
   PetscCall(MatMult(Acu, x, y));
   PetscCall(PetscLogStagePop());
@@ -392,7 +394,7 @@ static PetscErrorCode RunFamily(Mat A, const char *family, PetscLogEvent ev_diag
     MatSpMVStats       st;
     Mat                F;
     /* the layout is built from AIJCUSPARSE's device CSR, uploaded as for aijcusparse itself */
-    PetscCall(AIJCusparseUpload(A, &upload));
+    PetscCall(AIJCusparseUpload(A, family, &upload));
     PetscCall(CheckEqual(build.CpuToGpuCount, upload.CpuToGpuCount, "the host-to-device copies of a build (against aijcusparse's upload)", family));
     PetscCall(CheckEqual(build.CpuToGpuSize, upload.CpuToGpuSize, "the bytes copied to the device by a build (against aijcusparse's upload)", family));
     PetscCall(CheckEqual(build.GpuToCpuCount, 0, "the device-to-host copies of a build", family));

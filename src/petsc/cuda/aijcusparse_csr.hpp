@@ -56,10 +56,12 @@ inline PetscErrorCode ReadAIJCusparseCsr(Mat A, cudaStream_t stream, const std::
    MATSEQAIJCUSPARSE meanwhile (those accessors check the type name in PETSc's debugging builds). */
 inline PetscErrorCode WithAIJCusparseCsr(Mat A, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
 {
+  BaseNames bn;
+
   PetscFunctionBegin;
-  PetscCall(PresentAsBase(A));
+  PetscCall(PresentAsBase(A, &bn));
   const PetscErrorCode ierr = detail::ReadAIJCusparseCsr(A, stream, f);
-  PetscCall(RestoreTypeNames(A));
+  PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -9,17 +9,18 @@
 
 #include "../spmvimpl.hpp"
 
+#include <map>
+
 namespace pspmv {
 namespace glue {
 
 namespace {
 
 /* The distinct operands of a product that are matrices of ours. */
-int OurOperands(Mat C, Mat ours[3])
+int OurOperands(const Mat_Product *p, Mat ours[3])
 {
-  const Mat_Product *p = C->product;
-  const Mat          operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
-  int                n           = 0;
+  const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  int       n           = 0;
   for (Mat X : operands) {
     if (!X || !(SeqGetState(X) || MPIGetState(X))) continue;
     bool seen = false;
@@ -31,15 +32,16 @@ int OurOperands(Mat C, Mat ours[3])
 
 /* Runs f with the product's operands of ours presented as the base type. */
 template <class F>
-PetscErrorCode WithOperandsOnBase(Mat C, F &&f)
+PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
 {
-  Mat ours[3];
-  int n = OurOperands(C, ours);
+  Mat       ours[3];
+  BaseNames bn[3];
+  const int n = OurOperands(p, ours);
 
   PetscFunctionBegin;
-  for (int i = 0; i < n; i++) PetscCall(PresentAsBase(ours[i]));
+  for (int i = 0; i < n; i++) PetscCall(PresentAsBase(ours[i], &bn[i]));
   const PetscErrorCode ierr = f();
-  for (int i = 0; i < n; i++) PetscCall(RestoreTypeNames(ours[i]));
+  for (int i = 0; i < n; i++) PetscCall(RestoreTypeNames(ours[i], bn[i]));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -53,30 +55,44 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
   return X->ops->productsetfromoptions;
 }
 
-const char kSymbolicKey[] = "PetscSpMVProductSymbolic_C";
-const char kNumericKey[]  = "PetscSpMVProductNumeric_C";
+/* The base type's symbolic and numeric phases of the products with operands of ours, by the
+   product (Mat_Product, not the result matrix: MatProductSymbolic_ABC_Basic() runs an inner
+   product's phase on the outer result with the inner product swapped in). An address freed and
+   reused by a later product is overwritten when that product is set up. */
+struct Phases {
+  PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
+};
+std::map<const Mat_Product *, Phases> &PhasesOf()
+{
+  static std::map<const Mat_Product *, Phases> phases;
+  return phases;
+}
 
 PetscErrorCode ProductNumericOnBase(Mat C)
 {
-  PetscErrorCode (*f)(Mat) = nullptr;
+  const Mat_Product *p = C->product;
+  auto               it = PhasesOf().find(p);
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)C, kNumericKey, &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
-  PetscCall(WithOperandsOnBase(C, [&] { return f(C); }));
+  PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
+  PetscErrorCode (*f)(Mat) = it->second.numeric;
+  PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode ProductSymbolicOnBase(Mat C)
 {
-  PetscErrorCode (*f)(Mat) = nullptr;
+  const Mat_Product *p = C->product;
+  auto               it = PhasesOf().find(p);
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)C, kSymbolicKey, &f));
-  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
-  PetscCall(WithOperandsOnBase(C, [&] { return f(C); }));
-  if (C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)C, kNumericKey, C->ops->productnumeric));
+  PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
+  PetscErrorCode (*f)(Mat) = it->second.symbolic;
+  PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
+  /* the symbolic phase installs the numeric one (C->product may be another product now: the
+     one f set up) */
+  if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
+    PhasesOf()[p].numeric  = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -84,11 +100,10 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
 
 /* The MatProductSetFromOptions_<A>_<B>[_<C>]_C function for the type names the operands carry
    now (presented: the base type's), looked up on A, B, C as PETSc does. */
-PetscErrorCode ComposedSetFromOptions(Mat C, PetscErrorCode (**f)(Mat))
+PetscErrorCode ComposedSetFromOptions(const Mat_Product *p, PetscErrorCode (**f)(Mat))
 {
-  const Mat_Product *p = C->product;
-  const Mat          X[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
-  char               name[256];
+  const Mat X[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  char      name[256];
 
   PetscFunctionBegin;
   *f = nullptr;
@@ -106,25 +121,29 @@ PetscErrorCode ComposedSetFromOptions(Mat C, PetscErrorCode (**f)(Mat))
 
 PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C)
 {
-  Mat_Product *p = C->product;
+  const Mat_Product *p = C->product;
 
   PetscFunctionBegin;
   /* what PETSc's MatProductSetFromOptions() would choose if our operands were of the base type:
-     one function common to all operands, else the one composed for their type names */
-  PetscCall(WithOperandsOnBase(C, [&]() -> PetscErrorCode {
+     one function common to all operands, else the one composed for their type names; failing
+     those, the first operand's type's and the second's (they fall back to the host code, as
+     AIJCUSPARSE with a host AIJ operand does) */
+  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
     PetscErrorCode (*fA)(Mat) = SetFromOptionsOf(p->A), (*fB)(Mat) = SetFromOptionsOf(p->B);
     PetscErrorCode (*fC)(Mat) = p->type == MATPRODUCT_ABC ? SetFromOptionsOf(p->C) : fA;
     PetscErrorCode (*f)(Mat)  = nullptr;
 
     PetscFunctionBegin;
     if (fA && fA == fB && fA == fC) f = fA;
-    else PetscCall(ComposedSetFromOptions(C, &f));
+    else PetscCall(ComposedSetFromOptions(p, &f));
     if (f) PetscCall(f(C));
+    if (!C->ops->productsymbolic && fA && fA != f) PetscCall(fA(C));
+    if (!C->ops->productsymbolic && fB && fB != f && fB != fA) PetscCall(fB(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* PETSc's fallbacks (dense operands, MatProductSymbolic_Unsafe()) follow when nothing was set */
   if (C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolicOnBase) {
-    PetscCall(PetscObjectComposeFunction((PetscObject)C, kSymbolicKey, C->ops->productsymbolic));
+    PhasesOf()[p]           = Phases{C->ops->productsymbolic, nullptr};
     C->ops->productsymbolic = ProductSymbolicOnBase;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -176,9 +195,10 @@ struct OnBaseFactor<PetscErrorCode (*)(Mat, Mat, Args...), M> {
     PetscFunctionBegin;
     PetscCall(PetscObjectContainerQuery((PetscObject)F, kFactorKey, (void **)&fo));
     PetscCheck(fo && fo->base.*M, PETSC_COMM_SELF, PETSC_ERR_PLIB, "factor without its base operation");
-    PetscCall(PresentAsBase(A));
+    BaseNames bn;
+    PetscCall(PresentAsBase(A, &bn));
     const PetscErrorCode ierr = (fo->base.*M)(F, A, args...);
-    PetscCall(RestoreTypeNames(A));
+    PetscCall(RestoreTypeNames(A, bn));
     PetscCall(ierr);
     PetscCall(Rewrap(F)); /* a symbolic phase installs the numeric one */
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -215,9 +235,10 @@ PetscErrorCode GetFactor_SpMVCUDA(Mat A, MatFactorType ftype, Mat *F)
 
   PetscFunctionBegin;
   PetscCheck(cusparse_factor[ftype], PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no %s factorization", MatFactorTypes[ftype]);
-  PetscCall(PresentAsBase(A));
+  BaseNames bn;
+  PetscCall(PresentAsBase(A, &bn));
   const PetscErrorCode ierr = cusparse_factor[ftype](A, ftype, F);
-  PetscCall(RestoreTypeNames(A));
+  PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   PetscCallCXX(fo = new FactorOps);
   fo->base = *(*F)->ops;

@@ -14,7 +14,9 @@ and OUT/pcs.md. Times are -log_view's max time column (stage 0), the median over
             norm over the first
   speedup_vs_aijcusparse  (setup_s + solve_s) of the baseline / this row's, same case, KSP, PC, ranks
 A run that did not converge keeps its row with true_residual from its log and a note on stderr.
-Standard library only.
+Standard library only. Without -log_view_gpu_time PETSc prints n/a for the time of events that
+run GPU work (PCSetUp of the CUDA types): their time is then their %T column times the Main
+Stage's time, exact to 1% of the run.
 """
 import argparse
 import csv
@@ -23,8 +25,37 @@ import re
 import statistics
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from end_to_end_table import parse_log_view  # noqa: E402
+STAGE_RE = re.compile(r"^\s*0:\s+Main Stage:\s+(?P<time>\d\.\d+e[+-]\d+)")
+EVENT_LINE_RE = re.compile(r"^(?P<name>[A-Za-z][\w]*)\s+(?P<count>\d+)\s+\S+\s+(?P<time>\S+)\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(?P<pct>\d+)\s")
+
+
+def parse_log_view(path):
+    """Stage 0's events: name -> (time in s); an event whose time -log_view prints as n/a (GPU
+    work timed without -log_view_gpu_time) gets its %T of the Main Stage's time (to 1% of it)."""
+    events, main, stage, lines, pending = {}, None, None, [], {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            lines.append(line)
+            m = STAGE_RE.match(line)
+            if m and main is None:
+                main = float(m.group("time"))
+                continue
+            if line.startswith("--- Event Stage"):
+                stage = line.split(":")[0].split()[-1]
+                continue
+            if stage != "0":
+                continue
+            m = EVENT_LINE_RE.match(line)
+            if not m or m.group("name") in events or m.group("name") in pending:
+                continue
+            try:
+                events[m.group("name")] = float(m.group("time"))
+            except ValueError:
+                pending[m.group("name")] = int(m.group("pct")) / 100.0
+    for name, frac in pending.items():
+        events[name] = frac * (main or 0.0)
+    return events, lines
 
 COLUMNS = ["case", "ksp", "pc", "format", "ranks", "setup_s", "solve_s", "iterations", "true_residual",
            "speedup_vs_aijcusparse"]
@@ -34,8 +65,8 @@ SNES_RE = re.compile(r"^\s*\d+ SNES Function norm\s+(\S+)")
 
 
 def parse_run(path):
-    events, _, lines = parse_log_view(path)
-    t = lambda name: events.get(name, {}).get("time", 0.0)
+    events, lines = parse_log_view(path)
+    t = lambda name: events.get(name, 0.0)
     its, failed, true_rel, fnorms = 0, False, None, []
     for line in lines:
         m = LINEAR_RE.search(line)

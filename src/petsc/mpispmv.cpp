@@ -444,7 +444,7 @@ PetscErrorCode MPICheckValues(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
+PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat, PetscBool build)
 {
   FormatOptions  o(t->format);
   Mat            B;
@@ -471,7 +471,7 @@ PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
   }
   PetscCall(Adopt(B, t, o));
   ierr = SetUpBlocks(B);
-  if (!ierr && B->assembled && !State(B)->placeholder_values) {
+  if (!ierr && build && B->assembled && !State(B)->placeholder_values) {
     Mat blocks[2];
     ierr = GetBlocks(B, &blocks[0], &blocks[1]);
     for (Mat blk : blocks)

@@ -107,6 +107,7 @@ struct Wrap {
     const Source src = SourceOf<K>(A);
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.transpose(A, reuse, B); }));
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
+    if (reuse == MAT_REUSE_MATRIX && !MPIGetState(*B)) PetscCall(MarkHostNewer(*B)); /* SeqAIJ writes its host array */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -285,9 +286,10 @@ PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o)
   PetscBool mpi;
 
   PetscFunctionBegin;
+  const PetscBool build = (PetscBool)o.Lossy();
   PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_mpi, &mpi));
-  if (mpi) PetscCall(MPIConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B));
-  else PetscCall(SeqConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B));
+  if (mpi) PetscCall(MPIConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B, build));
+  else PetscCall(SeqConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B, build));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

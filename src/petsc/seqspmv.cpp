@@ -27,6 +27,25 @@ BuildSource SourceOf(Mat A, const SeqState *sp)
   return src;
 }
 
+} // namespace
+
+PetscErrorCode MarkHostNewer(Mat B)
+{
+  PetscBool cu = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (SeqState *sb = SeqGetState(B)) cu = sb->type->cuda;
+  else PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, &cu));
+  if (cu && !B->boundtocpu) {
+    PetscScalar *b;
+    PetscCall(MatSeqAIJGetArrayWrite(B, &b));
+    PetscCall(MatSeqAIJRestoreArrayWrite(B, &b));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+namespace {
+
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
 {
   std::unique_ptr<Shadow> fresh;
@@ -181,6 +200,50 @@ PetscErrorCode MatMultTransposeAdd_SeqSpMV(Mat A, Vec x, Vec y, Vec z)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The CUDA families' transpose products: AIJCUSPARSE's, with z = y first when they differ
+   (AIJCUSPARSE's MatMultTransposeAdd() adds A^T x to z's old values and then y, in PETSc 3.22
+   to 3.25) and the Hermitian ones as the transpose ones (real scalars; cuSPARSE refuses the
+   conjugate transpose of real matrices). */
+PetscErrorCode MatMultTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec z)
+{
+  SeqState *sp = State(A);
+
+  PetscFunctionBegin;
+  if (y != z) PetscCall(VecCopy(y, z));
+  PetscCall(sp->baseops.multtransposeadd(A, x, z, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatMultHermitianTranspose_SeqSpMVCUDA(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(A->ops->multtranspose(A, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MatMultHermitianTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec z)
+{
+  PetscFunctionBegin;
+  PetscCall(A->ops->multtransposeadd(A, x, y, z));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatEliminateZeros(): SeqAIJ's compacts the host arrays without a new nonzero state, which
+   AIJCUSPARSE's device copy (and our layout) needs to see the new pattern. */
+PetscErrorCode MatEliminateZeros_SeqSpMVCUDA(Mat A, PetscBool keep)
+{
+  SeqState          *sp = State(A);
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetArrayRead(A, &a)); /* host values current first */
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+  PetscCall(sp->baseops.eliminatezeros(A, keep));
+  A->nonzerostate++;
+  PetscCall(MarkHostNewer(A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
 {
   SeqState *sp = State(A);
@@ -201,6 +264,7 @@ PetscErrorCode MatRetrieveValues_SeqSpMV(Mat A)
 {
   PetscFunctionBegin;
   PetscCall(State(A)->base_retrieve(A));
+  PetscCall(MarkHostNewer(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -216,11 +280,7 @@ PetscErrorCode MatCopy_SeqSpMV(Mat A, Mat B, MatStructure str)
   PetscFunctionBegin;
   PetscCall(State(A)->baseops.copy(A, B, str));
 #if PETSC_VERSION_LT(3, 24, 0)
-  if (fast && !B->boundtocpu) {
-    PetscScalar *b;
-    PetscCall(MatSeqAIJGetArrayWrite(B, &b));
-    PetscCall(MatSeqAIJRestoreArrayWrite(B, &b));
-  }
+  if (fast) PetscCall(MarkHostNewer(B));
 #else
   (void)fast;
 #endif
@@ -298,6 +358,11 @@ void InstallOps(Mat A, const SeqState &sp, PetscBool ours)
   if (cuda) {
     A->ops->bindtocpu             = ours ? MatBindToCPU_SeqSpMV : base.bindtocpu;
     A->ops->copy                  = ours && base.copy ? MatCopy_SeqSpMV : base.copy;
+    A->ops->eliminatezeros        = ours && base.eliminatezeros ? MatEliminateZeros_SeqSpMVCUDA : base.eliminatezeros;
+    /* (bound to the CPU these are SeqAIJ's host kernels: kept) */
+    A->ops->multtransposeadd          = ours && base.multtransposeadd && !A->boundtocpu ? MatMultTransposeAdd_SeqSpMVCUDA : base.multtransposeadd;
+    A->ops->multhermitiantranspose    = ours && base.multtranspose && !A->boundtocpu ? MatMultHermitianTranspose_SeqSpMVCUDA : base.multhermitiantranspose;
+    A->ops->multhermitiantransposeadd = ours && base.multtransposeadd && !A->boundtocpu ? MatMultHermitianTransposeAdd_SeqSpMVCUDA : base.multhermitiantransposeadd;
     A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
   }
 #endif
@@ -525,7 +590,7 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat)
+PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat, PetscBool build)
 {
   FormatOptions o(t->format);
   Mat           B;
@@ -552,7 +617,7 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
   }
   PetscCall(Adopt(B, t, o, PETSC_FALSE));
   if (B->assembled) PetscCall(BuildsLazily(B, &lazy));
-  if (B->assembled && !lazy) {
+  if (B->assembled && !lazy && build) {
     const PetscErrorCode ierr = SeqSync(B, PETSC_FALSE);
     if (ierr) {
       /* the layout cannot be built (a value overflows the value format, ...): B is left as it was */
@@ -573,6 +638,10 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
 
   PetscFunctionBegin;
   if (!sp) {
+    PetscBool aij = PETSC_FALSE;
+    /* PETSc builds some MPIAIJCUSPARSE results from MATSEQAIJ blocks (MatCreateSubMatrix) */
+    if (t->cuda) PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &aij));
+    if (aij) PetscCall(MatConvert(B, t->base_seq, MAT_INPLACE_MATRIX, &B));
     PetscCall(Adopt(B, t, o, PETSC_TRUE));
     sp = SeqGetState(B);
   }

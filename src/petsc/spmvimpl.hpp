@@ -106,8 +106,10 @@ struct BaseNames {
 PetscErrorCode PresentAsBase(Mat A, BaseNames *bn);
 PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn);
 
-/* The base-type matrix B becomes one of family t with options o, at its current stage (an
-   assembled B gets its layout built; a failure leaves B as it was). */
+/* The base-type matrix B (a result PETSc made from one of ours) becomes one of family t with
+   options o, at its current stage. A lossy layout is built at once (a value out of the format's
+   range is an error of the operation that made B; B is left as it was), a lossless one at its
+   first use: PETSc's intermediate matrices (GAMG's graphs, transposes) often have none. */
 PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o);
 
 /* The options a matrix B of family t starts with when PETSc creates it by type name: those of an
@@ -122,14 +124,18 @@ PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B);
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
 /* base type -> t->seq (MATSEQAIJ for the host families, MATSEQAIJ or MATSEQAIJCUSPARSE for the
    CUDA ones); opts NULL: read from the options database (A's prefix). In place it also works on
-   unassembled (preallocated) matrices. */
-PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
+   unassembled (preallocated) matrices. build: an assembled result gets its layout now (else at
+   its first use). */
+PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B, PetscBool build = PETSC_TRUE);
 /* Makes the base-type matrix B (unassembled or assembled) the block of an MPI matrix of family t,
    numbered by g, with options o; builds nothing. An existing block of ours takes the new options
    and numbering. */
 PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g);
 /* A plain matrix of the base type again (the layout freed): MatConvert() to the base type in place. */
 PetscErrorCode SeqStrip(Mat A);
+/* For SeqAIJ code that writes an AIJCUSPARSE-based B's host array directly: its host values
+   marked the newer ones (nothing for other types). */
+PetscErrorCode MarkHostNewer(Mat B);
 /* Brings the layout up to date with the matrix (force: also when the stamps say it is). */
 PetscErrorCode SeqSync(Mat A, PetscBool force);
 /* New options; a built layout is rebuilt with them (all or nothing). */
@@ -143,7 +149,7 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr);
 
 /* mpispmv.cpp */
 PetscErrorCode MPICreate(Mat A, const TypeInfo *t);
-PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B);
+PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *B, PetscBool build = PETSC_TRUE);
 PetscErrorCode MPIStrip(Mat A);
 /* After an operation that gave A new blocks (MatHeaderMerge()): blocks of the base type adopted,
    all brought up to date (collective). */

@@ -77,6 +77,11 @@ PetscErrorCode ProductNumericOnBase(Mat C)
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
   PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
+  /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */
+  if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
+    PhasesOf()[p].numeric  = C->ops->productnumeric;
+    C->ops->productnumeric = ProductNumericOnBase;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

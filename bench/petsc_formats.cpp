@@ -177,6 +177,7 @@ PetscErrorCode LoadPetscBinary(const std::string &path, HostCsr &H)
   PetscCall(PetscViewerDestroy(&v));
   PetscCall(MatGetSize(A, &m, &n));
   PetscCall(MatSeqAIJGetCSRAndMemType(A, &ai, &aj, &aa, &mt));
+  PetscCheck(m <= INT32_MAX && n <= INT32_MAX && ai[m] <= INT32_MAX, PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: %" PetscInt_FMT " x %" PetscInt_FMT " with %" PetscInt_FMT " nonzeros does not fit the benchmark's 32-bit CSR", path.c_str(), m, n, ai[m]);
   H.name   = bench::matrix_name_from_path(path);
   H.source = path;
   H.kind   = "PETSc binary";

@@ -10,11 +10,13 @@
 #include <petscmat.h>
 
 #include <string>
+#include <vector>
 
 namespace bench {
 
 struct PetscMats {
-  Mat A = nullptr; // MATSEQAIJ on the HostCsr arrays
+  Mat A = nullptr; // MATSEQAIJ on the HostCsr arrays (their PetscInt copies with 64-bit PetscInt)
+  std::vector<PetscInt> rowptr, colidx; // the copies (empty with 32-bit PetscInt)
   Vec x = nullptr, y = nullptr;
 };
 

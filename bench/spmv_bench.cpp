@@ -64,15 +64,26 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
-static_assert(sizeof(PetscInt) == 4, "spmv_bench needs PETSc with 32-bit indices");
 static_assert(sizeof(PetscScalar) == 8, "spmv_bench needs PETSc with real double scalars");
 
 using namespace bench;
 
 namespace {
+
+/* v's array as PetscInt: v itself, or its copy in `copy` with 64-bit PetscInt */
+template <class I>
+PetscInt *AsPetscInt(std::vector<I> &v, std::vector<PetscInt> &copy)
+{
+  if constexpr (std::is_same_v<I, PetscInt>) return v.data();
+  else {
+    copy.assign(v.begin(), v.end());
+    return copy.data();
+  }
+}
 
 void Progress(const std::string &path, const std::string &what, const std::string &name)
 {
@@ -209,7 +220,7 @@ int main(int argc, char **argv)
 
     // PETSc objects on the host arrays
     PetscMats m;
-    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, H.rows, H.cols, H.rowptr.data(), H.colidx.data(), H.values.data(), &m.A));
+    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, H.rows, H.cols, AsPetscInt(H.rowptr, m.rowptr), AsPetscInt(H.colidx, m.colidx), H.values.data(), &m.A));
     if (b.cpu) {
       PetscCall(VecCreateSeq(PETSC_COMM_SELF, H.cols, &m.x));
       PetscCall(VecCreateSeq(PETSC_COMM_SELF, H.rows, &m.y));

@@ -5,7 +5,7 @@
 # aijcusparse, rgcsrcuda and packsellcuda, true residual <= 1e-8). Results go to OUTDIR.
 #
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
-#   [PETSC_VERSION=3.25] bash scripts/gpu_validate.sh OUTDIR [stage ...]
+#   [PETSC_VERSION=3.25|3.25-int64] bash scripts/gpu_validate.sh OUTDIR [stage ...]
 #   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e pcs scaling profile
 # pcs: bench/pcs.sh (PETSc's ksp ex45 and snes ex19 with the preconditioners users run, our types
 # against aijcusparse: docs/bench/pcs.csv; PCS_N, PCS_RANKS, PCS_COMBOS, PCS_REPEAT trim it).
@@ -40,11 +40,13 @@ note() {
 }
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# PETSC_VERSION=3.25 builds and tests against PETSc 3.25.4 (its archive must be in .deps too)
+# PETSC_VERSION=3.25 builds and tests against PETSc 3.25.4, 3.25-int64 against it with 64-bit
+# indices (its archive must be in .deps too)
 case "${PETSC_VERSION:=3.22}" in
   3.22) petsc_dir=/opt/petsc-cuda ;;
   3.25) petsc_dir=/opt/petsc-3.25-cuda; build=$top/build-gpu-3.25 ;;
-  *) echo "PETSC_VERSION must be 3.22 or 3.25" >&2; exit 2 ;;
+  3.25-int64) petsc_dir=/opt/petsc-3.25-cuda-int64; build=$top/build-gpu-int64 ;;
+  *) echo "PETSC_VERSION must be 3.22, 3.25 or 3.25-int64" >&2; exit 2 ;;
 esac
 sh .deps/install.sh "$PETSC_VERSION" > "$out/install.log" 2>&1 || { note "PETSc $PETSC_VERSION install FAILED"; tail -20 "$out/install.log"; exit 1; }
 export PETSC_DIR=$petsc_dir PETSC_OPTIONS="-use_gpu_aware_mpi 0"

@@ -3,10 +3,13 @@
 
 Usage:
   mtx2petsc.py IN.mtx[.gz] OUT.petsc [--laplacian] [--seed S] [--progress-min-bytes N]
+               [--indices auto|32|64]
 
 Reads with scipy.io.mmread and writes with PETSc's own PetscBinaryIO
-($PETSC_DIR/lib/petsc/bin), as a real double AIJ matrix with 32-bit indices and
-columns sorted inside each row. Symmetric and skew-symmetric files are expanded to
+($PETSC_DIR/lib/petsc/bin), as a real double AIJ matrix with columns sorted inside
+each row. Its integers (header and indices) have the size of $PETSC_DIR's PetscInt
+(--indices auto, the default: a PETSc built --with-64-bit-indices reads 64-bit files
+only), or the size given. Symmetric and skew-symmetric files are expanded to
 both triangles (scipy does this). Explicitly stored zeros of coordinate files are
 kept; dense (array format) files keep their nonzeros only.
 
@@ -21,7 +24,7 @@ Errors are one line on stderr, never a traceback:
           complex or hermitian values (petscspmv is real-only), a header that does not
           parse, fewer or more entries than the header says, unparsable numbers,
           indices out of range, non-square matrix with --laplacian, too large for
-          32-bit indices
+          32-bit indices (when they are 32-bit)
   exit 1  the output cannot be written, or PETSc's PetscBinaryIO is not found
 The output is written to a temporary file and renamed, so a failed run leaves none.
 
@@ -112,6 +115,21 @@ def petsc_binary_io():
     except ImportError as exc:
         raise OutputError(f"cannot import PetscBinaryIO from {petsc_dir}/lib/petsc/bin ({exc}); set PETSC_DIR")
     return PetscBinaryIO
+
+
+def index_bits(choice):
+    """32 or 64: the choice, or for "auto" the size of PetscInt in $PETSC_DIR's petscconf.h."""
+    if choice != "auto":
+        return int(choice)
+    petsc_dir = os.environ.get("PETSC_DIR", "/opt/petsc-cuda")
+    conf = os.path.join(petsc_dir, "include", "petscconf.h")
+    if not os.path.isfile(conf):
+        conf = os.path.join(petsc_dir, os.environ.get("PETSC_ARCH", ""), "include", "petscconf.h")
+    try:
+        with open(conf) as fh:
+            return 64 if any(line.split()[:3] == ["#define", "PETSC_USE_64BIT_INDICES", "1"] for line in fh) else 32
+    except OSError as exc:
+        raise OutputError(f"cannot read {conf} for the size of PetscInt ({exc.strerror or exc}); set PETSC_DIR or give --indices 32|64")
 
 
 def opener(path):
@@ -246,12 +264,15 @@ def convert(args):
         A.data = rng.uniform(0.5, 1.5, A.nnz) * rng.choice([-1.0, 1.0], A.nnz)
     A.sum_duplicates()
     A.sort_indices()
-    if A.nnz >= 2**31 or max(A.shape) >= 2**31:
-        raise InputError(f"{args.input}: matrix too large for 32-bit PETSc indices ({A.shape[0]} x {A.shape[1]}, nnz {A.nnz})")
-    A.indptr = A.indptr.astype(np.int32)
-    A.indices = A.indices.astype(np.int32)
+    bits = index_bits(args.indices)
+    if bits == 32 and (A.nnz >= 2**31 or max(A.shape) >= 2**31):
+        raise InputError(f"{args.input}: matrix too large for 32-bit PETSc indices ({A.shape[0]} x {A.shape[1]}, nnz {A.nnz}); "
+                         "use a PETSc built --with-64-bit-indices")
+    itype = np.int32 if bits == 32 else np.int64
+    A.indptr = A.indptr.astype(itype)
+    A.indices = A.indices.astype(itype)
 
-    io = petsc_binary_io().PetscBinaryIO(precision="double", indices="32bit", complexscalars=False)
+    io = petsc_binary_io().PetscBinaryIO(precision="double", indices=f"{bits}bit", complexscalars=False)
     tmp = f"{args.output}.tmp{os.getpid()}"
     try:
         with open(tmp, "wb") as fh:
@@ -272,6 +293,8 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--laplacian", action="store_true", help="write the graph Laplacian of the pattern plus I (SPD)")
     ap.add_argument("--seed", type=int, default=20261129, help="seed of the values given to pattern-only files")
+    ap.add_argument("--indices", choices=["auto", "32", "64"], default="auto",
+                    help="size of the file's integers: auto (the default) takes $PETSC_DIR's PetscInt")
     ap.add_argument("--progress-min-bytes", type=int, default=PROGRESS_MIN_BYTES, metavar="N",
                     help="report the progress of the read on stderr for input files of at least N bytes on disk (default 16 MiB)")
     args = ap.parse_args()

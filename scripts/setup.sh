@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build and test petscspmv (idempotent, needs root):
 # PETSc 3.22.5 (CUDA 13) from ../shared/petsc (and 3.25.4 when PETSC_DIR=/opt/petsc-3.25-cuda, as
-# in `make check PETSC_DIR=/opt/petsc-3.25-cuda BUILD=build-3.25`), and the Debian packages the
-# build and tests use.
+# in `make check PETSC_DIR=/opt/petsc-3.25-cuda BUILD=build-3.25`; 3.25.4 with 64-bit indices when
+# PETSC_DIR=/opt/petsc-3.25-cuda-int64), and the Debian packages the build and tests use.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${PETSCSPMV_SHARED:-$top/../shared}
@@ -20,4 +20,7 @@ if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.s
 fi
 if [ "${PETSC_DIR:-}" = /opt/petsc-3.25-cuda ] && [ ! -f /opt/petsc-3.25-cuda/lib/libpetsc.so ]; then
   sh "$shared/petsc/install.sh" 3.25
+fi
+if [ "${PETSC_DIR:-}" = /opt/petsc-3.25-cuda-int64 ] && [ ! -f /opt/petsc-3.25-cuda-int64/lib/libpetsc.so ]; then
+  sh "$shared/petsc/install.sh" 3.25-int64
 fi

@@ -9,6 +9,15 @@ std::string range(int64_t lo, int64_t hi) {
 }
 } // namespace
 
+void check_fits_int32(int64_t rows, int64_t cols, int64_t nnz) {
+  if (rows <= INT32_MAX && cols <= INT32_MAX && nnz <= INT32_MAX) return;
+  throw FormatError("a block of " + std::to_string(rows) + " rows, " + std::to_string(cols) +
+                    " columns and " + std::to_string(nnz) +
+                    " nonzeros is too large: petscspmv indexes each process's block with 32-bit "
+                    "integers (rows, columns and nonzeros at most " + std::to_string(INT32_MAX) +
+                    " each); distribute the matrix over more MPI processes");
+}
+
 void check_csr(const CsrView &A) {
   if (A.rows < 0 || A.cols < 0)
     throw FormatError("matrix sizes must be non-negative, got " + std::to_string(A.rows) + " x " +

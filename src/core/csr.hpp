@@ -44,6 +44,11 @@ struct CsrView {
   int32_t row_length(int32_t r) const { return rowptr[r + 1] - rowptr[r]; }
 };
 
+// Checks that a matrix of rows x cols with nnz stored entries can be indexed with the 32-bit
+// integers of CsrView and of every layout (each below 2^31). Throws FormatError naming the sizes
+// and the limit. (A PETSc built with 64-bit indices passes its process blocks through here.)
+void check_fits_int32(int64_t rows, int64_t cols, int64_t nnz);
+
 // Checks shapes and indices: non-negative sizes, rowptr monotone from 0, columns in
 // [0, cols) and strictly increasing inside each row. Throws FormatError naming the first
 // offending row. O(nnz).

@@ -3,6 +3,8 @@
 
 #include "spmvimpl.hpp"
 
+#include <vector>
+
 namespace pspmv {
 namespace glue {
 
@@ -19,13 +21,29 @@ PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView 
   PetscCall(MatSeqAIJGetArrayRead(Ad, &aa)); /* host values (copied from the GPU if they are newer there) */
   PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s block are not available", ((PetscObject)Ad)->type_name);
-  CsrView v;
-  v.rows   = (int32_t)n;
-  v.cols   = (int32_t)nc;
-  v.rowptr = ia ? ia : &zero;
-  v.colidx = ja;
-  v.values = aa;
-  const PetscErrorCode ierr = f(v);
+  if (!ia) ia = &zero;
+  const PetscErrorCode ierr = [&]() -> PetscErrorCode {
+    CsrView v;
+
+    PetscFunctionBegin;
+    PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(n, nc, ia[n]));
+    v.rows   = (int32_t)n;
+    v.cols   = (int32_t)nc;
+    v.values = aa;
+#if defined(PETSC_USE_64BIT_INDICES)
+    /* 32-bit copies of the row offsets and columns (the sizes checked above) */
+    std::vector<int32_t> rowptr, colidx;
+    PetscCallCXX(rowptr.assign(ia, ia + n + 1));
+    PetscCallCXX(colidx.assign(ja, ja + ia[n]));
+    v.rowptr = rowptr.data();
+    v.colidx = colidx.data();
+#else
+    v.rowptr = ia;
+    v.colidx = ja;
+#endif
+    PetscCall(f(v));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }();
   PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCall(MatSeqAIJRestoreArrayRead(Ad, &aa));
   PetscCall(ierr);

@@ -12,7 +12,9 @@ namespace pspmv {
 namespace glue {
 
 /* Calls f with the host CSR of Ad (values copied from the GPU first where they are newer there);
-   returns f's error after restoring the arrays. */
+   returns f's error after restoring the arrays. With 64-bit PetscInt the row offsets and columns
+   are 32-bit copies (an O(nnz) copy per call); a block too large for 32-bit indices is refused
+   (PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32()) before f runs. */
 PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f);
 
 /* Whether A's CSR can be read from AIJCUSPARSE's device arrays: a MATSEQAIJCUSPARSE matrix or

@@ -85,16 +85,23 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
     } else {
       /* a MATSEQAIJ on A's host arrays (not freed; its assembly rewrites the row offsets with the
          values they hold) duplicated: one copy of each array */
-      PetscCall(WithCsr(A, [&](const CsrView &d) -> PetscErrorCode {
-        Mat W = nullptr;
+      const PetscInt    *ia, *ja;
+      const PetscScalar *aa;
+      PetscInt           nr;
+      PetscBool          done;
+      Mat                W    = nullptr;
+      static const PetscInt zero = 0;
 
-        PetscFunctionBegin;
-        PetscErrorCode werr = MatCreateSeqAIJWithArrays(PetscObjectComm((PetscObject)A), m, n, const_cast<PetscInt *>(d.rowptr), const_cast<PetscInt *>(d.colidx), const_cast<PetscScalar *>(d.values), &W);
-        if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
-        if (W) PetscCall(MatDestroy(&W));
-        PetscCall(werr);
-        PetscFunctionReturn(PETSC_SUCCESS);
-      }));
+      PetscCall(MatSeqAIJGetArrayRead(A, &aa)); /* host values (copied from the GPU if they are newer there) */
+      PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nr, &ia, &ja, &done));
+      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s matrix are not available", ((PetscObject)A)->type_name);
+      if (!ia) ia = &zero; /* no rows */
+      PetscErrorCode werr = MatCreateSeqAIJWithArrays(PetscObjectComm((PetscObject)A), m, n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &W);
+      if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
+      if (W) PetscCall(MatDestroy(&W));
+      PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nr, &ia, &ja, &done));
+      PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
+      PetscCall(werr);
       PetscCall(MatSetBlockSizesFromMats(*T, A, A));
     }
     PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* both ways forbid new nonzeros: allow them */

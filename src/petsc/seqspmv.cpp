@@ -49,8 +49,12 @@ namespace {
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
 {
   std::unique_ptr<Shadow> fresh;
+  MatInfo                 info;
 
   PetscFunctionBegin;
+  /* the layouts' 32-bit indices (a PETSc with 64-bit indices can hold larger blocks) */
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+  PetscCallCoreAt(sp->global, PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(A->rmap->n, A->cmap->n, (int64_t)info.nz_used));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
   PetscCall(fresh->Build(SourceOf(A, sp), opts));

@@ -295,7 +295,9 @@ extern PetscLogEvent EventBuild, EventValues;
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
 
-/* A composed container's deleter of a T allocated with new. */
+/* A composed container's deleter of a T allocated with new (PetscObjectContainerCompose()): its
+   argument is the pointer (3.22), the address of the pointer (3.23, 3.24), the same as a PetscCtxRt
+   (3.25). */
 #if PETSC_VERSION_LT(3, 23, 0)
 template <class T>
 PetscErrorCode DeleteComposed(void *p)
@@ -304,10 +306,16 @@ PetscErrorCode DeleteComposed(void *p)
   return PETSC_SUCCESS;
 }
 #else
+  #if PETSC_VERSION_LT(3, 25, 0)
+typedef void **PetscSpMVCtxRt;
+  #else
+typedef PetscCtxRt PetscSpMVCtxRt;
+  #endif
 template <class T>
-PetscErrorCode DeleteComposed(void **p)
+PetscErrorCode DeleteComposed(PetscSpMVCtxRt ctx)
 {
-  delete static_cast<T *>(*p);
+  T **p = static_cast<T **>(ctx);
+  delete *p;
   *p = nullptr;
   return PETSC_SUCCESS;
 }

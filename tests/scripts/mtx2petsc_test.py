@@ -82,7 +82,7 @@ def check_array(script, workdir):
     p = run(script, [path, out])
     if p.returncode != 0:
         fail(f"array file: exit {p.returncode}: {p.stderr.strip()}")
-    got = read_petsc(out)
+    got = read_petsc(out, petsc_index_bits())
     want = {(0, 0): 1.0, (0, 1): -2.5, (1, 1): 4.0, (1, 2): 6.0}
     if got != ((2, 3), want):
         fail(f"array file read back as {got}, expected {want}")
@@ -152,11 +152,24 @@ def parse_mtx(path):
     return (m, n), entries
 
 
-def read_petsc(path):
+def petsc_index_bits():
+    """The size of $PETSC_DIR's PetscInt, from its petscconf.h (what --indices auto must give)."""
+    with open(os.path.join(os.environ.get("PETSC_DIR", "/opt/petsc-cuda"), "include", "petscconf.h")) as fh:
+        return 64 if "#define PETSC_USE_64BIT_INDICES 1" in fh.read() else 32
+
+
+def read_petsc(path, bits):
     sys.path.insert(0, os.path.join(os.environ.get("PETSC_DIR", "/opt/petsc-cuda"), "lib", "petsc", "bin"))
     import PetscBinaryIO
 
-    io = PetscBinaryIO.PetscBinaryIO(precision="double", indices="32bit", complexscalars=False)
+    # the header's 4 integers are (class id 1211216, rows, cols, nnz) in the file's integer size
+    with open(path, "rb") as fh:
+        head = fh.read(4 * bits // 8)
+    dtype = ">i4" if bits == 32 else ">i8"
+    import numpy as np
+    if np.frombuffer(head[: bits // 8], dtype=dtype)[0] != 1211216:
+        fail(f"{path}: the header is not a Mat class id in {bits}-bit integers")
+    io = PetscBinaryIO.PetscBinaryIO(precision="double", indices=f"{bits}bit", complexscalars=False)
     (obj,) = io.readBinaryFile(path, mattype="scipy.sparse")
     A = obj.tocoo()
     return A.shape, {(int(i), int(j)): float(v) for i, j, v in zip(A.row, A.col, A.data)}
@@ -169,18 +182,20 @@ def check_roundtrip(script, workdir, matrix_dir):
         sys.exit(77)
     for f in files:
         src = os.path.join(matrix_dir, f)
-        out = os.path.join(workdir, f + ".petsc")
-        p = run(script, [src, out])
-        if p.returncode != 0 or p.stderr.strip():
-            fail(f"{f}: exit {p.returncode}, stderr {p.stderr!r}")
         want = parse_mtx(src)
-        got = read_petsc(out)
-        if got[0] != want[0]:
-            fail(f"{f}: size {got[0]}, expected {want[0]}")
-        if got[1] != want[1]:
-            diff = [k for k in set(got[1]) | set(want[1]) if got[1].get(k) != want[1].get(k)]
-            fail(f"{f}: {len(diff)} entries differ, e.g. {diff[:3]}")
-        print(f"roundtrip {f}: {got[0][0]} x {got[0][1]}, {len(got[1])} entries identical")
+        # --indices auto writes PetscInt's size of $PETSC_DIR; 32 and 64 what they say
+        for choice, bits in (("auto", petsc_index_bits()), ("32", 32), ("64", 64)):
+            out = os.path.join(workdir, f"{f}.{choice}.petsc")
+            p = run(script, [src, out, "--indices", choice])
+            if p.returncode != 0 or p.stderr.strip():
+                fail(f"{f} --indices {choice}: exit {p.returncode}, stderr {p.stderr!r}")
+            got = read_petsc(out, bits)
+            if got[0] != want[0]:
+                fail(f"{f} --indices {choice}: size {got[0]}, expected {want[0]}")
+            if got[1] != want[1]:
+                diff = [k for k in set(got[1]) | set(want[1]) if got[1].get(k) != want[1].get(k)]
+                fail(f"{f} --indices {choice}: {len(diff)} entries differ, e.g. {diff[:3]}")
+            print(f"roundtrip {f} --indices {choice} ({bits}-bit): {got[0][0]} x {got[0][1]}, {len(got[1])} entries identical")
 
 
 def main():

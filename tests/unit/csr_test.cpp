@@ -67,6 +67,28 @@ TEST(CheckCsr, RefusesBadRowPointersAndSizes) {
   expect_csr_error(no_ptr, {"row pointer"});
 }
 
+// The 32-bit limit of every layout's indices (what a PETSc with 64-bit indices can exceed): each
+// of rows, columns and nonzeros up to 2^31 - 1 passes, 2^31 is refused with the sizes and the
+// remedy named.
+TEST(CheckFitsInt32, TheLimitIsTwoToThe31MinusOne) {
+  const int64_t max = INT32_MAX, over = int64_t(INT32_MAX) + 1;
+  EXPECT_NO_THROW(check_fits_int32(0, 0, 0));
+  EXPECT_NO_THROW(check_fits_int32(max, max, max));
+  for (int which = 0; which < 3; ++which) {
+    const int64_t rows = which == 0 ? over : 5, cols = which == 1 ? over : 6, nnz = which == 2 ? over : 7;
+    try {
+      check_fits_int32(rows, cols, nnz);
+      ADD_FAILURE() << "accepted " << rows << " x " << cols << " with " << nnz << " nonzeros";
+    } catch (const FormatError &e) {
+      const std::string m = e.what();
+      for (const std::string &p : {std::to_string(rows) + " rows", std::to_string(cols) + " columns",
+                                   std::to_string(nnz) + " nonzeros", std::string("32-bit"),
+                                   std::to_string(max), std::string("more MPI processes")})
+        EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' not in: " << m;
+    }
+  }
+}
+
 TEST(CsrSpmv, HandComputedProductAndAdd) {
   const CsrMatrix A = small();
   const double x[4] = {1.0, 10.0, 100.0, 1000.0};

@@ -3,11 +3,12 @@ static const char help[] = "Global indices past 2^31 with a PETSc built --with-6
 The layouts index each process's blocks with 32-bit integers. Checked here:\n\
   1. a matrix of 2^31 + 4 columns whose process blocks stay below 2^31 (two or more processes)\n\
      converts to every family with the same rows (MatGetRow), converts back to AIJ equal\n\
-     (MatEqual), and a PackSELL FP16 value out of range is named by its global row and column\n\
-     (both blocks: the off-diagonal one through garray, the diagonal one by its first column);\n\
-  2. a process block of 2^31 + 1 columns is refused by MatConvert, MAT_INITIAL_MATRIX and\n\
-     MAT_INPLACE_MATRIX, with PETSC_ERR_ARG_OUTOFRANGE on every process, and the AIJ matrix is\n\
-     left as it was.\n\
+     (MatEqual), reads back from MatView() to a binary file with MatLoad(), and a PackSELL\n\
+     FP16 value out of range is named by its global row and column (both blocks: the\n\
+     off-diagonal one through garray, the diagonal one by its first column);\n\
+  2. a process block of 2^31 - 1 columns converts exactly; one of 2^31 columns is refused by\n\
+     MatConvert, MAT_INITIAL_MATRIX and MAT_INPLACE_MATRIX, with PETSC_ERR_ARG_OUTOFRANGE on\n\
+     every process, and the AIJ matrix is left as it was.\n\
 No products: vectors of 2^31 entries would take 16 GiB.\n";
 
 #include "spmv_test_util.h"
@@ -62,6 +63,38 @@ static PetscErrorCode CheckSameRows(Mat A, Mat B, const char *what)
     PetscCall(MatRestoreRow(A, i, &na, &ca, &va));
     PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: row %" PetscInt_FMT " differs from the AIJ matrix's", what, i);
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* B (of `family`, made from A) written with MatView() to a PETSc binary file and read back with
+   MatLoad() into a new matrix of `family` with A's row and column layout: its rows equal A's. */
+static PetscErrorCode CheckViewLoad(Mat A, Mat B, const char *family)
+{
+  PetscViewer v;
+  Mat         L;
+  PetscInt    m, n;
+  char        file[PETSC_MAX_PATH_LEN];
+  PetscMPIInt rank;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(PetscSNPrintf(file, sizeof(file), "spmv_bigindex_%s.bin", family));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_WRITE, &v));
+  PetscCall(PetscViewerBinarySetSkipInfo(v, PETSC_TRUE));
+  PetscCall(MatView(B, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &L));
+  PetscCall(MatSetSizes(L, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(L, family));
+  PetscCall(PetscViewerBinaryOpen(PETSC_COMM_WORLD, file, FILE_MODE_READ, &v));
+  PetscCall(MatLoad(L, v));
+  PetscCall(PetscViewerDestroy(&v));
+  PetscCall(TestCheckType(L, family));
+  PetscCall(CheckSameRows(A, L, "MatView + MatLoad"));
+  PetscCall(MatDestroy(&L));
+  PetscCallMPI(MPI_Barrier(PETSC_COMM_WORLD));
+  if (rank == 0) PetscCheck(remove(file) == 0, PETSC_COMM_SELF, PETSC_ERR_FILE_UNEXPECTED, "cannot remove %s", file);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -125,8 +158,9 @@ static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
     PetscCall(MatEqual(A, C, &eq));
     PetscCheck(eq, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s converted back to AIJ differs", types[t]);
     PetscCall(MatDestroy(&C));
+    PetscCall(CheckViewLoad(A, B, types[t]));
     PetscCall(MatDestroy(&B));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " columns: rows and the AIJ round trip exact\n", types[t], N));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " columns: rows, the AIJ round trip and MatView + MatLoad exact\n", types[t], N));
     if (strstr(types[t], "packsell")) {
       /* row 1 of process 0: column N - 2 lies in the last process's diagonal block, so it is in
          process 0's off-diagonal block (garray); row N_rows - 1 (the last process's) holds
@@ -147,8 +181,36 @@ static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
 static PetscErrorCode CheckRefused(const char *family, const char *reuse, PetscErrorCode ierr, const char *msg, PetscBool mine)
 {
   PetscFunctionBegin;
-  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s, of a block of 2^31 + 1 columns: error %d \"%s\", expected PETSC_ERR_ARG_OUTOFRANGE", family, reuse, (int)ierr, msg);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s, of a block of 2^31 columns: error %d \"%s\", expected PETSC_ERR_ARG_OUTOFRANGE", family, reuse, (int)ierr, msg);
   PetscCheck(mine == (PetscBool)(strstr(msg, "32-bit") != NULL), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s, %s: \"%s\" %s the 32-bit limit", family, reuse, msg, mine ? "does not name" : "names");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Process 0's diagonal block with 2^31 - 1 columns, the most a block may have: converts, with
+   the same rows, and back to AIJ equal. */
+static PetscErrorCode BlockAtLimit(char *types[], PetscInt ntypes)
+{
+  PetscMPIInt rank;
+  PetscInt    N;
+  Mat         A;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(BuildWide(PETSC_COMM_WORLD, rank ? 2 : ((PetscInt)1 << 31) - 1, &A, &N));
+  for (PetscInt t = 0; t < ntypes; t++) {
+    Mat       B, C;
+    PetscBool eq;
+
+    PetscCall(MatConvert(A, types[t], MAT_INITIAL_MATRIX, &B));
+    PetscCall(CheckSameRows(A, B, types[t]));
+    PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
+    PetscCall(MatEqual(A, C, &eq));
+    PetscCheck(eq, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s (a block of 2^31 - 1 columns) converted back to AIJ differs", types[t]);
+    PetscCall(MatDestroy(&C));
+    PetscCall(MatDestroy(&B));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: a block of 2^31 - 1 columns converts exactly\n", types[t]));
+  }
+  PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -160,8 +222,8 @@ static PetscErrorCode BlockTooWide(char *types[], PetscInt ntypes)
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  /* process 0's diagonal block: 2^31 + 1 columns */
-  PetscCall(BuildWide(PETSC_COMM_WORLD, rank ? 2 : ((PetscInt)1 << 31) + 1, &A, &N));
+  /* process 0's diagonal block: 2^31 columns, one more than a block may have */
+  PetscCall(BuildWide(PETSC_COMM_WORLD, rank ? 2 : (PetscInt)1 << 31, &A, &N));
   for (PetscInt t = 0; t < ntypes; t++) {
     Mat            B = NULL, C;
     PetscErrorCode ierr;
@@ -183,7 +245,7 @@ static PetscErrorCode BlockTooWide(char *types[], PetscInt ntypes)
     PetscCall(MatEqual(A, C, &eq));
     PetscCheck(eq, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s in place refused: the matrix changed", types[t]);
     PetscCall(MatDestroy(&C));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: a block of 2^31 + 1 columns refused (out of range, 32-bit limit), the AIJ matrix unchanged\n", types[t]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: a block of 2^31 columns refused (out of range, 32-bit limit), the AIJ matrix unchanged\n", types[t]));
   }
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -202,6 +264,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-types", types, &ntypes, &flg));
   PetscCheck(flg && ntypes > 0, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "give the families with -types rgcsr,packsell,...");
   PetscCall(GlobalPast2To31(types, ntypes));
+  PetscCall(BlockAtLimit(types, ntypes));
   PetscCall(BlockTooWide(types, ntypes));
   for (PetscInt t = 0; t < ntypes; t++) PetscCall(PetscFree(types[t]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));

@@ -660,10 +660,14 @@ static PetscErrorCode OuterKSPs(MatType type, PetscInt n)
     {KSPFBCGSR, "preconditioned", "the outer KSP fbcgsr tests the preconditioned residual norm"}, /* with -ok_ksp_pc_side left */
     {KSPRICHARDSON, "preconditioned", "the outer KSP richardson tests the preconditioned residual norm"},
   };
-  Mat A;
+  Mat       A;
+  VecType   vt;
+  char     *cuda = NULL;
 
   PetscFunctionBegin;
   PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
+  PetscCall(MatGetVecType(A, &vt));
+  PetscCall(PetscStrstr(vt, "cuda", &cuda));
   for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
     KSP       ksp;
     PC        pc;
@@ -672,6 +676,10 @@ static PetscErrorCode OuterKSPs(MatType type, PetscInt n)
     char      what[128];
 
     PetscCall(PetscSNPrintf(what, sizeof(what), "outer KSP %s, norm %s", cases[c].type, cases[c].norm ? cases[c].norm : "(default)"));
+    if (cuda && !cases[c].expect && !strcmp(cases[c].type, KSPFBCGSR)) { /* PETSc's FBCGSR keeps host pointers of its work vectors: it breaks down at once on CUDA vectors, whatever the PC */
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: skipped on %s vectors\n", what, vt));
+      continue;
+    }
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
     PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_CURRENT, PETSC_CURRENT, 2000));

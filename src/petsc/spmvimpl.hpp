@@ -250,15 +250,15 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
 /* scale[0..1]: smallest and largest PackSELL scale exponent of the blocks with nonzeros
    (scale[0] > scale[1]: no block has any). */
 PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const char *scope);
-/* The LOSSY line of the views that list a lossy matrix's entries (MatView_SeqSpMV/MPISpMV call it
-   before the AIJ view; it prints nothing in the other cases). */
-PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o);
 /* One PetscInfo() line on a layout just built for A with options o (format, sizes, options,
    hybrid width and tail, what the builder resolved, scale exponent, backend, bytes per
    nonzero). */
 PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow);
 void           AddStats(FormatStats *sum, const FormatStats &s);
 void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out);
+/* The LOSSY line of the views that list a lossy matrix's entries (MatView_SeqSpMV/MPISpMV call it
+   before the base type's view; it prints nothing in the other cases). */
+PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o);
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;

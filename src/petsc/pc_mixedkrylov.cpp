@@ -21,6 +21,7 @@
 #include "spmvimpl.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -70,22 +71,35 @@ PetscErrorCode Agree(PC pc, PetscErrorCode ierr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A block solver: a PC on one rank that solves with a block of a larger matrix, as the blocks of
+   PCBJACOBI and PCASM do; its Pmat has the block's own numbering, and no PETSc object tells the
+   block where its rows lie in the user's matrix. PETSc marks such a PC differently in different
+   versions and PC types (PCGetKSPNestLevel() > 0 for PCBJACOBI but not PCASM, a tab level > 0 in
+   3.22 but not 3.25, the options prefix "sub_" of both), so any of these marks it, and so does
+   a one-rank PC in a parallel run. */
+bool IsBlockSolver(PC pc, int *world_rank)
+{
+  int         size = 1, world = 1;
+  const char *prefix = ((PetscObject)pc)->prefix;
+
+  (void)MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size);
+  (void)MPI_Comm_size(PETSC_COMM_WORLD, &world);
+  (void)MPI_Comm_rank(PETSC_COMM_WORLD, world_rank);
+  return size == 1 && (world > 1 || pc->kspnestlevel > 0 || ((PetscObject)pc)->tablevel > 0 || (prefix && std::strstr(prefix, "sub_")));
+}
+
 /* How messages name local row r and column c of the rank's diagonal block: the Pmat's global
-   row and column; for a block solver (a PC on one rank nested in another solver, as the blocks
-   of PCBJACOBI and PCASM are, whose Pmat is a block of the user's matrix with its own
-   numbering: no PETSc object tells a block where its rows lie in the user's matrix) the block's
-   row and column, with `where` saying so (empty otherwise). */
+   row and column; for a block solver the block's row and column, with `where` saying so (empty
+   otherwise). */
 struct Place {
   std::string row, col, where;
 };
 
 Place PlaceOf(PC pc, int64_t r, int64_t c)
 {
-  int size = 1, rank = 0;
+  int rank = 0;
 
-  (void)MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size);
-  (void)MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
-  if (size > 1 || ((PetscObject)pc)->tablevel == 0) return Place{"Pmat row " + std::to_string(pc->pmat->rmap->rstart + r), "column " + std::to_string(pc->pmat->cmap->rstart + c), ""};
+  if (!IsBlockSolver(pc, &rank)) return Place{"Pmat row " + std::to_string(pc->pmat->rmap->rstart + r), "column " + std::to_string(pc->pmat->cmap->rstart + c), ""};
   return Place{"row " + std::to_string(r) + " of its block", "column " + std::to_string(c),
                " (a block solver on rank " + std::to_string(rank) +
                  ", e.g. of PCBJACOBI or PCASM: rows and columns are numbered from the block's first row; with PCBJACOBI's one block per rank, add the first row the rank owns in the user's matrix)"};
@@ -419,38 +433,26 @@ PetscErrorCode TypeIn(KSP ksp, const char *const *types, size_t n, PetscBool *in
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Chebyshev's eigenvalue estimator (a GMRES or CG KSP with Chebyshev's prefix and "esteig_"): it
-   applies the PC inside Chebyshev's setup, before Chebyshev's own PCPreSolve(); Chebyshev is the
-   method that solves, and is checked then. */
-PetscErrorCode IsChebyshevEstimator(KSP ksp, PetscBool *est)
-{
-  const char *prefix = nullptr;
-  size_t      len    = 0;
-
-  PetscFunctionBegin;
-  *est = PETSC_FALSE;
-  PetscCall(KSPGetOptionsPrefix(ksp, &prefix));
-  if (prefix) PetscCall(PetscStrlen(prefix, &len));
-  if (len >= 7) PetscCall(PetscStrcmp(prefix + len - 7, "esteig_", est));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The outer KSP must give a true residual with this varying preconditioner (FlexibleAnyNorm, or
    FlexibleUnprecNorm with the unpreconditioned norm or none): otherwise an error naming the
    remedy, or with -pc_mixedkrylov_allow_nonflexible a warning (once per PC). Not checked for a
-   KSP applying the PC inside another one's solve (presolvedone > 1, Chebyshev's estimator). */
+   KSP that applies the PC inside the solve of another (presolvedone > 1), nor for one nested
+   deeper than the KSP the PC belongs to: Chebyshev's eigenvalue estimator (a GMRES or CG KSP)
+   applies Chebyshev's PC inside Chebyshev's setup, before Chebyshev's own PCPreSolve(), and
+   Chebyshev is the method that solves (it is checked then). */
 PetscErrorCode CheckOuterKSP(PC pc, KSP ksp)
 {
   MixedKrylov *mk = Data(pc);
-  PetscBool    any, unprec, est;
+  PetscBool    any, unprec;
+  PetscInt     level;
   KSPType      kt;
   KSPNormType  nt;
   const char  *kp = nullptr, *pp = ((PetscObject)pc)->prefix;
   char         why[1024], fix[512];
 
   PetscFunctionBegin;
-  PetscCall(IsChebyshevEstimator(ksp, &est));
-  if (pc->presolvedone > 1 || est) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetNestLevel(ksp, &level));
+  if (pc->presolvedone > 1 || level > pc->kspnestlevel) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(TypeIn(ksp, FlexibleAnyNorm, sizeof(FlexibleAnyNorm) / sizeof(FlexibleAnyNorm[0]), &any));
   PetscCall(TypeIn(ksp, FlexibleUnprecNorm, sizeof(FlexibleUnprecNorm) / sizeof(FlexibleUnprecNorm[0]), &unprec));
   PetscCall(KSPGetNormType(ksp, &nt));

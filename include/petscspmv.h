@@ -496,27 +496,47 @@ PETSC_EXTERN PetscErrorCode MatSpMVSetFreeDeviceCSR(Mat A, PetscBool flg);
 . -pc_mixedkrylov_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are
     CUDA vectors (aijcusparse, rgcsrcuda, packsellcuda), else the host twin
 . -pc_mixedkrylov_monitor - print the inner residual norms of every application
+. -pc_mixedkrylov_allow_nonflexible - warn instead of refusing an outer KSP that does not give
+    a true residual with this preconditioner (see Notes)
 - -pc_mixedkrylov_mat_packsell_value_format <e8m14> - the copy's value format (fp16, bf16,
     e8m<m>, exact), and the other -pc_mixedkrylov_mat_packsell_* layout options of PackSELL
 
   Notes:
-  Use it with `-ksp_type fgmres` or, on the host, `-ksp_type fcg -ksp_norm_type
-  unpreconditioned` (SPD matrices); a non-flexible outer method gets a warning at KSPSolve(),
-  and so does FCG with the GPU backend (PETSc's FCG computes its VecMTDot on the host for CUDA
-  vectors: a device-to-host copy of its stored directions at every iteration). The Pmat may
+  The inner solve changes from one application to the next, so the KSP that applies the PC
+  must be flexible and test the true residual: `KSPFGMRES`, `KSPPIPEFGMRES`, `KSPGCR`,
+  `KSPFBCGS`, or `KSPFCG`, `KSPPIPEFCG`, `KSPPIPEGCR`, `KSPFBCGSR`, `KSPRICHARDSON` with
+  `-ksp_norm_type unpreconditioned` (or none); `KSPPREONLY` too (a block solver of
+  `PCBJACOBI` or `PCASM`: the method around the parent PC is not checked). Any other KSP
+  (CG, GMRES, BiCGStab, Chebyshev, ..., or PIPEGCR with its default natural norm) may report
+  convergence with a wrong answer: KSPSolve() refuses it with `PETSC_ERR_ARG_INCOMP`, a
+  warning instead with `-pc_mixedkrylov_allow_nonflexible`. Use `-ksp_type fgmres` or, on the
+  host, `-ksp_type fcg -ksp_norm_type unpreconditioned` (SPD matrices); FCG with the GPU
+  backend gets a warning (PETSc's FCG computes its VecMTDot on the host for CUDA vectors: a
+  device-to-host copy of its stored directions at every iteration). The Pmat may
   be any square matrix with a positive diagonal whose diagonal block is AIJ or convertible to
   it (AIJ, AIJCUSPARSE, the petscspmv types), seq or mpi; on MPI each rank's inner solve uses
   its diagonal block (block Jacobi). A Pmat with the same nonzero pattern and new values
   re-encodes the copy's values; a new pattern rebuilds it. An inner CG step that finds
   p^T A p <= 0 ends the inner solve (a breakdown, counted); an inner solve that made no step
-  returns the Jacobi step D^-1 r. `-ksp_view` shows the inner method, the value format (LOSSY),
-  the counts and the setup time.
+  returns the Jacobi step D^-1 r. The scaling is exact across the whole double range (the
+  entry norm ||D^-1/2 r|| is a scaled sum of squares; D^-1/2 A D^-1/2 is formed from the
+  significands and exponents apart where s_i s_j would leave the range): the result scales
+  with r and A by powers of two. `-ksp_view` shows the inner method, the value format (LOSSY),
+  the counts, the setup time and why the last setup was refused.
 
-  Errors (at PCSetUp(), on every rank when one rank fails):
-  `PETSC_ERR_ARG_SIZ` for a non-square Pmat or different row and column layouts;
-  `PETSC_ERR_ARG_WRONG` for a missing, zero, negative or non-finite diagonal entry (the global
-  row named); `PETSC_ERR_ARG_OUTOFRANGE` for a scaled value outside the value format (row,
-  column and the remedy named).
+  Failures (PETSc's convention, as `PCLU` on a zero pivot): a Pmat whose data the copy cannot
+  take (a missing, zero, negative or non-finite diagonal entry; a non-finite entry; a scaled
+  value a_ij / sqrt(a_ii a_jj) beyond double or outside the value format) raises no error: the
+  PC's failed reason is `PC_SETUP_ERROR` on every rank of the PC (`PCGetFailedReason()`),
+  `PCApply()` returns Inf, and the KSP stops on every rank with `KSP_DIVERGED_PC_FAILED` (also
+  when the PC is the block solver of one rank of `PCBJACOBI` or `PCASM`); the reason, with the
+  row (the global row, or a block's own row for a block solver) and the remedy, is in
+  `-ksp_view` and `-info`. A setup on a repaired Pmat clears it. With
+  `-ksp_error_if_not_converged` (`PCSetErrorIfFailure()`) the refusal is an error on every rank
+  of the PC instead: `PETSC_ERR_ARG_WRONG` for the diagonal, `PETSC_ERR_ARG_OUTOFRANGE` for an
+  entry. Misuse stays an error on every rank: `PETSC_ERR_ARG_SIZ` for a non-square Pmat or
+  different row and column layouts, `PETSC_ERR_SUP` for a Pmat without entries,
+  `PETSC_ERR_ARG_INCOMP` for an outer KSP that does not give a true residual.
 
   Reference:
   The PackSELL paper (mixed PCG with an E8Mm PackSELL operator); Suzuki, Iwashita, F3R (SC'25,

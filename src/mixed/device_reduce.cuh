@@ -13,6 +13,7 @@
 // Every thread of every block must call grid_reduce (it synchronises the block), and no block
 // may wait for another: nothing deadlocks whatever the number of resident blocks.
 #pragma once
+#include "scaling.hpp"
 #include <cub/block/block_reduce.cuh>
 
 namespace pspmv {
@@ -40,6 +41,37 @@ __device__ __forceinline__ void grid_reduce(double v, double *partials, unsigned
   for (unsigned int b = threadIdx.x; b < gridDim.x; b += kReduceThreads) s += __ldcg(partials + b);
   __syncthreads(); // tmp is reused
   const double total = BlockReduce(tmp).Sum(s);
+  if (threadIdx.x == 0) {
+    *counter = 0u;
+    finish(total);
+  }
+}
+
+struct NanMaxOp {
+  __device__ __forceinline__ double operator()(double a, double b) const { return nan_max(a, b); }
+};
+
+// grid_reduce with nan_max (scaling.hpp) in place of the sum: the largest value of the grid,
+// NaN when one is NaN, the same whatever the order (a max is exact); finish(max) on thread 0 of
+// the last block. The same rules as grid_reduce (every thread calls it; counter reset to 0).
+template <class Finish>
+__device__ __forceinline__ void grid_reduce_max(double v, double *partials, unsigned int *counter, Finish finish) {
+  using BlockReduce = cub::BlockReduce<double, kReduceThreads>;
+  __shared__ typename BlockReduce::TempStorage tmp;
+  __shared__ bool last;
+  const double block_max = BlockReduce(tmp).Reduce(v, NanMaxOp{});
+  if (threadIdx.x == 0) {
+    partials[blockIdx.x] = block_max;
+    __threadfence();
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return; // block-uniform
+  __threadfence();
+  double m = 0.0;
+  for (unsigned int b = threadIdx.x; b < gridDim.x; b += kReduceThreads) m = nan_max(m, __ldcg(partials + b));
+  __syncthreads(); // tmp is reused
+  const double total = BlockReduce(tmp).Reduce(m, NanMaxOp{});
   if (threadIdx.x == 0) {
     *counter = 0u;
     finish(total);

@@ -3,6 +3,7 @@
 // docs/mixed-f3r.md.
 #include "f3r.hpp"
 #include "core/value_codec.hpp"
+#include "scaling.hpp"
 #include <cmath>
 #include <string>
 
@@ -175,9 +176,7 @@ void apply_inner_f3r(const ScaledCopy &c, const F3RParams &p, const double *r, d
   if (st->weight.size() != size_t(p.m4) || st->weight_sum.size() != size_t(p.m4)) f3r_reset(p, st);
   const size_t n = c.s.size();
   ++stats->applications;
-  double ss = 0.0;
-  for (size_t i = 0; i < n; ++i) ss += (c.s[i] * r[i]) * (c.s[i] * r[i]);
-  const double sigma = std::sqrt(ss);
+  const double sigma = entry_norm(c.s.data(), r, n);
   if (sigma == 0.0) {
     for (size_t i = 0; i < n; ++i) z[i] = 0.0;
     ++stats->zero_rhs;
@@ -189,11 +188,11 @@ void apply_inner_f3r(const ScaledCopy &c, const F3RParams &p, const double *r, d
   const F3RResult res = f3r_solve(c.op, b.data(), x.data(), p, st);
   stats->inner_its += res.richardson_steps;
   if (res.level2_steps == 0) {
-    for (size_t i = 0; i < n; ++i) z[i] = (c.s[i] * c.s[i]) * r[i];
+    for (size_t i = 0; i < n; ++i) z[i] = c.s[i] * (c.s[i] * r[i]);
     ++stats->jacobi_fallbacks;
     return;
   }
-  for (size_t i = 0; i < n; ++i) z[i] = (sigma * c.s[i]) * double(x[i]);
+  for (size_t i = 0; i < n; ++i) z[i] = sigma * (c.s[i] * double(x[i]));
 }
 
 } // namespace mixed

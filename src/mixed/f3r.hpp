@@ -63,7 +63,7 @@ F3RResult f3r_solve(const PackSellMatrix &A, const float *b, float *x, const F3R
 
 // The preconditioner's host inner solve with F3R: z = M(r) for the scaled copy c (r, z:
 // c.s.size() doubles), entry and exit as inner_solver.hpp says (r = 0: z = 0, counted in
-// zero_rhs, the call slots still advance; no FGMRES(m2) step: z = s .* s .* r, counted in
+// zero_rhs, the call slots still advance; no FGMRES(m2) step: z = s .* (s .* r), counted in
 // jacobi_fallbacks); applications and inner_its (Richardson steps) counted in *stats.
 void apply_inner_f3r(const ScaledCopy &c, const F3RParams &p, const double *r, double *z, F3RState *st,
                      InnerStats *stats);

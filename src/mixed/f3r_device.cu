@@ -7,6 +7,7 @@
 // still run for a stopped level: its combination x = Z y (level 3: unless level 2 is done,
 // level 2: unless r = 0) and the exit. r = 0 sets level 2 done before any step.
 #include "f3r_device.hpp"
+#include "scaling.hpp"
 #include <new>
 #include "cuda/device_memory.cuh"
 #include "formats/packsell/packsell_device.hpp"
@@ -27,7 +28,7 @@ constexpr int kMaxBlocks = 1024; // grid of the vector kernels and of the partia
 constexpr int kMaxM      = kMaxDeviceLevelSteps; // m2, m3 bound (the least-squares solve's shared array)
 
 enum : int { kFlagZero = 0, kFlagDone2 = 1, kFlagDone3 = 2, kFlagNcols2 = 3, kFlagNcols3 = 4, kNumFlags = 5 };
-enum : int { kScSumSq = 0, kScSigma = 1, kScAd = 2, kScAa = 3, kNumSc = 4 };
+enum : int { kScSumSq = 0, kScSigma = 1, kScAd = 2, kScAa = 3, kScScale = 4, kNumSc = 5 };
 enum : int { kCntInnerIts = 0, kCntZero = 1, kCntFallback = 2, kNumCnt = 3 };
 
 __device__ __forceinline__ bool closed(const int *f, int level) {
@@ -46,15 +47,44 @@ __device__ double block_sum(double v) {
   return sh[0];
 }
 
+// The nan_max of v over the block (kThreads threads), in a fixed tree order; valid in thread 0.
+__device__ double block_max(double v) {
+  __shared__ double sh[kThreads];
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (int(threadIdx.x) < s) sh[threadIdx.x] = nan_max(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  return sh[0];
+}
+
 #define GRID_STRIDE(i, n) for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 // ---- reductions -------------------------------------------------------------------------------
 
-// partial[blockIdx] = sum over the block's indices of (s_i r_i)^2.
-__global__ void entry_partial(int64_t n, const double *s, const double *r, double *partial) {
+// partial[blockIdx] = the nan_max over the block's indices of |s_i r_i|.
+__global__ void entry_max_partial(int64_t n, const double *s, const double *r, double *partial) {
+  double acc = 0.0;
+  GRID_STRIDE(i, n) acc = nan_max(acc, fabs(s[i] * r[i]));
+  const double m = block_max(acc);
+  if (threadIdx.x == 0) partial[blockIdx.x] = m;
+}
+
+// sc[kScScale] = norm_scale(the nan_max of partial[0 .. nb)) (one block).
+__global__ void entry_scale_factor(const double *partial, int nb, double *sc) {
+  double acc = 0.0;
+  for (int b = int(threadIdx.x); b < nb; b += kThreads) acc = nan_max(acc, partial[b]);
+  const double m = block_max(acc);
+  if (threadIdx.x == 0) sc[kScScale] = norm_scale(m);
+}
+
+// partial[blockIdx] = sum over the block's indices of ((s_i r_i) scale)^2.
+__global__ void entry_partial(int64_t n, const double *s, const double *r, const double *sc, double *partial) {
+  const double scale = sc[kScScale];
   double acc = 0.0;
   GRID_STRIDE(i, n) {
-    const double t = s[i] * r[i];
+    const double t = (s[i] * r[i]) * scale;
     acc += t * t;
   }
   const double sum = block_sum(acc);
@@ -103,9 +133,10 @@ __global__ void reduce_partials(const int *f, int level, const double *partial, 
 
 // ---- entry and exit ---------------------------------------------------------------------------
 
-// sigma = ||s .* r||; r = 0 stops everything; level 2's state reset (g = e_1, no columns).
+// sigma = ||s .* r|| (entry_norm of scaling.hpp); r = 0 stops everything; level 2's state
+// reset (g = e_1, no columns).
 __global__ void entry_finalize(int *f, double *sc, double *g2, int m2) {
-  const double sigma = sqrt(sc[kScSumSq]);
+  const double sigma = sqrt(sc[kScSumSq]) / sc[kScScale];
   sc[kScSigma] = sigma;
   const int zero = sigma == 0.0 ? 1 : 0;
   f[kFlagZero] = zero;
@@ -123,15 +154,15 @@ __global__ void entry_scale(const int *f, int64_t n, const double *s, const doub
   GRID_STRIDE(i, n) b[i] = float((s[i] * r[i]) / sigma);
 }
 
-// z = 0 (r = 0), s .* s .* r (no level-2 column), or sigma * s .* x; counts the first two.
+// z = 0 (r = 0), s .* (s .* r) (no level-2 column), or sigma * (s .* x); counts the first two.
 __global__ void exit_kernel(const int *f, int64_t n, const double *s, const double *r, const double *sc, const float *x,
                             double *z, unsigned long long *cnt) {
   const int zero = f[kFlagZero], fallback = !zero && f[kFlagNcols2] == 0;
   const double sigma = sc[kScSigma];
   GRID_STRIDE(i, n) {
     if (zero) z[i] = 0.0;
-    else if (fallback) z[i] = (s[i] * s[i]) * r[i];
-    else z[i] = (sigma * s[i]) * double(x[i]);
+    else if (fallback) z[i] = s[i] * (s[i] * r[i]);
+    else z[i] = sigma * (s[i] * double(x[i]));
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) {
     cnt[kCntZero] += zero;
@@ -508,7 +539,9 @@ cudaError_t apply(DeviceF3R *d, const double *r, double *z, cudaStream_t st) {
     ++d->host_zero;
     return cudaSuccess;
   }
-  entry_partial<<<nb, kThreads, 0, st>>>(n, d->copy.s, r, d->partial);
+  entry_max_partial<<<nb, kThreads, 0, st>>>(n, d->copy.s, r, d->partial);
+  entry_scale_factor<<<1, kThreads, 0, st>>>(d->partial, nb, d->sc);
+  entry_partial<<<nb, kThreads, 0, st>>>(n, d->copy.s, r, d->sc, d->partial);
   reduce_partials<<<1, kThreads, 0, st>>>(d->flags, 0, d->partial, nb, d->sc + kScSumSq);
   entry_finalize<<<1, 1, 0, st>>>(d->flags, d->sc, d->g2, p.m2);
   entry_scale<<<nb, kThreads, 0, st>>>(d->flags, n, d->copy.s, r, d->sc, d->V2);

@@ -1,5 +1,6 @@
 // Host twin of the inner-outer CG inner solver (inner_cg.hpp).
 #include "inner_cg.hpp"
+#include "scaling.hpp"
 #include <cmath>
 
 namespace pspmv {
@@ -55,12 +56,8 @@ void apply_inner_cg(const ScaledCopy &c, const InnerCgParams &p, const double *r
                     std::vector<double> *residuals) {
   const size_t n = c.s.size();
   std::vector<double> t(n);
-  double ss = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    t[i] = c.s[i] * r[i];
-    ss += t[i] * t[i];
-  }
-  const double sigma = std::sqrt(ss);
+  for (size_t i = 0; i < n; ++i) t[i] = c.s[i] * r[i];
+  const double sigma = entry_norm(c.s.data(), r, n);
   ++stats->applications;
   if (residuals) residuals->clear();
   if (sigma == 0.0) {
@@ -80,7 +77,7 @@ void apply_inner_cg(const ScaledCopy &c, const InnerCgParams &p, const double *r
     if (residuals) residuals->clear();
     return;
   }
-  for (size_t i = 0; i < n; ++i) z[i] = sigma * c.s[i] * double(x[i]);
+  for (size_t i = 0; i < n; ++i) z[i] = sigma * (c.s[i] * double(x[i]));
 }
 
 } // namespace mixed

@@ -11,7 +11,9 @@
 // create() (the product: as many blocks as the device holds at once of product_dot, asked of
 // the occupancy API, so a product is one wave; the vector kernels: 8 per multiprocessor; both
 // capped at the blocks that rows need); the last block of each reduction does the scalar work:
-//   entry_norm       sigma = ||s .* r||; resets the state (stop = (sigma == 0), its = 0)
+//   entry_max        scale = norm_scale(max |s_i r_i|) (scaling.hpp; a NaN-propagating max)
+//   entry_norm       sigma = sqrt(sum ((s .* r) scale)^2) / scale (entry_norm of scaling.hpp);
+//                    resets the state (stop = (sigma == 0), its = 0)
 //   entry_scale      b = float(s .* r / sigma); x = 0; r_hat = p = b; rho = rho0 = (b, b);
 //                    rho0 == 0 (only when sigma overflows): stop, no step
 //   per step k = 0 .. max_it-1:
@@ -20,14 +22,15 @@
 //     update         x += alpha p, r -= alpha w, rho' = (r, r); its += 1; the rtol test
 //                    (stop), else beta = float(rho' / rho), rho = rho'
 //     direction      p = r + beta p (not launched after the last step)
-//   exit             z = sigma * s .* x, or z = s .* (s .* r) when no step was made, or z = 0
+//   exit             z = sigma * (s .* x), or z = s .* (s .* r) when no step was made, or z = 0
 //                    when sigma == 0; block 0 adds to the counters
-// That is 3 launches per inner step plus 3 per application, none of which the host waits
+// That is 3 launches per inner step plus 4 per application, none of which the host waits
 // for. A kernel launched after a breakdown or an rtol exit reads the device flag `stop` at
 // its start and returns at once (the whole grid: stop changes only in the last block of a
 // reduction, after every block of that kernel has read it).
 #include "inner_cg_device.hpp"
 #include "device_reduce.cuh"
+#include "scaling.hpp"
 #include "cuda/device_memory.cuh"
 #include "formats/packsell/packsell_lowp_rows.cuh"
 #include <algorithm>
@@ -52,6 +55,7 @@ struct DeviceCounters {
 
 // The scalars of the running application, the last one's history length, the counters.
 struct CgState {
+  double scale; // norm_scale of the entry's max |s_i r_i|
   double sigma, rho, rho0;
   float alpha, beta;
   int its;       // steps applied
@@ -87,15 +91,24 @@ __device__ __forceinline__ int64_t first_index() { return static_cast<int64_t>(b
 __device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * kThreads; }
 
 __global__ void __launch_bounds__(kThreads)
+    entry_max_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st,
+                     double *partials) {
+  double acc = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) acc = nan_max(acc, fabs(s[i] * rin[i]));
+  detail::grid_reduce_max(acc, partials, &st->counter, [st](double amax) { st->scale = norm_scale(amax); });
+}
+
+__global__ void __launch_bounds__(kThreads)
     entry_norm_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st,
                       double *partials) {
+  const double scale = st->scale;
   double acc = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const double t = s[i] * rin[i];
+    const double t = (s[i] * rin[i]) * scale;
     acc += t * t;
   }
-  grid_reduce(acc, partials, &st->counter, [st](double total) {
-    const double sigma = sqrt(total);
+  grid_reduce(acc, partials, &st->counter, [st, scale](double total) {
+    const double sigma = sqrt(total) / scale;
     st->sigma = sigma;
     st->zero = sigma == 0.0;
     st->stop = sigma == 0.0;
@@ -197,7 +210,7 @@ __global__ void __launch_bounds__(kThreads)
     else if (its == 0) // no step made: the Jacobi step D^-1 r
       z[i] = s[i] * (s[i] * rin[i]);
     else
-      z[i] = sigma * s[i] * static_cast<double>(x[i]);
+      z[i] = sigma * (s[i] * static_cast<double>(x[i]));
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) { // reads nothing that this kernel writes
     DeviceCounters &c = st->counters;
@@ -321,6 +334,8 @@ cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, dou
   if (d->rows > 0 && (r == nullptr || z == nullptr)) return cudaErrorInvalidValue;
   const int32_t n = d->rows;
   const double rtol2 = p.rtol > 0.0 ? p.rtol * p.rtol : 0.0; // 0: no rtol test
+  entry_max_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials);
+  PSPMV_CUDA_TRY(cudaGetLastError());
   entry_norm_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials);
   PSPMV_CUDA_TRY(cudaGetLastError());
   entry_scale_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials, d->x, d->r, d->p, d->history);

@@ -1,11 +1,15 @@
 // Parameters and statistics shared by the inner solvers of PCMIXEDKRYLOV, host and device
 // (PETSc-free). The entry and exit of every inner solve (the same on host and device):
-//   t = s .* r (FP64), sigma = ||t||_2; sigma == 0 gives z = 0.
+//   t = s .* r (FP64), sigma = ||t||_2 (entry_norm of scaling.hpp: a sum of squares scaled by
+//                                          a power of two, right over the whole double range);
+//                                          sigma == 0 gives z = 0.
 //   b_hat = float(t / sigma)                       (unit norm: no FP32/FP16 overflow)
 //   x_hat ~= A_hat^-1 b_hat                        (the inner method, FP32 or lower)
-//   z = sigma * s .* double(x_hat)
-// An inner solve that makes no step (a breakdown at its first step) returns the Jacobi
-// step z = s .* s .* r instead, counted in InnerStats::jacobi_fallbacks.
+//   z = sigma * (s .* double(x_hat))               (s .* x_hat first: no overflow or underflow
+//                                                    of sigma * s_i where z is representable)
+// So M(2^k r) = 2^k M(r) bit for bit wherever r, t and z stay normal. An inner solve that makes
+// no step (a breakdown at its first step) returns the Jacobi step z = s .* (s .* r) instead,
+// counted in InnerStats::jacobi_fallbacks.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,6 @@
 // The scaled PackSELL copy of the mixed-precision preconditioner: s = D^-1/2 and A_hat.
 #include "scaled_copy.hpp"
+#include "scaling.hpp"
 #include <cmath>
 #include <cstdio>
 
@@ -27,15 +28,19 @@ std::vector<double> inverse_sqrt_diagonal(const CsrView &A) {
   return s;
 }
 
-// a_ij * (s_i * s_j): the product s_i * s_j is symmetric in i and j, so a symmetric A gives a
-// symmetric A_hat before and after rounding to the value format.
-// Throws ValueRangeError at the first entry (in CSR order) that is not finite.
+// a_ij * (s_i * s_j) (scaled_value of scaling.hpp: right over the whole double range): the
+// product s_i * s_j is symmetric in i and j, so a symmetric A gives a symmetric A_hat before
+// and after rounding to the value format.
+// Throws ValueRangeError at the first entry (in CSR order) that is not finite, or whose scaled
+// value is not (Inf) or is 0 for a nonzero entry (beyond double's range).
 std::vector<double> scaled_values(const CsrView &A, const std::vector<double> &s) {
   std::vector<double> v(size_t(A.nnz()));
   for (int32_t r = 0; r < A.rows; ++r)
     for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
-      if (!std::isfinite(A.values[k])) throw detail::non_finite_error(r, A.colidx[k], A.values[k]);
-      v[size_t(k)] = A.values[k] * (s[size_t(r)] * s[size_t(A.colidx[k])]);
+      const double a = A.values[k], sr = s[size_t(r)], sc = s[size_t(A.colidx[k])];
+      if (!std::isfinite(a)) throw detail::non_finite_error(r, A.colidx[k], a);
+      v[size_t(k)] = scaled_value(a, sr, sc);
+      if (!scaled_value_fits(a, v[size_t(k)])) throw detail::scaled_range_error(r, A.colidx[k], a, v[size_t(k)], sr, sc);
     }
   return v;
 }
@@ -68,6 +73,16 @@ ValueRangeError non_finite_error(int64_t row, int64_t col, double value) {
   char b[32];
   std::snprintf(b, sizeof(b), "%g", value);
   return ValueRangeError(row, col, std::string("the entry is ") + b + ": the mixed-precision preconditioner's copy needs finite values");
+}
+
+ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v, double si, double sj) {
+  char b[160];
+  // the diagonal entries 1 / s^2, in long double: s^2 may leave double's range
+  const long double dii = 1.0L / ((long double)si * si), djj = 1.0L / ((long double)sj * sj);
+  std::snprintf(b, sizeof(b), "the entry %.6g scaled by 1/sqrt(a_ii a_jj) (diagonal entries %.6Lg and %.6Lg)", a, dii, djj);
+  if (v != 0.0)
+    return ValueRangeError(row, col, std::string(b) + " exceeds the largest double: no diagonal scaling makes this matrix fit the mixed-precision preconditioner's copy (is it SPD?)");
+  return ValueRangeError(row, col, std::string(b) + " is below the smallest double and would be stored as 0: drop the entry or rescale the matrix's rows and columns");
 }
 
 } // namespace detail

@@ -31,8 +31,9 @@ struct ScaledCopy {
 
 // Builds the scaled copy of a square A with a positive diagonal. Throws FormatError for a
 // non-square A, DiagonalError (its first offending row) for a diagonal entry that is missing or
-// not positive and finite, ValueRangeError (A's row and column) for an entry that is not finite,
-// and build_packsell's errors (ValueRangeError with A's row and column) when a scaled value does
+// not positive and finite, ValueRangeError (A's row and column) for an entry that is not finite
+// or whose scaled value a_ij / sqrt(a_ii a_jj) is beyond double's range (Inf, or 0 for a
+// nonzero: scaled_range_error), and build_packsell's errors (ValueRangeError with A's row and column) when a scaled value does
 // not fit opt.value_format. O(nnz) plus the PackSELL build.
 ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt);
 
@@ -47,6 +48,9 @@ FormatError     not_square_error(int32_t rows, int32_t cols);
 // found: the row has a diagonal entry (of value d); without one d is 0 in the error.
 DiagonalError   diagonal_error(int64_t row, bool found, double d);
 ValueRangeError non_finite_error(int64_t row, int64_t col, double value);
+// The scaled value v = scaled_value(a, si, sj) of entry (row, col) does not fit double: Inf, or
+// 0 for a nonzero a (scaled_value_fits of scaling.hpp).
+ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v, double si, double sj);
 } // namespace detail
 
 } // namespace mixed

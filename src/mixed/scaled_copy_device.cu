@@ -4,6 +4,7 @@
 #include "cuda/device_build.cuh"
 #include "formats/packsell/packsell_device_build.hpp"
 #include "scaled_copy_device.hpp"
+#include "scaling.hpp"
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -33,10 +34,14 @@ struct BadDiagonalRow {
   }
 };
 
-// k when entry k is not finite, INT64_MAX otherwise.
-struct NonFinitePosition {
-  const double *values;
-  __host__ __device__ int64_t operator()(int64_t k) const { return isfinite(values[k]) ? INT64_MAX : k; }
+// k when entry k is not finite or its scaled value v[k] does not fit double (scaled_values'
+// tests), INT64_MAX otherwise.
+struct BadEntryPosition {
+  const double *values, *v;
+  __host__ __device__ int64_t operator()(int64_t k) const {
+    const double a = values[k];
+    return (finite_value(a) && scaled_value_fits(a, v[k])) ? INT64_MAX : k;
+  }
 };
 
 __global__ void inverse_sqrt_kernel(int32_t n, const int32_t *__restrict__ pos, const double *__restrict__ values,
@@ -45,13 +50,13 @@ __global__ void inverse_sqrt_kernel(int32_t n, const int32_t *__restrict__ pos, 
   if (r < n) s[r] = 1.0 / sqrt(values[pos[r]]);
 }
 
-// v[k] = a_ij * (s_i * s_j), one warp per row (scaled_values).
+// v[k] = scaled_value(a_ij, s_i, s_j), one warp per row (scaled_values).
 __global__ void scaled_values_kernel(DeviceCsr A, const double *__restrict__ s, double *__restrict__ v) {
   const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (r >= A.rows) return;
   const double sr = s[r];
-  for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = A.values[k] * (sr * s[A.colidx[k]]);
+  for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = scaled_value(A.values[k], sr, s[A.colidx[k]]);
 }
 
 // *out = the smallest of in[0..n) (init for n == 0).
@@ -95,24 +100,29 @@ cudaError_t inverse_sqrt_diagonal(const DeviceCsr &A, double *s, cudaStream_t st
   return cudaGetLastError();
 }
 
-// The scaled values of A into *v (scaled_values); throws ValueRangeError for the first
-// non-finite entry in CSR order.
+// The scaled values of A into *v (scaled_values); throws ValueRangeError for the first entry
+// in CSR order that is not finite or whose scaled value does not fit double (the host's tests,
+// in the host's order: the first offending entry, whichever its kind).
 cudaError_t scaled_values(const DeviceCsr &A, const double *s, Scratch<double> *v, cudaStream_t st) {
-  int64_t bad = INT64_MAX;
-  auto positions = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), NonFinitePosition{A.values});
-  PSPMV_CUDA_TRY(min_of(positions, A.nnz, int64_t(INT64_MAX), &bad, st));
-  if (bad != INT64_MAX) {
-    int32_t row = 0, col = 0;
-    double a = 0.0;
-    PSPMV_CUDA_TRY(pd::row_of_position(A, bad, &row, st));
-    PSPMV_CUDA_TRY(pd::fetch(A.colidx + bad, &col, st));
-    PSPMV_CUDA_TRY(pd::fetch(A.values + bad, &a, st));
-    throw detail::non_finite_error(row, col, a);
-  }
   PSPMV_CUDA_TRY(v->allocate(size_t(A.nnz), st));
   if (A.rows > 0) {
     scaled_values_kernel<<<pd::warp_grid_for(A.rows), kBuildThreads, 0, st>>>(A, s, v->get());
     PSPMV_CUDA_TRY(cudaGetLastError());
+  }
+  int64_t bad = INT64_MAX;
+  auto positions = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), BadEntryPosition{A.values, v->get()});
+  PSPMV_CUDA_TRY(min_of(positions, A.nnz, int64_t(INT64_MAX), &bad, st));
+  if (bad != INT64_MAX) {
+    int32_t row = 0, col = 0;
+    double a = 0.0, vk = 0.0, si = 0.0, sj = 0.0;
+    PSPMV_CUDA_TRY(pd::row_of_position(A, bad, &row, st));
+    PSPMV_CUDA_TRY(pd::fetch(A.colidx + bad, &col, st));
+    PSPMV_CUDA_TRY(pd::fetch(A.values + bad, &a, st));
+    if (!finite_value(a)) throw detail::non_finite_error(row, col, a);
+    PSPMV_CUDA_TRY(pd::fetch(v->get() + bad, &vk, st));
+    PSPMV_CUDA_TRY(pd::fetch(s + row, &si, st));
+    PSPMV_CUDA_TRY(pd::fetch(s + col, &sj, st));
+    throw detail::scaled_range_error(row, col, a, vk, si, sj);
   }
   return cudaSuccess;
 }

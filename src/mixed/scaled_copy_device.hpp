@@ -32,12 +32,14 @@ struct DeviceScaledCopy {
    Algorithm (scaled_copy.cpp, step by step on the device): check_csr (on the device; the
    message from the host check); the diagonal position of every row by binary search; the
    first row whose diagonal is missing, not positive or not finite by a CUB min-reduction;
-   s_r = 1 / sqrt(a_rr) (IEEE division and square root, as the host's); the first non-finite
-   entry in CSR order by a CUB min-reduction; a_ij * (s_i * s_j) (one warp per row) into
-   scratch; build_on_device() of the scaled CSR.
+   s_r = 1 / sqrt(a_rr) (IEEE division and square root, as the host's); scaled_value(a_ij, s_i,
+   s_j) of scaling.hpp (one warp per row) into scratch; the first entry in CSR order that is not
+   finite or whose scaled value does not fit double by a CUB min-reduction; build_on_device()
+   of the scaled CSR.
    Errors (thrown, the host's types and messages, in the host's order): FormatError for an
    invalid CSR or a non-square A; mixed::DiagonalError for the first offending row;
-   ValueRangeError (row, column) for the first non-finite entry; build_on_device()'s errors
+   ValueRangeError (row, column) for the first entry that is not finite or whose scaled value
+   is Inf or 0 for a nonzero (scaled_range_error); build_on_device()'s errors
    (bad options, a scaled value the value format cannot hold). On any error *c is left empty. */
 cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream,
                                         DeviceScaledCopy *c);

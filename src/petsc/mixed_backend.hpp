@@ -3,7 +3,8 @@
 // core's host builder (src/mixed/scaled_copy.hpp), the CUDA one on the device
 // (src/mixed/scaled_copy_device.hpp) from an aijcusparse block's own device CSR (no copy) or from
 // one upload of the block's host CSR (every other block). The core's exceptions reach
-// the PC through the CoreRunner it passes (its RunCore: PETSc errors in global numbering).
+// the PC through the CoreRunner it passes (its RunCore: a refusal of the data kept for
+// PCSetFailedReason(), other exceptions PETSc errors).
 #pragma once
 #include <petscmat.h>
 
@@ -36,9 +37,13 @@ struct CopyInfo {
   FormatStats stats;
 };
 
-/* Runs f, turning the core's exceptions into a PETSc error (PC's RunCore). A core function that
-   throws has changed nothing. */
-using CoreRunner = std::function<PetscErrorCode(const std::function<void()> &f)>;
+/* Runs f (the PC's RunCore). A core function that throws has changed nothing. An exception that
+   refuses the data (a missing, zero, negative or non-finite diagonal entry, a non-finite entry, a
+   scaled value outside double's range or the value format's) sets *refused and returns
+   PETSC_SUCCESS: no PETSc error, the PC keeps the message and reports the refusal through
+   PCSetFailedReason(); the caller stops and returns PETSC_SUCCESS with its own *refused set. Any
+   other exception is a PETSc error. */
+using CoreRunner = std::function<PetscErrorCode(const std::function<void()> &f, bool *refused)>;
 
 class MixedBackend {
 public:
@@ -50,8 +55,9 @@ public:
      PETSc's nonzero state tracks its pattern). *pattern_changed (nothing changed) when the
      backend sees another pattern (the host one compares every column, the CUDA one the shape
      and the nonzero count) or cannot update from this block: the caller builds a new backend.
-     Errors of the core come through run, before anything changed. */
-  virtual PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) = 0;
+     *refused: run refused the new values (the copy keeps the old ones). Errors of the core come
+     through run, before anything changed. */
+  virtual PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed, bool *refused) = 0;
   /* Adds the counts since the last call to *stats; residuals: the last application's inner
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
@@ -62,15 +68,15 @@ public:
 };
 
 /* Builds the copy of Ad (the Pmat's diagonal block on this rank, SeqAIJ-based, with the options
-   opt) and the inner solver of p. Errors of the core come through run; on any error *out stays
-   empty. */
+   opt) and the inner solver of p. Errors of the core come through run; on any error, and when
+   run refused the data (*refused set), *out stays empty. */
 /* The host twins (src/mixed/inner_cg.hpp, f3r.hpp) with the host copy. */
-PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
+PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused);
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) with the copy built on
    the device from AIJCUSPARSE's device CSR when Ad is an aijcusparse block not bound to the CPU
    (no copy), else from one upload of Ad's host CSR. */
-PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out);
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused);
 #endif
 
 } // namespace glue

@@ -7,6 +7,7 @@
 #include "mixed/f3r.hpp"
 #include "mixed/inner_cg.hpp"
 #include "mixed/scaled_copy.hpp"
+#include "mixed/scaling.hpp"
 
 #include <cmath>
 
@@ -17,10 +18,11 @@ namespace {
 
 class HostMixedBackend final : public MixedBackend {
 public:
-  PetscErrorCode Build(const CsrView &A, const PackSellOptions &opt, const CoreRunner &run)
+  PetscErrorCode Build(const CsrView &A, const PackSellOptions &opt, const CoreRunner &run, bool *refused)
   {
     PetscFunctionBegin;
-    PetscCall(run([&] { c_ = mixed::build_scaled_copy(A, opt); }));
+    PetscCall(run([&] { c_ = mixed::build_scaled_copy(A, opt); }, refused));
+    if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
     info_.rows  = c_.op.rows;
     info_.nnz   = c_.nnz;
     info_.stats = c_.op.stats();
@@ -46,22 +48,24 @@ public:
   }
 
   /* F3R's weights start afresh, as after a build (and on the device) */
-  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) override
+  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed, bool *refused) override
   {
     PetscFunctionBegin;
     *pattern_changed = false;
     PetscCall(WithCsr(Ad, [&](const CsrView &A) {
-      return run([&] {
-        try {
-          mixed::update_scaled_copy(A, c_);
-        } catch (const mixed::DiagonalError &) {
-          throw;
-        } catch (const FormatError &) {
-          *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
-        }
-      });
+      return run(
+        [&] {
+          try {
+            mixed::update_scaled_copy(A, c_);
+          } catch (const mixed::DiagonalError &) {
+            throw;
+          } catch (const FormatError &) {
+            *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
+          }
+        },
+        refused);
     }));
-    if (!*pattern_changed) f3r_ = mixed::F3RState{};
+    if (!*pattern_changed && !*refused) f3r_ = mixed::F3RState{};
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -73,16 +77,15 @@ public:
     return PETSC_SUCCESS;
   }
 
+  /* the inner solvers' entry norm (mixed/scaling.hpp: right over the whole double range) */
   PetscErrorCode ScaledNorm(Vec r, PetscReal *norm) override
   {
     const PetscScalar *ra;
-    PetscReal          sum = 0;
 
     PetscFunctionBegin;
     PetscCall(VecGetArrayRead(r, &ra));
-    for (size_t i = 0; i < c_.s.size(); i++) sum += (ra[i] * c_.s[i]) * (ra[i] * c_.s[i]);
+    *norm = mixed::entry_norm(c_.s.data(), ra, c_.s.size());
     PetscCall(VecRestoreArrayRead(r, &ra));
-    *norm = std::sqrt(sum);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -99,13 +102,14 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused)
 {
   std::unique_ptr<HostMixedBackend> b;
 
   PetscFunctionBegin;
   PetscCallCore(PETSC_ERR_MEM, b = std::make_unique<HostMixedBackend>());
-  PetscCall(WithCsr(Ad, [&](const CsrView &A) { return b->Build(A, opt, run); }));
+  PetscCall(WithCsr(Ad, [&](const CsrView &A) { return b->Build(A, opt, run, refused); }));
+  if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -3,6 +3,16 @@
 // outer FP64 Krylov method (flexible: FCG, FGMRES, GCR) keeps the user's exact operator, so its
 // residual is the true one. On an MPI Pmat the inner solve works on each rank's diagonal block
 // (block Jacobi with an inexact FP32 block solve).
+//
+// Failures follow PETSc's convention for preconditioners: a setup that refuses the Pmat's data (a
+// bad diagonal entry, a non-finite entry, a scaled value out of range) raises no error; every
+// rank of the PC records PC_SETUP_ERROR (PCSetFailedReason()), PCApply() fills its output with
+// Inf (VecFlag()), and the KSP that applies the PC stops collectively with
+// KSP_DIVERGED_PC_FAILED at its next norm (KSPCheckNorm()), also when the PC is a block solver
+// of PCBJACOBI or PCASM on one rank only. With PCSetErrorIfFailure() (the KSP's
+// -ksp_error_if_not_converged) the refusal is a PETSc error on every rank of the PC instead.
+// Misuse (options, a Pmat without entries, a non-square one, an outer KSP whose residual a
+// varying preconditioner corrupts) stays a PETSc error, raised collectively.
 #include <petsc/private/pcimpl.h>
 #include <petscksp.h>
 
@@ -11,6 +21,7 @@
 #include "spmvimpl.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -30,8 +41,14 @@ struct MixedKrylov {
   std::vector<double>                residuals;       /* monitor: the last application's */
   PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
   PetscInt                           builds = 0, value_updates = 0;
-  PetscBool                          warned_ksp = PETSC_FALSE, noted_build = PETSC_FALSE;
+  PetscBool                          allow_nonflexible = PETSC_FALSE; /* -pc_mixedkrylov_allow_nonflexible */
+  PetscBool                          warned_ksp = PETSC_FALSE, warned_gpu_fcg = PETSC_FALSE, noted_build = PETSC_FALSE;
   PetscViewer                        monitor = nullptr;
+  /* The last setup refused the Pmat's data on some rank (every rank of the PC agrees): the
+     failed reason stays PC_SETUP_ERROR and PCApply() flags its output until a setup succeeds. */
+  PetscBool      failed       = PETSC_FALSE;
+  PetscErrorCode failure_code = PETSC_SUCCESS; /* the refusal as a PETSc error code */
+  std::string    failure;                      /* why (the first refusing rank's message, on every rank) */
 };
 
 /* the values of -pc_mixedkrylov_backend and -pc_mixedkrylov_inner (PetscOptionsEList), in
@@ -52,6 +69,40 @@ PetscErrorCode Agree(PC pc, PetscErrorCode ierr)
   PetscCall(ierr);
   PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the PCMIXEDKRYLOV setup failed on another rank (see the error reported there)");
   PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A block solver: a PC on one rank that solves with a block of a larger matrix, as the blocks of
+   PCBJACOBI and PCASM do; its Pmat has the block's own numbering, and no PETSc object tells the
+   block where its rows lie in the user's matrix. PETSc marks such a PC differently in different
+   versions and PC types (PCGetKSPNestLevel() > 0 for PCBJACOBI but not PCASM, a tab level > 0 in
+   3.22 but not 3.25, the options prefix "sub_" of both), so any of these marks it, and so does
+   a one-rank PC in a parallel run. */
+bool IsBlockSolver(PC pc, int *world_rank)
+{
+  int         size = 1, world = 1;
+  const char *prefix = ((PetscObject)pc)->prefix;
+
+  (void)MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size);
+  (void)MPI_Comm_size(PETSC_COMM_WORLD, &world);
+  (void)MPI_Comm_rank(PETSC_COMM_WORLD, world_rank);
+  return size == 1 && (world > 1 || pc->kspnestlevel > 0 || ((PetscObject)pc)->tablevel > 0 || (prefix && std::strstr(prefix, "sub_")));
+}
+
+/* How messages name local row r and column c of the rank's diagonal block: the Pmat's global
+   row and column; for a block solver the block's row and column, with `where` saying so (empty
+   otherwise). */
+struct Place {
+  std::string row, col, where;
+};
+
+Place PlaceOf(PC pc, int64_t r, int64_t c)
+{
+  int rank = 0;
+
+  if (!IsBlockSolver(pc, &rank)) return Place{"Pmat row " + std::to_string(pc->pmat->rmap->rstart + r), "column " + std::to_string(pc->pmat->cmap->rstart + c), ""};
+  return Place{"row " + std::to_string(r) + " of its block", "column " + std::to_string(c),
+               " (a block solver on rank " + std::to_string(rank) +
+                 ", e.g. of PCBJACOBI or PCASM: rows and columns are numbered from the block's first row; with PCBJACOBI's one block per rank, add the first row the rank owns in the user's matrix)"};
 }
 
 /* The core's option names are the matrix ones; the copy's live under the PC's infix. */
@@ -98,25 +149,33 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The core's errors in the Pmat's global numbering, naming the PC's options. */
-PetscErrorCode RunCore(PC pc, const std::function<void()> &f)
+/* The CoreRunner of the backends: a refusal of the data (the core's DiagonalError and
+   ValueRangeError) sets *refused and keeps its message, in the user's numbering and naming the
+   PC's options, and its error code in the PC (no PETSc error: PCSetUp_MixedKrylov() reports it
+   through PCSetFailedReason()); the core's other exceptions are PETSc errors. */
+PetscErrorCode RunCore(PC pc, const std::function<void()> &f, bool *refused)
 {
-  const PetscInt r0 = pc->pmat->rmap->rstart;
+  MixedKrylov   *mk = Data(pc);
   std::string    msg;
   PetscErrorCode code = PETSC_SUCCESS;
+  bool           data = false;
 
   PetscFunctionBegin;
+  *refused = false;
   try {
     f();
   } catch (const mixed::DiagonalError &e) {
     code = PETSC_ERR_ARG_WRONG;
-    /* e.what() is "row <local> ...": name the global row instead */
+    data = true;
+    /* e.what() is "row <local> ...": name the row in the user's numbering instead */
     const std::string w = e.what();
-    msg                 = "PCMIXEDKRYLOV: Pmat row " + std::to_string(r0 + e.row) + w.substr(w.find(' ', 4));
+    const Place       at = PlaceOf(pc, e.row, e.row);
+    msg                  = "PCMIXEDKRYLOV" + at.where + ": " + at.row + w.substr(w.find(' ', 4));
   } catch (const ValueRangeError &e) {
     code = PETSC_ERR_ARG_OUTOFRANGE;
-    msg  = "the PCMIXEDKRYLOV copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), Pmat row " + std::to_string(r0 + e.row) + ", column " + std::to_string(pc->pmat->cmap->rstart + e.col) + ": " +
-          UnderPCOptions(e.message(), ((PetscObject)pc)->prefix);
+    data = true;
+    const Place at = PlaceOf(pc, e.row, e.col);
+    msg = "the PCMIXEDKRYLOV copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + at.col + ": " + UnderPCOptions(e.message(), ((PetscObject)pc)->prefix) + at.where;
   } catch (const FormatError &e) {
     code = PETSC_ERR_ARG_WRONG;
     msg  = UnderPCOptions(e.what(), ((PetscObject)pc)->prefix);
@@ -126,6 +185,12 @@ PetscErrorCode RunCore(PC pc, const std::function<void()> &f)
   } catch (const std::exception &e) {
     code = PETSC_ERR_LIB;
     msg  = e.what();
+  }
+  if (data) {
+    mk->failure      = msg;
+    mk->failure_code = code;
+    *refused         = true;
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -157,57 +222,53 @@ PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
 /* Builds or updates the copy from the rank's diagonal block Ad. converted: Ad is a conversion
    of a non-AIJ block, whose pattern PETSc's nonzero state does not track (a dense block's zero
    may move with SAME_NONZERO_PATTERN): such a block is always built afresh. *did: 1 built,
-   2 values updated (counted by the caller once every rank succeeded). */
-PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did)
+   2 values updated (counted by the caller once every rank succeeded). *refused: the core
+   refused the data (RunCore kept why); a refused update keeps the old copy, a refused build
+   leaves none. */
+PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did, bool *refused)
 {
   MixedKrylov *mk = Data(pc);
   PetscBool    cuda = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(UseCuda(pc, &cuda));
-  bool updated = false, core_refused = false;
-  /* the core's errors as PETSc errors; core_refused: the input was refused (nothing changed) */
-  const CoreRunner run = [pc, &core_refused](const std::function<void()> &f) -> PetscErrorCode {
-    const PetscErrorCode ierr = RunCore(pc, f);
-    if (ierr) core_refused = true;
-    return ierr;
-  };
+  const CoreRunner run = [pc](const std::function<void()> &f, bool *r) -> PetscErrorCode { return RunCore(pc, f, r); };
   /* the same pattern on the same backend: new values only */
   if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && !converted && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
     bool                 pattern_changed = false;
-    const PetscErrorCode ierr            = mk->backend->UpdateValues(Ad, run, &pattern_changed);
-    if (ierr && !core_refused) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
+    const PetscErrorCode ierr            = mk->backend->UpdateValues(Ad, run, &pattern_changed, refused);
+    if (ierr) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
     PetscCall(ierr);
+    if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
     if (!pattern_changed) {
-      *did    = 2;
-      updated = true;
+      *did = 2;
+      PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  if (!updated) {
-    const PackSellOptions &opt = mk->copy_opts.Of<PackSellModule>();
-    mk->backend.reset();
+  const PackSellOptions &opt = mk->copy_opts.Of<PackSellModule>();
+  mk->backend.reset();
 #if defined(PETSCSPMV_HAVE_CUDA)
-    if (cuda) PetscCall(CreateCudaMixedBackend(Ad, opt, mk->params, run, &mk->backend));
-    else
+  if (cuda) PetscCall(CreateCudaMixedBackend(Ad, opt, mk->params, run, &mk->backend, refused));
+  else
 #endif
-      PetscCall(CreateHostMixedBackend(Ad, opt, mk->params, run, &mk->backend));
-    mk->stats = mixed::InnerStats{};
-    *did      = 1;
-    if (mk->noted_build) PetscFunctionReturn(PETSC_SUCCESS); /* the notes below: once per PC */
-    mk->noted_build = PETSC_TRUE;
-    if (mk->params.method == InnerMethod::CG) {
-      PetscBool known = PETSC_FALSE, symmetric = PETSC_TRUE;
-      PetscCall(MatIsSymmetricKnown(pc->pmat, &known, &symmetric));
-      if (known && !symmetric)
-        PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc), "WARNING: PCMIXEDKRYLOV's inner CG assumes a symmetric positive definite Pmat, and this one is marked non-symmetric: use -pc_mixedkrylov_inner f3r (with -ksp_type fgmres)\n"));
-    }
-    if (mk->monitor && mk->params.method == InnerMethod::F3R)
-      PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  PCMIXEDKRYLOV monitor: F3R's inner levels keep no residual history; -pc_mixedkrylov_monitor prints the inner residuals of -pc_mixedkrylov_inner cg only\n"));
+    PetscCall(CreateHostMixedBackend(Ad, opt, mk->params, run, &mk->backend, refused));
+  if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
+  mk->stats = mixed::InnerStats{};
+  *did      = 1;
+  if (mk->noted_build) PetscFunctionReturn(PETSC_SUCCESS); /* the notes below: once per PC */
+  mk->noted_build = PETSC_TRUE;
+  if (mk->params.method == InnerMethod::CG) {
+    PetscBool known = PETSC_FALSE, symmetric = PETSC_TRUE;
+    PetscCall(MatIsSymmetricKnown(pc->pmat, &known, &symmetric));
+    if (known && !symmetric)
+      PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc), "WARNING: PCMIXEDKRYLOV's inner CG assumes a symmetric positive definite Pmat, and this one is marked non-symmetric: use -pc_mixedkrylov_inner f3r (with -ksp_type fgmres)\n"));
   }
+  if (mk->monitor && mk->params.method == InnerMethod::F3R)
+    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  PCMIXEDKRYLOV monitor: F3R's inner levels keep no residual history; -pc_mixedkrylov_monitor prints the inner residuals of -pc_mixedkrylov_inner cg only\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetUpLocal(PC pc, int *did)
+PetscErrorCode SetUpLocal(PC pc, int *did, bool *refused)
 {
   MixedKrylov   *mk = Data(pc);
   Mat            Ad = nullptr, owned = nullptr;
@@ -216,7 +277,7 @@ PetscErrorCode SetUpLocal(PC pc, int *did)
   PetscFunctionBegin;
   PetscCall(PetscTime(&t0));
   PetscErrorCode ierr = LocalBlock(pc, &Ad, &owned); /* may fail with *owned already made */
-  if (!ierr) ierr = SetUpBlock(pc, Ad, owned != nullptr, did);
+  if (!ierr) ierr = SetUpBlock(pc, Ad, owned != nullptr, did, refused);
   PetscCall(MatDestroy(&owned)); /* on errors too */
   PetscCall(ierr);
   PetscCall(PetscTime(&t1));
@@ -224,27 +285,86 @@ PetscErrorCode SetUpLocal(PC pc, int *did)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* After a PETSc error of the setup on some rank (raised on every rank by the caller): PETSc
+   recorded the Pmat's state before calling us; forget it, so that the next PCSetUp() runs again
+   (rebuilds a dropped copy, or repeats the error) instead of applying a copy that does not match
+   the Pmat; and when a rank has no copy left, no rank keeps one. */
+PetscErrorCode ForgetSetUp(PC pc)
+{
+  MixedKrylov *mk   = Data(pc);
+  PetscMPIInt  have = mk->backend ? 1 : 0, all = 0;
+
+  PetscFunctionBegin;
+  pc->matstate = -1;
+  PetscCallMPI(MPIU_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)pc)));
+  if (!all) mk->backend.reset();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A refusal of the data on some rank (refused: on this one, mk->failure says why) is one on
+   every rank of the PC: the first refusing rank's message and code reach all of them, the PC
+   records PC_SETUP_ERROR, and with PCSetErrorIfFailure() every rank raises the refusal as a
+   PETSc error (the next PCSetUp() then runs again, as after an error). */
+PetscErrorCode ShareRefusal(PC pc, bool refused)
+{
+  MixedKrylov *mk   = Data(pc);
+  MPI_Comm     comm = PetscObjectComm((PetscObject)pc);
+  PetscMPIInt  rank, size, first, len = 0, code = (PetscMPIInt)mk->failure_code;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  {
+    PetscMPIInt mine = refused ? rank : size;
+    PetscCallMPI(MPIU_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  }
+  mk->failed       = first < size ? PETSC_TRUE : PETSC_FALSE;
+  pc->failedreason = mk->failed ? PC_SETUP_ERROR : PC_NOERROR;
+  if (!mk->failed) {
+    mk->failure.clear();
+    mk->failure_code = PETSC_SUCCESS;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (rank == first) len = (PetscMPIInt)mk->failure.size();
+  PetscCallMPI(MPI_Bcast(&len, 1, MPI_INT, first, comm));
+  PetscCallMPI(MPI_Bcast(&code, 1, MPI_INT, first, comm));
+  if (rank != first) PetscCallCXX(mk->failure.assign((size_t)len, ' '));
+  if (len) PetscCallMPI(MPI_Bcast(&mk->failure[0], len, MPI_CHAR, first, comm));
+  mk->failure_code = (PetscErrorCode)code;
+  PetscCall(PetscInfo(pc, "setup refused (PC_SETUP_ERROR; KSPs that apply this PC stop with KSP_DIVERGED_PC_FAILED): %s\n", mk->failure.c_str()));
+  if (pc->erroriffailure) {
+    pc->matstate = -1;
+    SETERRQ(PETSC_COMM_SELF, mk->failure_code, "%s", mk->failure.c_str());
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode PCSetUp_MixedKrylov(PC pc)
 {
-  MixedKrylov *mk  = Data(pc);
-  int          did = 0;
+  MixedKrylov *mk      = Data(pc);
+  int          did     = 0;
+  bool         refused = false;
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(EventMixedSetUp, pc, 0, 0, 0));
-  const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc, &did));
-  if (ierr) {
-    /* PETSc recorded the Pmat's state before calling us: forget it (on every rank: Agree), so
-       that the next PCSetUp() runs again (rebuilds a dropped copy, or repeats a refused update
-       and its error) instead of applying a copy that does not match the Pmat; and when a rank
-       has no copy left, no rank keeps one (a reused PC then fails on every rank alike) */
-    PetscMPIInt have = mk->backend ? 1 : 0, all = 0;
-    pc->matstate     = -1;
-    PetscCallMPI(MPIU_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)pc)));
-    if (!all) mk->backend.reset();
-  } else if (did == 1) mk->builds++;
-  else if (did == 2) mk->value_updates++;
+  const PetscErrorCode ierr = Agree(pc, SetUpLocal(pc, &did, &refused));
+  if (ierr) PetscCall(ForgetSetUp(pc));
+  else if (!refused && did == 1) mk->builds++;
+  else if (!refused && did == 2) mk->value_updates++;
   PetscCall(PetscLogEventEnd(EventMixedSetUp, pc, 0, 0, 0));
   PetscCall(ierr);
+  PetscCall(ShareRefusal(pc, refused));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* KSPSolve() calls KSPSetUpOnBlocks() before PCPreSolve() and takes the PC's failed reason from
+   it: the setup after a change of the Pmat's values (which KSPSolve() otherwise leaves to the
+   first PCApply()) runs here, so that the reason it reads is this Pmat's, not a previous one's
+   (a refusal cleared by a repaired Pmat, or a new one). */
+PetscErrorCode PCSetUpOnBlocks_MixedKrylov(PC pc)
+{
+  PetscFunctionBegin;
+  PetscCall(PCSetUp(pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -255,84 +375,135 @@ PetscErrorCode Monitor(PC pc, Vec x)
   MixedKrylov        *mk = Data(pc);
   std::vector<double> res;
   PetscInt            n, nmax;
-  PetscReal           sigma;
+  PetscReal           sigma, smax;
 
   PetscFunctionBegin;
   PetscCall(mk->backend->ReadStats(&mk->stats, &res));
   n = (PetscInt)res.size();
   PetscCallMPI(MPIU_Allreduce(&n, &nmax, 1, MPIU_INT, MPI_MAX, PetscObjectComm((PetscObject)pc)));
-  /* sigma_rank = ||D^-1/2 r|| on the rank's rows: res holds the unit-norm inner residuals */
+  /* sigma_rank = ||D^-1/2 r|| on the rank's rows: res holds the unit-norm inner residuals; the
+     squares are summed relative to the largest sigma (no overflow or underflow) */
   PetscCall(mk->backend->ScaledNorm(x, &sigma));
+  PetscCallMPI(MPIU_Allreduce(&sigma, &smax, 1, MPIU_REAL, MPI_MAX, PetscObjectComm((PetscObject)pc)));
+  if (!(smax > 0) || !std::isfinite(smax)) smax = 1;
   std::vector<PetscReal> sq((size_t)nmax, 0.0), sum((size_t)nmax, 0.0);
   for (PetscInt k = 0; k < nmax; k++) {
     const double rk = n == 0 ? 0.0 : res[(size_t)std::min(k, n - 1)];
-    sq[(size_t)k]   = (sigma * rk) * (sigma * rk);
+    sq[(size_t)k]   = (sigma / smax * rk) * (sigma / smax * rk);
   }
   if (nmax) PetscCallMPI(MPIU_Allreduce(sq.data(), sum.data(), (PetscMPIInt)nmax, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)pc)));
   PetscCall(PetscViewerASCIIAddTab(mk->monitor, ((PetscObject)pc)->tablevel));
   for (PetscInt k = 0; k < nmax; k++)
-    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  %3" PetscInt_FMT " PCMIXEDKRYLOV inner residual norm %14.12e (relative %g)\n", k, (double)std::sqrt(sum[(size_t)k]),
+    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  %3" PetscInt_FMT " PCMIXEDKRYLOV inner residual norm %14.12e (relative %g)\n", k, (double)(smax * std::sqrt(sum[(size_t)k])),
                                      (double)(sum[0] > 0 ? std::sqrt(sum[(size_t)k] / sum[0]) : 0.0)));
   PetscCall(PetscViewerASCIISubtractTab(mk->monitor, ((PetscObject)pc)->tablevel));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* After a refused setup: y = Inf (VecFlag()) and the failed reason PC_SETUP_ERROR, which the
+   KSP applying the PC turns into KSP_DIVERGED_PC_FAILED on every rank at its next norm. */
 PetscErrorCode PCApply_MixedKrylov(PC pc, Vec x, Vec y)
 {
   MixedKrylov *mk = Data(pc);
 
   PetscFunctionBegin;
+  if (mk->failed) {
+    pc->failedreason = PC_SETUP_ERROR;
+    PetscCall(VecFlag(y, 1));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCheck(mk->backend, PetscObjectComm((PetscObject)pc), PETSC_ERR_ORDER, "PCMIXEDKRYLOV has no copy of the Pmat: its last PCSetUp() failed");
   PetscCall(mk->backend->Apply(mk->params, x, y));
   if (mk->monitor) PetscCall(Monitor(pc, x));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Warns once when the outer Krylov method is not flexible (the inner solve is a nonlinear
-   operator: FCG, FGMRES, GCR and the like are guaranteed to handle it, CG and GMRES are not),
-   when FCG tests the preconditioned norm (not the true residual), or when FCG is the outer KSP of
-   the GPU backend (slow: below). */
+/* The outer KSPs whose residual stays the true one with a preconditioner that changes from one
+   application to the next (a flexible method: its residual recurs with the exact operator, and
+   the norm it tests is that residual's), by the norm they test. */
+const char *const FlexibleAnyNorm[]    = {KSPFGMRES, KSPPIPEFGMRES, KSPGCR, KSPFBCGS, KSPPREONLY}; /* unpreconditioned or none only */
+const char *const FlexibleUnprecNorm[] = {KSPFCG, KSPPIPEFCG, KSPPIPEGCR, KSPFBCGSR, KSPRICHARDSON};
+const char *const NormNames[]          = {"none", "preconditioned", "unpreconditioned", "natural"}; /* by KSPNormType */
+
+PetscErrorCode TypeIn(KSP ksp, const char *const *types, size_t n, PetscBool *in)
+{
+  PetscFunctionBegin;
+  *in = PETSC_FALSE;
+  for (size_t i = 0; i < n && !*in; i++) PetscCall(PetscObjectTypeCompare((PetscObject)ksp, types[i], in));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The outer KSP must give a true residual with this varying preconditioner (FlexibleAnyNorm, or
+   FlexibleUnprecNorm with the unpreconditioned norm or none): otherwise an error naming the
+   remedy, or with -pc_mixedkrylov_allow_nonflexible a warning (once per PC). Not checked for a
+   KSP that applies the PC inside the solve of another (presolvedone > 1), nor for one nested
+   deeper than the KSP the PC belongs to: Chebyshev's eigenvalue estimator (a GMRES or CG KSP)
+   applies Chebyshev's PC inside Chebyshev's setup, before Chebyshev's own PCPreSolve(), and
+   Chebyshev is the method that solves (it is checked then). */
+PetscErrorCode CheckOuterKSP(PC pc, KSP ksp)
+{
+  MixedKrylov *mk = Data(pc);
+  PetscBool    any, unprec;
+  PetscInt     level;
+  KSPType      kt;
+  KSPNormType  nt;
+  const char  *kp = nullptr, *pp = ((PetscObject)pc)->prefix;
+  char         why[1024], fix[512];
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetNestLevel(ksp, &level));
+  if (pc->presolvedone > 1 || level > pc->kspnestlevel) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(TypeIn(ksp, FlexibleAnyNorm, sizeof(FlexibleAnyNorm) / sizeof(FlexibleAnyNorm[0]), &any));
+  PetscCall(TypeIn(ksp, FlexibleUnprecNorm, sizeof(FlexibleUnprecNorm) / sizeof(FlexibleUnprecNorm[0]), &unprec));
+  PetscCall(KSPGetNormType(ksp, &nt));
+  if (any || (unprec && (nt == KSP_NORM_UNPRECONDITIONED || nt == KSP_NORM_NONE))) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPGetType(ksp, &kt));
+  PetscCall(KSPGetOptionsPrefix(ksp, &kp));
+  if (!kp) kp = "";
+  if (!pp) pp = "";
+  if (unprec) {
+    PetscCall(PetscSNPrintf(why, sizeof(why), "the outer KSP %s tests the %s residual norm, which a preconditioner that changes from one application to the next (PCMIXEDKRYLOV's inner Krylov solve) makes differ from the true residual: it may report convergence with a wrong answer", kt,
+                            nt >= KSP_NORM_NONE && nt <= KSP_NORM_NATURAL ? NormNames[nt] : "default"));
+    PetscCall(PetscSNPrintf(fix, sizeof(fix), "use -%sksp_norm_type unpreconditioned", kp));
+  } else {
+    PetscCall(PetscSNPrintf(why, sizeof(why), "the outer KSP %s is not flexible: PCMIXEDKRYLOV's inner Krylov solve changes from one application to the next, and with it %s may report convergence with a wrong answer", kt, kt));
+    PetscCall(PetscSNPrintf(fix, sizeof(fix), "use -%sksp_type fgmres, or -%sksp_type fcg -%sksp_norm_type unpreconditioned (SPD matrices), or -%sksp_type gcr, or -%sksp_type fbcgs", kp, kp, kp, kp, kp));
+  }
+  PetscCheck(mk->allow_nonflexible, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "PCMIXEDKRYLOV: %s; %s (-%spc_mixedkrylov_allow_nonflexible makes this a warning)", why, fix, pp);
+  if (!mk->warned_ksp) PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc), "WARNING: PCMIXEDKRYLOV: %s (solving anyway: -%spc_mixedkrylov_allow_nonflexible); %s\n", why, pp, fix));
+  mk->warned_ksp = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Refuses an outer KSP that does not give a true residual (CheckOuterKSP), and warns once when
+   FCG is the outer KSP of the GPU backend (slow: below). */
 PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
 {
   MixedKrylov *mk = Data(pc);
-  PetscBool    flexible;
-  KSPNormType  nt;
-  KSPType      kt;
-  PCSide       side;
 
   PetscFunctionBegin;
   {
     /* Set up here, not lazily in the first PCApply() of the outer iteration (where PETSc puts
-       the setup after a value change): a refused setup then leaves KSPSolve() before the
-       outer method starts, and PCPreSolve()'s count (which PETSc's PCPostSolve() would undo,
-       and which it refuses past 2) is undone here, so the KSP stays usable once the Pmat is
-       repaired. */
-    const PetscErrorCode ierr = PCSetUp(pc);
+       the setup after a value change): an error then leaves KSPSolve() before the outer method
+       starts, and PCPreSolve()'s count (which PETSc's PCPostSolve() would undo, and which it
+       refuses past 2) is undone here, so the KSP stays usable; a refused setup (no error) is
+       flagged before the first application. */
+    PetscErrorCode ierr = CheckOuterKSP(pc, ksp);
+    if (!ierr) ierr = PCSetUp(pc);
     if (ierr) pc->presolvedone--;
     PetscCall(ierr);
   }
-  if (mk->warned_ksp) PetscFunctionReturn(PETSC_SUCCESS);
-  mk->warned_ksp = PETSC_TRUE;
-  PetscCall(KSPGetType(ksp, &kt));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)ksp, &flexible, KSPFCG, KSPPIPEFCG, KSPFGMRES, KSPPIPEFGMRES, KSPGCR, KSPPIPEGCR, KSPFBCGS, KSPFBCGSR, KSPRICHARDSON, KSPPREONLY, ""));
-  if (!flexible)
-    PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
-                          "WARNING: PCMIXEDKRYLOV applies an inner Krylov solve, which is not a fixed linear operator; the outer KSP %s is not flexible and is not guaranteed to converge: use -ksp_type fcg -ksp_norm_type unpreconditioned, or -ksp_type fgmres\n",
-                          kt));
   /* PETSc's KSPFCG orthogonalises with VecMTDot, which CUDA vectors compute on the host (PETSc
      3.22.5, -log_view: VecMTDot without GPU flops and a VecCUDACopyFrom per stored direction):
      on the GPU that costs more than the inner solve (docs/mixed.md) */
-  if (mk->backend && mk->backend->OnDevice()) {
+  if (!mk->warned_gpu_fcg && mk->backend && mk->backend->OnDevice()) {
     PetscBool fcg;
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPFCG, &fcg));
     if (fcg)
       PetscCall(PetscPrintf(PetscObjectComm((PetscObject)pc),
                             "WARNING: PCMIXEDKRYLOV runs on the GPU, but the outer KSP fcg computes its VecMTDot on the host for CUDA vectors (a device-to-host copy of every stored direction per iteration): use -ksp_type fgmres for speed\n"));
+    mk->warned_gpu_fcg = fcg;
   }
-  PetscCall(KSPGetNormType(ksp, &nt));
-  PetscCall(KSPGetPCSide(ksp, &side));
-  if (flexible && nt == KSP_NORM_PRECONDITIONED && side == PC_LEFT)
-    PetscCall(PetscInfo(pc, "the outer KSP %s tests the preconditioned residual norm; -ksp_norm_type unpreconditioned tests the true residual\n", kt));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -354,6 +525,8 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
+  PetscCall(PetscOptionsBool("-pc_mixedkrylov_allow_nonflexible", "Warn instead of refusing an outer KSP whose residual the varying preconditioner makes differ from the true one (not flexible, or a flexible one testing another norm)", "PCMIXEDKRYLOV",
+                             mk->allow_nonflexible, &mk->allow_nonflexible, &set));
   PetscOptionsHeadEnd();
   PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
   PetscCheck(rtol >= 0 && rtol < 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_rtol %g is out of range: use 0 (a fixed step count) or a reduction factor in (0, 1)", (double)rtol);
@@ -408,6 +581,8 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mk->copy_opts.Describe().c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  the outer Krylov method multiplies by the exact Pmat/Amat; only the preconditioner uses the copy\n"));
   if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI: each rank solves with its diagonal block (block Jacobi; the off-rank couplings stay with the outer method)\n"));
+  if (mk->allow_nonflexible) PetscCall(PetscViewerASCIIPrintf(viewer, "  outer KSPs that do not give a true residual with it are allowed (-pc_mixedkrylov_allow_nonflexible)\n"));
+  if (mk->failed) PetscCall(PetscViewerASCIIPrintf(viewer, "  the last setup was refused (PC_SETUP_ERROR: applications return Inf): %s\n", mk->failure.c_str()));
   if (mk->backend) {
     mixed::InnerStats s = mk->stats;
     PetscCall(mk->backend->ReadStats(&s, nullptr));
@@ -430,6 +605,9 @@ PetscErrorCode PCReset_MixedKrylov(PC pc)
 
   PetscFunctionBegin;
   mk->backend.reset();
+  mk->failed       = PETSC_FALSE;
+  mk->failure_code = PETSC_SUCCESS;
+  mk->failure.clear();
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -469,6 +647,7 @@ PetscErrorCode PCCreate_MixedKrylov(PC pc)
   PetscFunctionBegin;
   pc->data                 = new MixedKrylov();
   pc->ops->setup           = PCSetUp_MixedKrylov;
+  pc->ops->setuponblocks   = PCSetUpOnBlocks_MixedKrylov;
   pc->ops->apply           = PCApply_MixedKrylov;
   pc->ops->presolve        = PCPreSolve_MixedKrylov;
   pc->ops->setfromoptions  = PCSetFromOptions_MixedKrylov;

@@ -288,6 +288,9 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
 PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow);
 void           AddStats(FormatStats *sum, const FormatStats &s);
 void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out);
+/* The LOSSY line of the views that list a lossy matrix's entries (MatView_SeqSpMV/MPISpMV call it
+   before the base type's view; it prints nothing in the other cases). */
+PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o);
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;

@@ -49,6 +49,28 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The views that list a matrix's entries (ASCII default, common, dense, index; not the INFO
+   formats, which ViewFormat() covers, nor machine-read ones such as MATLAB or Matrix Market) of a
+   matrix whose products use a lossy copy (PackSELL with a lossy value format): one line first,
+   "values: LOSSY <format> (unit roundoff <u>): ...", the words of the ASCII_INFO view, since the
+   entries listed are the matrix's exact FP64 ones. */
+PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o)
+{
+  PetscBool         ascii;
+  PetscViewerFormat format;
+  std::string       values;
+
+  PetscFunctionBegin;
+  if (o.format() != FormatOf<PackSellModule>() || !o.Of<PackSellModule>().value_format.lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_DEFAULT && format != PETSC_VIEWER_ASCII_COMMON && format != PETSC_VIEWER_ASCII_DENSE && format != PETSC_VIEWER_ASCII_INDEX) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallCXX(values = o.ValuesNote());
+  PetscCall(PetscViewerASCIIPrintf(viewer, "values: %s (the entries listed are the matrix's own FP64 values)\n", values.c_str()));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow)
 {
   PetscBool   enabled;

@@ -140,7 +140,48 @@ TEST(F3RDevice, SmallZeroRhs) {
   EXPECT_CUDA(mc::destroy(d));
 }
 
-// A_hat = 0 (exact zero diagonal): no FGMRES(m2) column, z = s .* s .* r on both.
+// Right-hand sides across the double range: the device's M(2^k r) (a fresh solver each: the
+// weights change with the calls) is 2^k times its M(r) bit for bit, and the host's within the
+// usual tolerance (the plain entry norm underflowed to z = 0 below 1e-162 and overflowed to a
+// Jacobi step above 1e154).
+TEST(F3RDevice, SmallScalesAcrossTheDoubleRange) {
+  const CsrMatrix A = random_spd(1200, 8, 0.05, 21);
+  const ScaledCopy c = test_scaled_copy(A);
+  const size_t n = size_t(A.rows);
+  const std::vector<double> r = random_vector(int64_t(n), 22);
+  Stream st;
+  DeviceArray<double> dr(n), dz(n);
+  const auto device = [&](const std::vector<double> &rk) {
+    mc::DeviceF3R *d = nullptr;
+    EXPECT_CUDA(mc::create(c, F3RParams{}, &d));
+    dr.upload(rk);
+    dz.poison();
+    EXPECT_CUDA(mc::apply(d, dr.get(), dz.get(), st.s));
+    EXPECT_CUDA(cudaStreamSynchronize(st.s));
+    EXPECT_CUDA(mc::destroy(d));
+    return dz.download();
+  };
+  const std::vector<double> ref = device(r);
+  for (int k : {-900, -600, 600, 900}) {
+    std::vector<double> rk(r), zh(n);
+    for (double &v : rk) v = std::ldexp(v, k);
+    const std::vector<double> zd = device(rk);
+    F3RState hst;
+    InnerStats hstats;
+    apply_inner_f3r(c, F3RParams{}, rk.data(), zh.data(), &hst, &hstats);
+    EXPECT_EQ(hstats.jacobi_fallbacks + hstats.zero_rhs, 0) << k;
+    double diff = 0.0, nz = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(zd[i], std::ldexp(ref[i], k)) << "M(2^" << k << " r), entry " << i;
+      const double a = std::ldexp(zd[i], -k), b = std::ldexp(zh[i], -k);
+      diff += (a - b) * (a - b);
+      nz += b * b;
+    }
+    EXPECT_LE(std::sqrt(diff / nz), 1e-5) << "M(2^" << k << " r): device against host";
+  }
+}
+
+// A_hat = 0 (exact zero diagonal): no FGMRES(m2) column, z = s .* (s .* r) on both.
 TEST(F3RDevice, SmallJacobiFallback) {
   const int32_t n = 300;
   std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
@@ -158,7 +199,7 @@ TEST(F3RDevice, SmallJacobiFallback) {
   ASSERT_CUDA(mc::apply(d, dr.get(), dz.get(), st.s));
   ASSERT_CUDA(cudaStreamSynchronize(st.s)); // download() copies on the legacy stream
   const std::vector<double> z = dz.download();
-  for (int32_t i = 0; i < n; ++i) EXPECT_EQ(z[size_t(i)], (c.s[size_t(i)] * c.s[size_t(i)]) * r[size_t(i)]) << i;
+  for (int32_t i = 0; i < n; ++i) EXPECT_EQ(z[size_t(i)], c.s[size_t(i)] * (c.s[size_t(i)] * r[size_t(i)])) << i;
   InnerStats stats;
   ASSERT_CUDA(mc::read_stats(d, &stats, st.s));
   EXPECT_EQ(stats.jacobi_fallbacks, 1);

@@ -12,6 +12,7 @@
 #include "mixed/inner_cg.hpp"
 #include "mixed/inner_cg_device.hpp"
 #include "mixed/scaled_copy.hpp"
+#include "mixed_systems.hpp"
 #include "random_matrix.hpp"
 #include <algorithm>
 #include <cmath>
@@ -492,7 +493,7 @@ TEST(MixedSmallInnerCg, BreakdownIndefinite) {
   }
 }
 
-// A breakdown at the first step (r in the eigenspace of -2): z = s .* s .* r (s = 1 here: z = r).
+// A breakdown at the first step (r in the eigenspace of -2): z = s .* (s .* r) (s = 1 here: z = r).
 TEST(MixedSmallInnerCg, JacobiFallback) {
   const int32_t n = 600;
   const HostCsr A = indefinite_blocks(n);
@@ -518,6 +519,45 @@ TEST(MixedSmallInnerCg, JacobiFallback) {
     EXPECT_TRUE(dev.residuals.empty()) << what;
     EXPECT_CUDA(mixed::cuda::destroy(d));
   }
+}
+
+// Right-hand sides across the double range: the device's M(2^k r) is 2^k times its M(r) bit for
+// bit (||D^-1/2 r|| from about 1e-270 to 1e270: the plain sum of squares underflowed to z = 0
+// below 1e-162 and overflowed to a Jacobi step above 1e154), and the host twin's within the
+// usual tolerance; the device PC of 2^-1030 A (subnormal entries) on 2^-1030 r is its PC of A on r.
+TEST(MixedSmallInnerCg, ScalesAcrossTheDoubleRange) {
+  const HostCsr A = pspmv_test::laplace2d(26, 27); // small integers: exact at 2^-1030
+  mixed::InnerCgParams p;
+  p.max_it = 12;
+  std::vector<double> r = random_vector(size_t(A.rows), 92);
+  for (double &v : r) v = std::round(v * 0x1p20) / 0x1p20; // exact at 2^-1030
+  const mixed::ScaledCopy c = mixed::build_scaled_copy(A.view(), options(ValueFormat::e8m(14), hybrid_none()));
+  mixed::cuda::DeviceInnerCg *d = nullptr;
+  ASSERT_CUDA(mixed::cuda::create(c, p.max_it, &d));
+  const Outcome ref = device_apply(d, p, r);
+  for (int k : {-900, -600, 600, 900}) {
+    std::vector<double> rk(r);
+    for (double &v : rk) v = std::ldexp(v, k);
+    const Outcome dev = device_apply(d, p, rk), host = host_apply(c, p, rk);
+    const std::string what = "M(2^" + std::to_string(k) + " r)";
+    EXPECT_EQ(dev.stats.jacobi_fallbacks + dev.stats.zero_rhs, 0) << what;
+    for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(dev.z[i], std::ldexp(ref.z[i], k)) << what << ", entry " << i;
+    Outcome dev1 = dev, host1 = host; // compared at scale 1 (expect_same's bounds are absolute in places)
+    for (double &v : dev1.z) v = std::ldexp(v, -k);
+    for (double &v : host1.z) v = std::ldexp(v, -k);
+    expect_same(dev1, host1, 1e-4, what);
+  }
+  EXPECT_CUDA(mixed::cuda::destroy(d));
+  HostCsr At = A;
+  for (double &v : At.values) v = std::ldexp(v, -1030);
+  std::vector<double> rt(r);
+  for (double &v : rt) v = std::ldexp(v, -1030);
+  const DevCsr dAt(At);
+  mixed::cuda::DeviceInnerCg *dt = device_built_cg(dAt, options(ValueFormat::e8m(14), hybrid_none()), p.max_it);
+  ASSERT_NE(dt, nullptr);
+  const Outcome tiny = device_apply(dt, p, rt);
+  for (size_t i = 0; i < r.size(); ++i) ASSERT_EQ(tiny.z[i], ref.z[i]) << "the PC of 2^-1030 A on 2^-1030 r, entry " << i;
+  EXPECT_CUDA(mixed::cuda::destroy(dt));
 }
 
 // max_it = 0: no step is made, the Jacobi step is returned (as the host twin does).

@@ -271,6 +271,38 @@ TEST(DeviceScaledCopySmall, ValueOutOfRange) {
   }
 }
 
+// Entries across the double range: the 2-D Laplacian at 2^-1030 (every entry subnormal, s_i s_j
+// overflows) and at 2^1000, bit for bit the host's copy; scaled values beyond double (Inf, or 0
+// for a nonzero) refused as on the host (the first offending entry in CSR order, whichever its
+// kind, with its row, column and message).
+TEST(DeviceScaledCopySmall, ExtremeRange) {
+  for (int e : {-1030, 1000}) {
+    HostCsr A = pspmv_test::laplace2d(23, 17);
+    for (double &v : A.values) v = std::ldexp(v, e);
+    all_options(A, "laplace2d 23x17 times 2^" + std::to_string(e), false);
+    check_copy(A, options(ValueFormat::exact(), "auto", 1), "laplace2d 23x17 times 2^" + std::to_string(e) + " exact");
+  }
+  HostCsr big = tridiagonal(100); // diagonal entries 1e-310 in rows 40, 41: their coupling scales to about 1e310
+  big.values[size_t(big.rowptr[40] + 1)] = 1e-310;
+  big.values[size_t(big.rowptr[41] + 1)] = 1e-310;
+  HostCsr small = tridiagonal(100); // diagonal entries 1e300 in rows 60, 61 and a coupling 1e-30: 1e-330
+  small.values[size_t(small.rowptr[60] + 1)] = 1e300;
+  small.values[size_t(small.rowptr[61] + 1)] = 1e300;
+  small.values[size_t(small.rowptr[60] + 2)] = -1e-30;
+  small.values[size_t(small.rowptr[61])] = -1e-30;
+  HostCsr both = big; // a NaN in a later row than the overflow, and one in an earlier row
+  both.values[size_t(both.rowptr[70])] = kNaN;
+  HostCsr nan_first = big;
+  nan_first.values[size_t(nan_first.rowptr[20])] = kNaN;
+  for (const HostCsr *M : {&big, &small, &both, &nan_first}) {
+    const PackSellOptions o = options(ValueFormat::exact(), "auto", 1);
+    EXPECT_THROW(mixed::build_scaled_copy(M->view(), o), ValueRangeError);
+    check_copy(*M, o, "scaled value beyond double, exact");
+    check_copy(*M, options(ValueFormat::e8m(14), "none", kPackSellSigmaAuto), "scaled value beyond double, e8m14");
+  }
+  expect_refused_update(tridiagonal(100), big, options(ValueFormat::e8m(14), "auto", 1), "update to a scaled value beyond double");
+}
+
 // Refused updates: the host's error, the copy unchanged.
 TEST(DeviceScaledCopySmall, RefusedUpdates) {
   const HostCsr A = tridiagonal(200);

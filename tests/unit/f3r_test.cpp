@@ -209,7 +209,7 @@ TEST(F3RHost, ZeroRhsGivesZero) {
 }
 
 // A_hat = 0 (a zero diagonal in an exact copy): the first FGMRES(m2) column is zero, no step is
-// made, and z is the Jacobi step s .* s .* r.
+// made, and z is the Jacobi step s .* (s .* r).
 TEST(F3RHost, JacobiFallbackWhenNoStep) {
   ScaledCopy c;
   const int32_t n = 40;
@@ -223,7 +223,7 @@ TEST(F3RHost, JacobiFallbackWhenNoStep) {
   const std::vector<double> r = random_vector(n, 9);
   std::vector<double> z(static_cast<size_t>(n));
   apply_inner_f3r(c, F3RParams{}, r.data(), z.data(), &st, &stats);
-  for (int32_t i = 0; i < n; ++i) EXPECT_EQ(z[size_t(i)], (c.s[size_t(i)] * c.s[size_t(i)]) * r[size_t(i)]);
+  for (int32_t i = 0; i < n; ++i) EXPECT_EQ(z[size_t(i)], c.s[size_t(i)] * (c.s[size_t(i)] * r[size_t(i)]));
   EXPECT_EQ(stats.jacobi_fallbacks, 1);
   EXPECT_EQ(stats.zero_rhs, 0);
 }

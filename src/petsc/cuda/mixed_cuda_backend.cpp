@@ -31,7 +31,7 @@ public:
     (void)mixed::cuda::destroy(f3r_);
   }
 
-  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run)
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, bool *refused)
   {
     cudaStream_t                  stream = nullptr;
     cudaError_t                   cerr   = cudaSuccess;
@@ -44,9 +44,10 @@ public:
     const PetscErrorCode rerr = WithDeviceCsr(Ad, stream, PETSC_TRUE, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
       PetscFunctionBegin;
       PetscCall(PetscLogGpuTimeBegin());
-      const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, &c); });
+      const PetscErrorCode ierr = run([&] { cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, &c); }, refused);
       PetscCall(PetscLogGpuTimeEnd());
       PetscCall(ierr);
+      if (*refused) PetscFunctionReturn(PETSC_SUCCESS); /* nothing built (c left empty) */
       PetscCallCUDA(cerr);
       block_rows_ = A.rows;
       block_nnz_  = A.nnz;
@@ -54,6 +55,7 @@ public:
     });
     if (rerr) (void)mixed::cuda::release(&c); /* built, but the read failed after it: no solver takes it */
     PetscCall(rerr);
+    if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
     info_.rows  = c.op.rows;
     info_.nnz   = c.nnz;
     info_.stats = c.stats;
@@ -95,7 +97,7 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed) override
+  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed, bool *refused) override
   {
     cudaStream_t stream = nullptr;
     cudaError_t  cerr   = cudaSuccess;
@@ -115,11 +117,14 @@ public:
     PetscCall(WithDeviceCsr(Ad, stream, PETSC_FALSE, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
       PetscFunctionBegin;
       PetscCall(PetscLogGpuTimeBegin());
-      const PetscErrorCode ierr = run([&] {
-        cerr = cg_ ? mixed::cuda::update_values(A, stream, cg_, pattern_changed) : mixed::cuda::update_values(A, stream, f3r_, pattern_changed);
-      });
+      const PetscErrorCode ierr = run(
+        [&] {
+          cerr = cg_ ? mixed::cuda::update_values(A, stream, cg_, pattern_changed) : mixed::cuda::update_values(A, stream, f3r_, pattern_changed);
+        },
+        refused);
       PetscCall(PetscLogGpuTimeEnd());
       PetscCall(ierr);
+      if (*refused) PetscFunctionReturn(PETSC_SUCCESS); /* the copy keeps its old values */
       PetscCallCUDA(cerr);
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
@@ -209,11 +214,12 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out)
+PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedBackend>();
-  PetscCall(b->Create(Ad, opt, p, run));
+  PetscCall(b->Create(Ad, opt, p, run, refused));
+  if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -209,6 +209,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     device[1]            = tot[8];
     PetscCall(ViewFormat(A, viewer, mp->type, mp->opts, global, scale, device, mp->free_device_csr, "all ranks, diagonal and off-diagonal blocks"));
   }
+  PetscCall(ViewLossyNote(viewer, mp->opts));
   PetscCall(mp->baseops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

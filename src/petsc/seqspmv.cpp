@@ -307,6 +307,7 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
     PetscCall(SeqDeviceBytes(A, &device[0], &device[1]));
     PetscCall(ViewFormat(A, viewer, sp->type, sp->opts, stats, scale, device, sp->free_device_csr, "this matrix"));
   }
+  PetscCall(ViewLossyNote(viewer, sp->opts));
   PetscCall(sp->baseops.view(A, viewer));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

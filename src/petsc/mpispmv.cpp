@@ -102,12 +102,19 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
 
 /* Stale blocks are brought up to date before the base type's product starts its halo scatter: an
    error then (a lossy value that changed without an operation that checks it) leaves no message
-   in flight, and the matrix usable once the value is repaired. */
+   in flight, and the matrix usable once the value is repaired. After a refused value check
+   (MatScale(), MatShift(), an assembly, ...: every rank knows) the sync is collective, so that the
+   product is refused on every rank until the values are repaired; otherwise it is local (a
+   value written into a block's arrays directly fails on its rank only). */
 PetscErrorCode SyncBlocksForProduct(Mat A)
 {
   Mat blocks[2];
 
   PetscFunctionBegin;
+  if (State(A)->values_refused) {
+    PetscCall(MPISyncBlocks(A, PETSC_FALSE));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks) {
     SeqState *sp = blk ? SeqGetState(blk) : nullptr;
@@ -431,7 +438,9 @@ PetscErrorCode MPISyncBlocks(Mat A, PetscBool force)
   PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
   for (Mat blk : blocks)
     if (!ierr && blk && SeqGetState(blk)) ierr = SeqSync(blk, force);
-  PetscCall(Collective(A, ierr));
+  const PetscErrorCode cerr = Collective(A, ierr); /* nonzero on every rank when one failed */
+  State(A)->values_refused  = (PetscBool)(cerr != PETSC_SUCCESS);
+  PetscCall(cerr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

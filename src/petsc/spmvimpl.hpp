@@ -81,6 +81,9 @@ struct MPIState {
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
+  /* the last collective sync of the blocks (MPISyncBlocks()) failed on some rank, the same on
+     every rank: the products sync collectively until one succeeds */
+  PetscBool values_refused = PETSC_FALSE;
   std::map<std::string, std::string> names;
 };
 

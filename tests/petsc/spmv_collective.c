@@ -1,5 +1,6 @@
 static const char help[] = "Contracts of the petscspmv types that the other tests do not reach, at 1-3 ranks:\n\
-value range errors named by global row and column, the PackSELL scale exponent over the blocks,\n\
+value range errors named by global row and column, values out of range through MatScale and\n\
+MatDiagonalScale refused with every later product on every rank, the PackSELL scale exponent over the blocks,\n\
 format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
 operations that keep the source's options against a conflicting options database, and failed\n\
 conversions that leave the input intact and free what they made (run with -malloc_dump).\n\
@@ -53,6 +54,72 @@ static PetscErrorCode RangeErrorNamesGlobalEntry(PetscInt n, PetscInt bi, PetscI
   PetscCheck(!strcmp(vf, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s after a failed change, expected exact", vf);
   PetscCall(TestCompareProducts(A, B, "after a failed value format change"));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "range error at (%" PetscInt_FMT ", %" PetscInt_FMT "): ok\n", bi, bj));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* call must fail with PETSC_ERR_ARG_OUTOFRANGE on every rank (what: the call, for the message). */
+static PetscErrorCode ExpectOutOfRange(PetscErrorCode ierr, const char *msg, const char *what)
+{
+  PetscFunctionBegin;
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error %d, expected PETSC_ERR_ARG_OUTOFRANGE on every rank (%s)", what, (int)ierr, msg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A value that leaves fp16's range through an operation that changes values in place (MatScale,
+   MatDiagonalScale; 1e3 at (n - 1, 0), the last rank's, times 100) is refused by that operation on
+   every rank; every product is then refused on every rank too (no rank waits in the halo exchange
+   of the others, no product with a stale layout) until an operation repairs the value, after which
+   the products equal AIJ's. */
+static PetscErrorCode ValueChangesRefusedEverywhere(PetscInt n)
+{
+  Mat            A, B;
+  Vec            x, y, l;
+  PetscErrorCode ierr;
+  char           msg[1024];
+  PetscInt       rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(Build(n, 4.0, -1.0, n - 1, 0, 1e3, &A));
+  PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatPackSELLSetValueFormat(B, "fp16"));
+  PetscCall(MatCreateVecs(B, &x, &y));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(MatCreateVecs(B, NULL, &l));
+  PetscCall(MatGetOwnershipRange(B, &rs, &re));
+  for (int way = 0; way < 2; way++) {
+    const char *op = way ? "MatDiagonalScale" : "MatScale";
+    char        what[128];
+
+    if (way) {
+      PetscCall(VecSet(l, 1.0));
+      if (n - 1 >= rs && n - 1 < re) PetscCall(VecSetValue(l, n - 1, 100.0, INSERT_VALUES));
+      PetscCall(VecAssemblyBegin(l));
+      PetscCall(VecAssemblyEnd(l));
+      TRY(MatDiagonalScale(B, l, NULL), &ierr, msg);
+    } else TRY(MatScale(B, 100.0), &ierr, msg);
+    PetscCall(ExpectOutOfRange(ierr, msg, op));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(PetscSNPrintf(what, sizeof(what), "MatMult after a refused %s (%d)", op, k));
+      TRY(MatMult(B, x, y), &ierr, msg);
+      PetscCall(ExpectOutOfRange(ierr, msg, what));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "MatMultAdd after a refused %s (%d)", op, k));
+      TRY(MatMultAdd(B, x, y, y), &ierr, msg);
+      PetscCall(ExpectOutOfRange(ierr, msg, what));
+    }
+    /* repaired by the inverse operation (1e5 / 100 = 1e3 exactly, the others as before) */
+    if (way) {
+      PetscCall(VecReciprocal(l));
+      PetscCall(MatDiagonalScale(B, l, NULL));
+    } else PetscCall(MatScale(B, 0.01));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "repaired after a refused %s", op));
+    PetscCall(TestCompareProducts(A, B, what));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "values out of range through MatScale and MatDiagonalScale (one rank): refused, the products refused on every rank until repaired: ok\n"));
+  PetscCall(VecDestroy(&l));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&x));
   PetscCall(MatDestroy(&B));
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -232,6 +299,7 @@ int main(int argc, char **argv)
   PetscCall(RangeErrorNamesGlobalEntry(n, n - 1, 0));     /* last rank, off-diagonal block */
   PetscCall(RangeErrorNamesGlobalEntry(n, n - 2, n - 1)); /* last rank, diagonal block */
   PetscCall(RangeErrorNamesGlobalEntry(n, 1, n - 1));     /* first rank, off-diagonal block */
+  PetscCall(ValueChangesRefusedEverywhere(n));
   PetscCall(ScaleExponent());
   PetscCall(RankDependentSetter());
   PetscCall(OptionsSurviveOperations());

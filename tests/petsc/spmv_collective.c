@@ -4,7 +4,8 @@ MatDiagonalScale refused with every later product on every rank, the PackSELL sc
 format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
 operations that keep the source's options against a conflicting options database, and failed\n\
 conversions that leave the input intact and free what they made (run with -malloc_dump).\n\
-  -cuda   test rgcsrcuda and packsellcuda instead of rgcsr and packsell\n";
+  -cuda   test rgcsrcuda and packsellcuda instead of rgcsr and packsell\n\
+  -no_gpu only: the CUDA types on a machine without a GPU refused in our words (with a GPU: they work)\n";
 
 #include "spmv_test_util.h"
 
@@ -281,17 +282,77 @@ static PetscErrorCode FailedConversions(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(PETSC_HAVE_CUDA)
+/* The CUDA families from AIJ on a machine without an NVIDIA GPU: MatConvert() (new and in place)
+   and MatSetType() refuse with PETSC_ERR_SUP_SYS saying that they need a GPU, and the AIJ matrix is
+   left as it was. On a machine with a GPU the conversion must work (products equal AIJ's). Not
+   under -malloc_dump: PETSc's MatConvert() looks for a converter on a new matrix of the target
+   type, and leaks that matrix when MatSetType() fails on it (PETSc 3.22-3.25, the same for
+   aijcusparse without a GPU). */
+static PetscErrorCode CudaTypesNeedAGpu(void)
+{
+  const char *families[2] = {MATRGCSRCUDA, MATPACKSELLCUDA};
+  Mat         A;
+
+  PetscFunctionBegin;
+  PetscCall(Build(40, 4.0, -1.0, 0, 0, 0.0, &A));
+  for (int f = 0; f < 2; f++) {
+    Mat            B = NULL, C, D;
+    PetscErrorCode ierr;
+    char           msg[1024];
+    PetscBool      aij, eq;
+
+    TRY(MatConvert(A, families[f], MAT_INITIAL_MATRIX, &B), &ierr, msg);
+    if (!ierr) {
+      PetscCall(TestCheckType(B, families[f]));
+      PetscCall(TestCompareProducts(A, B, "a CUDA family with a GPU"));
+      PetscCall(MatDestroy(&B));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: a GPU is present, the conversion works\n", families[f]));
+      continue;
+    }
+    PetscCheck(ierr == PETSC_ERR_SUP_SYS && strstr(msg, "need an NVIDIA GPU"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without a GPU: error %d \"%s\", expected PETSC_ERR_SUP_SYS saying that a GPU is needed", families[f], (int)ierr, msg);
+    PetscCheck(!B, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without a GPU: a refused MatConvert returned a matrix", families[f]);
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &C));
+    TRY(MatConvert(C, families[f], MAT_INPLACE_MATRIX, &C), &ierr, msg);
+    PetscCheck(ierr == PETSC_ERR_SUP_SYS && strstr(msg, "need an NVIDIA GPU"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s in place without a GPU: error %d \"%s\"", families[f], (int)ierr, msg);
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)C, &aij, MATSEQAIJ, MATMPIAIJ, ""));
+    PetscCall(MatEqual(A, C, &eq));
+    PetscCheck(aij && eq, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s in place without a GPU: the AIJ matrix changed", families[f]);
+    PetscCall(MatDestroy(&C));
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &D));
+    PetscCall(MatSetSizes(D, PETSC_DECIDE, PETSC_DECIDE, 40, 40));
+    TRY(MatSetType(D, families[f]), &ierr, msg);
+    PetscCheck(ierr == PETSC_ERR_SUP_SYS && strstr(msg, "need an NVIDIA GPU"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatSetType(%s) without a GPU: error %d \"%s\"", families[f], (int)ierr, msg);
+    PetscCall(MatDestroy(&D));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s without a GPU: MatConvert (new, in place) and MatSetType say a GPU is needed, the AIJ matrix intact\n", families[f]));
+  }
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 int main(int argc, char **argv)
 {
   PetscMPIInt size;
   PetscInt    n = 60;
-  PetscBool   cuda;
+  PetscBool   cuda, nogpu;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscSpMVInitializePackage());
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(PetscOptionsHasName(NULL, NULL, "-cuda", &cuda));
+  PetscCall(PetscOptionsHasName(NULL, NULL, "-no_gpu", &nogpu));
+  if (nogpu) {
+#if defined(PETSC_HAVE_CUDA)
+    PetscCall(CudaTypesNeedAGpu());
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
+#else
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "SKIP: PETSc without CUDA has no CUDA types\n"));
+#endif
+    PetscCall(PetscFinalize());
+    return 0;
+  }
   if (cuda) {
     PackSELL = MATPACKSELLCUDA;
     RgCSR    = MATRGCSRCUDA;

@@ -25,7 +25,8 @@ Errors are one line on stderr, never a traceback:
           parse, fewer or more entries than the header says, unparsable numbers,
           indices out of range, non-square matrix with --laplacian, too large for
           32-bit indices (when they are 32-bit)
-  exit 1  the output cannot be written, or PETSc's PetscBinaryIO is not found
+  exit 1  the output cannot be written, PETSc's PetscBinaryIO is not found, or (--indices auto)
+          $PETSC_DIR's petscconf.h cannot be read
 The output is written to a temporary file and renamed, so a failed run leaves none.
 
 Progress: a file of at least --progress-min-bytes on disk (default 16 MiB; compressed

@@ -8,45 +8,54 @@
 namespace pspmv {
 namespace glue {
 
+PetscErrorCode WithAIJArrays(Mat Ad, const std::function<PetscErrorCode(const AIJArrays &)> &f)
+{
+  AIJArrays a;
+  PetscBool done;
+  PetscInt  zero = 0; /* the row offsets of no rows (writable: MatCreateSeqAIJWithArrays() may store into them) */
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJGetArrayRead(Ad, &a.aa)); /* host values (copied from the GPU if they are newer there) */
+  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &a.n, &a.ia, &a.ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s matrix are not available", ((PetscObject)Ad)->type_name);
+  const PetscInt *ia = a.ia;
+  if (!a.ia) a.ia = &zero; /* no rows */
+  const PetscErrorCode ierr = f(a);
+  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &a.n, &ia, &a.ja, &done));
+  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &a.aa));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode WithCsr(Mat Ad, const std::function<PetscErrorCode(const CsrView &)> &f)
 {
-  const PetscInt    *ia, *ja;
-  const PetscScalar *aa;
-  PetscInt           n, m, nc;
-  PetscBool          done;
-  static const PetscInt zero = 0;
+  PetscInt m, nc;
 
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(Ad, &m, &nc));
-  PetscCall(MatSeqAIJGetArrayRead(Ad, &aa)); /* host values (copied from the GPU if they are newer there) */
-  PetscCall(MatGetRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s block are not available", ((PetscObject)Ad)->type_name);
-  if (!ia) ia = &zero;
-  const PetscErrorCode ierr = [&]() -> PetscErrorCode {
-    CsrView v;
+  PetscCall(WithAIJArrays(Ad, [&](const AIJArrays &a) -> PetscErrorCode {
+    const PetscInt n = a.n;
+    CsrView        v;
 
     PetscFunctionBegin;
-    PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(n, nc, ia[n]));
+    PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(n, nc, a.ia[n]));
     v.rows   = (int32_t)n;
     v.cols   = (int32_t)nc;
-    v.values = aa;
+    v.values = a.aa;
 #if defined(PETSC_USE_64BIT_INDICES)
     /* 32-bit copies of the row offsets and columns (the sizes checked above) */
     std::vector<int32_t> rowptr, colidx;
-    PetscCallCXX(rowptr.assign(ia, ia + n + 1));
-    PetscCallCXX(colidx.assign(ja, ja + ia[n]));
+    PetscCallCXX(rowptr.assign(a.ia, a.ia + n + 1));
+    PetscCallCXX(colidx.assign(a.ja, a.ja + a.ia[n]));
     v.rowptr = rowptr.data();
     v.colidx = colidx.data();
 #else
-    v.rowptr = ia;
-    v.colidx = ja;
+    v.rowptr = a.ia;
+    v.colidx = a.ja;
 #endif
     PetscCall(f(v));
     PetscFunctionReturn(PETSC_SUCCESS);
-  }();
-  PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCall(MatSeqAIJRestoreArrayRead(Ad, &aa));
-  PetscCall(ierr);
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -11,6 +11,18 @@
 namespace pspmv {
 namespace glue {
 
+/* The host arrays of a SeqAIJ-based matrix as PETSc holds them (PetscInt indices): n rows, row
+   offsets ia (n + 1; never NULL), columns ja and values aa (ia[n] each). */
+struct AIJArrays {
+  PetscInt           n = 0;
+  const PetscInt    *ia = nullptr, *ja = nullptr;
+  const PetscScalar *aa = nullptr;
+};
+
+/* Calls f with Ad's host arrays (values copied from the GPU first where they are newer there);
+   returns f's error after restoring them. */
+PetscErrorCode WithAIJArrays(Mat Ad, const std::function<PetscErrorCode(const AIJArrays &)> &f);
+
 /* Calls f with the host CSR of Ad (values copied from the GPU first where they are newer there);
    returns f's error after restoring the arrays. With 64-bit PetscInt the row offsets and columns
    are 32-bit copies (an O(nnz) copy per call); a block too large for 32-bit indices is refused

@@ -11,10 +11,10 @@ namespace glue {
 
 namespace {
 
-/* The MATMPIAIJ T's CSR set to the MPI matrix A's host CSR (WithCsr(): values newer on the GPU
-   come back first) by MatMPIAIJSetPreallocationCSR(), each row in global column order: the
-   off-diagonal block's columns left of the diagonal block, the diagonal block's, the off-diagonal
-   ones right of it (garray is increasing). */
+/* The MATMPIAIJ T's CSR set to the MPI matrix A's host CSR (WithAIJArrays(): values newer on the
+   GPU come back first; PetscInt indices, no 32-bit limit) by MatMPIAIJSetPreallocationCSR(), each
+   row in global column order: the off-diagonal block's columns left of the diagonal block, the
+   diagonal block's, the off-diagonal ones right of it (garray is increasing). */
 PetscErrorCode SetMPICsrOf(Mat A, Mat T)
 {
   PetscFunctionBegin;
@@ -23,29 +23,29 @@ PetscErrorCode SetMPICsrOf(Mat A, Mat T)
   PetscInt        cstart;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, &garray));
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, nullptr));
-  PetscCall(WithCsr(Ad, [&](const CsrView &d) -> PetscErrorCode {
+  PetscCall(WithAIJArrays(Ad, [&](const AIJArrays &d) -> PetscErrorCode {
     PetscFunctionBegin;
-    PetscCall(WithCsr(Ao, [&](const CsrView &o) -> PetscErrorCode {
-      const PetscInt m = d.rows;
+    PetscCall(WithAIJArrays(Ao, [&](const AIJArrays &o) -> PetscErrorCode {
+      const PetscInt m = d.n, nz = d.ia[d.n] + o.ia[o.n];
       PetscInt      *ii, *jj;
       PetscScalar   *vv;
 
       PetscFunctionBegin;
-      PetscCall(PetscMalloc3(m + 1, &ii, d.nnz() + o.nnz(), &jj, d.nnz() + o.nnz(), &vv));
+      PetscCall(PetscMalloc3(m + 1, &ii, nz, &jj, nz, &vv));
       ii[0] = 0;
       for (PetscInt r = 0; r < m; r++) {
-        PetscInt k = ii[r], q = o.rowptr[r];
-        for (; q < o.rowptr[r + 1] && garray[o.colidx[q]] < cstart; q++, k++) {
-          jj[k] = garray[o.colidx[q]];
-          vv[k] = o.values[q];
+        PetscInt k = ii[r], q = o.ia[r];
+        for (; q < o.ia[r + 1] && garray[o.ja[q]] < cstart; q++, k++) {
+          jj[k] = garray[o.ja[q]];
+          vv[k] = o.aa[q];
         }
-        for (PetscInt p = d.rowptr[r]; p < d.rowptr[r + 1]; p++, k++) {
-          jj[k] = cstart + d.colidx[p];
-          vv[k] = d.values[p];
+        for (PetscInt p = d.ia[r]; p < d.ia[r + 1]; p++, k++) {
+          jj[k] = cstart + d.ja[p];
+          vv[k] = d.aa[p];
         }
-        for (; q < o.rowptr[r + 1]; q++, k++) {
-          jj[k] = garray[o.colidx[q]];
-          vv[k] = o.values[q];
+        for (; q < o.ia[r + 1]; q++, k++) {
+          jj[k] = garray[o.ja[q]];
+          vv[k] = o.aa[q];
         }
         ii[r + 1] = k;
       }
@@ -85,23 +85,16 @@ PetscErrorCode CopyAIJCusparseToAIJ(Mat A, PetscBool mpi, Mat *T)
     } else {
       /* a MATSEQAIJ on A's host arrays (not freed; its assembly rewrites the row offsets with the
          values they hold) duplicated: one copy of each array */
-      const PetscInt    *ia, *ja;
-      const PetscScalar *aa;
-      PetscInt           nr;
-      PetscBool          done;
-      Mat                W    = nullptr;
-      static const PetscInt zero = 0;
+      PetscCall(WithAIJArrays(A, [&](const AIJArrays &a) -> PetscErrorCode {
+        Mat W = nullptr;
 
-      PetscCall(MatSeqAIJGetArrayRead(A, &aa)); /* host values (copied from the GPU if they are newer there) */
-      PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nr, &ia, &ja, &done));
-      PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_SUP, "the CSR arrays of the %s matrix are not available", ((PetscObject)A)->type_name);
-      if (!ia) ia = &zero; /* no rows */
-      PetscErrorCode werr = MatCreateSeqAIJWithArrays(PetscObjectComm((PetscObject)A), m, n, const_cast<PetscInt *>(ia), const_cast<PetscInt *>(ja), const_cast<PetscScalar *>(aa), &W);
-      if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
-      if (W) PetscCall(MatDestroy(&W));
-      PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &nr, &ia, &ja, &done));
-      PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
-      PetscCall(werr);
+        PetscFunctionBegin;
+        PetscErrorCode werr = MatCreateSeqAIJWithArrays(PetscObjectComm((PetscObject)A), m, n, const_cast<PetscInt *>(a.ia), const_cast<PetscInt *>(a.ja), const_cast<PetscScalar *>(a.aa), &W);
+        if (!werr) werr = MatDuplicate(W, MAT_COPY_VALUES, T);
+        if (W) PetscCall(MatDestroy(&W));
+        PetscCall(werr);
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }));
       PetscCall(MatSetBlockSizesFromMats(*T, A, A));
     }
     PetscCall(MatSetOption(*T, MAT_NEW_NONZERO_LOCATION_ERR, PETSC_FALSE)); /* both ways forbid new nonzeros: allow them */
@@ -193,8 +186,11 @@ PetscErrorCode MatConvert_SpMV_Out(Mat A, MatType newtype, MatReuse reuse, Mat *
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
-    /* *newmat came from A's pattern: copy the values (MatCopy picks its fastest path) */
+    /* *newmat came from A's pattern: copy the values (MatCopy picks its fastest path); a lossy
+       layout of ours checks them here (on every rank) */
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+    if (SeqGetState(*newmat)) PetscCall(SeqCheckValues(*newmat));
+    else if (MPIGetState(*newmat)) PetscCall(MPICheckValues(*newmat));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   for (PetscInt i = 0; i < n && !to; i++) {

@@ -131,6 +131,16 @@ PetscErrorCode MatMult_MPISpMV(Mat A, Vec x, Vec y)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The diagonal comes from the diagonal block's layout; after a refused value check every rank
+   refuses it, as the products. */
+PetscErrorCode MatGetDiagonal_MPISpMV(Mat A, Vec d)
+{
+  PetscFunctionBegin;
+  PetscCall(SyncBlocksForProduct(A));
+  PetscCall(State(A)->baseops.getdiagonal(A, d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatMultAdd_MPISpMV(Mat A, Vec x, Vec y, Vec z)
 {
   PetscFunctionBegin;
@@ -334,6 +344,7 @@ void InstallOps(Mat A, const MPIState &mp, PetscBool ours)
   A->ops->assemblyend    = ours ? MatAssemblyEnd_MPISpMV : base.assemblyend;
   A->ops->mult           = ours ? MatMult_MPISpMV : base.mult;
   A->ops->multadd        = ours ? MatMultAdd_MPISpMV : base.multadd;
+  A->ops->getdiagonal    = ours && base.getdiagonal ? MatGetDiagonal_MPISpMV : base.getdiagonal;
   A->ops->view           = ours ? MatView_MPISpMV : base.view;
   A->ops->setfromoptions = ours ? Options::SetFromOptions : base.setfromoptions;
   A->ops->destroy        = ours ? (mp.type->cuda ? MatDestroy_MPISpMV<1> : MatDestroy_MPISpMV<0>) : base.destroy;
@@ -464,7 +475,8 @@ PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
     PetscCheck(MPIGetState(*newmat), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->mpi);
-    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN)); /* block by block; layouts follow */
+    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN)); /* block by block */
+    PetscCall(MPICheckValues(*newmat));                   /* a lossy layout: checked on every rank */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #if defined(PETSCSPMV_HAVE_CUDA)

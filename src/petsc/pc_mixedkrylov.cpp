@@ -532,7 +532,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCheck(rtol >= 0 && rtol < 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_rtol %g is out of range: use 0 (a fixed step count) or a reduction factor in (0, 1)", (double)rtol);
   for (int i = 0; i < 3; i++)
     PetscCheck(m[i] >= 1 && m[i] <= 1000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_m: step count %" PetscInt_FMT " of level %d is out of range: use 1 to 1000", m[i], i + 2);
-  PetscCheck(period >= 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_weight_period %" PetscInt_FMT " must be at least 1", period);
+  PetscCheck(period >= 1 && period <= PETSC_INT32_MAX, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_weight_period %" PetscInt_FMT " is out of range: use 1 to %d calls", period, (int)PETSC_INT32_MAX);
   {
     FormatOptions o = mk->copy_opts;
     PetscCall(ReadFormatOptions((PetscObject)pc, "pc_mixedkrylov_", PetscOptionsObject, &o));

@@ -606,6 +606,7 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
     /* *newmat came from the same pattern: copy the values, the layout follows them */
     PetscCheck(SeqGetState(*newmat), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->seq);
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+    PetscCall(SeqCheckValues(*newmat)); /* a lossy layout: a value out of range is an error here */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #if defined(PETSCSPMV_HAVE_CUDA)

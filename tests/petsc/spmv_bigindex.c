@@ -2,10 +2,11 @@ static const char help[] = "Global indices past 2^31 with a PETSc built --with-6
   -types <t1,t2,...>  families (rgcsr, packsell, rgcsrcuda, packsellcuda)\n\
 The layouts index each process's blocks with 32-bit integers. Checked here:\n\
   1. a matrix of 2^31 + 4 columns whose process blocks stay below 2^31 (two or more processes)\n\
-     converts to every family with the same rows (MatGetRow), converts back to AIJ equal\n\
-     (MatEqual), reads back from MatView() to a binary file with MatLoad(), and a PackSELL\n\
-     FP16 value out of range is named by its global row and column (both blocks: the\n\
-     off-diagonal one through garray, the diagonal one by its first column);\n\
+     converts to every family with the same rows (MatGetRow) and layouts of the same sizes\n\
+     (MatSpMVGetStats), converts back to AIJ equal (MatEqual), reads back from MatView() to a\n\
+     binary file with MatLoad(), and a PackSELL FP16 value out of range is named by its global\n\
+     row and column past 2^31 (both blocks: the off-diagonal one through garray, the diagonal\n\
+     one by its first column);\n\
   2. a process block of 2^31 - 1 columns converts exactly; one of 2^31 columns is refused by\n\
      MatConvert, MAT_INITIAL_MATRIX and MAT_INPLACE_MATRIX, with PETSC_ERR_ARG_OUTOFRANGE on\n\
      every process, and the AIJ matrix is left as it was.\n\
@@ -17,9 +18,10 @@ No products: vectors of 2^31 entries would take 16 GiB.\n";
 
 #define MAXTYPES 8
 
-/* An AIJ matrix of 3 rows per process and the given local column count, whose row i holds
-   columns 0 + i, cstart + i % nloc (the process's own block) and N - 1 - i (the last process's),
-   values 1 + i + k / 4 for the k-th; *N gets the global column count. */
+/* An AIJ matrix of 3 rows per process and the given local column count, whose k-th local row
+   (global row i) holds columns i, cstart + (i + 1) % nloc (the process's own block) and N - 1 - k
+   (the last process's), values 1 + i + j / 4 for the j-th (columns that coincide hold the last
+   value); *N gets the global column count. */
 static PetscErrorCode BuildWide(MPI_Comm comm, PetscInt nloc, Mat *A, PetscInt *N)
 {
   PetscInt cstart, rstart, rend;
@@ -34,11 +36,35 @@ static PetscErrorCode BuildWide(MPI_Comm comm, PetscInt nloc, Mat *A, PetscInt *
   PetscCall(MatGetOwnershipRange(*A, &rstart, &rend));
   PetscCall(MatGetOwnershipRangeColumn(*A, &cstart, NULL));
   for (PetscInt i = rstart; i < rend; i++) {
-    const PetscInt cols[3] = {i, cstart + i % nloc, *N - 1 - i};
-    for (PetscInt k = 0; k < 3; k++) PetscCall(MatSetValue(*A, i, cols[k], 1.0 + i + 0.25 * k, INSERT_VALUES));
+    const PetscInt cols[3] = {i, cstart + (i + 1) % nloc, *N - 1 - (i - rstart)};
+    for (PetscInt j = 0; j < 3; j++) PetscCall(MatSetValue(*A, i, cols[j], 1.0 + i + 0.25 * j, INSERT_VALUES));
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The layout of B (made from A) holds what A's blocks hold: MatSpMVGetStats()'s local rows,
+   columns (diagonal block plus the off-diagonal block's compressed ones) and nonzeros, read from
+   the layouts, equal A's. */
+static PetscErrorCode CheckLayoutSizes(Mat A, Mat B, const char *what)
+{
+  MatSpMVStats st;
+  MatInfo      info;
+  PetscInt     m, n, noff = 0;
+  PetscMPIInt  size;
+
+  PetscFunctionBegin;
+  PetscCall(MatSpMVGetStats(B, &st));
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+  if (size > 1) {
+    Mat Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, NULL));
+    PetscCall(MatGetLocalSize(Ao, NULL, &noff));
+  }
+  PetscCheck(st.rows == m && st.cols == n + noff && st.nnz == (PetscInt64)info.nz_used, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the layouts hold %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; the AIJ blocks %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt64_FMT, what, st.rows, st.cols, st.nnz, m, n + noff, (PetscInt64)info.nz_used);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -153,6 +179,7 @@ static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
 
     PetscCall(MatConvert(A, types[t], MAT_INITIAL_MATRIX, &B));
     PetscCall(TestCheckType(B, types[t]));
+    PetscCall(CheckLayoutSizes(A, B, types[t]));
     PetscCall(CheckSameRows(A, B, types[t]));
     PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
     PetscCall(MatEqual(A, C, &eq));
@@ -162,13 +189,14 @@ static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
     PetscCall(MatDestroy(&B));
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " columns: rows, the AIJ round trip and MatView + MatLoad exact\n", types[t], N));
     if (strstr(types[t], "packsell")) {
-      /* row 1 of process 0: column N - 2 lies in the last process's diagonal block, so it is in
-         process 0's off-diagonal block (garray); row N_rows - 1 (the last process's) holds
-         column N - 1 - (its index) in its own diagonal block, past 2^31 */
+      /* row 1 of process 0 holds column N - 2, in the last process's diagonal block: process 0's
+         off-diagonal block (garray); the last row (the last process's third) holds column N - 3,
+         past 2^31, in its own diagonal block */
       PetscInt M;
       PetscCall(MatGetSize(A, &M, NULL));
+      PetscCheck(N - 3 > ((PetscInt)1 << 31), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "column N - 3 = %" PetscInt_FMT " is not past 2^31", N - 3);
       PetscCall(CheckRangeErrorNamesGlobal(A, types[t], 1, N - 2));
-      PetscCall(CheckRangeErrorNamesGlobal(A, types[t], M - 1, N - M));
+      PetscCall(CheckRangeErrorNamesGlobal(A, types[t], M - 1, N - 3));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: a value out of the FP16 range named by its global column past 2^31 (both blocks)\n", types[t]));
     }
   }
@@ -202,6 +230,7 @@ static PetscErrorCode BlockAtLimit(char *types[], PetscInt ntypes)
     PetscBool eq;
 
     PetscCall(MatConvert(A, types[t], MAT_INITIAL_MATRIX, &B));
+    PetscCall(CheckLayoutSizes(A, B, types[t]));
     PetscCall(CheckSameRows(A, B, types[t]));
     PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &C));
     PetscCall(MatEqual(A, C, &eq));

@@ -1,6 +1,7 @@
 static const char help[] = "Contracts of the petscspmv types that the other tests do not reach, at 1-3 ranks:\n\
-value range errors named by global row and column, values out of range through MatScale and\n\
-MatDiagonalScale refused with every later product on every rank, the PackSELL scale exponent over the blocks,\n\
+value range errors named by global row and column, values out of range through MatScale,\n\
+MatDiagonalScale and MatConvert(MAT_REUSE_MATRIX) refused with every later product on every rank,\n\
+the PackSELL scale exponent over the blocks,\n\
 format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
 operations that keep the source's options against a conflicting options database, and failed\n\
 conversions that leave the input intact and free what they made (run with -malloc_dump).\n\
@@ -69,13 +70,14 @@ static PetscErrorCode ExpectOutOfRange(PetscErrorCode ierr, const char *msg, con
 }
 
 /* A value that leaves fp16's range through an operation that changes values in place (MatScale,
-   MatDiagonalScale; 1e3 at (n - 1, 0), the last rank's, times 100) is refused by that operation on
-   every rank; every product is then refused on every rank too (no rank waits in the halo exchange
-   of the others, no product with a stale layout) until an operation repairs the value, after which
-   the products equal AIJ's. */
+   MatDiagonalScale; 1e3 at (n - 1, 0), the last rank's, times 100) or through MatConvert() with
+   MAT_REUSE_MATRIX from an AIJ matrix holding 1e5 there is refused by that operation on every
+   rank; every product and MatGetDiagonal() are then refused on every rank too (no rank waits in
+   the halo exchange of the others, no product with a stale layout) until an operation repairs the
+   value, after which the products equal AIJ's. */
 static PetscErrorCode ValueChangesRefusedEverywhere(PetscInt n)
 {
-  Mat            A, B;
+  Mat            A, B, Abig;
   Vec            x, y, l;
   PetscErrorCode ierr;
   char           msg[1024];
@@ -83,23 +85,25 @@ static PetscErrorCode ValueChangesRefusedEverywhere(PetscInt n)
 
   PetscFunctionBegin;
   PetscCall(Build(n, 4.0, -1.0, n - 1, 0, 1e3, &A));
+  PetscCall(Build(n, 4.0, -1.0, n - 1, 0, 1e5, &Abig));
   PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatPackSELLSetValueFormat(B, "fp16"));
   PetscCall(MatCreateVecs(B, &x, &y));
   PetscCall(VecSet(x, 1.0));
   PetscCall(MatCreateVecs(B, NULL, &l));
   PetscCall(MatGetOwnershipRange(B, &rs, &re));
-  for (int way = 0; way < 2; way++) {
-    const char *op = way ? "MatDiagonalScale" : "MatScale";
+  for (int way = 0; way < 3; way++) {
+    const char *op = way == 0 ? "MatScale" : way == 1 ? "MatDiagonalScale" : "MatConvert(MAT_REUSE_MATRIX)";
     char        what[128];
 
-    if (way) {
+    if (way == 0) TRY(MatScale(B, 100.0), &ierr, msg);
+    else if (way == 1) {
       PetscCall(VecSet(l, 1.0));
       if (n - 1 >= rs && n - 1 < re) PetscCall(VecSetValue(l, n - 1, 100.0, INSERT_VALUES));
       PetscCall(VecAssemblyBegin(l));
       PetscCall(VecAssemblyEnd(l));
       TRY(MatDiagonalScale(B, l, NULL), &ierr, msg);
-    } else TRY(MatScale(B, 100.0), &ierr, msg);
+    } else TRY(MatConvert(Abig, PackSELL, MAT_REUSE_MATRIX, &B), &ierr, msg);
     PetscCall(ExpectOutOfRange(ierr, msg, op));
     for (int k = 0; k < 2; k++) {
       PetscCall(PetscSNPrintf(what, sizeof(what), "MatMult after a refused %s (%d)", op, k));
@@ -108,20 +112,26 @@ static PetscErrorCode ValueChangesRefusedEverywhere(PetscInt n)
       PetscCall(PetscSNPrintf(what, sizeof(what), "MatMultAdd after a refused %s (%d)", op, k));
       TRY(MatMultAdd(B, x, y, y), &ierr, msg);
       PetscCall(ExpectOutOfRange(ierr, msg, what));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "MatGetDiagonal after a refused %s (%d)", op, k));
+      TRY(MatGetDiagonal(B, y), &ierr, msg);
+      PetscCall(ExpectOutOfRange(ierr, msg, what));
     }
-    /* repaired by the inverse operation (1e5 / 100 = 1e3 exactly, the others as before) */
-    if (way) {
+    /* repaired by the inverse operation (1e5 / 100 = 1e3 exactly, the others as before) or by a
+       conversion from A */
+    if (way == 0) PetscCall(MatScale(B, 0.01));
+    else if (way == 1) {
       PetscCall(VecReciprocal(l));
       PetscCall(MatDiagonalScale(B, l, NULL));
-    } else PetscCall(MatScale(B, 0.01));
+    } else PetscCall(MatConvert(A, PackSELL, MAT_REUSE_MATRIX, &B));
     PetscCall(PetscSNPrintf(what, sizeof(what), "repaired after a refused %s", op));
     PetscCall(TestCompareProducts(A, B, what));
   }
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "values out of range through MatScale and MatDiagonalScale (one rank): refused, the products refused on every rank until repaired: ok\n"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "values out of range through MatScale, MatDiagonalScale and MatConvert(MAT_REUSE_MATRIX) (one rank): refused, the products refused on every rank until repaired: ok\n"));
   PetscCall(VecDestroy(&l));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&x));
   PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&Abig));
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -348,7 +358,7 @@ int main(int argc, char **argv)
     PetscCall(CudaTypesNeedAGpu());
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
 #else
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "SKIP: PETSc without CUDA has no CUDA types\n"));
+    SETERRQ(PETSC_COMM_WORLD, PETSC_ERR_SUP, "-no_gpu: PETSc without CUDA has no CUDA types");
 #endif
     PetscCall(PetscFinalize());
     return 0;

@@ -1529,7 +1529,7 @@ static PetscErrorCode OpMatView(Ctx *c)
         char  la[4096], lb[4096];
         while (a && b && same) {
           char *ra = fgets(la, sizeof(la), a), *rb = fgets(lb, sizeof(lb), b);
-          if (ra && rb && strstr(lb, "values: LOSSY") && !strstr(la, "values: LOSSY")) rb = fgets(lb, sizeof(lb), b); /* a lossy layout says so (ViewLossyNote): the one line AIJ's view lacks */
+          if (ra && rb && strstr(lb, "values: LOSSY") && !strstr(la, "values: LOSSY")) rb = fgets(lb, sizeof(lb), b); /* a lossy layout's LOSSY line (ViewLossyNote()): the one line AIJ's view lacks */
           if (!ra || !rb) {
             same = !ra && !rb;
             break;

@@ -25,6 +25,7 @@ inline PetscErrorCode ReadAIJCusparseCsr(Mat A, cudaStream_t stream, const std::
   PetscFunctionBegin;
   PetscCall(MatGetLocalSize(A, &m, &n));
   PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
+  PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(m, n, (int64_t)info.nz_used)); /* DeviceCsr's 32-bit sizes */
   PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &i, &j));
   {
     const PetscErrorCode gerr = MatSeqAIJCUSPARSEGetArrayRead(A, &a);

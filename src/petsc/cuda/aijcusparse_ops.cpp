@@ -46,6 +46,38 @@ PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* With a host operand (AIJ, dense, or bound to the CPU) AIJCUSPARSE hands the product to SeqAIJ's
+   or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
+   and AIJ read ours' host array while its device values were newer): the host values of the
+   operands of ours are made current first (one device-to-host copy when the device's are newer). */
+PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
+{
+  const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+  PetscBool host        = PETSC_FALSE;
+  Mat       ours[3];
+
+  PetscFunctionBegin;
+  for (Mat X : operands) {
+    PetscBool h = PETSC_FALSE;
+    if (!X) continue;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &h, MATSEQAIJ, MATMPIAIJ, MATSEQDENSE, MATMPIDENSE, ""));
+    host = (PetscBool)(host || h || X->boundtocpu);
+  }
+  if (!host) PetscFunctionReturn(PETSC_SUCCESS);
+  const int n = OurOperands(p, ours);
+  for (int i = 0; i < n; i++) {
+    Mat blocks[2] = {ours[i], nullptr};
+    if (MPIGetState(ours[i])) PetscCall(MatMPIAIJGetSeqAIJ(ours[i], &blocks[0], &blocks[1], nullptr));
+    for (Mat b : blocks) {
+      const PetscScalar *a;
+      if (!b) continue;
+      PetscCall(MatSeqAIJGetArrayRead(b, &a));
+      PetscCall(MatSeqAIJRestoreArrayRead(b, &a));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The MatProductSetFromOptions a matrix's type provides: the base type's for ours. */
 PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
 {
@@ -75,7 +107,8 @@ std::map<const Mat_Product *, Phases> &PhasesOf()
    MatSetValues, ...) would multiply X's old values. Its numeric phase with a dense operand does
    re-form a transpose marked stale, in place (the same device arrays, which the sparse product's
    cuSPARSE descriptors keep pointing to): one such product with a one-column dense matrix does
-   it. X: a seq matrix carrying MATSEQAIJCUSPARSE's name (ours presented, or AIJCUSPARSE's own). */
+   it. X: a matrix carrying MATSEQAIJCUSPARSE's or MATMPIAIJCUSPARSE's name (ours presented, or
+   AIJCUSPARSE's own); for the MPI type its diagonal and off-diagonal blocks. */
 PetscErrorCode RefreshExplicitTranspose(Mat X)
 {
   PetscBool cu = PETSC_FALSE;
@@ -83,6 +116,14 @@ PetscErrorCode RefreshExplicitTranspose(Mat X)
 
   PetscFunctionBegin;
   if (!X) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &cu));
+  if (cu) { /* MPIAIJCUSPARSE's products multiply the blocks' transposes */
+    Mat Ad, Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(X, &Ad, &Ao, nullptr));
+    PetscCall(RefreshExplicitTranspose(Ad));
+    PetscCall(RefreshExplicitTranspose(Ao));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAIJCUSPARSE, &cu));
   if (!cu || X->boundtocpu || X->transupdated || !X->assembled || !X->rmap->n || !X->cmap->n) PetscFunctionReturn(PETSC_SUCCESS);
   const PetscBool form = X->form_explicit_transpose;
@@ -106,8 +147,8 @@ PetscErrorCode TransposedOperand(const Mat_Product *p, Mat *X)
 
   PetscFunctionBegin;
   *X = nullptr;
-  PetscCall(PetscObjectTypeCompare((PetscObject)p->A, MATSEQAIJCUSPARSE, &a));
-  PetscCall(PetscObjectTypeCompare((PetscObject)p->B, MATSEQAIJCUSPARSE, &b));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->A, &a, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->B, &b, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
   if (!a || !b) PetscFunctionReturn(PETSC_SUCCESS);
   switch (p->type) {
   case MATPRODUCT_AtB:
@@ -138,6 +179,7 @@ PetscErrorCode ProductNumericOnBase(Mat C)
     PetscFunctionBegin;
     PetscCall(TransposedOperand(p, &X));
     PetscCall(RefreshExplicitTranspose(X));
+    PetscCall(HostValuesForHostProducts(p));
     PetscCall(f(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
@@ -157,7 +199,12 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
   PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
+  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(HostValuesForHostProducts(p));
+    PetscCall(f(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   /* the symbolic phase installs the numeric one (C->product may be another product now: the
      one f set up) */
   if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {

@@ -5,15 +5,16 @@ entries; SPD; nonsymmetric nonsingular; rectangular) are built as AIJ and as the
 and MatSetType + MatSetValues), each operation is applied to both, results are compared, matrices\n\
 created from ours must be ours with the source's options or AIJ, and after every value change\n\
 MatMult on ours must equal AIJ's. One line per operation: op <name>: ok|FAIL|error|refused. The\n\
-operations come in groups, one source each (matops_<group>_test.c): products, queries, assembly,\n\
-values, structure, factor, view.\n\
+operations come in groups, one source each (matops_<group>_test.c).\n\
   -types <t1,t2,...>   families: rgcsr, packsell, rgcsrcuda, packsellcuda (required)\n\
+  -op_groups <g1,...>  run only these groups: products, queries, assembly, values, structure,\n\
+                       factor, view (default all)\n\
   -ops <o1,o2,...>     run only these operations (names as printed)\n\
   -skip_ops <o1,...>   skip these operations\n\
   -builds <b1,...>     convert, set (default both)\n\
   -configs <c1,...>    g64 (RgCSR), exact, e8m14 (PackSELL) (default all that apply)\n\
   -n <n>               rows (default 120)\n\
-  -list                print the operation names and exit\n";
+  -list                print the operation names (of the groups -op_groups selects) and exit\n";
 
 #include "matops_util.h"
 
@@ -25,7 +26,20 @@ values, structure, factor, view.\n\
 static const char *const kRefused[] = {NULL};
 
 /* The groups of operations in the order they run (matops_util.h). */
-static const Op *const kGroups[] = {kOpsProducts, kOpsQueries, kOpsAssembly, kOpsValues, kOpsStructure, kOpsFactor, kOpsView};
+typedef struct {
+  const char *name;
+  const Op   *ops;
+} Group;
+static const Group kGroups[] = {
+  {"products",  kOpsProducts },
+  {"queries",   kOpsQueries  },
+  {"assembly",  kOpsAssembly },
+  {"values",    kOpsValues   },
+  {"structure", kOpsStructure},
+  {"factor",    kOpsFactor   },
+  {"view",      kOpsView     },
+};
+#define NGROUPS (sizeof(kGroups) / sizeof(kGroups[0]))
 
 static PetscBool InList(const char *name, char **list, PetscInt n)
 {
@@ -89,20 +103,29 @@ static PetscErrorCode RunOp(Ctx *c, const Op *op, PetscInt *nfail, PetscInt *ner
 
 int main(int argc, char **argv)
 {
-  char     *types[MAXTYPES], *ops[128], *skip[128], *builds[4], *configs[8];
-  PetscInt  ntypes = MAXTYPES, nops = 128, nskip = 128, nbuilds = 4, nconfigs = 8, n = 120;
+  char     *types[MAXTYPES], *ops[128], *skip[128], *builds[4], *configs[8], *groups[NGROUPS];
+  PetscInt  ntypes = MAXTYPES, nops = 128, nskip = 128, nbuilds = 4, nconfigs = 8, ngroups = NGROUPS, n = 120;
   PetscInt  nfail = 0, nerr = 0, nref = 0, nrun = 0;
-  PetscBool flg, hasops, hasskip, hasbuilds, hasconfigs, list = PETSC_FALSE;
+  PetscBool flg, hasops, hasskip, hasbuilds, hasconfigs, hasgroups, list = PETSC_FALSE;
   Ctx       c;
   char      failed[4096] = "";
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
   PetscCall(PetscSpMVInitializePackage());
+  PetscCall(PetscOptionsGetStringArray(NULL, NULL, "-op_groups", groups, &ngroups, &hasgroups));
+  if (!hasgroups) ngroups = 0;
+  for (PetscInt k = 0; k < ngroups; k++) {
+    PetscBool known = PETSC_FALSE;
+    for (size_t g = 0; g < NGROUPS; g++) known = (PetscBool)(known || !strcmp(kGroups[g].name, groups[k]));
+    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown operation group %s: use products, queries, assembly, values, structure, factor or view", groups[k]);
+  }
   PetscCall(PetscOptionsGetBool(NULL, NULL, "-list", &list, NULL));
   if (list) {
-    for (size_t f = 0; f < sizeof(kGroups) / sizeof(kGroups[0]); f++)
-      for (const Op *op = kGroups[f]; op->name; op++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", op->name));
+    for (size_t g = 0; g < NGROUPS; g++)
+      if (!ngroups || InList(kGroups[g].name, groups, ngroups))
+        for (const Op *op = kGroups[g].ops; op->name; op++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s\n", op->name));
+    for (PetscInt k = 0; k < ngroups; k++) PetscCall(PetscFree(groups[k]));
     PetscCall(PetscFinalize());
     return 0;
   }
@@ -117,8 +140,8 @@ int main(int argc, char **argv)
   if (!hasskip) nskip = 0;
   for (PetscInt k = 0; k < nops; k++) {
     PetscBool known = PETSC_FALSE;
-    for (size_t f = 0; f < sizeof(kGroups) / sizeof(kGroups[0]); f++)
-      for (const Op *op = kGroups[f]; op->name; op++) known = (PetscBool)(known || !strcmp(op->name, ops[k]));
+    for (size_t g = 0; g < NGROUPS; g++)
+      for (const Op *op = kGroups[g].ops; op->name; op++) known = (PetscBool)(known || !strcmp(op->name, ops[k]));
     PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "unknown operation %s (see -list)", ops[k]);
   }
   PetscCall(PetscMemzero(&c, sizeof(c)));
@@ -167,8 +190,9 @@ int main(int argc, char **argv)
         c.viaset = (PetscBool)b;
         PetscCall(PetscPrintf(c.comm, "== %s, %s %s, built by %s, %d rank(s)\n", c.family, c.rgcsr ? "group size" : "value format", c.rgcsr ? "64" : c.config,
                               b ? "MatSetType + MatSetValues" : "MatConvert", (int)c.size));
-        for (size_t f = 0; f < sizeof(kGroups) / sizeof(kGroups[0]); f++) {
-          for (const Op *op = kGroups[f]; op->name; op++) {
+        for (size_t g = 0; g < NGROUPS; g++) {
+          if (ngroups && !InList(kGroups[g].name, groups, ngroups)) continue;
+          for (const Op *op = kGroups[g].ops; op->name; op++) {
             PetscInt before = nfail + nerr;
             if (nops && !InList(op->name, ops, nops)) continue;
             if (InList(op->name, skip, nskip)) continue;
@@ -190,6 +214,7 @@ int main(int argc, char **argv)
   for (PetscInt t = 0; t < ntypes; t++) PetscCall(PetscFree(types[t]));
   for (PetscInt k = 0; k < nops; k++) PetscCall(PetscFree(ops[k]));
   for (PetscInt k = 0; k < nskip; k++) PetscCall(PetscFree(skip[k]));
+  for (PetscInt k = 0; k < ngroups; k++) PetscCall(PetscFree(groups[k]));
   if (hasbuilds)
     for (PetscInt k = 0; k < nbuilds; k++) PetscCall(PetscFree(builds[k]));
   if (hasconfigs)

@@ -48,6 +48,7 @@
 // the copy is what failed, the precision is
 // raised and the iteration restarts from the true residual.
 #pragma once
+#include "core/host_device.hpp"
 #include "scaled_copy.hpp"
 #include <cstdint>
 #include <functional>
@@ -125,7 +126,7 @@ MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, co
 
 // The reliable-update trigger of a step (host and device): the iterated residual rn fell below
 // delta times its largest value maxrr since the last update, or below tau.
-inline bool reliable_trigger(double rn, double maxrr, double delta, double tau) {
+PSPMV_HD bool reliable_trigger(double rn, double maxrr, double delta, double tau) {
   return rn < delta * maxrr || rn <= tau;
 }
 

@@ -28,6 +28,15 @@ bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *loss
   return false;
 }
 
+std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums) {
+  std::vector<float> c(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double d = s[i] * As[i] - lowp_rowsums[i];
+    c[i] = std::isfinite(d) ? float(d) : 0.0f;
+  }
+  return c;
+}
+
 PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt) {
   check_csr(Ao);
   std::vector<double> v(size_t(Ao.nnz()));

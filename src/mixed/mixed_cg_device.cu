@@ -83,15 +83,16 @@ __device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
 
 // w = A_lp p and (p, w), alpha (FP32 vectors)
 template <ValueKind K>
-__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, float *__restrict__ w, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials) {
   if (st->stop || st->trigger) return;
   double acc = 0.0;
   const int64_t lane = threadIdx.x & 31u;
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) {
     const int64_t t = t0 + lane;
     int32_t row;
-    const float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
     if (t < a.rows) {
+      if (comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
       w[row] = v;
       acc += static_cast<double>(p[row]) * static_cast<double>(v);
     }
@@ -241,6 +242,15 @@ template <class T>
 __global__ void widen_kernel(int32_t n, const T *__restrict__ in, double *__restrict__ out) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = static_cast<double>(in[i]);
 }
+__global__ void fill_kernel(int32_t n, double v, double *__restrict__ y) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = v;
+}
+__global__ void comp_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ as, const double *__restrict__ lp, float *__restrict__ c) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double d = s[i] * as[i] - lp[i];
+    c[i] = isfinite(d) ? __double2float_rn(d) : 0.0f;
+  }
+}
 __global__ void lowp_scale_kernel(int32_t n, const double *__restrict__ s, const float *__restrict__ p, double *__restrict__ v) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * static_cast<double>(p[i]);
 }
@@ -269,6 +279,7 @@ struct DeviceMixedCg {
   int32_t rows = 0;
   unsigned int grid = 1, product_grid = 1;
   float *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
+  float *comp = nullptr; // the row-sum compensation (null: off)
   double *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
   double *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
   double *partials = nullptr;
@@ -310,8 +321,6 @@ public:
   MixedCgResult solve() {
     MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
     host_ = McState{};
-    host_.delta = p_.delta;
-    host_.max_it = p_.max_it;
     rn_ = true_residual();
     res_.rnorm0 = res_.rnorm = rn_;
     ttol_ = std::max(p_.rtol * rn_, p_.atol);
@@ -422,6 +431,8 @@ private:
     host_.tau = rn_ > 0 ? host_.maxrr * (ttol_ / rn_) : 0.0;
     host_.trigger = host_.stop = host_.breakdown = 0;
     host_.its = res_.its;
+    host_.delta = p_.delta;
+    host_.max_it = p_.max_it;
     push();
   }
 
@@ -439,7 +450,7 @@ private:
   }
 
   template <ValueKind K>
-  void product_k() { product_dot_kernel<K><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->w32, d_->state, d_->partials); }
+  void product_k() { product_dot_kernel<K><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->comp, d_->w32, d_->state, d_->partials); }
 
   template <class T>
   void step(long long expected) {
@@ -569,6 +580,11 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
   PSPMV_CUDA_TRY(cudaDeviceSynchronize());
   (void)release(&d->copy);
   d->copy = take(&own);
+  {
+    cudaError_t first = cudaSuccess;
+    pspmv::cuda::detail::free_ptr(&d->comp, &first); // of the old copy
+    PSPMV_CUDA_TRY(first);
+  }
   const unsigned int parts_before = std::max(d->grid, d->product_grid);
   PSPMV_CUDA_TRY(setup(d));
   if (std::max(d->grid, d->product_grid) > parts_before) {
@@ -581,6 +597,19 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
 }
 
 const DeviceScaledCopy &copy_of(const DeviceMixedCg *d) { return d->copy; }
+
+cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) {
+  if (d == nullptr || !product) return cudaErrorInvalidValue;
+  if (d->rows == 0) return cudaSuccess;
+  if (d->comp == nullptr) PSPMV_CUDA_TRY(alloc(size_t(d->rows), &d->comp));
+  product(d->copy.s, d->t); // As (the exact matrix)
+  fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, 1.0, d->v);
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, d->r, false, stream)); // the copy's row sums, FP64
+  comp_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, d->copy.s, d->t, d->r, d->comp);
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  return cudaStreamSynchronize(stream);
+}
 
 cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,
                   const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res) {
@@ -598,7 +627,7 @@ cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgPar
 cudaError_t destroy(DeviceMixedCg *d) {
   if (d == nullptr) return cudaSuccess;
   cudaError_t first = release(&d->copy);
-  for (float **q : {&d->r32, &d->p32, &d->w32}) pspmv::cuda::detail::free_ptr(q, &first);
+  for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
   for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials}) pspmv::cuda::detail::free_ptr(q, &first);
   pspmv::cuda::detail::free_ptr(&d->state, &first);
   delete d;

@@ -40,6 +40,11 @@ cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out);
 // Another copy of the same matrix (a wider value format): takes *c; s must be the same.
 cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c);
 const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
+// The row-sum compensation of the current copy (rowsum_compensation() of mixed_cg.hpp), added
+// to every low-precision product: product(s, As) must write As = A s (FP64, the exact matrix;
+// device arrays of rows doubles; it may throw); the copy's row sums come from its FP64 product
+// with ones. replace_copy() drops it (call compensate() again); off until called.
+cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream);
 // Solves A x = b from x's initial values (b, x: device arrays of rows doubles) on stream.
 // check_every >= 1: steps launched between two reads of the device's state.
 cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,

@@ -46,6 +46,7 @@ struct HostOperator {
   bool                has_off = false;
   std::vector<double> s_ghost;
   std::vector<float>  ghost, tmp;
+  std::vector<float>  comp; /* the row-sum compensation (empty: off) */
 };
 
 struct KspMixedCg {
@@ -54,6 +55,7 @@ struct KspMixedCg {
   std::string                    guard_format = "e8m22";               /* the next precision ("none": FP64 next) */
   PetscInt                       backend_choice = BackendAuto;
   PetscInt                       check_every    = 8; /* device: steps between two host checks */
+  PetscBool                      compensate     = PETSC_TRUE; /* the row-sum compensation */
   /* the operator as built: level 0 the start format, 1 the guard format, 2 FP64 CG */
   int                            level = 0;
   ValueFormat                    current;
@@ -254,12 +256,48 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
       op->tmp.assign(op->diag.s.size(), 0.0f);
     }
   }
+  if (mc->compensate) {
+    /* c = s .* (P s) - (A_lp 1): P s with the Pmat in FP64, the copy's row sums decoded in FP64 */
+    const size_t        n = op->diag.s.size();
+    std::vector<double> As(n), lp(n), ones(n, 1.0), tl(n);
+    Mat                 P;
+    PetscCall(KSPGetOperators(ksp, nullptr, &P));
+    PetscCall(VecPlaceArray(mc->w1, op->diag.s.data()));
+    PetscCall(VecPlaceArray(mc->w2, As.data()));
+    PetscCall(MatMult(P, mc->w1, mc->w2));
+    PetscCall(VecResetArray(mc->w1));
+    PetscCall(VecResetArray(mc->w2));
+    packsell_spmv(op->diag.op, ones.data(), lp.data(), false);
+    if (op->has_off) {
+      std::vector<double> og((size_t)mc->nghost, 1.0);
+      packsell_spmv(op->off, og.data(), tl.data(), false);
+      for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
+    }
+    op->comp = mixed::rowsum_compensation(n, op->diag.s.data(), As.data(), lp.data());
+  }
   mc->nnz     = op->diag.nnz + (op->has_off ? op->off.stats().nnz : 0);
   mc->stats   = op->diag.op.stats();
   mc->current = opt.value_format;
   mc->host    = std::move(op);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* As = Pmat s on device arrays (the CUDA backend's row-sum compensation). */
+std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
+{
+  KspMixedCg *mc = Data(ksp);
+  return [ksp, mc](const double *s, double *As) {
+    Mat P;
+    MixedCgTry(KSPGetOperators(ksp, nullptr, &P));
+    MixedCgTry(VecCUDAPlaceArray(mc->w1, s));
+    MixedCgTry(VecCUDAPlaceArray(mc->w2, As));
+    MixedCgTry(MatMult(P, mc->w1, mc->w2));
+    MixedCgTry(VecCUDAResetArray(mc->w1));
+    MixedCgTry(VecCUDAResetArray(mc->w2));
+  };
+}
+#endif
 
 /* Builds or rebuilds what the solve needs when the Pmat changed (or nothing was built). */
 PetscErrorCode EnsureOperator(KSP ksp)
@@ -282,6 +320,9 @@ PetscErrorCode EnsureOperator(KSP ksp)
   mc->device.reset();
   PetscCall(PetscSFDestroy(&mc->halo));
   mc->level = 0;
+  PetscCall(VecDestroy(&mc->w1));
+  PetscCall(VecDestroy(&mc->w2));
+  PetscCall(MatCreateVecs(P, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
   {
     PetscErrorCode ierr = PETSC_SUCCESS;
@@ -303,6 +344,7 @@ PetscErrorCode EnsureOperator(KSP ksp)
       PackSellOptions opt;
       PetscCall(LevelOptions(mc, &opt));
       ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, &mc->device);
+      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
       PetscCall(Agree(ksp, ierr));
       mc->nnz     = mc->device->Nnz();
       mc->stats   = mc->device->Stats();
@@ -340,6 +382,7 @@ PetscErrorCode Raise(KSP ksp, bool *lowp)
       PackSellOptions opt;
       PetscCall(LevelOptions(mc, &opt));
       ierr = mc->device->Rebuild(Ad, opt);
+      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
       if (!ierr) mc->current = opt.value_format;
       ierr = Agree(ksp, ierr);
     } else
@@ -434,11 +477,11 @@ void HostProduct(KspMixedCg *mc, const float *p, float *w)
       for (size_t i = 0; i < op.tmp.size(); ++i) w[i] += op.tmp[i];
     }
   }
+  for (size_t i = 0; i < op.comp.size(); ++i) w[i] = std::fma(op.comp[i], p[i], w[i]);
 }
 
 PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
 {
-  KspMixedCg *mc = Data(ksp);
   PC          pc;
   PetscBool   ok;
 
@@ -449,13 +492,6 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
              "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type none (or jacobi, the same method)", ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)",
              ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "");
   PetscCall(EnsureOperator(ksp));
-  PetscCall(VecDestroy(&mc->w1));
-  PetscCall(VecDestroy(&mc->w2));
-  {
-    Mat P;
-    PetscCall(KSPGetOperators(ksp, nullptr, &P));
-    PetscCall(MatCreateVecs(P, &mc->w1, &mc->w2));
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -531,7 +567,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
   PetscReal   delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
   PetscInt    strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
   char        vf[64], gf[64];
-  PetscBool   set, vfset, gfset;
+  PetscBool   set, vfset, gfset, comp = mc->compensate;
   FormatOptions o = mc->copy_opts;
 
   PetscFunctionBegin;
@@ -545,6 +581,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors, on one rank), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
+  PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend: CG steps launched between two host checks of the device's state", "KSPMIXEDCG", every, &every, &set));
   PetscOptionsHeadEnd();
   PetscCheck(delta > 0 && delta < 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_delta %g is out of range: use a reduction factor in (0, 1), e.g. 0.1", (double)delta);
@@ -564,7 +601,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
       PetscCheck(g.lossy(), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s: use a lossy format wider than the start format (e.g. e8m22), or none to go straight to FP64 CG", gf);
     }
   }
-  if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice) {
+  if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate) {
+    mc->compensate     = comp;
     mc->copy_opts      = o;
     mc->guard_format   = gf;
     mc->backend_choice = backend;
@@ -602,6 +640,7 @@ PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mc->copy_opts.Describe().c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  row-sum compensation: %s\n", mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));

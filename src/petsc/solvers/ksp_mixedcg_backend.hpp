@@ -48,6 +48,9 @@ public:
   virtual PetscErrorCode Solve(KSP ksp, const mixed::MixedCgParams &p, const MixedCgHooks &h, PetscInt check_every, mixed::MixedCgResult *res) = 0;
   /* The copy at another value format (the guard's raise), from the Pmat's block Ad. */
   virtual PetscErrorCode Rebuild(Mat Ad, const PackSellOptions &opt) = 0;
+  /* The row-sum compensation of the current copy (mixed/mixed_cg.hpp): product(s, As) writes
+     As = Pmat s on device arrays. */
+  virtual PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) = 0;
   virtual int64_t        Nnz() const   = 0;
   virtual FormatStats    Stats() const = 0;
 };

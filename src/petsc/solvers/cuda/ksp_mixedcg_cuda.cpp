@@ -100,6 +100,13 @@ public:
     PetscFunctionBegin;
     PetscCall(KSPGetSolution(ksp, &x));
     PetscCall(KSPGetRhs(ksp, &b));
+    {
+      PetscBool cx, cb;
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)x, &cx, VECSEQCUDA, VECMPICUDA, ""));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)b, &cb, VECSEQCUDA, VECMPICUDA, ""));
+      PetscCheck(cx && cb, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG runs on the GPU (-ksp_mixedcg_backend cuda, or its Pmat has CUDA vectors) but was given %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -ksp_mixedcg_backend host",
+                 ((PetscObject)(cx ? b : x))->type_name);
+    }
     PetscCall(CurrentCudaStream(&stream));
     mixed::cuda::DeviceMixedCgHooks dh;
     dh.exact_product   = h.exact_product_device;
@@ -120,6 +127,22 @@ public:
     PetscCall(ierr);
     PetscCallCUDA(cerr);
     PetscCall(PetscLogGpuFlops((PetscLogDouble)res->lowp_its * (2.0 * (PetscLogDouble)nnz_ + 12.0 * (PetscLogDouble)stats_.rows)));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) override
+  {
+    cudaStream_t stream = nullptr;
+    cudaError_t  cerr   = cudaSuccess;
+
+    PetscFunctionBegin;
+    PetscCall(CurrentCudaStream(&stream));
+    try {
+      cerr = mixed::cuda::compensate(d_, product, stream);
+    } catch (const PetscFailure &f) {
+      PetscCall(f.code);
+    }
+    PetscCallCUDA(cerr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 

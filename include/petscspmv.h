@@ -600,8 +600,12 @@ PETSC_EXTERN PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *sta
 . -ksp_mixedcg_value_format <e8m14> - the copy's value format (fp16, bf16, e8m<m> with m in 7..22,
     or exact: FP64 values rounded to FP32 in the products); the other
     -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too
+. -ksp_mixedcg_rowsum_compensation <true> - add the copy's rounding of each row sum back as an FP32
+    diagonal (the smooth modes of PDE matrices then see no error of the copy)
 . -ksp_mixedcg_guard_value_format <e8m22> - the wider format the guard raises the copy to (none:
     straight to FP64 CG)
+. -ksp_mixedcg_guard_departure <0.05> - a segment is lossy (and raises at once) when the true
+    residual departs from the iterated one by more than this relative norm
 . -ksp_mixedcg_guard_ratio <1.5> - a segment between two reliable updates is lossy when it needs
     more than this many times the iterations per decade of true residual that its iterated
     residual predicts (0: only a growing true residual counts)
@@ -613,8 +617,9 @@ PETSC_EXTERN PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *sta
 
   Notes:
   The guard keeps the copy's precision up to the matrix: when the true residual stops following
-  the iterated one (log(f_iter) / log(f_true) above the ratio for the strikes in a row, with f the
-  reductions of one segment, or a true residual that grew), the copy is rebuilt at the guard's
+  the iterated one (a true residual that grew or departed from the iterated one, or
+  log(f_iter) / log(f_true) above the ratio for the strikes in a row, with f the reductions of one
+  segment), the copy is rebuilt at the guard's
   value format, and when that is not enough the solve continues as FP64 CG (FP64 vectors, the
   exact Amat as operator) from the current x. A step with p^T A_lp p <= 0 is checked with the
   exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the copy

@@ -38,16 +38,30 @@ std::vector<double> rhs(const CsrMatrix &A) {
 }
 
 // The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
-Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p) {
+// The row-sum compensation of copy c of A (rowsum_compensation()).
+std::vector<float> compensation(const CsrMatrix &A, const ScaledCopy &c) {
+  const size_t n = size_t(A.rows);
+  std::vector<double> As(n), lp(n), ones(n, 1.0);
+  csr_spmv(A.view(), c.s.data(), As.data(), false);
+  packsell_spmv(c.op, ones.data(), lp.data(), false);
+  return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
+}
+
+Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false) {
   size_t level = 0;
   ScaledCopy c = pspmv_test::test_scaled_copy(A, ladder[0]);
   const std::vector<double> s = c.s;
+  std::vector<float> cv = comp ? compensation(A, c) : std::vector<float>();
   MixedCgOperators ops;
-  ops.lowp_product = [&](const float *x, float *y) { packsell_spmv_f32(c.op, x, y); };
+  ops.lowp_product = [&](const float *x, float *y) {
+    packsell_spmv_f32(c.op, x, y);
+    for (size_t i = 0; i < cv.size(); ++i) y[i] = std::fma(cv[i], x[i], y[i]);
+  };
   ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
     c = pspmv_test::test_scaled_copy(A, ladder[++level]);
+    if (comp) cv = compensation(A, c);
     return true;
   };
   std::vector<double> x(size_t(A.rows), 0.0);
@@ -58,7 +72,7 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
 }
 
 // The device driver with the same ladder; the exact product on the host (copies), as a test.
-void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o) {
+void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false) {
   const size_t n = size_t(A.rows);
   size_t level = 0;
   mcuda::DeviceScaledCopy dc;
@@ -82,8 +96,10 @@ void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::v
     mcuda::DeviceScaledCopy c2;
     if (mcuda::upload(pspmv_test::test_scaled_copy(A, ladder[++level]), &c2) != cudaSuccess) throw std::runtime_error("upload");
     if (mcuda::replace_copy(d, &c2) != cudaSuccess) throw std::runtime_error("replace_copy");
+    if (comp && mcuda::compensate(d, h.exact_product, nullptr) != cudaSuccess) throw std::runtime_error("compensate");
     return true;
   };
+  if (comp) CUDA_OK(mcuda::compensate(d, h.exact_product, nullptr));
   CUDA_OK(mcuda::solve(d, db, dx, p, every, h, nullptr, &o->res));
   std::vector<double> x(n);
   CUDA_OK(cudaMemcpy(x.data(), dx, n * sizeof(double), cudaMemcpyDeviceToHost));
@@ -119,6 +135,17 @@ TEST(MixedCgSmall, Laplacian) {
     device_solve(A, b, {"e8m14", "e8m22"}, p, every, &d);
     compare(every == 1 ? "lap 12^3 check_every 1" : "lap 12^3 check_every 8", h, d, 1e-8);
   }
+}
+
+// with the row-sum compensation on both sides
+TEST(MixedCgSmall, LaplacianCompensated) {
+  const CsrMatrix A = pspmv_test::laplace3d(14, 14, 14);
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p, true);
+  Outcome d;
+  device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, true);
+  compare("lap 14^3 compensated", h, d, 1e-8);
 }
 
 TEST(MixedCgSmall, GuardToFp64) {
@@ -162,9 +189,9 @@ TEST(MixedCgLarge, Bcsstk14GuardRaises) {
   const CsrMatrix A = pspmv_test::read_matrix_market(std::string(PETSCSPMV_MATRIX_DIR) + "/bcsstk14.mtx");
   const std::vector<double> b = rhs(A);
   MixedCgParams p;
-  const Outcome h = host_solve(A, b, {"e8m10", "e8m22"}, p);
+  const Outcome h = host_solve(A, b, {"e8m10", "e8m22"}, p, true);
   Outcome d;
-  device_solve(A, b, {"e8m10", "e8m22"}, p, 8, &d);
+  device_solve(A, b, {"e8m10", "e8m22"}, p, 8, &d, true);
   compare("bcsstk14 e8m10 -> e8m22", h, d, 1e-8);
   EXPECT_EQ(d.res.raises, 1);
 }

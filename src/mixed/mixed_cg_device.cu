@@ -280,6 +280,7 @@ struct DeviceMixedCg {
   unsigned int grid = 1, product_grid = 1;
   float *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
   float *comp = nullptr; // the row-sum compensation (null: off)
+  double *scratch = nullptr; // compensate()'s row sums (r and t may hold a solve's data then)
   double *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
   double *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
   double *partials = nullptr;
@@ -602,11 +603,14 @@ cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *
   if (d == nullptr || !product) return cudaErrorInvalidValue;
   if (d->rows == 0) return cudaSuccess;
   if (d->comp == nullptr) PSPMV_CUDA_TRY(alloc(size_t(d->rows), &d->comp));
-  product(d->copy.s, d->t); // As (the exact matrix)
+  if (d->scratch == nullptr) PSPMV_CUDA_TRY(alloc(2 * size_t(d->rows), &d->scratch));
+  // called inside a solve (a raise): r (the true residual) must survive, so scratch only
+  double *as = d->scratch, *lp = d->scratch + d->rows;
+  product(d->copy.s, as); // A s (the exact matrix)
   fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, 1.0, d->v);
   PSPMV_CUDA_TRY(cudaGetLastError());
-  PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, d->r, false, stream)); // the copy's row sums, FP64
-  comp_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, d->copy.s, d->t, d->r, d->comp);
+  PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, lp, false, stream)); // the copy's row sums, FP64
+  comp_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, d->copy.s, as, lp, d->comp);
   PSPMV_CUDA_TRY(cudaGetLastError());
   return cudaStreamSynchronize(stream);
 }
@@ -628,7 +632,7 @@ cudaError_t destroy(DeviceMixedCg *d) {
   if (d == nullptr) return cudaSuccess;
   cudaError_t first = release(&d->copy);
   for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
-  for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials}) pspmv::cuda::detail::free_ptr(q, &first);
+  for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials, &d->scratch}) pspmv::cuda::detail::free_ptr(q, &first);
   pspmv::cuda::detail::free_ptr(&d->state, &first);
   delete d;
   return first;

@@ -173,12 +173,12 @@ if has run; then
         -ksp_rtol 1e-8 -ksp_max_it 5000 -check_true_residual 1e-7 2>&1 | tail -1; echo "rc=${PIPESTATUS[0]}")
       note "main job bcsstk16 np=$np: $(echo $line)"
     done
-    # the mixed-precision tutorial (issue 17's done-when): FP64 CG + Jacobi and PCMIXEDKRYLOV (cg, f3r)
+    # the mixed-precision tutorial: FP64 CG + Jacobi, PCMIXEDKRYLOV (cg, f3r) and KSPMIXEDCG
     # on each GPU type as the solves' matrix (PCMIXEDKRYLOV's Pmat); rtol 1e-8, each solver's true
     # residual (exact matrix) printed and checked
     for m in "-f /tmp/main.petsc" "-lap7 48 -var_coeff"; do
       for t in aijcusparse rgcsrcuda packsellcuda; do
-        lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type $t -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED|rror"; echo "rc=${PIPESTATUS[0]}")
+        lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type $t -solvers cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,mixedcg -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED|rror"; echo "rc=${PIPESTATUS[0]}")
         note "ex2 ${m%% *} $t np=$np: $(echo $lines | sed -E 's/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
       done
     done

@@ -8,11 +8,12 @@ Matrix (one of):\n\
   -var_coeff         with -lap7/-lap27: coefficients k(midpoint of each coupling) = 1 + 0.5 sin(..) cos(..) sin(..),\n\
                      values that no reduced-precision format represents exactly\n\
   -mat_type <type>   the type of the solves' matrix (aij, aijcusparse, rgcsrcuda, packsellcuda ...; lossless ones)\n\
-Solvers (-solvers <list>, default cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r; also gamg): each has an options\n\
+Solvers (-solvers <list>, default cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r; also mixedcg, gamg): each has an options\n\
 prefix, so its KSP and PC can be tuned from the command line:\n\
   cg_jacobi        CG + Jacobi, FP64                                   prefix -cg_jacobi_\n\
   mixedkrylov_cg   FGMRES(100) + PCMIXEDKRYLOV inner cg               prefix -mixedkrylov_cg_\n\
   mixedkrylov_f3r  FGMRES(100) + PCMIXEDKRYLOV inner f3r              prefix -mixedkrylov_f3r_\n\
+  mixedcg          KSPMIXEDCG: FP32 CG with reliable updates          prefix -mixedcg_\n\
   gamg             CG + GAMG                                           prefix -gamg_\n\
   -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\
   -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
@@ -26,6 +27,7 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
                      (the residual norm the KSP tests: unpreconditioned, the true residual up to rounding)\n\
 One line per solver:\n\
   solver=<name> setup_s=<PCSetUp> solve_s=<median KSPSolve> outer_its=<k> inner_its=<per application>\n\
+  (mixedcg: outer_its = CG steps, inner_its = its reliable updates)\n\
   true_residual=<||b - A x|| / ||b||> reason=<KSPConvergedReason>\n\n";
 
 #include <petscksp.h>
@@ -123,7 +125,7 @@ static PetscErrorCode UpdateCount(const char *name, PetscInt global, PetscInt *k
    -<name>_time_update. */
 static PetscErrorCode CheckSolvers(PetscInt n, char **names)
 {
-  const char *known[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r", "gamg"};
+  const char *known[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r", "mixedcg", "gamg"};
 
   PetscFunctionBeginUser;
   PetscCheck(n <= MAX_SOLVERS, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-solvers takes at most %d names", MAX_SOLVERS);
@@ -131,7 +133,7 @@ static PetscErrorCode CheckSolvers(PetscInt n, char **names)
     PetscBool is = PETSC_FALSE;
     PetscInt  k;
     for (size_t j = 0; j < sizeof(known) / sizeof(known[0]) && !is; j++) PetscCall(PetscStrcmp(names[i], known[j], &is));
-    PetscCheck(is, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver '%s' in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r or gamg", names[i]);
+    PetscCheck(is, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver '%s' in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r, mixedcg or gamg", names[i]);
     PetscCall(UpdateCount(names[i], 0, &k));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -167,6 +169,10 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
       PetscCall(PetscOptionsHasName(NULL, NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", &given));
       if (!given) PetscCall(PetscOptionsSetValue(NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", "f3r"));
     }
+  } else if (PetscStrcmp(name, "mixedcg", &is), is) {
+    /* its own Jacobi scaling: no PC */
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(PCSetType(pc, PCNONE));
   } else if (PetscStrcmp(name, "gamg", &is), is) {
     PetscCall(KSPSetType(ksp, KSPCG));
     PetscCall(PCSetType(pc, PCGAMG));
@@ -261,7 +267,7 @@ int main(int argc, char **argv)
   for (PetscInt s = 0; s < nsolvers; s++) {
     KSP                ksp;
     PC                 pc;
-    PetscBool          known, mixed;
+    PetscBool          known, mixed, mixedcg;
     PetscInt           its;
     KSPConvergedReason reason;
     PetscLogDouble     t0, t1, setup, *times;
@@ -273,7 +279,7 @@ int main(int argc, char **argv)
     PetscCall(KSPSetOperators(ksp, A, A));
     PetscCall(ConfigureSolver(ksp, solvers[s], rtol, &known));
     if (hist) PetscCall(KSPMonitorSet(ksp, HistoryMonitor, &h, NULL));
-    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver %s in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r or gamg", solvers[s]);
+    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver %s in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r, mixedcg or gamg", solvers[s]);
     PetscCall(PetscTime(&t0));
     PetscCall(KSPSetUp(ksp));
     PetscCall(KSPGetPC(ksp, &pc));
@@ -295,6 +301,12 @@ int main(int argc, char **argv)
     PetscCall(KSPGetIterationNumber(ksp, &its));
     PetscCall(KSPGetConvergedReason(ksp, &reason));
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCMIXEDKRYLOV, &mixed));
+    PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPMIXEDCG, &mixedcg));
+    if (mixedcg) {
+      KSPMixedCGStats st;
+      PetscCall(KSPMixedCGGetStats(ksp, &st));
+      inner = (double)st.reliable_updates;
+    }
     if (mixed) {
       PCMixedKrylovStats st;
       PetscCall(PCMixedKrylovGetStats(pc, &st));

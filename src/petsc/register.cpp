@@ -42,6 +42,8 @@ PetscErrorCode PetscSpMVInitializePackage(void)
   PetscCall(PCInitializePackage());
   PetscCall(PetscLogEventRegister("PCMixedKSetUp", PC_CLASSID, &EventMixedSetUp));
   PetscCall(PCRegister(PCMIXEDKRYLOV, PCCreate_MixedKrylov));
+  PetscCall(KSPInitializePackage());
+  PetscCall(KSPRegister(KSPMIXEDCG, KSPCreate_MixedCG));
   for (PetscInt i = 0; i < n; i++) {
     const TypeInfo *t = types[i];
     PetscCall(MatRegisterRootName(t->root, t->seq, t->mpi));

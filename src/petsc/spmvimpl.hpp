@@ -303,6 +303,8 @@ extern PetscLogEvent EventBuild, EventValues;
 /* pc_mixedkrylov.cpp */
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
+/* solvers/ksp_mixedcg.cpp */
+PetscErrorCode KSPCreate_MixedCG(KSP ksp);
 
 /* A composed container's deleter of a T allocated with new (PetscObjectContainerCompose()): its
    argument is the pointer (3.22), the address of the pointer (3.23, 3.24), the same as a PetscCtxRt

@@ -1,0 +1,320 @@
+// Mixed-precision CG with reliable updates, host twin (mixed_cg.hpp).
+#include "mixed_cg.hpp"
+#include "scaling.hpp"
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace pspmv {
+namespace mixed {
+
+bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure) {
+  if (!(f_iter < 1.0)) return false; // no iterated progress to judge against
+  if (!(f_true < 1.0)) return true;  // the true residual did not decrease (or is NaN)
+  if (departure > 0.0 && !(dev <= departure)) return true;
+  if (!(ratio > 0.0) || f_iter <= 0.0) return false;
+  return std::log(f_iter) / std::log(f_true) > ratio;
+}
+
+bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *lossy) {
+  *lossy = lossy_segment(f_iter, f_true, dev, ratio, departure);
+  in_row = *lossy ? in_row + 1 : 0;
+  // growth and departure are the copy's error itself: at once; the rate test needs strikes
+  const bool at_once = *lossy && f_iter < 1.0 && (!(f_true < 1.0) || (departure > 0.0 && !(dev <= departure)));
+  if (*lossy && (at_once || in_row >= std::max(strikes, 1))) {
+    in_row = 0;
+    return true;
+  }
+  return false;
+}
+
+std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums) {
+  std::vector<float> c(n);
+  for (size_t i = 0; i < n; ++i) {
+    const double d = s[i] * As[i] - lowp_rowsums[i];
+    c[i] = std::isfinite(d) ? float(d) : 0.0f;
+  }
+  return c;
+}
+
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt) {
+  check_csr(Ao);
+  std::vector<double> v(size_t(Ao.nnz()));
+  for (int32_t r = 0; r < Ao.rows; ++r)
+    for (int32_t k = Ao.rowptr[r]; k < Ao.rowptr[r + 1]; ++k) {
+      const double a = Ao.values[k], sr = s[r], sc = t[Ao.colidx[k]];
+      if (!std::isfinite(a)) throw detail::non_finite_error(r, Ao.colidx[k], a);
+      v[size_t(k)] = scaled_value(a, sr, sc);
+      if (!scaled_value_fits(a, v[size_t(k)])) throw detail::scaled_range_error(r, Ao.colidx[k], a, v[size_t(k)], sr, sc);
+    }
+  CsrView S = Ao;
+  S.values = v.data();
+  return build_packsell(S, opt);
+}
+
+namespace {
+
+// One solve's state; the low-precision phase runs on float vectors, the FP64 fallback on double.
+class Run {
+public:
+  Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops)
+      : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0) {
+    guard_.ratio = p.guard_ratio;
+    guard_.strikes = p.guard_strikes;
+    guard_.departure = p.guard_departure;
+  }
+
+  MixedCgResult solve() {
+    rn_ = true_residual();
+    res_.rnorm0 = res_.rnorm = rn_;
+    ttol_ = std::max(p_.rtol * rn_, p_.atol);
+    if (ops_.monitor) ops_.monitor(0, rn_);
+    res_.reason = test(0, rn_);
+    if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
+    if (res_.reason != MixedCgReason::Iterating) return res_;
+    sigma_new_ = scaled_residual_norm();
+    restart_ = true; // p = r at the start
+    std::vector<float> p32;
+    if (!p_.start_fp64 && phase<float>(p32)) return res_;
+    // the FP64 fallback from the current x, with the direction carried over
+    res_.fp64 = true;
+    std::vector<double> p64(p32.begin(), p32.end());
+    phase<double>(p64);
+    return res_;
+  }
+
+private:
+  double sum1(double v) const {
+    if (ops_.allreduce_sum) ops_.allreduce_sum(&v, 1);
+    return v;
+  }
+  void sum2(double *v) const {
+    if (ops_.allreduce_sum) ops_.allreduce_sum(v, 2);
+  }
+  double max1(double v) const {
+    if (ops_.allreduce_max) ops_.allreduce_max(&v, 1);
+    return v;
+  }
+
+  // ||v||_2 over the ranks, v = w .* u (w null: 1), as entry_norm of scaling.hpp: a sum of
+  // squares scaled by a power of two, right over the whole double range.
+  double global_norm(const double *w, const double *u) const {
+    double amax = 0.0;
+    for (size_t i = 0; i < n_; ++i) amax = nan_max(amax, std::fabs(w ? w[i] * u[i] : u[i]));
+    amax = max1(amax);
+    const double scale = norm_scale(amax);
+    double sum = 0.0;
+    for (size_t i = 0; i < n_; ++i) {
+      const double e = (w ? w[i] * u[i] : u[i]) * scale;
+      sum += e * e;
+    }
+    return std::sqrt(sum1(sum)) / scale;
+  }
+
+  // r = b - A x (FP64, exact); returns ||r||.
+  double true_residual() {
+    ops_.exact_product(x_, t_.data());
+    for (size_t i = 0; i < n_; ++i) r_[i] = b_[i] - t_[i];
+    return global_norm(nullptr, r_.data());
+  }
+  double scaled_residual_norm() const { return global_norm(s_, r_.data()); }
+
+  MixedCgReason test(int64_t its, double rn) const {
+    if (ops_.converged) return ops_.converged(its, rn);
+    if (!std::isfinite(rn)) return MixedCgReason::DivergedNanOrInf;
+    if (rn <= ttol_) return rn < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
+    if (its > 0 && p_.dtol > 0 && rn > p_.dtol * res_.rnorm0) return MixedCgReason::DivergedDtol;
+    return MixedCgReason::Iterating;
+  }
+
+  // x += s .* dy, dy = 0
+  void flush() {
+    for (size_t i = 0; i < n_; ++i) {
+      x_[i] += s_[i] * dy_[i];
+      dy_[i] = 0.0;
+    }
+  }
+
+  // The true residual after a segment (or a breakdown): flush, r, monitor, test, sigma'; the
+  // guard's verdict in *raise (low-precision phase only). Returns true when the solve ends.
+  template <class T>
+  bool true_update(bool judge, bool *raise, const std::vector<T> *rit = nullptr) {
+    flush();
+    rn_ = true_residual();
+    res_.rnorm = rn_;
+    ++res_.reliable_updates;
+    if (ops_.monitor) ops_.monitor(res_.its, rn_);
+    res_.reason = test(res_.its, rn_);
+    sigma_new_ = scaled_residual_norm();
+    const double f_true = sigma_ > 0 ? sigma_new_ / sigma_ : 1.0;
+    const double f_iter = rho_start_ > 0 ? std::sqrt(rho_ / rho_start_) : 1.0;
+    // departure: ||s .* r_true - sigma r_iter|| / ||s .* r_true||
+    double dev = 0.0;
+    if (rit && rit->size() == n_ && sigma_new_ > 0) {
+      double dd[2] = {0.0, 0.0};
+      for (size_t i = 0; i < n_; ++i) {
+        const double t = s_[i] * r_[i] / sigma_, e = t - double((*rit)[i]);
+        dd[0] += e * e;
+        dd[1] += t * t;
+      }
+      sum2(dd);
+      dev = dd[1] > 0 ? std::sqrt(dd[0] / dd[1]) : 0.0;
+    }
+    bool lossy = false;
+    *raise = false;
+    if (judge && std::is_same<T, float>::value && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
+    res_.updates.push_back({res_.its, rn_, f_iter, f_true, dev, lossy});
+    if (res_.reason == MixedCgReason::Iterating && res_.its >= p_.max_it) res_.reason = MixedCgReason::DivergedIts;
+    return res_.reason != MixedCgReason::Iterating;
+  }
+
+  // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), and p re-orthogonalised
+  // against it and scaled to the new units (or p = r_T after a restart).
+  template <class T>
+  void restart_vectors(std::vector<T> &rv, std::vector<T> &pv) {
+    rv.resize(n_);
+    pv.resize(n_, T(0));
+    const double sig = sigma_new_ > 0 ? sigma_new_ : 1.0;
+    double d[2] = {0.0, 0.0};
+    for (size_t i = 0; i < n_; ++i) {
+      const T ri = T((s_[i] * r_[i]) / sig);
+      rv[i] = ri;
+      d[0] += double(ri) * double(ri);
+      d[1] += double(ri) * double(pv[i]);
+    }
+    sum2(d);
+    const double rho_true = d[0];
+    if (restart_ || !(rho_prev_ > 0) || !(sigma_ > 0)) {
+      pv = rv;
+    } else {
+      // CG's beta = (r', r') / (r, r) of the step that ended the segment (r its residual before
+      // the step: p is still that step's direction), with the change of units
+      const T coef = T(d[1] / rho_true), beta = T((sig * rho_true) / (sigma_ * rho_prev_));
+      for (size_t i = 0; i < n_; ++i) {
+        const T po = std::fma(-coef, rv[i], pv[i]);
+        pv[i] = std::fma(beta, po, rv[i]);
+      }
+    }
+    restart_ = false;
+    sigma_ = sig;
+    rho_ = rho_start_ = rho_true;
+    maxrr_ = std::sqrt(rho_true);
+    tau_ = rn_ > 0 ? maxrr_ * (ttol_ / rn_) : 0.0;
+  }
+
+  void product(const std::vector<float> &p, std::vector<float> &w) { ops_.lowp_product(p.data(), w.data()); }
+  void product(const std::vector<double> &p, std::vector<double> &w) {
+    for (size_t i = 0; i < n_; ++i) t_[i] = s_[i] * p[i];
+    ops_.exact_product(t_.data(), w.data());
+    for (size_t i = 0; i < n_; ++i) w[i] *= s_[i];
+  }
+
+  // p^T A_hat p in FP64 with the exact matrix (the direction of a low-precision breakdown).
+  double exact_curvature(const std::vector<float> &p) {
+    std::vector<double> v(n_), av(n_);
+    for (size_t i = 0; i < n_; ++i) v[i] = s_[i] * double(p[i]);
+    ops_.exact_product(v.data(), av.data());
+    double c = 0.0;
+    for (size_t i = 0; i < n_; ++i) c += v[i] * av[i];
+    return sum1(c);
+  }
+
+  // Runs CG steps on T vectors from the state after a true residual (r_, sigma_new_). Returns
+  // true when the solve ended, false when it must continue in FP64 (T = float only; pv then
+  // holds the direction in units of sigma_new_ ... restart_vectors() of the FP64 phase
+  // re-orthogonalises and rescales it).
+  template <class T>
+  bool phase(std::vector<T> &pv) {
+    constexpr bool lowp = std::is_same<T, float>::value;
+    std::vector<T> rv, w(n_);
+    restart_vectors<T>(rv, pv);
+    for (;;) {
+      product(pv, w);
+      double pw = 0.0;
+      for (size_t i = 0; i < n_; ++i) pw += double(pv[i]) * double(w[i]);
+      pw = sum1(pw);
+      bool broke = !(pw > 0.0) || !std::isfinite(pw);
+      T alpha = T(0);
+      double d[2] = {0.0, 0.0};
+      if (!broke) {
+        alpha = T(rho_ / pw);
+        for (size_t i = 0; i < n_; ++i) {
+          const T ri = std::fma(-alpha, w[i], rv[i]);
+          rv[i] = ri;
+          d[0] += double(ri) * double(ri);
+          d[1] += double(ri) * double(w[i]);
+        }
+        sum2(d);
+        broke = !std::isfinite(d[0]) || alpha == T(0);
+      }
+      if (broke) {
+        bool raise;
+        if constexpr (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
+          if (true_update<T>(false, &raise)) return true;
+          res_.reason = std::isfinite(pw) ? MixedCgReason::DivergedIndefinite : MixedCgReason::DivergedNanOrInf;
+          return true;
+        } else {
+          ++res_.lowp_breakdowns;
+          if (true_update<T>(false, &raise)) return true;
+          const double c = exact_curvature(pv);
+          if (std::isfinite(c) && !(c > 0.0)) {
+            res_.reason = MixedCgReason::DivergedIndefinite;
+            return true;
+          }
+          // the copy failed where A did not: a wider format, or FP64; the direction restarts
+          ++res_.raises;
+          restart_ = true;
+          if (!(ops_.raise_precision && ops_.raise_precision())) return false;
+          restart_vectors<T>(rv, pv);
+          continue;
+        }
+      }
+      ++res_.its;
+      if (lowp) ++res_.lowp_its;
+      const double rho_new = d[0], rn = std::sqrt(rho_new);
+      maxrr_ = std::max(maxrr_, rn);
+      const bool trig = reliable_trigger(rn, maxrr_, p_.delta, tau_) || res_.its >= p_.max_it;
+      const double pr = -double(alpha) * d[1];
+      const T beta = T(((pr >= 0.0) ? pr : rho_new) / rho_);
+      const double c = sigma_ * double(alpha);
+      for (size_t i = 0; i < n_; ++i) {
+        dy_[i] += c * double(pv[i]);
+        if (!trig) pv[i] = std::fma(beta, pv[i], rv[i]);
+      }
+      rho_prev_ = rho_;
+      rho_      = rho_new;
+      if (!trig) continue;
+      bool raise = false;
+      if (true_update<T>(true, &raise, &rv)) return true;
+      if (raise) {
+        ++res_.raises;
+        if (!(ops_.raise_precision && ops_.raise_precision())) return false;
+      }
+      restart_vectors<T>(rv, pv);
+    }
+  }
+
+  size_t n_;
+  const double *s_, *b_;
+  double *x_;
+  const MixedCgParams &p_;
+  const MixedCgOperators &ops_;
+  std::vector<double> r_, t_, dy_;
+  MixedCgResult res_;
+  PrecisionGuard guard_;
+  double rn_ = 0, ttol_ = 0;
+  double sigma_ = 0, sigma_new_ = 0; // ||s .* r|| of the last update, and of the new one
+  double rho_ = 0, rho_prev_ = 0, rho_start_ = 0, maxrr_ = 0, tau_ = 0;
+  bool restart_ = true;
+};
+
+} // namespace
+
+MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p,
+                       const MixedCgOperators &ops) {
+  Run run(n, s, b, x, p, ops);
+  return run.solve();
+}
+
+} // namespace mixed
+} // namespace pspmv

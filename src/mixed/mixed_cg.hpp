@@ -1,0 +1,167 @@
+// Mixed-precision CG with reliable updates (PETSc-free host twin; the KSP type KSPMIXEDCG runs
+// it on the host and its device driver mixed_cg_device.hpp runs the same steps on the GPU).
+//
+// CG on the symmetrically scaled system A_hat y = s .* b, A_hat = D^-1/2 A D^-1/2, s = D^-1/2,
+// x = s .* y: Jacobi-preconditioned CG. The iteration runs on FP32 vectors with a
+// low-precision operator (the PackSELL scaled copy, e8m14 by default); the solution is
+// accumulated in FP64; every reliable update (Sleijpen & van der Vorst 1996; Clark et al. 2010;
+// QUDA's CG) recomputes the true residual r = b - A x in FP64 with the exact matrix, restarts
+// the recurrence from it and keeps the search direction, re-orthogonalised against the new
+// residual. Convergence is judged on the FP64 true residual ||b - A x||_2 only.
+//
+// Units: between two reliable updates the FP32 vectors are normalised by sigma = ||s .* r||_2 of
+// the last update (r_32 = float(s .* r / sigma)), so that neither a large nor a tiny residual
+// leaves FP32's range; the FP64 increment dy (of y) is kept in absolute units.
+//
+// One step (the order the device driver follows; QUDA's CG with its fused kernels):
+//   w = A_lp p (with the row-sum compensation of rowsum_compensation(), when the caller uses it);  pw = (p, w);  pw <= 0 or not finite: a breakdown (below)
+//   alpha = float(rho / pw)
+//   r = fma(-alpha, w, r);  rho' = (r, r);  rw = (r, w)                        [one kernel]
+//   trigger = sqrt(rho') < delta * max sqrt(rho) since the update, or sqrt(rho') <= tau
+//   dy += (sigma * alpha) * p;  unless trigger: p = fma(beta, p, r)             [one kernel]
+//     beta = float(max(-alpha rw, 0 -> rho') / rho)  (Polak-Ribiere's (r', r' - r) = -alpha (r', w),
+//     Fletcher-Reeves' rho' where that is negative, as QUDA's axpyCGNorm)
+// tau = the iterated residual at which the true one would reach the target max(rtol ||r_0||,
+// atol): ||s .* r|| / ||r|| of the last update times the target, in units of sigma.
+//
+// A reliable update: x += s .* dy, dy = 0; r = b - A x (exact, FP64); monitor and convergence
+// test on ||r||; sigma' = ||s .* r||; the guard (below); r_32 = float(s .* r / sigma');
+// p = p - ((r_32, p) / (r_32, r_32)) r_32 (QUDA: "explicitly restore the orthogonality");
+// p = r_32 + beta p with beta = (sigma' rho_true) / (sigma rho_iterated) (the true residual's
+// square over the iterated one's, the change of units included).
+//
+// The guard keeps the operator's precision up to the matrix. At every reliable update it judges
+// the segment since the last one: the iterated residual fell by f_iter = sqrt(rho_end /
+// rho_start), at CG's rate on A_lp, which is FP64 CG's as long as the copy is accurate enough;
+// the true residual by f_true = sigma' / sigma. The segment is lossy when
+//   - the true residual did not decrease (f_true >= 1), or
+//   - it departs from the iterated one: dev = ||s .* r_true - sigma r_iter|| / ||s .* r_true||
+//     > guard_departure (the copy's error, injected into the new residual), or
+//   - the segment needed more than guard_ratio times the iterations per decade of the true
+//     residual that the iterated rate predicts: log(f_iter) / log(f_true) > guard_ratio.
+// After guard_strikes segments in a row lossy by the rate (at once when the true residual grew
+// or departed) the
+// precision is raised: raise_precision() (the next value format, e.g. e8m14 -> e8m22), and when
+// there is none wider, FP64 CG from the current x (FP64 vectors, the exact matrix as operator,
+// the same reliable updates). A breakdown of the low-precision iteration is checked with the
+// exact matrix: a direction with p^T A_hat p <= 0 in FP64 ends the solve (Indefinite); otherwise
+// the copy is what failed, the precision is
+// raised and the iteration restarts from the true residual.
+#pragma once
+#include "core/host_device.hpp"
+#include "scaled_copy.hpp"
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace pspmv {
+namespace mixed {
+
+struct MixedCgParams {
+  double  delta         = 0.1;   // reliable update at ||r_iter|| < delta * max ||r_iter|| since the last one
+  double  rtol          = 1e-8;  // the default test (MixedCgOperators::converged absent): ||r|| <= max(rtol ||r_0||, atol)
+  double  atol          = 0.0;
+  double  dtol          = 1e5;   //   diverged at ||r|| > dtol ||r_0||
+  int64_t max_it        = 10000; // CG steps (low precision and FP64 together)
+  bool    guard         = true;  // false: the operator's precision is never raised by the guard
+  double  guard_ratio   = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
+  double  guard_departure = 0.05; // ... or when the true residual departs from the iterated one by more; 0: not this test
+  int     guard_strikes = 2;     // lossy segments in a row that raise the precision
+  bool    start_fp64    = false; // FP64 CG from the start (a matrix that needed it before)
+};
+
+// Why a solve stopped (the PETSc glue maps these to KSPConvergedReason).
+enum class MixedCgReason : int {
+  Iterating        = 0,
+  ConvergedRtol    = 2,
+  ConvergedAtol    = 3,
+  DivergedIts      = -3,
+  DivergedDtol     = -4,
+  DivergedNanOrInf = -9,
+  DivergedIndefinite = -10, // p^T A p <= 0 with the exact matrix: A is not SPD
+};
+
+struct MixedCgResult {
+  MixedCgReason reason = MixedCgReason::Iterating;
+  int64_t its              = 0; // CG steps, low precision and FP64
+  int64_t lowp_its         = 0; // of which with the low-precision operator
+  int64_t reliable_updates = 0; // true residuals computed after the first
+  int     raises           = 0; // precision raises (guard or breakdown), FP64 fallback included
+  bool    fp64             = false; // the solve ended in the FP64 phase
+  int64_t lowp_breakdowns  = 0; // breakdowns of the low-precision iteration (p^T A_lp p <= 0)
+  double  rnorm0           = 0; // ||b - A x_0||
+  double  rnorm            = 0; // the last true residual ||b - A x||
+  // per reliable update (and the start): CG steps so far, true residual, iterated/true reduction
+  struct Update {
+    int64_t its;
+    double  rnorm, f_iter, f_true;
+    double  departure; // ||s .* r_true - sigma r_iter|| / ||s .* r_true|| (0 after a breakdown)
+    bool    lossy;
+  };
+  std::vector<Update> updates;
+};
+
+// What the solver needs from its caller. Vectors are the local rows (n of them); on several
+// ranks the products exchange their halo themselves and the reductions sum over the ranks.
+struct MixedCgOperators {
+  // w = A_lp p: the low-precision operator (the scaled copy), FP32 vectors.
+  std::function<void(const float *p, float *w)> lowp_product;
+  // y = A x in FP64 with the exact matrix.
+  std::function<void(const double *x, double *y)> exact_product;
+  // v[0 .. k) summed / maximised over the ranks (absent: one rank).
+  std::function<void(double *v, int k)> allreduce_sum, allreduce_max;
+  // Raises the precision of lowp_product; false when there is no wider low-precision format
+  // (the solve continues in FP64). Absent: straight to FP64.
+  std::function<bool()> raise_precision;
+  // The convergence test on the FP64 true residual (its: CG steps so far); absent: the
+  // params' rtol, atol, dtol relative to ||r_0||.
+  std::function<MixedCgReason(int64_t its, double rnorm)> converged;
+  // Called with the true residual at the start and at every reliable update.
+  std::function<void(int64_t its, double rnorm)> monitor;
+};
+
+// Solves A x = b from the initial guess in x (n local rows; s = D^-1/2 on them).
+MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p,
+                       const MixedCgOperators &ops);
+
+// The reliable-update trigger of a step (host and device): the iterated residual rn fell below
+// delta times its largest value maxrr since the last update, or below tau.
+PSPMV_HD bool reliable_trigger(double rn, double maxrr, double delta, double tau) {
+  return rn < delta * maxrr || rn <= tau;
+}
+
+// The guard's verdict on a segment: lossy when the true residual did not decrease, when it
+// departs from the iterated one, dev = ||s .* r_true - sigma r_iter|| / ||s .* r_true|| >
+// departure (departure > 0), or when log(f_iter) / log(f_true) > ratio (ratio > 0). f_iter >= 1
+// (a segment ended by max_it or a breakdown before any progress) is never judged lossy.
+bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure);
+
+// The guard's state over a solve: lossy segments in a row, and whether to raise the precision.
+struct PrecisionGuard {
+  double ratio     = 1.5;
+  double departure = 0.05;
+  int    strikes   = 2;
+  int    in_row    = 0;
+  // After a reliable update: true when the precision should be raised now (counts reset).
+  bool update(double f_iter, double f_true, double dev, bool *lossy);
+};
+
+// The row-sum compensation of a low-precision copy: c_i = (A_hat 1)_i - (A_lp 1)_i, the rounding
+// of row i's values summed, kept in FP32 and added to the copy's product as a diagonal:
+// w = A_lp p + c .* p. Then (A_lp + diag(c)) 1 = A_hat 1 up to FP32: the copy's error no longer
+// acts on the constant vector, which is where the smooth, slowly converging modes of PDE
+// matrices live (each reliable update injects the copy's error on them back into the residual,
+// and CG must resolve them again: on a 7-point Laplacian 48^3 with e8m14, 161 steps without and
+// 127 with it, FP64 CG 126). The matrix stays symmetric.
+// s: D^-1/2; As: (A s)_i in FP64 with the exact matrix (so s_i (A s)_i = (A_hat 1)_i);
+// lowp_rowsums: (A_lp 1)_i, the copy's decoded values summed in FP64 (packsell_spmv with ones).
+std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums);
+
+// The scaled off-diagonal block of an MPI matrix: Ao's values a_ij * (s_i * t_j) (s: the rows'
+// D^-1/2, t: the ghost columns'), in PackSELL with opt (Ao: rows x ghost columns, the columns
+// numbered as the halo vector). Throws ValueRangeError (row, halo column) for a non-finite
+// entry or a scaled value beyond double or the value format, as build_scaled_copy().
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt);
+
+} // namespace mixed
+} // namespace pspmv

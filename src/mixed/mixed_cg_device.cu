@@ -1,0 +1,643 @@
+// Mixed-precision CG with reliable updates on the device: mixed_cg_device.hpp. The order of the
+// operations is the host twin's (mixed_cg.cpp); the dot products are FP64 sums reduced in a fixed
+// order (device_reduce.cuh), so host and device differ by the summation order only.
+#include "mixed_cg_device.hpp"
+#include "device_reduce.cuh"
+#include "scaling.hpp"
+#include "cuda/device_memory.cuh"
+#include "formats/packsell/packsell_lowp_rows.cuh"
+#include <algorithm>
+#include <cmath>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+namespace pspmv {
+namespace mixed {
+namespace cuda {
+
+namespace {
+
+using pspmv::cuda::detail::LowpArgs;
+constexpr int kThreads = detail::kReduceThreads;
+constexpr int kBlocksPerSM = 8;
+
+struct McState {
+  double sigma, rho, rho_prev, maxrr, tau, delta;
+  double alpha, beta; // rounded to the vectors' precision
+  long long its, max_it;
+  int trigger, stop, breakdown;
+  unsigned int counter;
+  double red[4];
+};
+
+__device__ __forceinline__ int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; }
+__device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * kThreads; }
+
+// Two FP64 sums of the grid in a fixed order (device_reduce.cuh's grid_reduce, two values):
+// partials holds 2 gridDim.x doubles; finish(a, b) on thread 0 of the last block.
+template <class Finish>
+__device__ __forceinline__ void grid_reduce2(double a, double b, double *partials, unsigned int *counter, Finish finish) {
+  using BlockReduce = cub::BlockReduce<double, kThreads>;
+  __shared__ typename BlockReduce::TempStorage tmp;
+  __shared__ bool last;
+  const double sa = BlockReduce(tmp).Sum(a);
+  __syncthreads();
+  const double sb = BlockReduce(tmp).Sum(b);
+  if (threadIdx.x == 0) {
+    partials[2 * blockIdx.x] = sa;
+    partials[2 * blockIdx.x + 1] = sb;
+    __threadfence();
+    last = atomicAdd(counter, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  double ta = 0.0, tb = 0.0;
+  for (unsigned int k = threadIdx.x; k < gridDim.x; k += kThreads) {
+    ta += __ldcg(partials + 2 * k);
+    tb += __ldcg(partials + 2 * k + 1);
+  }
+  __syncthreads();
+  const double ra = BlockReduce(tmp).Sum(ta);
+  __syncthreads();
+  const double rb = BlockReduce(tmp).Sum(tb);
+  if (threadIdx.x == 0) {
+    *counter = 0u;
+    finish(ra, rb);
+  }
+}
+
+__device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
+  if (!(pw > 0.0) || isinf(pw)) {
+    st->breakdown = 1;
+    st->stop = 1;
+  } else {
+    st->alpha = lowp ? static_cast<double>(__double2float_rn(st->rho / pw)) : st->rho / pw;
+    if (st->alpha == 0.0) {
+      st->breakdown = 1;
+      st->stop = 1;
+    }
+  }
+}
+
+// w = A_lp p and (p, w), alpha (FP32 vectors)
+template <ValueKind K>
+__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials) {
+  if (st->stop || st->trigger) return;
+  double acc = 0.0;
+  const int64_t lane = threadIdx.x & 31u;
+  for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) {
+    const int64_t t = t0 + lane;
+    int32_t row;
+    float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    if (t < a.rows) {
+      if (comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
+      w[row] = v;
+      acc += static_cast<double>(p[row]) * static_cast<double>(v);
+    }
+  }
+  detail::grid_reduce(acc, partials, &st->counter, [st](double pw) { finish_pw(st, pw, true); });
+}
+
+// FP64 phase: v = s .* p (before the exact product), then w = s .* Av and (p, w), alpha
+__global__ void scale_kernel(int32_t n, const McState *st, const double *__restrict__ s, const double *__restrict__ p, double *__restrict__ v) {
+  if (st->stop || st->trigger) return;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * p[i];
+}
+__global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ av, const double *__restrict__ p, double *__restrict__ w, McState *st, double *partials) {
+  if (st->stop || st->trigger) return;
+  double acc = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double wi = s[i] * av[i];
+    w[i] = wi;
+    acc += p[i] * wi;
+  }
+  detail::grid_reduce(acc, partials, &st->counter, [st](double pw) { finish_pw(st, pw, false); });
+}
+
+// r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta
+template <class T>
+__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w) {
+  if (st->stop || st->trigger) return;
+  const T alpha = static_cast<T>(st->alpha);
+  double rr = 0.0, rw = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T ri = fma(-alpha, w[i], r[i]);
+    r[i] = ri;
+    rr += static_cast<double>(ri) * static_cast<double>(ri);
+    rw += static_cast<double>(ri) * static_cast<double>(w[i]);
+  }
+  grid_reduce2(rr, rw, partials, &st->counter, [st](double rho_new, double rwt) {
+    if (!isfinite(rho_new)) {
+      st->breakdown = 1;
+      st->stop = 1;
+      return;
+    }
+    st->its += 1;
+    const double rn = sqrt(rho_new);
+    st->maxrr = fmax(st->maxrr, rn);
+    st->trigger = (reliable_trigger(rn, st->maxrr, st->delta, st->tau) || st->its >= st->max_it) ? 1 : 0;
+    const double pr = -st->alpha * rwt;
+    const double b = (pr >= 0.0 ? pr : rho_new) / st->rho;
+    st->beta = std::is_same<T, float>::value ? static_cast<double>(__double2float_rn(b)) : b;
+    st->rho_prev = st->rho;
+    st->rho = rho_new;
+  });
+}
+
+// dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r). Runs only in
+// the launch whose update_kernel ran (its == expected).
+template <class T>
+__global__ void xp_kernel(int32_t n, const McState *st, long long expected, T *__restrict__ p, const T *__restrict__ r, double *__restrict__ dy) {
+  if (st->its != expected || st->breakdown) return;
+  const double c = st->sigma * st->alpha;
+  const T beta = static_cast<T>(st->beta);
+  const bool trig = st->trigger != 0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T pi = p[i];
+    dy[i] += c * static_cast<double>(pi);
+    if (!trig) p[i] = fma(beta, pi, r[i]);
+  }
+}
+
+__global__ void flush_kernel(int32_t n, const double *__restrict__ s, double *__restrict__ dy, double *__restrict__ x) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    x[i] += s[i] * dy[i];
+    dy[i] = 0.0;
+  }
+}
+
+// r = b - t; red[0] = max |r|, then (second kernel) red[1] = max |s r|
+__global__ void __launch_bounds__(kThreads) resid_kernel(int32_t n, const double *__restrict__ b, const double *__restrict__ t, double *__restrict__ r, McState *st, double *partials) {
+  double m = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double ri = b[i] - t[i];
+    r[i] = ri;
+    m = nan_max(m, fabs(ri));
+  }
+  detail::grid_reduce_max(m, partials, &st->counter, [st](double v) { st->red[0] = v; });
+}
+__global__ void __launch_bounds__(kThreads) smax_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, McState *st, double *partials) {
+  double m = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) m = nan_max(m, fabs(s[i] * r[i]));
+  detail::grid_reduce_max(m, partials, &st->counter, [st](double v) { st->red[1] = v; });
+}
+// red[2] = sum (r sc0)^2, red[3] = sum (s r sc1)^2
+__global__ void __launch_bounds__(kThreads) sumsq_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sc0, double sc1, McState *st, double *partials) {
+  double a = 0.0, c = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double u = r[i] * sc0, v = (s[i] * r[i]) * sc1;
+    a += u * u;
+    c += v * v;
+  }
+  grid_reduce2(a, c, partials, &st->counter, [st](double x, double y) {
+    st->red[2] = x;
+    st->red[3] = y;
+  });
+}
+// departure: red[0] = ||s r / sigma - r_iter||^2, red[1] = ||s r / sigma||^2
+template <class T>
+__global__ void __launch_bounds__(kThreads) departure_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sigma, const T *__restrict__ rit, McState *st, double *partials) {
+  double e2 = 0.0, t2 = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double t = s[i] * r[i] / sigma, e = t - static_cast<double>(rit[i]);
+    e2 += e * e;
+    t2 += t * t;
+  }
+  grid_reduce2(e2, t2, partials, &st->counter, [st](double x, double y) {
+    st->red[0] = x;
+    st->red[1] = y;
+  });
+}
+// r_T = T(s r / sig); red[0] = (r_T, r_T), red[1] = (r_T, p)
+template <class T>
+__global__ void __launch_bounds__(kThreads) restart_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sig, T *__restrict__ rt, const T *__restrict__ p, McState *st, double *partials) {
+  double a = 0.0, c = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T ri = static_cast<T>((s[i] * r[i]) / sig);
+    rt[i] = ri;
+    a += static_cast<double>(ri) * static_cast<double>(ri);
+    c += static_cast<double>(ri) * static_cast<double>(p[i]);
+  }
+  grid_reduce2(a, c, partials, &st->counter, [st](double x, double y) {
+    st->red[0] = x;
+    st->red[1] = y;
+  });
+}
+template <class T>
+__global__ void direction_kernel(int32_t n, T coef, T beta, int restart, const T *__restrict__ r, T *__restrict__ p) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    if (restart) p[i] = r[i];
+    else p[i] = fma(beta, fma(-coef, r[i], p[i]), r[i]);
+  }
+}
+// (v, av): red[0]
+__global__ void __launch_bounds__(kThreads) dot_kernel(int32_t n, const double *__restrict__ v, const double *__restrict__ av, McState *st, double *partials) {
+  double acc = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) acc += v[i] * av[i];
+  detail::grid_reduce(acc, partials, &st->counter, [st](double t) { st->red[0] = t; });
+}
+template <class T>
+__global__ void widen_kernel(int32_t n, const T *__restrict__ in, double *__restrict__ out) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = static_cast<double>(in[i]);
+}
+__global__ void fill_kernel(int32_t n, double v, double *__restrict__ y) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = v;
+}
+__global__ void comp_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ as, const double *__restrict__ lp, float *__restrict__ c) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double d = s[i] * as[i] - lp[i];
+    c[i] = isfinite(d) ? __double2float_rn(d) : 0.0f;
+  }
+}
+__global__ void lowp_scale_kernel(int32_t n, const double *__restrict__ s, const float *__restrict__ p, double *__restrict__ v) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * static_cast<double>(p[i]);
+}
+
+struct CudaFailure {
+  cudaError_t err;
+};
+#define MC_TRY(call) \
+  do { \
+    const cudaError_t mc_err_ = (call); \
+    if (mc_err_ != cudaSuccess) throw CudaFailure{mc_err_}; \
+  } while (0)
+
+template <class T>
+cudaError_t alloc(size_t n, T **p) {
+  *p = nullptr;
+  if (n == 0) return cudaSuccess;
+  return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
+}
+
+} // namespace
+
+struct DeviceMixedCg {
+  DeviceScaledCopy copy;
+  LowpArgs args;
+  int32_t rows = 0;
+  unsigned int grid = 1, product_grid = 1;
+  float *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
+  float *comp = nullptr; // the row-sum compensation (null: off)
+  double *scratch = nullptr; // compensate()'s row sums (r and t may hold a solve's data then)
+  double *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
+  double *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
+  double *partials = nullptr;
+  McState *state = nullptr;
+};
+
+namespace {
+
+template <ValueKind K>
+cudaError_t product_blocks(int *n) {
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<K>, kThreads, 0);
+}
+
+cudaError_t setup(DeviceMixedCg *d) {
+  if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
+  d->rows = d->copy.op.rows;
+  int sms = 1, per_sm = 1;
+  PSPMV_CUDA_TRY(pspmv::cuda::detail::multiprocessor_count(&sms));
+  const int64_t need = (static_cast<int64_t>(d->rows) + kThreads - 1) / kThreads;
+  d->grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * kBlocksPerSM)));
+  switch (d->copy.op.value_format.kind) {
+  case ValueKind::Exact: PSPMV_CUDA_TRY(product_blocks<ValueKind::Exact>(&per_sm)); break;
+  case ValueKind::FP16: PSPMV_CUDA_TRY(product_blocks<ValueKind::FP16>(&per_sm)); break;
+  default: PSPMV_CUDA_TRY(product_blocks<ValueKind::E8M>(&per_sm)); break;
+  }
+  d->product_grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * std::max(per_sm, 1))));
+  return cudaSuccess;
+}
+
+class Run {
+public:
+  Run(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int every, const DeviceMixedCgHooks &h, cudaStream_t st)
+      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows) {
+    guard_.ratio = p.guard_ratio;
+    guard_.departure = p.guard_departure;
+    guard_.strikes = p.guard_strikes;
+  }
+
+  MixedCgResult solve() {
+    MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
+    host_ = McState{};
+    rn_ = true_residual();
+    res_.rnorm0 = res_.rnorm = rn_;
+    ttol_ = std::max(p_.rtol * rn_, p_.atol);
+    if (h_.monitor) h_.monitor(0, rn_);
+    res_.reason = test(0, rn_);
+    if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
+    if (res_.reason != MixedCgReason::Iterating) return res_;
+    restart_ = true;
+    if (!p_.start_fp64 && phase<float>()) return res_;
+    res_.fp64 = true;
+    ensure_fp64();
+    if (!restart_) widen_kernel<float><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->p32, d_->p64);
+    MC_TRY(cudaGetLastError());
+    phase<double>();
+    return res_;
+  }
+
+private:
+  void ensure_fp64() {
+    if (d_->p64) return;
+    MC_TRY(alloc(size_t(n_), &d_->r64));
+    MC_TRY(alloc(size_t(n_), &d_->p64));
+    MC_TRY(alloc(size_t(n_), &d_->w64));
+  }
+  void pull() {
+    MC_TRY(cudaMemcpyAsync(&host_, d_->state, sizeof(McState), cudaMemcpyDeviceToHost, stream_));
+    MC_TRY(cudaStreamSynchronize(stream_));
+  }
+  void push() {
+    host_.counter = 0;
+    MC_TRY(cudaMemcpyAsync(d_->state, &host_, sizeof(McState), cudaMemcpyHostToDevice, stream_));
+    MC_TRY(cudaStreamSynchronize(stream_)); // host_ is reused
+  }
+  MixedCgReason test(int64_t its, double rn) const {
+    if (h_.converged) return h_.converged(its, rn);
+    if (!std::isfinite(rn)) return MixedCgReason::DivergedNanOrInf;
+    if (rn <= ttol_) return rn < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
+    if (its > 0 && p_.dtol > 0 && rn > p_.dtol * res_.rnorm0) return MixedCgReason::DivergedDtol;
+    return MixedCgReason::Iterating;
+  }
+  // r = b - A x; ||r|| and sigma_new_ = ||s .* r|| (scaled sums as entry_norm)
+  double true_residual() {
+    h_.exact_product(x_, d_->t);
+    resid_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, b_, d_->t, d_->r, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    smax_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    pull();
+    const double sc0 = norm_scale(host_.red[0]), sc1 = norm_scale(host_.red[1]);
+    sumsq_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sc0, sc1, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    pull();
+    sigma_new_ = std::sqrt(host_.red[3]) / sc1;
+    return std::sqrt(host_.red[2]) / sc0;
+  }
+  template <class T>
+  T *rv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->r32) : static_cast<void *>(d_->r64)); }
+  template <class T>
+  T *pv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->p32) : static_cast<void *>(d_->p64)); }
+  template <class T>
+  T *wv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->w32) : static_cast<void *>(d_->w64)); }
+
+  template <class T>
+  bool true_update(bool judge, bool *raise, bool with_departure) {
+    flush_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->dy, x_);
+    MC_TRY(cudaGetLastError());
+    rn_ = true_residual();
+    res_.rnorm = rn_;
+    ++res_.reliable_updates;
+    if (h_.monitor) h_.monitor(res_.its, rn_);
+    res_.reason = test(res_.its, rn_);
+    const double f_true = host_.sigma > 0 ? sigma_new_ / host_.sigma : 1.0;
+    const double f_iter = rho_start_ > 0 ? std::sqrt(host_.rho / rho_start_) : 1.0;
+    double dev = 0.0;
+    if (with_departure && host_.sigma > 0 && sigma_new_ > 0) {
+      departure_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, host_.sigma, rv<T>(), d_->state, d_->partials);
+      MC_TRY(cudaGetLastError());
+      const McState keep = host_;
+      pull();
+      dev = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
+      host_ = keep;
+    }
+    bool lossy = false;
+    *raise = false;
+    if (judge && std::is_same<T, float>::value && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
+    res_.updates.push_back({res_.its, rn_, f_iter, f_true, dev, lossy});
+    if (res_.reason == MixedCgReason::Iterating && res_.its >= p_.max_it) res_.reason = MixedCgReason::DivergedIts;
+    return res_.reason != MixedCgReason::Iterating;
+  }
+
+  template <class T>
+  void restart_vectors() {
+    const double sig = sigma_new_ > 0 ? sigma_new_ : 1.0;
+    const McState keep = host_;
+    restart_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sig, rv<T>(), pv<T>(), d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    pull();
+    const double rho_true = host_.red[0], rp = host_.red[1];
+    host_ = keep;
+    const bool restart = restart_ || !(host_.rho_prev > 0) || !(host_.sigma > 0);
+    const T coef = restart ? T(0) : T(rp / rho_true), beta = restart ? T(0) : T((sig * rho_true) / (host_.sigma * host_.rho_prev));
+    direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, coef, beta, restart ? 1 : 0, rv<T>(), pv<T>());
+    MC_TRY(cudaGetLastError());
+    restart_ = false;
+    host_.sigma = sig;
+    host_.rho = rho_start_ = rho_true;
+    host_.maxrr = std::sqrt(rho_true);
+    host_.tau = rn_ > 0 ? host_.maxrr * (ttol_ / rn_) : 0.0;
+    host_.trigger = host_.stop = host_.breakdown = 0;
+    host_.its = res_.its;
+    host_.delta = p_.delta;
+    host_.max_it = p_.max_it;
+    push();
+  }
+
+  double exact_curvature() {
+    lowp_scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->p32, d_->v);
+    MC_TRY(cudaGetLastError());
+    h_.exact_product(d_->v, d_->t);
+    dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->v, d_->t, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    const McState keep = host_;
+    pull();
+    const double c = host_.red[0];
+    host_ = keep;
+    return c;
+  }
+
+  template <ValueKind K>
+  void product_k() { product_dot_kernel<K><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->comp, d_->w32, d_->state, d_->partials); }
+
+  template <class T>
+  void step(long long expected) {
+    if constexpr (std::is_same<T, float>::value) {
+      switch (d_->copy.op.value_format.kind) {
+      case ValueKind::Exact: product_k<ValueKind::Exact>(); break;
+      case ValueKind::FP16: product_k<ValueKind::FP16>(); break;
+      default: product_k<ValueKind::E8M>(); break;
+      }
+    } else {
+      scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->copy.s, d_->p64, d_->v);
+      MC_TRY(cudaGetLastError());
+      h_.exact_product(d_->v, d_->t); // the exact product runs whatever the state: cheap next to a stall
+      dot64_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->t, d_->p64, d_->w64, d_->state, d_->partials);
+    }
+    MC_TRY(cudaGetLastError());
+    update_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->partials, rv<T>(), wv<T>());
+    MC_TRY(cudaGetLastError());
+    xp_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, expected, pv<T>(), rv<T>(), d_->dy);
+    MC_TRY(cudaGetLastError());
+  }
+
+  template <class T>
+  bool phase() {
+    constexpr bool lowp = std::is_same<T, float>::value;
+    restart_vectors<T>();
+    for (;;) {
+      const long long base = res_.its;
+      const long long k = std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1));
+      for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
+      const McState before = host_;
+      pull();
+      const long long done = host_.its - base;
+      res_.its = host_.its;
+      if (lowp) res_.lowp_its += done;
+      if (host_.breakdown) {
+        bool raise;
+        if constexpr (!lowp) {
+          if (true_update<T>(false, &raise, false)) return true;
+          res_.reason = MixedCgReason::DivergedIndefinite;
+          return true;
+        } else {
+          ++res_.lowp_breakdowns;
+          if (true_update<T>(false, &raise, false)) return true;
+          const double c = exact_curvature();
+          if (std::isfinite(c) && !(c > 0.0)) {
+            res_.reason = MixedCgReason::DivergedIndefinite;
+            return true;
+          }
+          ++res_.raises;
+          restart_ = true;
+          if (!(h_.raise_precision && h_.raise_precision())) return false;
+          restart_vectors<T>();
+          continue;
+        }
+      }
+      (void)before;
+      if (!host_.trigger) continue;
+      bool raise = false;
+      if (true_update<T>(true, &raise, true)) return true;
+      if (raise) {
+        ++res_.raises;
+        if (!(h_.raise_precision && h_.raise_precision())) return false;
+      }
+      restart_vectors<T>();
+    }
+  }
+
+  DeviceMixedCg *d_;
+  const double *b_;
+  double *x_;
+  const MixedCgParams &p_;
+  int every_;
+  const DeviceMixedCgHooks &h_;
+  cudaStream_t stream_;
+  int32_t n_;
+  McState host_{};
+  MixedCgResult res_;
+  PrecisionGuard guard_;
+  double rn_ = 0, ttol_ = 0, sigma_new_ = 0, rho_start_ = 0;
+  bool restart_ = true;
+};
+
+} // namespace
+
+cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out) {
+  if (c == nullptr || out == nullptr) return cudaErrorInvalidValue;
+  DeviceScaledCopy own = take(c);
+  *out = nullptr;
+  if (own.op.rows != own.op.cols || own.op.rows < 0 || (own.op.rows > 0 && own.s == nullptr)) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
+  DeviceMixedCg *d = new (std::nothrow) DeviceMixedCg;
+  if (d == nullptr) {
+    (void)release(&own);
+    return cudaErrorMemoryAllocation;
+  }
+  d->copy = take(&own);
+  cudaError_t err = setup(d);
+  const size_t n = size_t(d->rows), parts = 2 * size_t(std::max(d->grid, d->product_grid));
+  if (err == cudaSuccess) err = alloc(n, &d->r32);
+  if (err == cudaSuccess) err = alloc(n, &d->p32);
+  if (err == cudaSuccess) err = alloc(n, &d->w32);
+  if (err == cudaSuccess) err = alloc(n, &d->r);
+  if (err == cudaSuccess) err = alloc(n, &d->t);
+  if (err == cudaSuccess) err = alloc(n, &d->dy);
+  if (err == cudaSuccess) err = alloc(n, &d->v);
+  if (err == cudaSuccess) err = alloc(parts, &d->partials);
+  if (err == cudaSuccess) err = alloc(1, &d->state);
+  if (err == cudaSuccess) err = cudaMemset(d->state, 0, sizeof(McState));
+  if (err != cudaSuccess) {
+    destroy(d);
+    return err;
+  }
+  *out = d;
+  return cudaDeviceSynchronize();
+}
+
+cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
+  if (d == nullptr || c == nullptr) return cudaErrorInvalidValue;
+  DeviceScaledCopy own = take(c);
+  if (own.op.rows != d->rows) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
+  PSPMV_CUDA_TRY(cudaDeviceSynchronize());
+  (void)release(&d->copy);
+  d->copy = take(&own);
+  {
+    cudaError_t first = cudaSuccess;
+    pspmv::cuda::detail::free_ptr(&d->comp, &first); // of the old copy
+    PSPMV_CUDA_TRY(first);
+  }
+  const unsigned int parts_before = std::max(d->grid, d->product_grid);
+  PSPMV_CUDA_TRY(setup(d));
+  if (std::max(d->grid, d->product_grid) > parts_before) {
+    cudaError_t first = cudaSuccess;
+    pspmv::cuda::detail::free_ptr(&d->partials, &first);
+    PSPMV_CUDA_TRY(first);
+    PSPMV_CUDA_TRY(alloc(2 * size_t(std::max(d->grid, d->product_grid)), &d->partials));
+  }
+  return cudaSuccess;
+}
+
+const DeviceScaledCopy &copy_of(const DeviceMixedCg *d) { return d->copy; }
+
+cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) {
+  if (d == nullptr || !product) return cudaErrorInvalidValue;
+  if (d->rows == 0) return cudaSuccess;
+  if (d->comp == nullptr) PSPMV_CUDA_TRY(alloc(size_t(d->rows), &d->comp));
+  if (d->scratch == nullptr) PSPMV_CUDA_TRY(alloc(2 * size_t(d->rows), &d->scratch));
+  // called inside a solve (a raise): r (the true residual) must survive, so scratch only
+  double *as = d->scratch, *lp = d->scratch + d->rows;
+  product(d->copy.s, as); // A s (the exact matrix)
+  fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, 1.0, d->v);
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, lp, false, stream)); // the copy's row sums, FP64
+  comp_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, d->copy.s, as, lp, d->comp);
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  return cudaStreamSynchronize(stream);
+}
+
+cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,
+                  const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res) {
+  if (d == nullptr || res == nullptr || !h.exact_product || check_every < 1) return cudaErrorInvalidValue;
+  if (d->rows > 0 && (b == nullptr || x == nullptr)) return cudaErrorInvalidValue;
+  try {
+    Run run(d, b, x, p, check_every, h, stream);
+    *res = run.solve();
+  } catch (const CudaFailure &f) {
+    return f.err;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t destroy(DeviceMixedCg *d) {
+  if (d == nullptr) return cudaSuccess;
+  cudaError_t first = release(&d->copy);
+  for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
+  for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials, &d->scratch}) pspmv::cuda::detail::free_ptr(q, &first);
+  pspmv::cuda::detail::free_ptr(&d->state, &first);
+  delete d;
+  return first;
+}
+
+} // namespace cuda
+} // namespace mixed
+} // namespace pspmv

@@ -1,0 +1,56 @@
+// Mixed-precision CG with reliable updates on the device (PETSc-free; mixed_cg_device.cu): the
+// steps, reliable updates and guard of the host twin (mixed_cg.hpp) on one GPU.
+//
+// A step is three kernels, as QUDA's CG: the product fused with (p, w) and alpha; the residual
+// update fused with both of its dot products, (r', r') and (r', w), and the trigger test; the
+// solution increment fused with the direction update (dy += sigma alpha p; p = r + beta p).
+// Scalars stay in device memory; the host launches check_every steps and then reads the
+// device's state once (a trigger or a breakdown turns the remaining kernels of the batch into
+// no-ops): that read and the reliable updates are the loop's only host synchronisations. The
+// reliable update (x += s .* dy; the exact product through the hook; the norms; the restart of
+// r and p) and the guard's decision run as on the host (the same PrecisionGuard), with device
+// reductions in a fixed order. The FP64 fallback runs the same steps on FP64 vectors with the
+// exact product (s .* A (s .* p)) through the hook.
+// One rank: the reductions are the device's only (the glue uses the host twin on several ranks).
+#pragma once
+#include "mixed_cg.hpp"
+#include "scaled_copy_device.hpp"
+#include <cuda_runtime.h>
+#include <functional>
+
+namespace pspmv {
+namespace mixed {
+namespace cuda {
+
+struct DeviceMixedCg; // opaque: the copy, FP32/FP64 work vectors, device state
+
+// What the device solve needs from its caller; every hook runs on the host, may launch work on
+// the stream, and reports errors by throwing.
+struct DeviceMixedCgHooks {
+  // y = A x in FP64 with the exact matrix, x and y device arrays of rows doubles.
+  std::function<void(const double *x, double *y)> exact_product;
+  // The guard's raise: a wider copy (replace_copy()) and true, or false (FP64 next).
+  std::function<bool()> raise_precision;
+  std::function<MixedCgReason(int64_t its, double rnorm)> converged; // absent: the params' test
+  std::function<void(int64_t its, double rnorm)> monitor;
+};
+
+// Takes the copy (*c left empty, also on errors); cudaErrorInvalidValue for a non-square copy.
+cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out);
+// Another copy of the same matrix (a wider value format): takes *c; s must be the same.
+cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c);
+const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
+// The row-sum compensation of the current copy (rowsum_compensation() of mixed_cg.hpp), added
+// to every low-precision product: product(s, As) must write As = A s (FP64, the exact matrix;
+// device arrays of rows doubles; it may throw); the copy's row sums come from its FP64 product
+// with ones. replace_copy() drops it (call compensate() again); off until called.
+cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream);
+// Solves A x = b from x's initial values (b, x: device arrays of rows doubles) on stream.
+// check_every >= 1: steps launched between two reads of the device's state.
+cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,
+                  const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res);
+cudaError_t destroy(DeviceMixedCg *d);
+
+} // namespace cuda
+} // namespace mixed
+} // namespace pspmv

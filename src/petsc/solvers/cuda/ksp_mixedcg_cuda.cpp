@@ -1,0 +1,172 @@
+// KSPMIXEDCG's CUDA backend (one rank): the scaled copy built on the device from the Pmat's CSR
+// (AIJCUSPARSE's own device arrays, or one upload of a host CSR), the device driver
+// (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors and PETSc's current stream; the
+// exact products through the hooks with the Amat on the same vectors (VecCUDAPlaceArray).
+#include "../ksp_mixedcg_backend.hpp"
+
+#include "block_csr.hpp"
+#include "cuda/aijcusparse_csr.hpp"
+#include "cuda/current_stream.hpp"
+#include "cuda/device_csr_upload.hpp"
+#include "mixed/mixed_cg_device.hpp"
+
+#include <petscdevice_cuda.h>
+#include <string>
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+class CudaMixedCg final : public MixedCgDevice {
+public:
+  ~CudaMixedCg() override { (void)mixed::cuda::destroy(d_); }
+
+  PetscErrorCode Build(Mat Ad, const PackSellOptions &opt, PetscInt row0, mixed::cuda::DeviceScaledCopy *c)
+  {
+    cudaStream_t stream = nullptr;
+    PetscBool    dev;
+
+    PetscFunctionBegin;
+    PetscCall(CurrentCudaStream(&stream));
+    PetscCall(AIJCusparseOnDevice(Ad, &dev));
+    auto build = [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
+      cudaError_t cerr = cudaSuccess;
+      std::string msg;
+      PetscErrorCode code = PETSC_SUCCESS;
+
+      PetscFunctionBegin;
+      try {
+        cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, c);
+      } catch (const mixed::DiagonalError &e) {
+        code = PETSC_ERR_ARG_WRONG;
+        msg  = std::string("KSPMIXEDCG (Pmat row ") + std::to_string((long long)(row0 + e.row)) + "): " + e.what();
+      } catch (const ValueRangeError &e) {
+        code = PETSC_ERR_ARG_OUTOFRANGE;
+        msg  = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2, Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string((long long)(row0 + e.col)) + ": " + e.message() +
+              " (use a wider -ksp_mixedcg_value_format)";
+      } catch (const std::exception &e) {
+        code = PETSC_ERR_LIB;
+        msg  = e.what();
+      }
+      PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
+      PetscCallCUDA(cerr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    };
+    if (dev) PetscCall(WithAIJCusparseCsr(Ad, stream, build));
+    else
+      PetscCall(WithCsr(Ad, [&](const CsrView &A) -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCall(csr_.Upload(A, stream, PETSC_TRUE));
+        PetscCall(build(csr_.View(A)));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      }));
+    row0_ = row0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, PetscInt row0)
+  {
+    mixed::cuda::DeviceScaledCopy c;
+
+    PetscFunctionBegin;
+    PetscCall(Build(Ad, opt, row0, &c));
+    nnz_   = c.nnz;
+    stats_ = c.stats;
+    PetscCallCUDA(mixed::cuda::create(&c, &d_));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Rebuild(Mat Ad, const PackSellOptions &opt) override
+  {
+    mixed::cuda::DeviceScaledCopy c;
+
+    PetscFunctionBegin;
+    PetscCall(Build(Ad, opt, row0_, &c));
+    stats_ = c.stats;
+    PetscCallCUDA(mixed::cuda::replace_copy(d_, &c));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Solve(KSP ksp, const mixed::MixedCgParams &p, const MixedCgHooks &h, PetscInt check_every, mixed::MixedCgResult *res) override
+  {
+    const PetscScalar *ba;
+    PetscScalar       *xa;
+    cudaStream_t       stream = nullptr;
+    cudaError_t        cerr   = cudaSuccess;
+    PetscErrorCode     ierr   = PETSC_SUCCESS;
+    Vec                x, b;
+
+    PetscFunctionBegin;
+    PetscCall(KSPGetSolution(ksp, &x));
+    PetscCall(KSPGetRhs(ksp, &b));
+    {
+      PetscBool cx, cb;
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)x, &cx, VECSEQCUDA, VECMPICUDA, ""));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)b, &cb, VECSEQCUDA, VECMPICUDA, ""));
+      PetscCheck(cx && cb, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG runs on the GPU (-ksp_mixedcg_backend cuda, or its Pmat has CUDA vectors) but was given %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -ksp_mixedcg_backend host",
+                 ((PetscObject)(cx ? b : x))->type_name);
+    }
+    PetscCall(CurrentCudaStream(&stream));
+    mixed::cuda::DeviceMixedCgHooks dh;
+    dh.exact_product   = h.exact_product_device;
+    dh.raise_precision = h.raise_precision;
+    dh.converged       = h.converged;
+    dh.monitor         = h.monitor;
+    PetscCall(VecCUDAGetArrayRead(b, &ba));
+    PetscCall(VecCUDAGetArray(x, &xa));
+    PetscCall(PetscLogGpuTimeBegin());
+    try {
+      cerr = mixed::cuda::solve(d_, ba, xa, p, (int)check_every, dh, stream, res);
+    } catch (const PetscFailure &f) {
+      ierr = f.code;
+    }
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArray(x, &xa));
+    PetscCall(VecCUDARestoreArrayRead(b, &ba));
+    PetscCall(ierr);
+    PetscCallCUDA(cerr);
+    PetscCall(PetscLogGpuFlops((PetscLogDouble)res->lowp_its * (2.0 * (PetscLogDouble)nnz_ + 12.0 * (PetscLogDouble)stats_.rows)));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) override
+  {
+    cudaStream_t stream = nullptr;
+    cudaError_t  cerr   = cudaSuccess;
+
+    PetscFunctionBegin;
+    PetscCall(CurrentCudaStream(&stream));
+    try {
+      cerr = mixed::cuda::compensate(d_, product, stream);
+    } catch (const PetscFailure &f) {
+      PetscCall(f.code);
+    }
+    PetscCallCUDA(cerr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  int64_t     Nnz() const override { return nnz_; }
+  FormatStats Stats() const override { return stats_; }
+
+private:
+  DeviceCsrUpload             csr_;
+  mixed::cuda::DeviceMixedCg *d_   = nullptr;
+  int64_t                     nnz_ = 0;
+  FormatStats                 stats_;
+  PetscInt                    row0_ = 0;
+};
+
+} // namespace
+
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, std::unique_ptr<MixedCgDevice> *out)
+{
+  PetscFunctionBegin;
+  auto b = std::make_unique<CudaMixedCg>();
+  PetscCall(b->Create(Ad, opt, row0));
+  *out = std::move(b);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

@@ -1,0 +1,740 @@
+// KSPMIXEDCG: mixed-precision CG with reliable updates (src/mixed/mixed_cg.hpp, docs/mixed.md).
+// CG on D^-1/2 A D^-1/2 (Jacobi-preconditioned CG) whose iteration runs on FP32 vectors with a
+// low-precision PackSELL copy of the scaled Pmat; reliable updates recompute r = b - A x in FP64
+// with the exact Amat, and only that residual is given to the convergence test and the monitor.
+// The guard raises the copy's precision (the start format, then -ksp_mixedcg_guard_value_format,
+// then FP64 CG) when the true residual stops following the iterated one.
+//
+// MPI: the low-precision operator is the whole matrix: the scaled diagonal block and the scaled
+// off-diagonal block (columns numbered as MPIAIJ's halo, garray), with the halo of the FP32
+// direction exchanged through a PetscSF over the Pmat's column layout (MPI_FLOAT units); the
+// ghost entries of s = D^-1/2 come through the same SF. Dot products are summed over the ranks,
+// so every rank takes the same decisions.
+//
+// Errors: bad options, a Pmat whose diagonal is not positive and finite, a non-finite entry or a
+// scaled value outside double or the value format are PETSc errors (raised on every rank); a
+// direction with p^T A p <= 0 in FP64 ends the solve with KSP_DIVERGED_INDEFINITE_MAT.
+#include <petsc/private/kspimpl.h>
+#include <petsc/private/pcimpl.h>
+#include <petscsf.h>
+
+#include "block_csr.hpp"
+#include "core_error.hpp"
+#include "ksp_mixedcg_backend.hpp"
+#include "mixed/mixed_cg.hpp"
+#include "mixed/scaled_copy.hpp"
+#include "spmvimpl.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+
+namespace pspmv {
+namespace glue {
+
+namespace {
+
+enum BackendChoice : PetscInt { BackendAuto = 0, BackendHost = 1, BackendCuda = 2 };
+const char *const BackendNames[] = {"auto", "host", "cuda"};
+
+/* The host backend's operator: the scaled copies of the diagonal block (with s) and of the
+   off-diagonal block, and the halo SF. */
+struct HostOperator {
+  mixed::ScaledCopy   diag;
+  PackSellMatrix      off;
+  bool                has_off = false;
+  std::vector<double> s_ghost;
+  std::vector<float>  ghost, tmp;
+  std::vector<float>  comp; /* the row-sum compensation (empty: off) */
+};
+
+struct KspMixedCg {
+  mixed::MixedCgParams           params;
+  FormatOptions                  copy_opts{FormatOf<PackSellModule>()}; /* the start format and the layout */
+  std::string                    guard_format = "e8m22";               /* the next precision ("none": FP64 next) */
+  PetscInt                       backend_choice = BackendAuto;
+  PetscInt                       check_every    = 8; /* device: steps between two host checks */
+  PetscBool                      compensate     = PETSC_TRUE; /* the row-sum compensation */
+  /* the operator as built: level 0 the start format, 1 the guard format, 2 FP64 CG */
+  int                            level = 0;
+  ValueFormat                    current;
+  PetscObjectState               pmat_state = -1;
+  PetscObjectId                  pmat_id    = 0;
+  PetscInt                       rows = 0; /* local rows */
+  int64_t                        nnz  = 0; /* local nonzeros of the copy (both blocks) */
+  FormatStats                    stats;    /* of the diagonal block's copy */
+  PetscInt                       builds = 0;
+  PetscSF                        halo = nullptr;
+  PetscInt                       nghost = 0;
+  std::unique_ptr<HostOperator>  host;
+  std::unique_ptr<MixedCgDevice> device;
+  Vec                            w1 = nullptr, w2 = nullptr; /* work vectors the exact product places arrays in */
+  mixed::MixedCgResult           last;                       /* the last solve */
+  PetscInt                       solves = 0;
+};
+
+KspMixedCg *Data(KSP ksp) { return static_cast<KspMixedCg *>(ksp->data); }
+
+/* The PackSELL options of the copy at the current level. */
+PetscErrorCode LevelOptions(KspMixedCg *mc, PackSellOptions *opt)
+{
+  PetscFunctionBegin;
+  *opt = mc->copy_opts.Of<PackSellModule>();
+  if (mc->level == 1) PetscCallCore(PETSC_ERR_ARG_WRONG, opt->value_format = ValueFormat::parse(mc->guard_format));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether the guard format is a wider step from the start format (else the guard goes to FP64). */
+bool HasWiderFormat(const KspMixedCg *mc)
+{
+  if (mc->guard_format == "none") return false;
+  const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
+  ValueFormat       g;
+  try {
+    g = ValueFormat::parse(mc->guard_format);
+  } catch (...) {
+    return false;
+  }
+  if (!start.lossy()) return false;
+  return !g.lossy() || g.mantissa_bits > start.mantissa_bits;
+}
+
+PetscErrorCode UseCuda(KSP ksp, PetscBool *cuda)
+{
+  KspMixedCg *mc = Data(ksp);
+  VecType     vt = nullptr;
+  PetscBool   iscuda = PETSC_FALSE;
+  Mat         P;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
+  PetscCall(MatGetVecType(P, &vt));
+  if (vt) {
+    char *found = nullptr;
+    PetscCall(PetscStrstr(vt, "cuda", &found));
+    iscuda = found ? PETSC_TRUE : PETSC_FALSE;
+  }
+  if (mc->backend_choice == BackendHost) iscuda = PETSC_FALSE;
+  else if (mc->backend_choice == BackendCuda) iscuda = PETSC_TRUE;
+#if !defined(PETSCSPMV_HAVE_CUDA)
+  PetscCheck(mc->backend_choice != BackendCuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_mixedcg_backend cuda: this petscspmv was built without CUDA");
+  iscuda = PETSC_FALSE;
+#else
+  {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    PetscCheck(!(iscuda && size > 1 && mc->backend_choice == BackendCuda), PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+               "-ksp_mixedcg_backend cuda runs on one rank only (its device loop reduces on the device without MPI): use -ksp_mixedcg_backend host on %d ranks", (int)size);
+    if (size > 1) iscuda = PETSC_FALSE; /* auto: the host backend on several ranks */
+  }
+#endif
+  *cuda = iscuda;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Every rank fails when one does (the builds run before collective operations). */
+PetscErrorCode Agree(KSP ksp, PetscErrorCode ierr)
+{
+  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
+  PetscCall(ierr);
+  PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "KSPMIXEDCG: building the low-precision copy failed on another rank (see the error reported there)");
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The Pmat as an AIJ-based matrix (*owned: a conversion to destroy) and its blocks: Ad the
+   diagonal block, Ao the off-diagonal one with garray (MPI only; NULL on one rank). */
+PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Mat *owned)
+{
+  Mat         P;
+  PetscBool   mpi, isaij;
+  PetscMPIInt size;
+  PetscInt    M, N;
+
+  PetscFunctionBegin;
+  *owned  = nullptr;
+  *Ao     = nullptr;
+  *garray = nullptr;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
+  {
+    PetscBool matfree;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &matfree, MATSHELL, MATMFFD, ""));
+    PetscCheck(!matfree, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+               "KSPMIXEDCG builds its low-precision copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ-based matrix)", ((PetscObject)P)->type_name);
+  }
+  PetscCall(MatGetSize(P, &M, &N));
+  PetscCheck(M == N, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
+  PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns)", P->rmap->n, P->cmap->n);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
+  mpi = size > 1 ? PETSC_TRUE : PETSC_FALSE;
+  PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
+  if (!isaij) {
+    PetscCall(MatConvert(P, MATAIJ, MAT_INITIAL_MATRIX, owned));
+    P = *owned;
+  }
+  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(P, Ad, Ao, garray));
+  else *Ad = P;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The message of a refused Pmat, in the Pmat's global numbering and naming the KSP's options. */
+std::string UnderKspOptions(std::string msg, const char *prefix)
+{
+  const std::string from = "-mat_packsell_", to = std::string("-") + (prefix ? prefix : "") + "ksp_mixedcg_mat_packsell_";
+  for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) msg.replace(at, from.size(), to);
+  return msg;
+}
+
+/* Runs a build of the core; its exceptions become PETSc errors of this rank naming the Pmat's
+   global rows and columns (gcols: the off-diagonal block's garray, else columns start at row0). */
+PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, const PetscInt *gcols)
+{
+  std::string    msg;
+  PetscErrorCode code = PETSC_SUCCESS;
+  const char    *prefix = ((PetscObject)ksp)->prefix;
+
+  PetscFunctionBegin;
+  try {
+    f();
+  } catch (const mixed::DiagonalError &e) {
+    code = PETSC_ERR_ARG_WRONG;
+    const std::string w = e.what();
+    msg = "KSPMIXEDCG: Pmat row " + std::to_string((long long)(row0 + e.row)) + w.substr(w.find(' ', 4));
+    const std::string from = "the mixed-precision preconditioner";
+    for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from)) msg.replace(at, from.size(), "KSPMIXEDCG");
+  } catch (const ValueRangeError &e) {
+    code = PETSC_ERR_ARG_OUTOFRANGE;
+    const long long col = gcols ? (long long)gcols[e.col] : (long long)(row0 + e.col);
+    msg = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string(col) + ": " + UnderKspOptions(e.message(), prefix) +
+          " (or a wider -" + (prefix ? prefix : "") + "ksp_mixedcg_value_format)";
+  } catch (const FormatError &e) {
+    code = PETSC_ERR_ARG_WRONG;
+    msg  = UnderKspOptions(e.what(), prefix);
+  } catch (const std::bad_alloc &) {
+    code = PETSC_ERR_MEM;
+    msg  = "out of host memory while building the KSPMIXEDCG copy";
+  } catch (const std::exception &e) {
+    code = PETSC_ERR_LIB;
+    msg  = e.what();
+  }
+  PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Builds (collectively) the host operator at the current level. */
+PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
+{
+  KspMixedCg                   *mc = Data(ksp);
+  std::unique_ptr<HostOperator> op;
+  PackSellOptions               opt;
+  PetscErrorCode                ierr;
+
+  PetscFunctionBegin;
+  PetscCall(LevelOptions(mc, &opt));
+  op   = std::make_unique<HostOperator>();
+  ierr = PETSC_SUCCESS;
+  {
+    Mat P;
+    PetscCall(KSPGetOperators(ksp, nullptr, &P));
+    const PetscInt row0 = P->rmap->rstart;
+    ierr                = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt); }, row0, nullptr); });
+    PetscCall(Agree(ksp, ierr));
+    if (mc->halo) {
+      /* s on the ghost columns: the owners' s through the halo SF */
+      op->s_ghost.assign((size_t)mc->nghost, 0.0);
+      PetscCall(PetscSFBcastBegin(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
+      PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
+      if (Ao && mc->nghost > 0) {
+        ierr = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { op->off = mixed::build_scaled_offdiag(B, op->diag.s.data(), op->s_ghost.data(), opt); }, row0, garray); });
+        op->has_off = ierr == PETSC_SUCCESS;
+      }
+      PetscCall(Agree(ksp, ierr));
+      op->ghost.assign((size_t)mc->nghost, 0.0f);
+      op->tmp.assign(op->diag.s.size(), 0.0f);
+    }
+  }
+  if (mc->compensate) {
+    /* c = s .* (P s) - (A_lp 1): P s with the Pmat in FP64, the copy's row sums decoded in FP64 */
+    const size_t        n = op->diag.s.size();
+    std::vector<double> As(n), lp(n), ones(n, 1.0), tl(n);
+    Mat                 P;
+    PetscCall(KSPGetOperators(ksp, nullptr, &P));
+    PetscCall(VecPlaceArray(mc->w1, op->diag.s.data()));
+    PetscCall(VecPlaceArray(mc->w2, As.data()));
+    PetscCall(MatMult(P, mc->w1, mc->w2));
+    PetscCall(VecResetArray(mc->w1));
+    PetscCall(VecResetArray(mc->w2));
+    packsell_spmv(op->diag.op, ones.data(), lp.data(), false);
+    if (op->has_off) {
+      std::vector<double> og((size_t)mc->nghost, 1.0);
+      packsell_spmv(op->off, og.data(), tl.data(), false);
+      for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
+    }
+    op->comp = mixed::rowsum_compensation(n, op->diag.s.data(), As.data(), lp.data());
+  }
+  mc->nnz     = op->diag.nnz + (op->has_off ? op->off.stats().nnz : 0);
+  mc->stats   = op->diag.op.stats();
+  mc->current = opt.value_format;
+  mc->host    = std::move(op);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* As = Pmat s on device arrays (the CUDA backend's row-sum compensation). */
+std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
+{
+  KspMixedCg *mc = Data(ksp);
+  return [ksp, mc](const double *s, double *As) {
+    Mat P;
+    MixedCgTry(KSPGetOperators(ksp, nullptr, &P));
+    MixedCgTry(VecCUDAPlaceArray(mc->w1, s));
+    MixedCgTry(VecCUDAPlaceArray(mc->w2, As));
+    MixedCgTry(MatMult(P, mc->w1, mc->w2));
+    MixedCgTry(VecCUDAResetArray(mc->w1));
+    MixedCgTry(VecCUDAResetArray(mc->w2));
+  };
+}
+#endif
+
+/* Builds or rebuilds what the solve needs when the Pmat changed (or nothing was built). */
+PetscErrorCode EnsureOperator(KSP ksp)
+{
+  KspMixedCg      *mc = Data(ksp);
+  Mat              P, Ad, Ao, owned = nullptr;
+  const PetscInt  *garray;
+  PetscObjectState state;
+  PetscObjectId    id;
+  PetscBool        cuda = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
+  PetscCall(PetscObjectStateGet((PetscObject)P, &state));
+  PetscCall(PetscObjectGetId((PetscObject)P, &id));
+  PetscCall(UseCuda(ksp, &cuda));
+  const bool have = cuda ? (bool)mc->device : (bool)mc->host;
+  if (have && state == mc->pmat_state && id == mc->pmat_id) PetscFunctionReturn(PETSC_SUCCESS);
+  mc->host.reset();
+  mc->device.reset();
+  PetscCall(PetscSFDestroy(&mc->halo));
+  mc->level = 0;
+  PetscCall(VecDestroy(&mc->w1));
+  PetscCall(VecDestroy(&mc->w2));
+  PetscCall(MatCreateVecs(P, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
+  PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
+  {
+    PetscErrorCode ierr = PETSC_SUCCESS;
+    PetscMPIInt    size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    mc->rows   = P->rmap->n;
+    mc->nghost = 0;
+    if (size > 1) {
+      Mat Pa = owned ? owned : P;
+      PetscInt nb;
+      PetscCall(MatGetLocalSize(Ao, nullptr, &nb));
+      mc->nghost = nb;
+      PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)ksp), &mc->halo));
+      PetscCall(PetscSFSetGraphLayout(mc->halo, Pa->cmap, nb, nullptr, PETSC_OWN_POINTER, garray));
+      PetscCall(PetscSFSetUp(mc->halo));
+    }
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (cuda) {
+      PackSellOptions opt;
+      PetscCall(LevelOptions(mc, &opt));
+      ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, &mc->device);
+      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
+      PetscCall(Agree(ksp, ierr));
+      mc->nnz     = mc->device->Nnz();
+      mc->stats   = mc->device->Stats();
+      mc->current = opt.value_format;
+    } else
+#endif
+      ierr = BuildHost(ksp, Ad, Ao, garray);
+    if (ierr) (void)MatDestroy(&owned);
+    PetscCall(ierr);
+  }
+  PetscCall(MatDestroy(&owned));
+  mc->pmat_state = state;
+  mc->pmat_id    = id;
+  mc->builds++;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The guard's raise: the next level; returns whether a low-precision operator is left (else the
+   solve continues in FP64 CG). Collective. */
+PetscErrorCode Raise(KSP ksp, bool *lowp)
+{
+  KspMixedCg     *mc = Data(ksp);
+  Mat             Ad, Ao, owned = nullptr;
+  const PetscInt *garray;
+
+  PetscFunctionBegin;
+  *lowp = false;
+  if (mc->level == 0 && HasWiderFormat(mc)) {
+    mc->level = 1;
+    PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: the copy's precision is raised to %s\n", mc->guard_format.c_str()));
+    PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
+    PetscErrorCode ierr = PETSC_SUCCESS;
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (mc->device) {
+      PackSellOptions opt;
+      PetscCall(LevelOptions(mc, &opt));
+      ierr = mc->device->Rebuild(Ad, opt);
+      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
+      if (!ierr) mc->current = opt.value_format;
+      ierr = Agree(ksp, ierr);
+    } else
+#endif
+      ierr = BuildHost(ksp, Ad, Ao, garray);
+    PetscCall(MatDestroy(&owned));
+    PetscCall(ierr);
+    *lowp = true;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  mc->level = 2;
+  PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: FP64 CG from the current x\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+mixed::MixedCgReason ToCore(KSPConvergedReason r)
+{
+  if (r == KSP_CONVERGED_ITERATING) return mixed::MixedCgReason::Iterating;
+  return r > 0 ? mixed::MixedCgReason::ConvergedRtol : mixed::MixedCgReason::DivergedDtol;
+}
+
+/* The hooks the solvers (host twin and device driver) call: the exact product with the Amat on
+   arrays of the solution's layout and memory, the convergence test and monitor of the KSP, the
+   reductions, the guard's raise. */
+MixedCgHooks Hooks(KSP ksp)
+{
+  KspMixedCg *mc   = Data(ksp);
+  MPI_Comm    comm = PetscObjectComm((PetscObject)ksp);
+  MixedCgHooks h;
+
+  h.exact_product = [ksp, mc](const double *x, double *y) {
+    Mat A;
+    MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
+    MixedCgTry(VecPlaceArray(mc->w1, x));
+    MixedCgTry(VecPlaceArray(mc->w2, y));
+    MixedCgTry(KSP_MatMult(ksp, A, mc->w1, mc->w2));
+    MixedCgTry(VecResetArray(mc->w1));
+    MixedCgTry(VecResetArray(mc->w2));
+  };
+#if defined(PETSCSPMV_HAVE_CUDA)
+  h.exact_product_device = [ksp, mc](const double *x, double *y) {
+    Mat A;
+    MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
+    MixedCgTry(VecCUDAPlaceArray(mc->w1, x));
+    MixedCgTry(VecCUDAPlaceArray(mc->w2, y));
+    MixedCgTry(KSP_MatMult(ksp, A, mc->w1, mc->w2));
+    MixedCgTry(VecCUDAResetArray(mc->w1));
+    MixedCgTry(VecCUDAResetArray(mc->w2));
+  };
+#endif
+  h.allreduce_sum = [comm](double *v, int k) {
+    PetscMPIInt size;
+    MixedCgTry(MPI_Comm_size(comm, &size) ? PETSC_ERR_MPI : PETSC_SUCCESS);
+    if (size > 1) MixedCgTry(MPI_Allreduce(MPI_IN_PLACE, v, k, MPI_DOUBLE, MPI_SUM, comm) ? PETSC_ERR_MPI : PETSC_SUCCESS);
+  };
+  h.allreduce_max = [comm](double *v, int k) {
+    PetscMPIInt size;
+    MixedCgTry(MPI_Comm_size(comm, &size) ? PETSC_ERR_MPI : PETSC_SUCCESS);
+    if (size > 1) MixedCgTry(MPI_Allreduce(MPI_IN_PLACE, v, k, MPI_DOUBLE, MPI_MAX, comm) ? PETSC_ERR_MPI : PETSC_SUCCESS);
+  };
+  h.raise_precision = [ksp]() {
+    bool lowp = false;
+    MixedCgTry(Raise(ksp, &lowp));
+    return lowp;
+  };
+  h.converged = [ksp](int64_t its, double rn) {
+    ksp->its   = (PetscInt)its;
+    ksp->rnorm = (PetscReal)rn;
+    MixedCgTry((*ksp->converged)(ksp, (PetscInt)its, (PetscReal)rn, &ksp->reason, ksp->cnvP));
+    return ToCore(ksp->reason);
+  };
+  h.monitor = [ksp](int64_t its, double rn) {
+    ksp->its   = (PetscInt)its;
+    ksp->rnorm = (PetscReal)rn;
+    MixedCgTry(KSPLogResidualHistory(ksp, (PetscReal)rn));
+    MixedCgTry(KSPMonitor(ksp, (PetscInt)its, (PetscReal)rn));
+  };
+  return h;
+}
+
+/* w = A_lp p on the host: the diagonal block's copy, plus the off-diagonal block's on the halo
+   received in FP32 (overlapped with the diagonal product). */
+void HostProduct(KspMixedCg *mc, const float *p, float *w)
+{
+  HostOperator &op = *mc->host;
+  if (mc->halo) MixedCgTry(PetscSFBcastBegin(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
+  packsell_spmv_f32(op.diag.op, p, w);
+  if (mc->halo) {
+    MixedCgTry(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
+    if (op.has_off) {
+      packsell_spmv_f32(op.off, op.ghost.data(), op.tmp.data());
+      for (size_t i = 0; i < op.tmp.size(); ++i) w[i] += op.tmp[i];
+    }
+  }
+  for (size_t i = 0; i < op.comp.size(); ++i) w[i] = std::fma(op.comp[i], p[i], w[i]);
+}
+
+PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
+{
+  PC          pc;
+  PetscBool   ok;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &ok, PCNONE, PCJACOBI, ""));
+  PetscCheck(ok, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+             "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type none (or jacobi, the same method)", ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)",
+             ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "");
+  PetscCall(EnsureOperator(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPSolve_MixedCG(KSP ksp)
+{
+  KspMixedCg          *mc = Data(ksp);
+  Vec                  x = ksp->vec_sol, b = ksp->vec_rhs;
+  mixed::MixedCgParams p = mc->params;
+  mixed::MixedCgResult res;
+  PetscErrorCode       ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  PetscCall(EnsureOperator(ksp));
+  if (ksp->guess_zero) PetscCall(VecSet(x, 0.0));
+  ksp->its    = 0;
+  ksp->rnorm  = 0;
+  ksp->reason = KSP_CONVERGED_ITERATING;
+  p.rtol       = (double)ksp->rtol;
+  p.atol       = (double)ksp->abstol;
+  p.max_it     = (int64_t)ksp->max_it;
+  p.start_fp64 = mc->level == 2;
+  MixedCgHooks hooks = Hooks(ksp);
+  if (mc->device) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+    ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, &res);
+#endif
+  } else {
+    const PetscScalar *ba;
+    PetscScalar       *xa;
+    PetscCheck(mc->host, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
+    mixed::MixedCgOperators ops;
+    ops.lowp_product    = [mc](const float *pp, float *w) { HostProduct(mc, pp, w); };
+    ops.exact_product   = hooks.exact_product;
+    ops.allreduce_sum   = hooks.allreduce_sum;
+    ops.allreduce_max   = hooks.allreduce_max;
+    ops.raise_precision = hooks.raise_precision;
+    ops.converged       = hooks.converged;
+    ops.monitor         = hooks.monitor;
+    PetscCall(VecGetArrayRead(b, &ba));
+    PetscCall(VecGetArray(x, &xa));
+    /* s stays valid through a raise: the copy of the next level has the same s */
+    const std::vector<double> s = mc->host->diag.s;
+    try {
+      res = mixed::mixed_cg((size_t)mc->rows, s.data(), ba, xa, p, ops);
+    } catch (const PetscFailure &f) {
+      ierr = f.code;
+    } catch (const std::bad_alloc &) {
+      ierr = PETSC_ERR_MEM;
+    }
+    PetscCall(VecRestoreArray(x, &xa));
+    PetscCall(VecRestoreArrayRead(b, &ba));
+    /* the flops of the low-precision steps: the product and about 12 vector flops per row */
+    PetscCall(PetscLogFlops((PetscLogDouble)res.lowp_its * (2.0 * (PetscLogDouble)mc->nnz + 12.0 * (PetscLogDouble)mc->rows)));
+  }
+  PetscCall(ierr);
+  mc->last = res;
+  mc->solves++;
+  ksp->its   = (PetscInt)res.its;
+  ksp->rnorm = (PetscReal)res.rnorm;
+  switch (res.reason) {
+  case mixed::MixedCgReason::DivergedIts: ksp->reason = KSP_DIVERGED_ITS; break;
+  case mixed::MixedCgReason::DivergedNanOrInf: ksp->reason = KSP_DIVERGED_NANORINF; break;
+  case mixed::MixedCgReason::DivergedIndefinite: ksp->reason = KSP_DIVERGED_INDEFINITE_MAT; break;
+  default: break; /* the KSP's own test set ksp->reason */
+  }
+  if (res.fp64 && mc->level < 2) mc->level = 2; /* later solves with this Pmat start in FP64 */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
+{
+  KspMixedCg *mc = Data(ksp);
+  PetscReal   delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
+  PetscInt    strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
+  char        vf[64], gf[64];
+  PetscBool   set, vfset, gfset, comp = mc->compensate;
+  FormatOptions o = mc->copy_opts;
+
+  PetscFunctionBegin;
+  PetscCall(PetscStrncpy(vf, o.GetString("value_format").c_str(), sizeof(vf)));
+  PetscCall(PetscStrncpy(gf, mc->guard_format.c_str(), sizeof(gf)));
+  PetscOptionsHeadBegin(PetscOptionsObject, "KSPMIXEDCG (petscspmv) options");
+  PetscCall(PetscOptionsReal("-ksp_mixedcg_delta", "Reliable update when the iterated residual falls below delta times its largest value since the last one", "KSPMIXEDCG", delta, &delta, &set));
+  PetscCall(PetscOptionsString("-ksp_mixedcg_value_format", "Value format of the low-precision copy: e8m14, fp16, bf16, e8m<m> (7..22) or exact", "KSPMIXEDCG", vf, vf, sizeof(vf), &vfset));
+  PetscCall(PetscOptionsString("-ksp_mixedcg_guard_value_format", "The wider value format the guard raises the copy to (none: straight to FP64 CG)", "KSPMIXEDCG", gf, gf, sizeof(gf), &gfset));
+  PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_ratio", "A segment is lossy when it needs more than this many times the iterations per decade of true residual that the iterated residual predicts (0: only a growing true residual)", "KSPMIXEDCG", ratio, &ratio, &set));
+  PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
+  PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors, on one rank), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
+  PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend: CG steps launched between two host checks of the device's state", "KSPMIXEDCG", every, &every, &set));
+  PetscOptionsHeadEnd();
+  PetscCheck(delta > 0 && delta < 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_delta %g is out of range: use a reduction factor in (0, 1), e.g. 0.1", (double)delta);
+  PetscCheck(ratio >= 0 && std::isfinite((double)ratio), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
+  PetscCheck(ratio == 0 || ratio > 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: a ratio <= 1 judges every segment lossy; use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
+  PetscCheck(departure >= 0 && departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_departure %g is out of range: use 0 (off) or a relative norm > 0, e.g. 0.05", (double)departure);
+  PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
+  PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
+  if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
+  PetscCall(ReadFormatOptions((PetscObject)ksp, "ksp_mixedcg_", PetscOptionsObject, &o));
+  if (gfset) {
+    PetscBool none;
+    PetscCall(PetscStrcmp(gf, "none", &none));
+    if (!none) {
+      ValueFormat g;
+      PetscCallCore(PETSC_ERR_ARG_WRONG, g = ValueFormat::parse(gf));
+      PetscCheck(g.lossy(), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s: use a lossy format wider than the start format (e.g. e8m22), or none to go straight to FP64 CG", gf);
+    }
+  }
+  if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate) {
+    mc->compensate     = comp;
+    mc->copy_opts      = o;
+    mc->guard_format   = gf;
+    mc->backend_choice = backend;
+    mc->pmat_state     = -1; /* rebuild at the next setup */
+    mc->host.reset();
+    mc->device.reset();
+  }
+  mc->params.delta         = (double)delta;
+  mc->params.guard_ratio   = (double)ratio;
+  mc->params.guard_departure = (double)departure;
+  mc->params.guard_strikes = (int)strikes;
+  mc->check_every          = every;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+const char *LevelName(const KspMixedCg *mc)
+{
+  static thread_local std::string s;
+  s = mc->level == 2 ? std::string("FP64 (the exact matrix)") : mc->current.name();
+  return s.c_str();
+}
+
+PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
+{
+  KspMixedCg *mc = Data(ksp);
+  PetscBool   ascii;
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g\n", mc->params.delta));
+  if (start.lossy())
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
+  else PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mc->copy_opts.Describe().c_str()));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  row-sum compensation: %s\n", mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
+                                   HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->device ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
+  if (mc->device) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every %" PetscInt_FMT " steps\n", mc->check_every));
+  if (mc->host || mc->device) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc), mc->rows, (PetscInt64)mc->nnz, mc->builds));
+  if (mc->solves) {
+    const mixed::MixedCgResult &r = mc->last;
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s\n",
+                                     (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken"));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPReset_MixedCG(KSP ksp)
+{
+  KspMixedCg *mc = Data(ksp);
+
+  PetscFunctionBegin;
+  mc->host.reset();
+  mc->device.reset();
+  PetscCall(PetscSFDestroy(&mc->halo));
+  PetscCall(VecDestroy(&mc->w1));
+  PetscCall(VecDestroy(&mc->w2));
+  mc->pmat_state = -1;
+  mc->level      = 0;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPDestroy_MixedCG(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(KSPReset_MixedCG(ksp));
+  delete Data(ksp);
+  ksp->data = nullptr;
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPMixedCGGetStats_C", nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
+{
+  KspMixedCg                 *mc = Data(ksp);
+  const mixed::MixedCgResult &r  = mc->last;
+
+  PetscFunctionBegin;
+  out->its              = (PetscInt)r.its;
+  out->lowp_its         = (PetscInt)r.lowp_its;
+  out->reliable_updates = (PetscInt)r.reliable_updates;
+  out->raises           = (PetscInt)r.raises;
+  out->breakdowns       = (PetscInt)r.lowp_breakdowns;
+  out->fp64_fallback    = r.fp64 ? PETSC_TRUE : PETSC_FALSE;
+  out->mantissa_bits    = mc->level == 2 ? 52 : (PetscInt)(mc->current.lossy() ? mc->current.mantissa_bits : 23);
+  out->builds           = mc->builds;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode KSPCreate_MixedCG(KSP ksp)
+{
+  PC pc;
+
+  PetscFunctionBegin;
+  ksp->data = new KspMixedCg();
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 3));
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
+  ksp->ops->setup          = KSPSetUp_MixedCG;
+  ksp->ops->solve          = KSPSolve_MixedCG;
+  ksp->ops->setfromoptions = KSPSetFromOptions_MixedCG;
+  ksp->ops->view           = KSPView_MixedCG;
+  ksp->ops->reset          = KSPReset_MixedCG;
+  ksp->ops->destroy        = KSPDestroy_MixedCG;
+  ksp->ops->buildsolution  = KSPBuildSolutionDefault;
+  ksp->ops->buildresidual  = KSPBuildResidualDefault;
+  /* the method applies its own Jacobi scaling: no other preconditioner (PCNONE unless set) */
+  PetscCall(KSPGetPC(ksp, &pc));
+  if (!((PetscObject)pc)->type_name) PetscCall(PCSetType(pc, PCNONE));
+  {
+    KspMixedCg *mc = Data(ksp);
+    PetscCallCore(PETSC_ERR_PLIB, mc->copy_opts.Set("value_format", 0, "e8m14", true));
+    mc->current = mc->copy_opts.Of<PackSellModule>().value_format;
+  }
+  PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPMixedCGGetStats_C", KSPMixedCGGetStats_MixedCG));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv
+
+PetscErrorCode KSPMixedCGGetStats(KSP ksp, KSPMixedCGStats *stats)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(ksp, KSP_CLASSID, 1);
+  PetscAssertPointer(stats, 2);
+  PetscUseMethod(ksp, "KSPMixedCGGetStats_C", (KSP, KSPMixedCGStats *), (ksp, stats));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

@@ -1,0 +1,65 @@
+// KSPMIXEDCG's pieces shared by its glue (ksp_mixedcg.cpp) and its CUDA backend
+// (cuda/ksp_mixedcg_cuda.cpp): the hooks into PETSc that the solvers call, and the device
+// backend's interface. The host backend is the host twin (src/mixed/mixed_cg.hpp) called from
+// the glue directly.
+#pragma once
+#include <petscksp.h>
+
+#include "core/format_stats.hpp"
+#include "formats/packsell/packsell.hpp"
+#include "mixed/mixed_cg.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace pspmv {
+namespace glue {
+
+/* A PETSc error inside a hook (the solvers call them as C++ functions): thrown, and returned as
+   the PETSc error by the caller of the solver. */
+struct PetscFailure {
+  PetscErrorCode code;
+};
+#define MixedCgTry(expr) \
+  do { \
+    const PetscErrorCode mixedcg_ierr_ = (expr); \
+    if (mixedcg_ierr_) throw pspmv::glue::PetscFailure{mixedcg_ierr_}; \
+  } while (0)
+
+/* What the solvers need from PETSc: the exact product y = A x with the Amat on host arrays or on
+   device arrays (the solution's layout), the sums and maxima over the ranks, the guard's raise
+   (true: a wider low-precision format was built; false: FP64 next), the KSP's convergence test
+   and monitor on the FP64 true residual. Each throws PetscFailure on a PETSc error. */
+struct MixedCgHooks {
+  std::function<void(const double *x, double *y)>                  exact_product, exact_product_device;
+  std::function<void(double *v, int k)>                            allreduce_sum, allreduce_max;
+  std::function<bool()>                                            raise_precision;
+  std::function<mixed::MixedCgReason(int64_t its, double rnorm)> converged;
+  std::function<void(int64_t its, double rnorm)>                   monitor;
+};
+
+/* The CUDA backend (one rank): the scaled copy built on the device from the Pmat's CSR, the
+   device driver of the solver (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors. */
+class MixedCgDevice {
+public:
+  virtual ~MixedCgDevice() = default;
+  /* Solves with ksp's vec_rhs and vec_sol (CUDA vectors); p as the host twin's, check_every:
+     steps launched between two reads of the device's state. */
+  virtual PetscErrorCode Solve(KSP ksp, const mixed::MixedCgParams &p, const MixedCgHooks &h, PetscInt check_every, mixed::MixedCgResult *res) = 0;
+  /* The copy at another value format (the guard's raise), from the Pmat's block Ad. */
+  virtual PetscErrorCode Rebuild(Mat Ad, const PackSellOptions &opt) = 0;
+  /* The row-sum compensation of the current copy (mixed/mixed_cg.hpp): product(s, As) writes
+     As = Pmat s on device arrays. */
+  virtual PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) = 0;
+  virtual int64_t        Nnz() const   = 0;
+  virtual FormatStats    Stats() const = 0;
+};
+
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* The device copy of Ad (the Pmat on one rank, SeqAIJ-based) with opt; errors of the core as
+   PETSc errors naming the Pmat's rows from row0. */
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, std::unique_ptr<MixedCgDevice> *out);
+#endif
+
+} // namespace glue
+} // namespace pspmv

@@ -1,0 +1,197 @@
+// The device mixed-precision CG with reliable updates (mixed_cg_device.hpp) against its host twin
+// (mixed_cg.hpp): the same reason, CG steps within 2, the same reliable updates within 1, the
+// same precision raises and FP64 fallback, a true residual (recomputed here in FP64) below the
+// tolerance; on a 3-D Laplacian, bcsstk14 with e8m10 (the guard raising to e8m22), the guard
+// straight to FP64, an indefinite matrix, and check_every 1 and 8 giving the same answer.
+// Suites MixedCgSmall* (sanitizer subset) and MixedCgLarge*.
+#include "gpu_test_util.hpp"
+#include "matrix_market.hpp"
+#include "mixed/mixed_cg.hpp"
+#include "mixed/mixed_cg_device.hpp"
+#include "mixed_systems.hpp"
+#include <cmath>
+#include <stdexcept>
+#include <cstdio>
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+using namespace pspmv;
+using namespace pspmv::mixed;
+using pspmv_test::CsrMatrix;
+namespace mcuda = pspmv::mixed::cuda;
+
+namespace {
+
+#define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess)
+
+struct Outcome {
+  MixedCgResult res;
+  double true_rel = 0;
+};
+
+std::vector<double> rhs(const CsrMatrix &A) {
+  std::vector<double> xe(size_t(A.rows)), b(size_t(A.rows));
+  for (int32_t i = 0; i < A.rows; ++i) xe[size_t(i)] = 1.0 + std::sin(double(i));
+  csr_spmv(A.view(), xe.data(), b.data(), false);
+  return b;
+}
+
+// The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
+// The row-sum compensation of copy c of A (rowsum_compensation()).
+std::vector<float> compensation(const CsrMatrix &A, const ScaledCopy &c) {
+  const size_t n = size_t(A.rows);
+  std::vector<double> As(n), lp(n), ones(n, 1.0);
+  csr_spmv(A.view(), c.s.data(), As.data(), false);
+  packsell_spmv(c.op, ones.data(), lp.data(), false);
+  return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
+}
+
+Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false) {
+  size_t level = 0;
+  ScaledCopy c = pspmv_test::test_scaled_copy(A, ladder[0]);
+  const std::vector<double> s = c.s;
+  std::vector<float> cv = comp ? compensation(A, c) : std::vector<float>();
+  MixedCgOperators ops;
+  ops.lowp_product = [&](const float *x, float *y) {
+    packsell_spmv_f32(c.op, x, y);
+    for (size_t i = 0; i < cv.size(); ++i) y[i] = std::fma(cv[i], x[i], y[i]);
+  };
+  ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
+  ops.raise_precision = [&]() {
+    if (level + 1 >= ladder.size()) return false;
+    c = pspmv_test::test_scaled_copy(A, ladder[++level]);
+    if (comp) cv = compensation(A, c);
+    return true;
+  };
+  std::vector<double> x(size_t(A.rows), 0.0);
+  Outcome o;
+  o.res = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
+  o.true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
+  return o;
+}
+
+// The device driver with the same ladder; the exact product on the host (copies), as a test.
+void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false) {
+  const size_t n = size_t(A.rows);
+  size_t level = 0;
+  mcuda::DeviceScaledCopy dc;
+  CUDA_OK(mcuda::upload(pspmv_test::test_scaled_copy(A, ladder[0]), &dc));
+  mcuda::DeviceMixedCg *d = nullptr;
+  CUDA_OK(mcuda::create(&dc, &d));
+  double *db = nullptr, *dx = nullptr;
+  CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
+  CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
+  CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
+  std::vector<double> hx(n), hy(n);
+  mcuda::DeviceMixedCgHooks h;
+  h.exact_product = [&](const double *x, double *y) {
+    if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
+    csr_spmv(A.view(), hx.data(), hy.data(), false);
+    if (cudaMemcpy(y, hy.data(), n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
+  };
+  h.raise_precision = [&]() {
+    if (level + 1 >= ladder.size()) return false;
+    mcuda::DeviceScaledCopy c2;
+    if (mcuda::upload(pspmv_test::test_scaled_copy(A, ladder[++level]), &c2) != cudaSuccess) throw std::runtime_error("upload");
+    if (mcuda::replace_copy(d, &c2) != cudaSuccess) throw std::runtime_error("replace_copy");
+    if (comp && mcuda::compensate(d, h.exact_product, nullptr) != cudaSuccess) throw std::runtime_error("compensate");
+    return true;
+  };
+  if (comp) CUDA_OK(mcuda::compensate(d, h.exact_product, nullptr));
+  CUDA_OK(mcuda::solve(d, db, dx, p, every, h, nullptr, &o->res));
+  std::vector<double> x(n);
+  CUDA_OK(cudaMemcpy(x.data(), dx, n * sizeof(double), cudaMemcpyDeviceToHost));
+  o->true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaFree(dx));
+  CUDA_OK(mcuda::destroy(d));
+}
+
+void compare(const char *what, const Outcome &h, const Outcome &d, double tol) {
+  std::printf("%s: host %lld its, %lld updates, %d raises, fp64 %d, true %.3e; device %lld its, %lld updates, %d raises, fp64 %d, true %.3e\n", what, (long long)h.res.its,
+              (long long)h.res.reliable_updates, h.res.raises, int(h.res.fp64), h.true_rel, (long long)d.res.its, (long long)d.res.reliable_updates, d.res.raises, int(d.res.fp64), d.true_rel);
+  EXPECT_EQ(int(d.res.reason), int(h.res.reason)) << what;
+  EXPECT_LE(std::llabs((long long)(d.res.its - h.res.its)), 2) << what;
+  EXPECT_LE(std::llabs((long long)(d.res.reliable_updates - h.res.reliable_updates)), 1) << what;
+  EXPECT_EQ(d.res.raises, h.res.raises) << what;
+  EXPECT_EQ(d.res.fp64, h.res.fp64) << what;
+  if (h.res.reason == MixedCgReason::ConvergedRtol) {
+    EXPECT_LE(d.true_rel, tol) << what;
+    EXPECT_NEAR(d.res.rnorm / d.res.rnorm0, d.true_rel, 1e-3 * d.true_rel) << what;
+  }
+}
+
+} // namespace
+
+TEST(MixedCgSmall, Laplacian) {
+  const CsrMatrix A = pspmv_test::laplace3d(12, 12, 12);
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
+  for (int every : {1, 8}) {
+    Outcome d;
+    device_solve(A, b, {"e8m14", "e8m22"}, p, every, &d);
+    compare(every == 1 ? "lap 12^3 check_every 1" : "lap 12^3 check_every 8", h, d, 1e-8);
+  }
+}
+
+// with the row-sum compensation on both sides
+TEST(MixedCgSmall, LaplacianCompensated) {
+  const CsrMatrix A = pspmv_test::laplace3d(14, 14, 14);
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p, true);
+  Outcome d;
+  device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, true);
+  compare("lap 14^3 compensated", h, d, 1e-8);
+}
+
+TEST(MixedCgSmall, GuardToFp64) {
+  const CsrMatrix A = pspmv_test::laplace3d(10, 10, 10);
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  p.guard_departure = 1e-300; // every segment departs: FP64 from the first update on
+  const Outcome h = host_solve(A, b, {"e8m14"}, p);
+  Outcome d;
+  device_solve(A, b, {"e8m14"}, p, 4, &d);
+  compare("lap 10^3 -> FP64", h, d, 1e-8);
+  EXPECT_TRUE(d.res.fp64);
+}
+
+TEST(MixedCgSmall, Indefinite) {
+  const int32_t n = 100;
+  std::vector<std::vector<pspmv_test::RowEntry>> rows{size_t(n)};
+  for (int32_t i = 0; i < n; ++i) {
+    if (i > 0) rows[size_t(i)].push_back({i - 1, 0.9});
+    rows[size_t(i)].push_back({i, 1.0});
+    if (i + 1 < n) rows[size_t(i)].push_back({i + 1, 0.9});
+  }
+  const CsrMatrix A = pspmv_test::csr_from_rows(n, rows);
+  const std::vector<double> b = rhs(A);
+  Outcome d;
+  device_solve(A, b, {"e8m14", "e8m22"}, MixedCgParams{}, 8, &d);
+  EXPECT_EQ(d.res.reason, MixedCgReason::DivergedIndefinite);
+}
+
+TEST(MixedCgLarge, Laplacian32) {
+  const CsrMatrix A = pspmv_test::laplace3d(32, 32, 32);
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
+  Outcome d;
+  device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d);
+  compare("lap 32^3", h, d, 1e-8);
+}
+
+TEST(MixedCgLarge, Bcsstk14GuardRaises) {
+  const CsrMatrix A = pspmv_test::read_matrix_market(std::string(PETSCSPMV_MATRIX_DIR) + "/bcsstk14.mtx");
+  const std::vector<double> b = rhs(A);
+  MixedCgParams p;
+  const Outcome h = host_solve(A, b, {"e8m10", "e8m22"}, p, true);
+  Outcome d;
+  device_solve(A, b, {"e8m10", "e8m22"}, p, 8, &d, true);
+  compare("bcsstk14 e8m10 -> e8m22", h, d, 1e-8);
+  EXPECT_EQ(d.res.raises, 1);
+}

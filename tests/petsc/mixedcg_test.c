@@ -1,0 +1,251 @@
+/* KSPMIXEDCG at 1-3 ranks: solves judged by their true residual with the exact matrix (an AIJ
+   copy), against FP64 CG + Jacobi's iterations; the -ksp_view lines (value format LOSSY, delta,
+   reliable updates, FP64 fallback); the guard's FP64 fallback; later solves with the same Pmat and
+   a Pmat with new values; an indefinite matrix stopping with KSP_DIVERGED_INDEFINITE_MAT; a PC the
+   method cannot use refused. Prints "all checks passed".
+   Options: -mat_type <aij> the solves' matrix; -n <12> the grid (variable-coefficient 7-point
+   Laplacian, n^3 rows). */
+#include <petscksp.h>
+#include <stdio.h>
+#include <petscspmv.h>
+#include "laplacian3d.h"
+
+#define CHECK(cond, ...) \
+  do { \
+    if (!(cond)) { \
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n")); \
+      failures++; \
+    } \
+  } while (0)
+
+static PetscInt failures = 0;
+
+/* ||b - Aexact x|| / ||b|| */
+static PetscErrorCode TrueResidual(Mat Aexact, Vec b, Vec x, PetscReal *rel)
+{
+  Vec       r;
+  PetscReal rn, bn;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(Aexact, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rn));
+  PetscCall(VecNorm(b, NORM_2, &bn));
+  *rel = bn > 0 ? rn / bn : rn;
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Solves A x = b from 0 with a KSP of `type` (options prefix `prefix`), returns its iterations,
+   reason and true residual, and the -ksp_view text in view (when not NULL). */
+static PetscErrorCode Solve(Mat A, Mat Aexact, Vec b, const char *prefix, const char *type, const char *pctype, PetscInt *its, KSPConvergedReason *reason, PetscReal *rel, char *view, size_t len, KSPMixedCGStats *st)
+{
+  KSP ksp;
+  PC  pc;
+  Vec x;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOptionsPrefix(ksp, prefix));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPGetPC(ksp, &pc));
+  if (pctype) PetscCall(PCSetType(pc, pctype));
+  PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 20000));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(TrueResidual(Aexact, b, x, rel));
+  if (st) PetscCall(KSPMixedCGGetStats(ksp, st));
+  if (view) { /* the ASCII view (rank 0 writes it) through a temporary file, sent to every rank */
+    PetscViewer v;
+    FILE       *f = tmpfile();
+    size_t      got = 0;
+    PetscMPIInt rank;
+    PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "tmpfile() failed");
+    PetscCall(PetscViewerASCIIOpenWithFILE(PETSC_COMM_WORLD, f, &v));
+    PetscCall(KSPView(ksp, v));
+    PetscCall(PetscViewerFlush(v));
+    PetscCall(PetscViewerDestroy(&v));
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    rewind(f);
+    if (rank == 0) got = fread(view, 1, len - 1, f);
+    view[got] = 0;
+    fclose(f);
+    PetscCallMPI(MPI_Bcast(view, (PetscMPIInt)len, MPI_CHAR, 0, PETSC_COMM_WORLD));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode Has(const char *text, const char *what)
+{
+  char *found;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscStrstr(text, what, &found));
+  CHECK(found, "-ksp_view lacks \"%s\":\n%s", what, text);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat                A, Aexact;
+  Vec                b, xe;
+  PetscInt           n = 12, its_cg, its, its2;
+  KSPConvergedReason reason;
+  PetscReal          rel;
+  KSPMixedCGStats    st;
+  static char        view[8192];
+  PetscMPIInt        size;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
+  PetscCall(PetscSpMVInitializePackage());
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(Laplacian(n, PETSC_FALSE, PETSC_TRUE, A));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &Aexact));
+  PetscCall(MatSetType(Aexact, MATAIJ));
+  PetscCall(Laplacian(n, PETSC_FALSE, PETSC_TRUE, Aexact));
+  PetscCall(MatCreateVecs(A, &xe, &b));
+  {
+    PetscScalar *xa;
+    PetscInt     lo, hi;
+    PetscCall(VecGetOwnershipRange(xe, &lo, &hi));
+    PetscCall(VecGetArrayWrite(xe, &xa));
+    for (PetscInt i = lo; i < hi; i++) xa[i - lo] = 1.0 + PetscSinReal((PetscReal)i);
+    PetscCall(VecRestoreArrayWrite(xe, &xa));
+  }
+  PetscCall(MatMult(Aexact, xe, b));
+
+  /* FP64 CG + Jacobi, the reference */
+  PetscCall(Solve(A, Aexact, b, "ref_", KSPCG, PCJACOBI, &its_cg, &reason, &rel, NULL, 0, NULL));
+  CHECK(reason > 0 && rel <= 1e-8 * 1.01, "CG + Jacobi: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+
+  /* the default mixedcg: converged on the true residual, close to CG's iterations, the view */
+  PetscCall(Solve(A, Aexact, b, "mc_", KSPMIXEDCG, NULL, &its, &reason, &rel, view, sizeof(view), &st));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ranks %d: CG + Jacobi %" PetscInt_FMT " its; mixedcg %" PetscInt_FMT " its, %" PetscInt_FMT " reliable updates, true residual %.3e\n", (int)size, its_cg, its, st.reliable_updates, (double)rel));
+  CHECK(reason == KSP_CONVERGED_RTOL, "mixedcg: reason %s", KSPConvergedReasons[reason]);
+  CHECK(rel <= 1e-8 * 1.01, "mixedcg: true residual %g above the tolerance 1e-8", (double)rel);
+  CHECK(its <= (PetscInt)(1.15 * (double)its_cg) + 1, "mixedcg: %" PetscInt_FMT " iterations, more than 1.15 x CG's %" PetscInt_FMT, its, its_cg);
+  CHECK(st.reliable_updates >= 5 && st.reliable_updates <= 14, "mixedcg: %" PetscInt_FMT " reliable updates for 8 decades at delta 0.1", st.reliable_updates);
+  CHECK(!st.fp64_fallback && st.raises == 0 && st.mantissa_bits == 14, "mixedcg: raised the precision on a Laplacian");
+  PetscCall(Has(view, "type: mixedcg"));
+  PetscCall(Has(view, "reliable updates at delta 0.1"));
+  PetscCall(Has(view, "LOSSY value format e8m14"));
+  PetscCall(Has(view, "LOSSY: only the steps between reliable updates use the copy"));
+  PetscCall(Has(view, "FP64 fallback not taken"));
+  PetscCall(Has(view, "using UNPRECONDITIONED norm type"));
+  if (size > 1) PetscCall(Has(view, "MPI: the whole matrix"));
+
+  /* the guard to FP64: every segment judged departed (-fb_ksp_mixedcg_guard_departure 1e-300 set
+     below), no wider format: FP64 CG from the first reliable update on */
+  PetscCall(PetscOptionsSetValue(NULL, "-fb_ksp_mixedcg_guard_departure", "1e-300"));
+  PetscCall(PetscOptionsSetValue(NULL, "-fb_ksp_mixedcg_guard_value_format", "none"));
+  PetscCall(Solve(A, Aexact, b, "fb_", KSPMIXEDCG, PCJACOBI, &its2, &reason, &rel, view, sizeof(view), &st));
+  CHECK(reason == KSP_CONVERGED_RTOL && rel <= 1e-8 * 1.01, "FP64 fallback: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+  CHECK(st.fp64_fallback && st.raises == 1 && st.lowp_its < st.its && st.mantissa_bits == 52, "FP64 fallback not taken (raises %" PetscInt_FMT ", low precision %" PetscInt_FMT " of %" PetscInt_FMT ")", st.raises, st.lowp_its, st.its);
+  CHECK(its2 <= (PetscInt)(1.15 * (double)its_cg) + 1, "FP64 fallback: %" PetscInt_FMT " iterations, CG %" PetscInt_FMT, its2, its_cg);
+  PetscCall(Has(view, "FP64 fallback taken"));
+  PetscCall(Has(view, "operator now: FP64"));
+
+  /* the guard to e8m22 at once, then no further raise */
+  PetscCall(PetscOptionsSetValue(NULL, "-wd_ksp_mixedcg_guard_departure", "1e-300"));
+  PetscCall(PetscOptionsSetValue(NULL, "-wd_ksp_mixedcg_value_format", "e8m12"));
+  PetscCall(Solve(A, Aexact, b, "wd_", KSPMIXEDCG, NULL, &its2, &reason, &rel, NULL, 0, &st));
+  CHECK(reason == KSP_CONVERGED_RTOL && rel <= 1e-8 * 1.01, "raise to e8m22: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+  CHECK(st.raises == 2 && st.fp64_fallback, "raise to e8m22 then FP64: raises %" PetscInt_FMT ", fp64 %d", st.raises, (int)st.fp64_fallback);
+
+  /* two solves with one KSP, then new values of the same pattern (a rebuild) */
+  {
+    KSP ksp;
+    Vec x;
+    PetscCall(VecDuplicate(b, &x));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 20000));
+    for (int k = 0; k < 3; k++) {
+      if (k == 2) {
+        PetscCall(MatScale(A, 2.0));
+        PetscCall(MatScale(Aexact, 2.0));
+        PetscCall(VecScale(b, 2.0));
+      }
+      PetscCall(VecSet(x, 0.0));
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      PetscCall(KSPMixedCGGetStats(ksp, &st));
+      CHECK(reason > 0 && rel <= 1e-8 * 1.01, "solve %d with one KSP: reason %s, true residual %g", k, KSPConvergedReasons[reason], (double)rel);
+      CHECK(st.builds == (k == 2 ? 2 : 1), "solve %d: %" PetscInt_FMT " builds", k, st.builds);
+    }
+    PetscCall(MatScale(A, 0.5));
+    PetscCall(MatScale(Aexact, 0.5));
+    PetscCall(VecScale(b, 0.5));
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&x));
+  }
+
+  /* a PC the method cannot use */
+  {
+    KSP            ksp;
+    PC             pc;
+    PetscErrorCode ierr;
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCSOR));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSetUp(ksp);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_ERR_SUP, "KSPMIXEDCG with PCSOR: error %d, expected PETSC_ERR_SUP", (int)ierr);
+    PetscCall(KSPDestroy(&ksp));
+  }
+
+  /* indefinite: tridiag(0.9, 1, 0.9), a positive diagonal */
+  {
+    Mat      T;
+    Vec      bt, xt;
+    PetscInt lo, hi, N = 200;
+    KSP      ksp;
+    PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 3, NULL, 2, NULL, &T));
+    PetscCall(MatGetOwnershipRange(T, &lo, &hi));
+    for (PetscInt i = lo; i < hi; i++) {
+      if (i > 0) PetscCall(MatSetValue(T, i, i - 1, 0.9, INSERT_VALUES));
+      PetscCall(MatSetValue(T, i, i, 1.0, INSERT_VALUES));
+      if (i + 1 < N) PetscCall(MatSetValue(T, i, i + 1, 0.9, INSERT_VALUES));
+    }
+    PetscCall(MatAssemblyBegin(T, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(T, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatCreateVecs(T, &xt, &bt));
+    PetscCall(VecSetRandom(bt, NULL));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, T, T));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSolve(ksp, bt, xt));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    CHECK(reason == KSP_DIVERGED_INDEFINITE_MAT, "indefinite matrix: reason %s", KSPConvergedReasons[reason]);
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&xt));
+    PetscCall(VecDestroy(&bt));
+    PetscCall(MatDestroy(&T));
+  }
+
+  PetscCall(VecDestroy(&xe));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&Aexact));
+  PetscCall(MatDestroy(&A));
+  if (!failures) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "all checks passed\n"));
+  PetscCall(PetscFinalize());
+  return failures ? 1 : 0;
+}

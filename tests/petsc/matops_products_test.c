@@ -171,32 +171,6 @@ static PetscErrorCode DoProduct(ProdKind p, Mat X, Mat Y, Mat Z, MatReuse reuse,
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Ours failed (error e) where AIJ succeeded: a CUDA family is AIJCUSPARSE underneath, so when
-   AIJCUSPARSE copies of our operands fail with the same error, PETSc refuses the combination for
-   aijcusparse itself (MatMatMatMult of MPIAIJ and MPIAIJCUSPARSE has no symbolic phase). */
-static PetscErrorCode RefusedForAIJCusparseToo(Ctx *c, ProdKind p, Mat X, Mat Y, PetscErrorCode e, PetscBool *same)
-{
-  Mat            Xc = X, Yc = Y, C = NULL;
-  PetscBool      ox, oy;
-  PetscErrorCode ec;
-
-  PetscFunctionBegin;
-  *same = PETSC_FALSE;
-  if (!strstr(c->family, "cuda")) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &ox, c->seqname, c->mpiname, ""));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)Y, &oy, c->seqname, c->mpiname, ""));
-  if (ox) PetscCall(MatConvert(X, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Xc));
-  if (oy) PetscCall(MatConvert(Y, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &Yc));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-  ec = DoProduct(p, Xc, Yc, Xc, MAT_INITIAL_MATRIX, &C);
-  PetscCall(PetscPopErrorHandler());
-  *same = (PetscBool)(ec == e);
-  PetscCall(MatDestroy(&C));
-  if (ox) PetscCall(MatDestroy(&Xc));
-  if (oy) PetscCall(MatDestroy(&Yc));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Products with ours as the first operand and ours or AIJ as the second: the result is compared
    with AIJ's, its type and options checked, then reused after a value change. */
 static PetscErrorCode Products(Ctx *c, ProdKind p)
@@ -218,28 +192,15 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
       PetscCall(Note(c, "AIJ, ours skipped (PETSc defect, crashes with seqaijsell too)"));
       continue;
     }
-    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(Destroy4(&P, &PB, NULL, NULL)); });
-    {
-      PetscErrorCode e;
-      PetscBool      same;
-      int            el, eg;
-      Cb = NULL;
-      PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
-      e = DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb);
-      PetscCall(PetscPopErrorHandler());
-      el = (int)e;
-      PetscCallMPI(MPIU_Allreduce(&el, &eg, 1, MPI_INT, MPI_MAX, c->comm)); /* (a product's errors are collective) */
-      e = (PetscErrorCode)eg;
-      if (e) {
-        PetscCall(MatDestroy(&Cb));
-        PetscCall(RefusedForAIJCusparseToo(c, p, X, Y, e, &same));
-        CHK(c, same, "%s: ours fails (error %d) where AIJ succeeds and AIJCUSPARSE does not fail alike", which, (int)e);
-        PetscCall(PetscSNPrintf(w, sizeof(w), "%s refused by AIJCUSPARSE too", which));
-        PetscCall(Note(c, w));
-        PetscCall(MatDestroy(&Ca));
-        continue;
-      }
+    if (p == PR_ABC && second == 2 && c->size > 1 && strstr(c->family, "cuda")) {
+      /* PETSc has no MPIAIJ x MPIAIJCUSPARSE product (MatProductSymbolic_ABC_Basic()'s inner AB:
+         "Unspecified symbolic phase", aijcusparse alike), and destroying the half-built product
+         after that error crashes inside PETSc: not run */
+      PetscCall(Note(c, "AIJ, ours skipped (PETSc has no MPIAIJ x MPIAIJCUSPARSE product)"));
+      continue;
     }
+    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(Destroy4(&P, &PB, NULL, NULL)); });
+    PetscCall(DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb));
     PetscCall(PetscSNPrintf(w, sizeof(w), "%s", which));
     PetscCall(CheckResult(c, Cb, w, PETSC_FALSE));
     PetscCall(PetscSNPrintf(w, sizeof(w), "%s, MAT_INITIAL_MATRIX", which));

@@ -50,19 +50,28 @@ PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
    or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
    and AIJ read ours' host array while its device values were newer): the host values of the
    operands of ours are made current first (one device-to-host copy when the device's are newer). */
-PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
+PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
 {
   const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
-  PetscBool host        = PETSC_FALSE;
-  Mat       ours[3];
 
   PetscFunctionBegin;
+  *host = PETSC_FALSE;
   for (Mat X : operands) {
     PetscBool h = PETSC_FALSE;
     if (!X) continue;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &h, MATSEQAIJ, MATMPIAIJ, MATSEQDENSE, MATMPIDENSE, ""));
-    host = (PetscBool)(host || h || X->boundtocpu);
+    *host = (PetscBool)(*host || h || X->boundtocpu);
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
+{
+  PetscBool host;
+  Mat       ours[3];
+
+  PetscFunctionBegin;
+  PetscCall(HasHostOperand(p, &host));
   if (!host) PetscFunctionReturn(PETSC_SUCCESS);
   const int n = OurOperands(p, ours);
   for (int i = 0; i < n; i++) {
@@ -74,6 +83,29 @@ PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
       PetscCall(MatSeqAIJGetArrayRead(b, &a));
       PetscCall(MatSeqAIJRestoreArrayRead(b, &a));
     }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a numeric phase that ran on the host (a host operand): an AIJCUSPARSE result C (for MPI,
+   its blocks) got its values in the host arrays, but its device copy from an earlier phase stays
+   marked current (MatMatTransposeMult of ours and AIJ reused: C's MatMult multiplied the old
+   values); C's host is marked newer. */
+PetscErrorCode HostResultNewer(const Mat_Product *p, Mat C)
+{
+  PetscBool host, cu = PETSC_FALSE, mpicu = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(HasHostOperand(p, &host));
+  if (!host || C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJCUSPARSE, &cu));
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &mpicu));
+  if (cu) PetscCall(MarkHostNewer(C));
+  if (mpicu) {
+    Mat Cd, Co;
+    PetscCall(MatMPIAIJGetSeqAIJ(C, &Cd, &Co, nullptr));
+    PetscCall(MarkHostNewer(Cd));
+    PetscCall(MarkHostNewer(Co));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -181,6 +213,7 @@ PetscErrorCode ProductNumericOnBase(Mat C)
     PetscCall(RefreshExplicitTranspose(X));
     PetscCall(HostValuesForHostProducts(p));
     PetscCall(f(C));
+    PetscCall(HostResultNewer(p, C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */

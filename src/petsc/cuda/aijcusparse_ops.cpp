@@ -46,10 +46,7 @@ PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* With a host operand (AIJ, dense, or bound to the CPU) AIJCUSPARSE hands the product to SeqAIJ's
-   or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
-   and AIJ read ours' host array while its device values were newer): the host values of the
-   operands of ours are made current first (one device-to-host copy when the device's are newer). */
+/* Whether an operand of p is a host matrix (AIJ, dense, or bound to the CPU). */
 PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
 {
   const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
@@ -65,6 +62,10 @@ PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* With a host operand (AIJ, dense, or bound to the CPU) AIJCUSPARSE hands the product to SeqAIJ's
+   or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
+   and AIJ read ours' host array while its device values were newer): the host values of the
+   operands of ours are made current first (one device-to-host copy when the device's are newer). */
 PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
 {
   PetscBool host;

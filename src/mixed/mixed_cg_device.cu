@@ -514,6 +514,7 @@ private:
       if (true_update<T>(true, &raise, true)) return true;
       if (raise) {
         ++res_.raises;
+        restart_ = true; // as the host twin: p = r after a raise
         if (!(h_.raise_precision && h_.raise_precision())) return false;
       }
       restart_vectors<T>();

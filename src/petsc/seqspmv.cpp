@@ -232,8 +232,11 @@ PetscErrorCode MatMultHermitianTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatEliminateZeros(): SeqAIJ's compacts the host arrays without a new nonzero state, which
-   AIJCUSPARSE's device copy (and our layout) needs to see the new pattern. */
+/* MatEliminateZeros(): SeqAIJ's compacts the host arrays and, when it removed entries, assembles
+   A (our MatAssemblyEnd builds the layout from the device CSR then). The host arrays are made
+   current and marked newer, and the nonzero state increased, BEFORE it runs: otherwise that
+   assembly reads AIJCUSPARSE's device CSR of the old pattern (a device copy marked current)
+   with row offsets of the new one. */
 PetscErrorCode MatEliminateZeros_SeqSpMVCUDA(Mat A, PetscBool keep)
 {
   SeqState          *sp = State(A);
@@ -242,9 +245,9 @@ PetscErrorCode MatEliminateZeros_SeqSpMVCUDA(Mat A, PetscBool keep)
   PetscFunctionBegin;
   PetscCall(MatSeqAIJGetArrayRead(A, &a)); /* host values current first */
   PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-  PetscCall(sp->baseops.eliminatezeros(A, keep));
-  A->nonzerostate++;
   PetscCall(MarkHostNewer(A));
+  A->nonzerostate++; /* the device copy is rebuilt whole, not only its values */
+  PetscCall(sp->baseops.eliminatezeros(A, keep));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -595,6 +598,44 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+namespace {
+/* MAT_REUSE_MATRIX: B's values := A's (A of B's pattern, PETSc's check: the same sizes and number
+   of nonzeros), straight into B's arrays (device to device when both are on the GPU). MatCopy()
+   would take MatCopy_Basic() between different copy operations (AIJ into our CUDA types), whose
+   assembly with a value a lossy layout cannot hold fails in MatAssemblyEnd() and leaves B
+   unassembled; here B stays assembled and the value check that follows refuses it. */
+PetscErrorCode CopyValuesSamePattern(Mat A, Mat B)
+{
+  MatInfo ia, ib;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetInfo(A, MAT_LOCAL, &ia));
+  PetscCall(MatGetInfo(B, MAT_LOCAL, &ib));
+  PetscCheck(A->rmap->n == B->rmap->n && A->cmap->n == B->cmap->n && ia.nz_used == ib.nz_used, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
+             "MAT_REUSE_MATRIX: the target (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros) does not have the source's pattern (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros)",
+             B->rmap->n, B->cmap->n, (double)ib.nz_used, A->rmap->n, A->cmap->n, (double)ia.nz_used);
+  const PetscInt nz = (PetscInt)ia.nz_used;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  PetscBool adev, bdev;
+  PetscCall(AIJCusparseOnDevice(A, &adev));
+  PetscCall(AIJCusparseOnDevice(B, &bdev));
+  if (adev && bdev && A->offloadmask != PETSC_OFFLOAD_CPU) {
+    PetscCall(CopyAIJCusparseValues(A, B, nz));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  const PetscScalar *a;
+  PetscScalar       *b;
+  PetscCall(MatSeqAIJGetArrayRead(A, &a));
+  PetscCall(MatSeqAIJGetArrayWrite(B, &b)); /* an AIJCUSPARSE-based B: host marked newer */
+  PetscCall(PetscArraycpy(b, a, nz));
+  PetscCall(MatSeqAIJRestoreArrayWrite(B, &b));
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+  PetscCall(PetscObjectStateIncrease((PetscObject)B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+
 PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions *opts, MatReuse reuse, Mat *newmat, PetscBool build)
 {
   FormatOptions o(t->format);
@@ -605,7 +646,7 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
   if (reuse == MAT_REUSE_MATRIX) {
     /* *newmat came from the same pattern: copy the values, the layout follows them */
     PetscCheck(SeqGetState(*newmat), PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "MAT_REUSE_MATRIX: the target is a %s matrix, not %s", ((PetscObject)*newmat)->type_name, t->seq);
-    PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
+    PetscCall(CopyValuesSamePattern(A, *newmat));
     PetscCall(SeqCheckValues(*newmat)); /* a lossy layout: a value out of range is an error here */
     PetscFunctionReturn(PETSC_SUCCESS);
   }

@@ -271,6 +271,9 @@ PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C);
 /* Composes (on) or removes the MatProductSetFromOptions_<A>_<B>_C functions of A (family t)
    for the operand types AIJCUSPARSE, dense CUDA and our other CUDA families. */
 PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on);
+/* B's values := A's, both seq AIJCUSPARSE matrices on the device (ours or not) with nz values
+   each: device to device, B's device copy marked newer and its object state increased. */
+PetscErrorCode CopyAIJCusparseValues(Mat A, Mat B, PetscInt nz);
 /* Registers MATSOLVERCUSPARSE's LU, ILU, Cholesky and ICC for the seq CUDA type t->seq (the
    default solver type of those factorizations, as for aijcusparse). */
 PetscErrorCode RegisterCusparseFactors(const TypeInfo *t);

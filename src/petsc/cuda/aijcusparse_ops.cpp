@@ -46,6 +46,71 @@ PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether an operand of p is a host matrix (AIJ, dense, or bound to the CPU). */
+PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
+{
+  const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
+
+  PetscFunctionBegin;
+  *host = PETSC_FALSE;
+  for (Mat X : operands) {
+    PetscBool h = PETSC_FALSE;
+    if (!X) continue;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &h, MATSEQAIJ, MATMPIAIJ, MATSEQDENSE, MATMPIDENSE, ""));
+    *host = (PetscBool)(*host || h || X->boundtocpu);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* With a host operand (AIJ, dense, or bound to the CPU) AIJCUSPARSE hands the product to SeqAIJ's
+   or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
+   and AIJ read ours' host array while its device values were newer): the host values of the
+   operands of ours are made current first (one device-to-host copy when the device's are newer). */
+PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
+{
+  PetscBool host;
+  Mat       ours[3];
+
+  PetscFunctionBegin;
+  PetscCall(HasHostOperand(p, &host));
+  if (!host) PetscFunctionReturn(PETSC_SUCCESS);
+  const int n = OurOperands(p, ours);
+  for (int i = 0; i < n; i++) {
+    Mat blocks[2] = {ours[i], nullptr};
+    if (MPIGetState(ours[i])) PetscCall(MatMPIAIJGetSeqAIJ(ours[i], &blocks[0], &blocks[1], nullptr));
+    for (Mat b : blocks) {
+      const PetscScalar *a;
+      if (!b) continue;
+      PetscCall(MatSeqAIJGetArrayRead(b, &a));
+      PetscCall(MatSeqAIJRestoreArrayRead(b, &a));
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a numeric phase that ran on the host (a host operand): an AIJCUSPARSE result C (for MPI,
+   its blocks) got its values in the host arrays, but its device copy from an earlier phase stays
+   marked current (MatMatTransposeMult of ours and AIJ reused: C's MatMult multiplied the old
+   values); C's host is marked newer. */
+PetscErrorCode HostResultNewer(const Mat_Product *p, Mat C)
+{
+  PetscBool host, cu = PETSC_FALSE, mpicu = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(HasHostOperand(p, &host));
+  if (!host || C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJCUSPARSE, &cu));
+  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &mpicu));
+  if (cu) PetscCall(MarkHostNewer(C));
+  if (mpicu) {
+    Mat Cd, Co;
+    PetscCall(MatMPIAIJGetSeqAIJ(C, &Cd, &Co, nullptr));
+    PetscCall(MarkHostNewer(Cd));
+    PetscCall(MarkHostNewer(Co));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The MatProductSetFromOptions a matrix's type provides: the base type's for ours. */
 PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
 {
@@ -68,6 +133,71 @@ std::map<const Mat_Product *, Phases> &PhasesOf()
   return phases;
 }
 
+/* Brings X's explicit transpose (AIJCUSPARSE's device copy of X^T) up to date with X's values.
+   AIJCUSPARSE's numeric phase of a sparse product reads that transpose as the symbolic phase
+   formed it (PETSc 3.22: MatProductNumeric_SeqAIJCUSPARSE_SeqAIJCUSPARSE() takes matTranspose
+   without re-forming it), so a MAT_REUSE_MATRIX product after a value change of X (MatScale,
+   MatSetValues, ...) would multiply X's old values. Its numeric phase with a dense operand does
+   re-form a transpose marked stale, in place (the same device arrays, which the sparse product's
+   cuSPARSE descriptors keep pointing to): one such product with a one-column dense matrix does
+   it. X: a matrix carrying MATSEQAIJCUSPARSE's or MATMPIAIJCUSPARSE's name (ours presented, or
+   AIJCUSPARSE's own); for the MPI type its diagonal and off-diagonal blocks. */
+PetscErrorCode RefreshExplicitTranspose(Mat X)
+{
+  PetscBool cu = PETSC_FALSE;
+  Mat       D = nullptr, W = nullptr;
+
+  PetscFunctionBegin;
+  if (!X) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &cu));
+  if (cu) { /* MPIAIJCUSPARSE's products multiply the blocks' transposes */
+    Mat Ad, Ao;
+    PetscCall(MatMPIAIJGetSeqAIJ(X, &Ad, &Ao, nullptr));
+    PetscCall(RefreshExplicitTranspose(Ad));
+    PetscCall(RefreshExplicitTranspose(Ao));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAIJCUSPARSE, &cu));
+  if (!cu || X->boundtocpu || X->transupdated || !X->assembled || !X->rmap->n || !X->cmap->n) PetscFunctionReturn(PETSC_SUCCESS);
+  const PetscBool form = X->form_explicit_transpose;
+  X->form_explicit_transpose = PETSC_TRUE; /* (not MatSetOption(): turning it off destroys the transpose) */
+  PetscErrorCode ierr = MatCreateDenseCUDA(PETSC_COMM_SELF, X->rmap->n, 1, X->rmap->n, 1, nullptr, &D);
+  if (!ierr) ierr = MatZeroEntries(D);
+  if (!ierr) ierr = MatTransposeMatMult(X, D, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &W);
+  X->form_explicit_transpose = form;
+  PetscCall(MatDestroy(&W));
+  PetscCall(MatDestroy(&D));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The operand whose explicit transpose p's numeric phase reads when both operands are sparse
+   AIJCUSPARSE matrices (MatProductSymbolic_ABC_Basic() runs PtAP as P^T (A P) and RARt as
+   (R A) R^T: P and R), NULL when none (with a dense operand the numeric phase re-forms it). */
+PetscErrorCode TransposedOperand(const Mat_Product *p, Mat *X)
+{
+  PetscBool a = PETSC_FALSE, b = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  *X = nullptr;
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->A, &a, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->B, &b, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+  if (!a || !b) PetscFunctionReturn(PETSC_SUCCESS);
+  switch (p->type) {
+  case MATPRODUCT_AtB:
+    *X = p->A;
+    break;
+  case MATPRODUCT_ABt:
+  case MATPRODUCT_PtAP:
+  case MATPRODUCT_RARt:
+    *X = p->B;
+    break;
+  default:
+    break;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode ProductNumericOnBase(Mat C)
 {
   const Mat_Product *p = C->product;
@@ -76,7 +206,17 @@ PetscErrorCode ProductNumericOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
-  PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
+  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
+    Mat X;
+
+    PetscFunctionBegin;
+    PetscCall(TransposedOperand(p, &X));
+    PetscCall(RefreshExplicitTranspose(X));
+    PetscCall(HostValuesForHostProducts(p));
+    PetscCall(f(C));
+    PetscCall(HostResultNewer(p, C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */
   if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
     PhasesOf()[p].numeric  = C->ops->productnumeric;
@@ -93,7 +233,12 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
   PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  PetscCall(WithOperandsOnBase(p, [&] { return f(C); }));
+  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(HostValuesForHostProducts(p));
+    PetscCall(f(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   /* the symbolic phase installs the numeric one (C->product may be another product now: the
      one f set up) */
   if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
@@ -151,6 +296,28 @@ PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C)
     PhasesOf()[p]           = Phases{C->ops->productsymbolic, nullptr};
     C->ops->productsymbolic = ProductSymbolicOnBase;
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode CopyAIJCusparseValues(Mat A, Mat B, PetscInt nz)
+{
+  BaseNames          ba, bb;
+  const PetscScalar *a = nullptr;
+  PetscScalar       *b = nullptr;
+
+  PetscFunctionBegin;
+  PetscCall(PresentAsBase(A, &ba)); /* (the accessors check the type name in debugging builds) */
+  PetscCall(PresentAsBase(B, &bb));
+  PetscErrorCode ierr = MatSeqAIJCUSPARSEGetArrayRead(A, &a);
+  if (!ierr) ierr = MatSeqAIJCUSPARSEGetArrayWrite(B, &b);
+  if (!ierr && nz) ierr = cudaMemcpy(b, a, (size_t)nz * sizeof(PetscScalar), cudaMemcpyDeviceToDevice) == cudaSuccess ? PETSC_SUCCESS : PETSC_ERR_GPU;
+  if (b) PetscCall(MatSeqAIJCUSPARSERestoreArrayWrite(B, &b));
+  if (a) PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &a));
+  PetscCall(RestoreTypeNames(B, bb));
+  PetscCall(RestoreTypeNames(A, ba));
+  PetscCheck(ierr != PETSC_ERR_GPU, PETSC_COMM_SELF, PETSC_ERR_GPU, "copying %" PetscInt_FMT " values on the device failed", nz);
+  PetscCall(ierr);
+  PetscCall(PetscObjectStateIncrease((PetscObject)B));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

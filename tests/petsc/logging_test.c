@@ -199,11 +199,13 @@ static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
 }
 
 /* A build that only read a device CSR: no copy but PETSc's upload of the full row offsets of a
-   compressed-row block (4 (m + 1) bytes, at most one per block) and nothing back to the host. */
+   compressed-row block (at most one per block; PETSc logs it as (m + 1) PetscInts, 8 bytes each
+   with 64-bit indices, although the device array holds 32-bit offsets) and nothing back to the
+   host. */
 static PetscErrorCode CheckNoCsrCopy(const PetscEventPerfInfo *build, PetscInt m, const char *name)
 {
   PetscFunctionBegin;
-  PetscCheck(build->CpuToGpuCount <= 2 && build->CpuToGpuSize == 4.0 * (m + 1) * build->CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build->CpuToGpuSize, (double)build->CpuToGpuCount, m);
+  PetscCheck(build->CpuToGpuCount <= 2 && build->CpuToGpuSize == (PetscLogDouble)sizeof(PetscInt) * (m + 1) * build->CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build->CpuToGpuSize, (double)build->CpuToGpuCount, m);
   PetscCall(CheckEqual(build->GpuToCpuCount, 0, "the device-to-host copies of a build from a device CSR", name));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

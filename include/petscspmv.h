@@ -600,6 +600,8 @@ PETSC_EXTERN PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *sta
 . -ksp_mixedcg_value_format <e8m14> - the copy's value format (fp16, bf16, e8m<m> with m in 7..22,
     or exact: FP64 values rounded to FP32 in the products); the other
     -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too
+. -ksp_mixedcg_dither <true> - round the copy's values up or down by a symmetric pseudo-random
+    dither (unbiased) instead of to nearest (equal values, equal errors)
 . -ksp_mixedcg_rowsum_compensation <true> - add the copy's rounding of each row sum back as an FP32
     diagonal (the smooth modes of PDE matrices then see no error of the copy)
 . -ksp_mixedcg_guard_value_format <e8m22> - the wider format the guard raises the copy to (none:
@@ -616,14 +618,16 @@ PETSC_EXTERN PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *sta
     state (the only host synchronisations of the loop besides the reliable updates)
 
   Notes:
-  The guard keeps the copy's precision up to the matrix: when the true residual stops following
-  the iterated one (a true residual that grew or departed from the iterated one, or
-  log(f_iter) / log(f_true) above the ratio for the strikes in a row, with f the reductions of one
-  segment), the copy is rebuilt at the guard's
-  value format, and when that is not enough the solve continues as FP64 CG (FP64 vectors, the
-  exact Amat as operator) from the current x. A step with p^T A_lp p <= 0 is checked with the
-  exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the copy
-  failed where A did not, and the precision is raised. The precision reached is kept for later
+  The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated
+  by an FP32 diagonal, so that its error stays away from the smooth modes that every reliable
+  update would inject it into. The guard keeps the copy's precision up to the matrix: when the
+  true residual stops following the iterated one (a true residual that grew or departed from the
+  iterated one, or log(f_iter) / log(f_true) above the ratio for the strikes in a row, with f the
+  reductions of one segment), the copy is rebuilt at the guard's value format, and when that is
+  not enough the solve continues as FP64 CG (FP64 vectors, the exact Amat as operator) from the
+  current x; the direction restarts at a raise. A step with p^T A_lp p <= 0 is checked with the
+  exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the
+  copy failed where A did not, and the precision is raised. The precision reached is kept for later
   solves with the same Pmat; a Pmat with a new state rebuilds the copy at the start format.
 
   The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or

@@ -37,7 +37,8 @@ std::vector<float> rowsum_compensation(size_t n, const double *s, const double *
   return c;
 }
 
-PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt) {
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt,
+                                    const CopyDither &dither, const int64_t *gcols) {
   check_csr(Ao);
   std::vector<double> v(size_t(Ao.nnz()));
   for (int32_t r = 0; r < Ao.rows; ++r)
@@ -47,6 +48,13 @@ PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const do
       v[size_t(k)] = scaled_value(a, sr, sc);
       if (!scaled_value_fits(a, v[size_t(k)])) throw detail::scaled_range_error(r, Ao.colidx[k], a, v[size_t(k)], sr, sc);
     }
+  if (dither.on && gcols) {
+    int m = 0, emin = 0;
+    dither_bits(opt.value_format, &m, &emin);
+    for (int32_t r = 0; r < Ao.rows; ++r)
+      for (int32_t k = Ao.rowptr[r]; k < Ao.rowptr[r + 1]; ++k)
+        v[size_t(k)] = dithered_value(v[size_t(k)], dither.row0 + r, gcols[Ao.colidx[k]], m, emin);
+  }
   CsrView S = Ao;
   S.values = v.data();
   return build_packsell(S, opt);
@@ -76,7 +84,7 @@ public:
     restart_ = true; // p = r at the start
     std::vector<float> p32;
     if (!p_.start_fp64 && phase<float>(p32)) return res_;
-    // the FP64 fallback from the current x, with the direction carried over
+    // the FP64 fallback from the current x (the direction restarts after a raise)
     res_.fp64 = true;
     std::vector<double> p64(p32.begin(), p32.end());
     phase<double>(p64);
@@ -288,6 +296,7 @@ private:
       if (true_update<T>(true, &raise, &rv)) return true;
       if (raise) {
         ++res_.raises;
+        restart_ = true; // the direction was built with the copy judged lossy: p = r
         if (!(ops_.raise_precision && ops_.raise_precision())) return false;
       }
       restart_vectors<T>(rv, pv);

@@ -160,8 +160,10 @@ std::vector<float> rowsum_compensation(size_t n, const double *s, const double *
 // The scaled off-diagonal block of an MPI matrix: Ao's values a_ij * (s_i * t_j) (s: the rows'
 // D^-1/2, t: the ghost columns'), in PackSELL with opt (Ao: rows x ghost columns, the columns
 // numbered as the halo vector). Throws ValueRangeError (row, halo column) for a non-finite
-// entry or a scaled value beyond double or the value format, as build_scaled_copy().
-PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt);
+// entry or a scaled value beyond double or the value format, as build_scaled_copy(). With
+// dither.on the values are dithered with the global row dither.row0 + r and column gcols[c].
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt,
+                                    const CopyDither &dither = CopyDither{}, const int64_t *gcols = nullptr);
 
 } // namespace mixed
 } // namespace pspmv

@@ -480,9 +480,9 @@ private:
     restart_vectors<T>();
     for (;;) {
       const long long base = res_.its;
-      const long long k = std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1));
+      // FP64 phase: one step per check (a step past a trigger would still run its exact product)
+      const long long k = lowp ? std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1)) : 1;
       for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
-      const McState before = host_;
       pull();
       const long long done = host_.its - base;
       res_.its = host_.its;
@@ -508,12 +508,12 @@ private:
           continue;
         }
       }
-      (void)before;
       if (!host_.trigger) continue;
       bool raise = false;
       if (true_update<T>(true, &raise, true)) return true;
       if (raise) {
         ++res_.raises;
+        restart_ = true; // as the host twin: p = r after a raise
         if (!(h_.raise_precision && h_.raise_precision())) return false;
       }
       restart_vectors<T>();

@@ -10,7 +10,7 @@
 // reliable update (x += s .* dy; the exact product through the hook; the norms; the restart of
 // r and p) and the guard's decision run as on the host (the same PrecisionGuard), with device
 // reductions in a fixed order. The FP64 fallback runs the same steps on FP64 vectors with the
-// exact product (s .* A (s .* p)) through the hook.
+// exact product (s .* A (s .* p)) through the hook, one step per read of the state.
 // One rank: the reductions are the device's only (the glue uses the host twin on several ranks).
 #pragma once
 #include "mixed_cg.hpp"

@@ -87,11 +87,23 @@ ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v,
 
 } // namespace detail
 
-ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt) {
+void dither_bits(const ValueFormat &f, int *m, int *emin) {
+  *m = f.lossy() ? f.mantissa_bits : 0;
+  *emin = f.kind == ValueKind::FP16 ? -14 : -126;
+}
+
+ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt, const CopyDither &dither) {
   check_square(A);
   ScaledCopy c;
   c.s = inverse_sqrt_diagonal(A);
-  const std::vector<double> v = scaled_values(A, c.s);
+  std::vector<double> v = scaled_values(A, c.s);
+  if (dither.on) {
+    int m = 0, emin = 0;
+    dither_bits(opt.value_format, &m, &emin);
+    for (int32_t r = 0; r < A.rows; ++r)
+      for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k)
+        v[size_t(k)] = dithered_value(v[size_t(k)], dither.row0 + r, dither.row0 + A.colidx[k], m, emin);
+  }
   CsrView Ah = A;
   Ah.values = v.data();
   c.op = build_packsell(Ah, opt);

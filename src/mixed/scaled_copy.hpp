@@ -29,13 +29,24 @@ struct ScaledCopy {
   int64_t             nnz = 0;
 };
 
+// Dithered rounding of a copy's off-diagonal values (dithered_value of scaling.hpp), with the
+// global indices row0 + r and row0 + c of the square block's entry (r, c); off by default (the
+// preconditioner's copies). The value updates below do not dither.
+struct CopyDither {
+  bool    on   = false;
+  int64_t row0 = 0;
+};
+// The mantissa bits and smallest normal binade that dithered_value() takes for format f (m = 0:
+// the exact format, nothing to dither).
+void dither_bits(const ValueFormat &f, int *m, int *emin);
+
 // Builds the scaled copy of a square A with a positive diagonal. Throws FormatError for a
 // non-square A, DiagonalError (its first offending row) for a diagonal entry that is missing or
 // not positive and finite, ValueRangeError (A's row and column) for an entry that is not finite
 // or whose scaled value a_ij / sqrt(a_ii a_jj) is beyond double's range (Inf, or 0 for a
 // nonzero: scaled_range_error), and build_packsell's errors (ValueRangeError with A's row and column) when a scaled value does
 // not fit opt.value_format. O(nnz) plus the PackSELL build.
-ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt);
+ScaledCopy build_scaled_copy(const CsrView &A, const PackSellOptions &opt, const CopyDither &dither = CopyDither{});
 
 // Same pattern, new values: recomputes s and re-encodes A_hat's values (update_packsell_values).
 // Throws as build_scaled_copy (c unchanged then), and FormatError when the pattern differs.

@@ -59,6 +59,14 @@ __global__ void scaled_values_kernel(DeviceCsr A, const double *__restrict__ s, 
   for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = scaled_value(A.values[k], sr, s[A.colidx[k]]);
 }
 
+// v[k] = dithered_value(v[k], row0 + r, row0 + c) (build_scaled_copy's dither), one warp per row.
+__global__ void dither_kernel(DeviceCsr A, int64_t row0, int m, int emin, double *__restrict__ v) {
+  const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  if (r >= A.rows) return;
+  for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = dithered_value(v[k], row0 + r, row0 + A.colidx[k], m, emin);
+}
+
 // *out = the smallest of in[0..n) (init for n == 0).
 template <class It, class T>
 cudaError_t min_of(It in, int64_t n, T init, T *out, cudaStream_t st) {
@@ -137,12 +145,18 @@ cudaError_t scale(const DeviceCsr &A, double *s, Scratch<double> *v, DeviceCsr *
   return cudaSuccess;
 }
 
-cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t st, DeviceScaledCopy *c) {
+cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t st, DeviceScaledCopy *c, const CopyDither &dither) {
   PSPMV_CUDA_TRY(check_square(A, st));
   PSPMV_CUDA_TRY(pd::alloc(size_t(A.rows), &c->s));
   Scratch<double> v;
   DeviceCsr Ah;
   PSPMV_CUDA_TRY(scale(A, c->s, &v, &Ah, st));
+  if (dither.on && A.rows > 0) {
+    int m = 0, emin = 0;
+    dither_bits(opt.value_format, &m, &emin);
+    dither_kernel<<<pd::warp_grid_for(A.rows), kBuildThreads, 0, st>>>(A, dither.row0, m, emin, v.get());
+    PSPMV_CUDA_TRY(cudaGetLastError());
+  }
   pspmv::cuda::DeviceBuildInfo info;
   PSPMV_CUDA_TRY(pspmv::cuda::build_on_device(Ah, opt, st, &c->op, &info));
   c->nnz = A.nnz;
@@ -153,12 +167,12 @@ cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s
 } // namespace
 
 cudaError_t build_scaled_copy_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream,
-                                        DeviceScaledCopy *c) {
+                                        DeviceScaledCopy *c, const CopyDither &dither) {
   PSPMV_CUDA_TRY(cudaStreamSynchronize(stream)); // a solve may still read what *c holds
   PSPMV_CUDA_TRY(release(c));
   cudaError_t err;
   try {
-    err = build(A, opt, stream, c);
+    err = build(A, opt, stream, c, dither);
   } catch (...) {
     (void)cudaStreamSynchronize(stream);
     (void)release(c);

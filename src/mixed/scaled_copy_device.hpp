@@ -40,9 +40,10 @@ struct DeviceScaledCopy {
    invalid CSR or a non-square A; mixed::DiagonalError for the first offending row;
    ValueRangeError (row, column) for the first entry that is not finite or whose scaled value
    is Inf or 0 for a nonzero (scaled_range_error); build_on_device()'s errors
-   (bad options, a scaled value the value format cannot hold). On any error *c is left empty. */
+   (bad options, a scaled value the value format cannot hold). On any error *c is left empty.
+   dither: the host's dithered rounding (after the checks, before the build), bit for bit. */
 cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream,
-                                        DeviceScaledCopy *c);
+                                        DeviceScaledCopy *c, const CopyDither &dither = CopyDither{});
 
 /* update_scaled_copy_on_device - same pattern, new values: s and A_hat's values recomputed.
 

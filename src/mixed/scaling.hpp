@@ -74,6 +74,36 @@ PSPMV_HD double scaled_value(double a, double si, double sj) {
   return ldexp(ma * (mi * mj), ea + ei + ej);
 }
 
+// A symmetric pseudo-random number in [0, 1) of the unordered pair {i, j} (a splitmix64-style
+// mix of the pair): the same for (i, j) and (j, i), on every rank and on host and device.
+PSPMV_HD double pair_hash01(int64_t i, int64_t j) {
+  const uint64_t lo = static_cast<uint64_t>(i < j ? i : j), hi = static_cast<uint64_t>(i < j ? j : i);
+  uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi + 0x632BE59BD9B4E019ULL + (lo << 6) + (lo >> 2));
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 27;
+  h *= 0x94D049BB133111EBULL;
+  h ^= h >> 31;
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+// Dithered rounding (the copies of KSPMIXEDCG): v moved by (u - 1/2) units in the last place of
+// a value format with m mantissa bits and smallest normal binade 2^emin, u = pair_hash01(gi, gj),
+// so that round-to-nearest of the result rounds v up or down with the probabilities of its
+// position between the two neighbours: unbiased, and symmetric in (gi, gj). Rounding to nearest
+// makes the errors of equal values equal (a constant-coefficient stencil's copy is then a scaled
+// matrix on its interior, whose error CG meets again at every reliable update); dithered, they
+// are uncorrelated. v itself on the diagonal (gi == gj), for 0 and non-finite v, and for m <= 0
+// (the exact format). (u - 1/2) 2^k is exact, so the one rounding is the sum's: host and device
+// agree bit for bit (a fused multiply-add gives the same result).
+PSPMV_HD double dithered_value(double v, int64_t gi, int64_t gj, int m, int emin) {
+  if (gi == gj || m <= 0 || v == 0.0 || !finite_value(v)) return v;
+  int e = 0;
+  (void)frexp(v, &e); // |v| in [2^(e-1), 2^e)
+  const int binade = e - 1 < emin ? emin : e - 1;
+  return v + (pair_hash01(gi, gj) - 0.5) * ldexp(1.0, binade - m);
+}
+
 // v = scaled_value(a, ...) is one the copy can hold: finite, and not 0 for a nonzero a.
 PSPMV_HD bool scaled_value_fits(double a, double v) { return finite_value(v) && (v != 0.0 || a == 0.0); }
 

@@ -381,3 +381,34 @@ TEST_P(DeviceScaledCopyFileTest, BitForBit) {
 INSTANTIATE_TEST_SUITE_P(SmallDeviceScaledCopyFiles, DeviceScaledCopyFileTest, testing::ValuesIn(files(true)), param_name);
 INSTANTIATE_TEST_SUITE_P(DeviceScaledCopyFiles, DeviceScaledCopyFileTest, testing::ValuesIn(files(false)), param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DeviceScaledCopyFileTest);
+
+// Dithered rounding (KSPMIXEDCG's copies): the device build equals the host build bit for bit,
+// for each lossy format and with a row offset (the global numbering of an MPI block).
+TEST(DeviceScaledCopySmall, Dithered) {
+  cudaStream_t s = test_stream();
+  for (const HostCsr &A : {pspmv_test::laplace3d(9, 8, 7), pspmv_test::random_spd(900, 6, 0.05, 43)})
+    for (const char *f : {"e8m14", "e8m10", "bf16", "fp16", "e8m22"})
+      for (int64_t row0 : {int64_t(0), int64_t(12345)}) {
+        const std::string w = std::string(f) + " row0 " + std::to_string(row0) + " rows " + std::to_string(A.rows);
+        PackSellOptions o;
+        o.value_format = ValueFormat::parse(f);
+        const mixed::CopyDither dither{true, row0};
+        mixed::ScaledCopy host;
+        const Thrown herr = catch_core([&] { host = mixed::build_scaled_copy(A.view(), o, dither); });
+        DevCsr dA(A);
+        mc::DeviceScaledCopy dev;
+        cudaError_t cerr = cudaSuccess;
+        const Thrown derr = catch_core([&] { cerr = mc::build_scaled_copy_on_device(dA.v, o, s, &dev, dither); });
+        ASSERT_CUDA(cerr);
+        if (!herr.kind.empty()) {
+          expect_same_error(herr, derr, w);
+          EXPECT_CUDA(mc::release(&dev));
+          continue;
+        }
+        mc::DeviceScaledCopy ref;
+        ASSERT_CUDA(mc::upload(host, &ref));
+        expect_same_copy(ref, dev, w);
+        EXPECT_CUDA(mc::release(&ref));
+        EXPECT_CUDA(mc::release(&dev));
+      }
+}

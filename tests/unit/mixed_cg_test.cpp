@@ -4,6 +4,7 @@
 // operator's precision where the copy is too coarse (and FP64 CG as the last step), an
 // indefinite matrix refused, the guard's verdicts.
 #include "mixed/mixed_cg.hpp"
+#include "mixed/scaling.hpp"
 #include "matrix_market.hpp"
 #include "mixed_systems.hpp"
 #include "random_matrix.hpp"
@@ -68,11 +69,23 @@ std::vector<float> compensation(const CsrMatrix &A, const ScaledCopy &c) {
   return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
 }
 
+// The copy KSPMIXEDCG builds: dithered rounding (CopyDither) unless asked otherwise.
+ScaledCopy copy_of(const CsrMatrix &A, const std::string &format, bool dither) {
+  PackSellOptions o;
+  o.value_format = ValueFormat::parse(format);
+  return build_scaled_copy(A.view(), o, CopyDither{dither, 0});
+}
+
+struct CopyFlags {
+  bool compensate = true, dither = true;
+};
+
 Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p,
-            bool compensate = true) {
+            CopyFlags flags = CopyFlags{}) {
+  const bool compensate = flags.compensate;
   Solve out;
   size_t level = 0;
-  ScaledCopy c = test_scaled_copy(A, ladder[0]);
+  ScaledCopy c = copy_of(A, ladder[0], flags.dither);
   const std::vector<double> s = c.s;
   std::vector<float> comp = compensate ? compensation(A, c) : std::vector<float>(s.size(), 0.0f);
   MixedCgOperators ops;
@@ -83,7 +96,7 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
   ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
-    c = test_scaled_copy(A, ladder[++level]);
+    c = copy_of(A, ladder[++level], flags.dither);
     if (compensate) comp = compensation(A, c);
     ++out.formats_used;
     return true;
@@ -108,6 +121,13 @@ void report(const char *what, const Solve &s, int64_t fp64) {
 }
 
 CsrMatrix shared_matrix(const std::string &file) { return read_matrix_market(std::string(PETSCSPMV_MATRIX_DIR) + "/" + file); }
+
+// The scaled value a_ij s_i s_j of entry (i, j) of A (0 when not stored).
+double scaling_value(const CsrMatrix &A, const std::vector<double> &s, int32_t i, int32_t j) {
+  for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+    if (A.colidx[size_t(k)] == j) return scaled_value(A.values[size_t(k)], s[size_t(i)], s[size_t(j)]);
+  return 0.0;
+}
 
 } // namespace
 
@@ -140,24 +160,27 @@ TEST(MixedCgGuard, LossySegmentVerdicts) {
   EXPECT_TRUE(g.update(0.1, 0.1, 0.3, &lossy)); // and so does a departure
 }
 
-// 7-point Laplacian 32^3 with varying row scales: within 1.15x of FP64 CG + Jacobi's iterations
-// with e8m14 and e8m22 copies (with the row-sum compensation), a true residual below 1e-8, about
-// one reliable update per decade of delta = 0.1, no raise. Without the compensation e8m14 takes
-// more (measured 1.31x: the copy's error on the smooth modes, injected back into the residual at
-// every reliable update), with no departure for the guard to see.
+// 7-point Laplacian 32^3 with varying row scales (a scaled copy of the constant-coefficient
+// Laplacian / 6: the value -1/6, which no format holds, in every off-diagonal entry): e8m14 and
+// e8m22 copies as KSPMIXEDCG builds them (dithered rounding, row-sum compensation) within 1.05x
+// of FP64 CG + Jacobi's iterations (the brief's bound is 1.15x), a true residual below 1e-8, about
+// one reliable update per decade of delta = 0.1, no raise. Rounded to nearest and uncompensated,
+// e8m14 takes more (measured 1.31x): each equal value has the same error, so the copy is a
+// scaled matrix on the interior, and each reliable update injects that scaling's error into the
+// residual's smooth modes again; the guard sees no departure there.
 TEST(MixedCg, Laplacian3dCloseToFp64) {
   const CsrMatrix A = laplace3d(32, 32, 32);
   const std::vector<double> b = rhs(A);
   MixedCgParams p;
   p.rtol = 1e-8;
   const int64_t ref = fp64_pcg(A, b, 1e-8, 10000);
-  for (const char *f : {"e8m22", "e8m14"}) {
+  for (const char *f : {"e8m22", "e8m14", "e8m12"}) {
     const Solve s = solve(A, b, {f, "e8m22"}, p);
     report((std::string("lap7 32^3 ") + f).c_str(), s, ref);
     EXPECT_EQ(s.res.reason, MixedCgReason::ConvergedRtol) << f;
     EXPECT_LE(s.true_rel, 1e-8) << f;
     EXPECT_NEAR(s.res.rnorm / norm2(b), s.true_rel, 1e-3 * s.true_rel) << f; // the reported residual is the true one
-    EXPECT_LE(double(s.res.its), 1.15 * double(ref)) << f;
+    EXPECT_LE(double(s.res.its), 1.05 * double(ref)) << f;
     EXPECT_GE(s.res.reliable_updates, 6) << f;
     EXPECT_LE(s.res.reliable_updates, 14) << f;
     EXPECT_EQ(s.res.raises, 0) << f;
@@ -166,10 +189,55 @@ TEST(MixedCg, Laplacian3dCloseToFp64) {
     ASSERT_EQ(s.res.updates.size(), size_t(s.res.reliable_updates)) << f;
     for (size_t k = 1; k < s.res.updates.size(); ++k) EXPECT_GT(s.res.updates[k].its, s.res.updates[k - 1].its);
   }
-  const Solve plain = solve(A, b, {"e8m14", "e8m22"}, p, false);
-  report("lap7 32^3 e8m14 without the compensation", plain, ref);
+  const Solve plain = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{false, false});
+  report("lap7 32^3 e8m14 rounded to nearest, uncompensated", plain, ref);
   EXPECT_EQ(plain.res.reason, MixedCgReason::ConvergedRtol);
-  EXPECT_GT(double(plain.res.its), 1.2 * double(ref)); // what the compensation is for
+  EXPECT_GT(double(plain.res.its), 1.2 * double(ref)); // what the two are for
+  const Solve comp = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{true, false});
+  report("lap7 32^3 e8m14 rounded to nearest, compensated", comp, ref);
+  EXPECT_LT(comp.res.its, plain.res.its);
+}
+
+// Dithered rounding: a symmetric copy (the value of (i, j) is that of (j, i)), every value one of
+// the two format neighbours of the scaled value, the errors of the equal values unbiased (their
+// mean far below their mean magnitude), and the diagonal not dithered.
+TEST(MixedCg, DitheredCopy) {
+  const CsrMatrix A = laplace3d(12, 12, 12);
+  for (const char *f : {"e8m14", "e8m10", "bf16", "fp16"}) {
+    const ScaledCopy c = copy_of(A, f, true);
+    const ValueFormat vf = ValueFormat::parse(f);
+    // decode the copy column by column: the copy's product with unit vectors would be slow, so
+    // rebuild the dense values from the CSR with the same dithering instead and check them
+    const ScaledCopy nearest = copy_of(A, f, false);
+    std::vector<double> e(size_t(A.rows)), y(size_t(A.rows)), yn(size_t(A.rows));
+    double sum = 0, sum_abs = 0;
+    int64_t count = 0;
+    for (int32_t j = 0; j < A.rows; j += 37) { // a sample of columns
+      std::fill(e.begin(), e.end(), 0.0);
+      e[size_t(j)] = 1.0;
+      packsell_spmv(c.op, e.data(), y.data(), false);
+      packsell_spmv(nearest.op, e.data(), yn.data(), false);
+      for (int32_t k = A.rowptr[size_t(j)]; k < A.rowptr[size_t(j) + 1]; ++k) {
+        const int32_t i = A.colidx[size_t(k)];
+        const double v = scaling_value(A, c.s, i, j), ulp = std::ldexp(1.0, std::ilogb(v) - vf.mantissa_bits);
+        if (i == j) {
+          EXPECT_EQ(y[size_t(i)], yn[size_t(i)]) << f << ": the diagonal is rounded to nearest";
+          continue;
+        }
+        EXPECT_LT(std::fabs(y[size_t(i)] - v), ulp) << f << " (" << i << ", " << j << ")";
+        sum += (y[size_t(i)] - v) / ulp;
+        sum_abs += std::fabs(y[size_t(i)] - v) / ulp;
+        ++count;
+        // symmetry: the entry (j, i) through the product with e_i
+        std::vector<double> ei(size_t(A.rows), 0.0), yi(size_t(A.rows));
+        ei[size_t(i)] = 1.0;
+        packsell_spmv(c.op, ei.data(), yi.data(), false);
+        EXPECT_EQ(yi[size_t(j)], y[size_t(i)]) << f << ": (" << i << ", " << j << ") and its transpose";
+      }
+    }
+    ASSERT_GT(count, 100);
+    EXPECT_LT(std::fabs(sum) / double(count), 0.1 * sum_abs / double(count)) << f << ": a biased rounding";
+  }
 }
 
 // The compensation: c = A_hat 1 - A_lp 1 exactly where the copy is exact (an identity-like
@@ -177,7 +245,7 @@ TEST(MixedCg, Laplacian3dCloseToFp64) {
 // A_hat to FP32's precision.
 TEST(MixedCg, RowSumCompensation) {
   const CsrMatrix A = laplace3d(8, 8, 8);
-  const ScaledCopy c = test_scaled_copy(A, "e8m10");
+  const ScaledCopy c = copy_of(A, "e8m10", false);
   const std::vector<float> comp = compensation(A, c);
   std::vector<double> ones(size_t(A.rows), 1.0), lp(size_t(A.rows)), As(size_t(A.rows));
   packsell_spmv(c.op, ones.data(), lp.data(), false);
@@ -193,7 +261,7 @@ TEST(MixedCg, RowSumCompensation) {
   std::vector<std::vector<RowEntry>> rows{size_t(4)};
   for (int32_t i = 0; i < 4; ++i) rows[size_t(i)].push_back({i, 4.0});
   const CsrMatrix D = csr_from_rows(4, rows);
-  for (float v : compensation(D, test_scaled_copy(D, "e8m10"))) EXPECT_EQ(v, 0.0f);
+  for (float v : compensation(D, copy_of(D, "e8m10", true))) EXPECT_EQ(v, 0.0f);
 }
 
 // delta sets how often the true residual is computed: fewer updates with 0.01 than with 0.1,
@@ -232,33 +300,36 @@ TEST(MixedCg, StructuralMatricesCloseToFp64) {
   }
 }
 
-// A copy too coarse for the matrix (e8m10, 11 significant bits, on bcsstk14: measured 1.46x
-// FP64 CG's iterations without the guard, the true residual departing from the iterated one by
-// 10-26% from the fourth update on): the guard raises the precision there (e8m10 -> e8m22) and
-// the solve ends within 1.25x of FP64 CG's iterations; without a wider format it falls back to FP64 CG, and converges
-// all the same.
+// A copy too coarse for the matrix (e8m10, 11 significant bits, dithered, on bcsstk14): without
+// the guard the solve does not converge (the true residual departs from the iterated one by 37%
+// at the fourth update and the iteration never recovers); the guard raises the precision there
+// (e8m10 -> e8m22, the direction restarted) and the solve ends within 1.15x of FP64 CG's
+// iterations; without a wider format it falls back to FP64 CG, and converges all the same.
 TEST(MixedCg, GuardRaisesPrecision) {
   const CsrMatrix A = shared_matrix("bcsstk14.mtx");
   const std::vector<double> b = rhs(A);
   const int64_t ref = fp64_pcg(A, b, 1e-8, 20000);
   MixedCgParams p;
   p.guard = false;
+  p.max_it = 10 * ref;
   const Solve off = solve(A, b, {"e8m10", "e8m22"}, p);
   report("bcsstk14 e8m10, no guard", off, ref);
-  EXPECT_EQ(off.res.reason, MixedCgReason::ConvergedRtol);
+  EXPECT_NE(off.res.reason, MixedCgReason::ConvergedRtol); // what the guard is for
   EXPECT_EQ(off.res.raises, 0);
-  EXPECT_GT(double(off.res.its), 1.3 * double(ref)); // what the guard is for
+  p.max_it = 10000;
 
   p.guard = true;
   const Solve wide = solve(A, b, {"e8m10", "e8m22"}, p);
   report("bcsstk14 e8m10 -> e8m22", wide, ref);
+  for (const auto &u : wide.res.updates)
+    std::printf("  update at %lld: f_iter %.3g f_true %.3g departure %.3g%s\n", (long long)u.its, u.f_iter, u.f_true, u.departure, u.lossy ? " lossy" : "");
+  EXPECT_TRUE(wide.res.updates.size() > 3 && wide.res.updates[3].lossy && wide.res.updates[3].departure > 0.05);
   EXPECT_EQ(wide.res.reason, MixedCgReason::ConvergedRtol);
   EXPECT_LE(wide.true_rel, 1e-8);
   EXPECT_EQ(wide.res.raises, 1);
   EXPECT_EQ(wide.formats_used, 2);
   EXPECT_FALSE(wide.res.fp64);
-  EXPECT_LE(double(wide.res.its), 1.25 * double(ref));
-  EXPECT_LT(wide.res.its, off.res.its);
+  EXPECT_LE(double(wide.res.its), 1.15 * double(ref));
   int lossy = 0;
   for (const auto &u : wide.res.updates) lossy += u.lossy;
   EXPECT_EQ(lossy, 1); // the departure: at once
@@ -270,7 +341,7 @@ TEST(MixedCg, GuardRaisesPrecision) {
   EXPECT_TRUE(fp64.res.fp64);
   EXPECT_EQ(fp64.res.raises, 1);
   EXPECT_LT(fp64.res.lowp_its, fp64.res.its);
-  EXPECT_LE(double(fp64.res.its), 1.25 * double(ref));
+  EXPECT_LE(double(fp64.res.its), 1.15 * double(ref));
 
   // bf16 (8 significant bits): its copy breaks down (p^T A_lp p <= 0 where A is SPD): the
   // precision is raised and the solve converges

@@ -56,6 +56,7 @@ struct KspMixedCg {
   PetscInt                       backend_choice = BackendAuto;
   PetscInt                       check_every    = 8; /* device: steps between two host checks */
   PetscBool                      compensate     = PETSC_TRUE; /* the row-sum compensation */
+  PetscBool                      dither         = PETSC_TRUE; /* dithered rounding of the copy's values */
   /* the operator as built: level 0 the start format, 1 the guard format, 2 FP64 CG */
   int                            level = 0;
   ValueFormat                    current;
@@ -240,7 +241,8 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
     Mat P;
     PetscCall(KSPGetOperators(ksp, nullptr, &P));
     const PetscInt row0 = P->rmap->rstart;
-    ierr                = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt); }, row0, nullptr); });
+    const mixed::CopyDither dither{mc->dither == PETSC_TRUE, (int64_t)row0};
+    ierr = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt, dither); }, row0, nullptr); });
     PetscCall(Agree(ksp, ierr));
     if (mc->halo) {
       /* s on the ghost columns: the owners' s through the halo SF */
@@ -248,7 +250,8 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
       PetscCall(PetscSFBcastBegin(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
       PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
       if (Ao && mc->nghost > 0) {
-        ierr = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { op->off = mixed::build_scaled_offdiag(B, op->diag.s.data(), op->s_ghost.data(), opt); }, row0, garray); });
+        const std::vector<int64_t> gcols(garray, garray + mc->nghost);
+        ierr = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { op->off = mixed::build_scaled_offdiag(B, op->diag.s.data(), op->s_ghost.data(), opt, dither, gcols.data()); }, row0, garray); });
         op->has_off = ierr == PETSC_SUCCESS;
       }
       PetscCall(Agree(ksp, ierr));
@@ -343,7 +346,7 @@ PetscErrorCode EnsureOperator(KSP ksp)
     if (cuda) {
       PackSellOptions opt;
       PetscCall(LevelOptions(mc, &opt));
-      ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, &mc->device);
+      ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device);
       if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
       PetscCall(Agree(ksp, ierr));
       mc->nnz     = mc->device->Nnz();
@@ -567,7 +570,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
   PetscReal   delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
   PetscInt    strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
   char        vf[64], gf[64];
-  PetscBool   set, vfset, gfset, comp = mc->compensate;
+  PetscBool   set, vfset, gfset, comp = mc->compensate, dith = mc->dither;
   FormatOptions o = mc->copy_opts;
 
   PetscFunctionBegin;
@@ -581,6 +584,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors, on one rank), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
+  PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend: CG steps launched between two host checks of the device's state", "KSPMIXEDCG", every, &every, &set));
   PetscOptionsHeadEnd();
@@ -601,8 +605,9 @@ PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOpti
       PetscCheck(g.lossy(), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s: use a lossy format wider than the start format (e.g. e8m22), or none to go straight to FP64 CG", gf);
     }
   }
-  if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate) {
+  if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate || dith != mc->dither) {
     mc->compensate     = comp;
+    mc->dither         = dith;
     mc->copy_opts      = o;
     mc->guard_format   = gf;
     mc->backend_choice = backend;
@@ -640,7 +645,8 @@ PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mc->copy_opts.Describe().c_str()));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  row-sum compensation: %s\n", mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  rounding of the copy's values: %s; row-sum compensation: %s\n", mc->dither ? "dithered (unbiased, symmetric)" : "to nearest",
+                                   mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));

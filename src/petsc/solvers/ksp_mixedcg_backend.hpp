@@ -56,9 +56,10 @@ public:
 };
 
 #if defined(PETSCSPMV_HAVE_CUDA)
-/* The device copy of Ad (the Pmat on one rank, SeqAIJ-based) with opt; errors of the core as
-   PETSc errors naming the Pmat's rows from row0. */
-PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, std::unique_ptr<MixedCgDevice> *out);
+/* The device copy of Ad (the Pmat on one rank, SeqAIJ-based) with opt, its values dithered
+   (mixed/scaled_copy.hpp's CopyDither) when dither is set, for this and every rebuild; errors of
+   the core as PETSc errors naming the Pmat's rows from row0. */
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, std::unique_ptr<MixedCgDevice> *out);
 #endif
 
 } // namespace glue

@@ -37,7 +37,7 @@ public:
 
       PetscFunctionBegin;
       try {
-        cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, c);
+        cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, c, mixed::CopyDither{dither_ == PETSC_TRUE, (int64_t)row0});
       } catch (const mixed::DiagonalError &e) {
         code = PETSC_ERR_ARG_WRONG;
         msg  = std::string("KSPMIXEDCG (Pmat row ") + std::to_string((long long)(row0 + e.row)) + "): " + e.what();
@@ -65,11 +65,12 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, PetscInt row0)
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither)
   {
     mixed::cuda::DeviceScaledCopy c;
 
     PetscFunctionBegin;
+    dither_ = dither;
     PetscCall(Build(Ad, opt, row0, &c));
     nnz_   = c.nnz;
     stats_ = c.stats;
@@ -155,15 +156,16 @@ private:
   int64_t                     nnz_ = 0;
   FormatStats                 stats_;
   PetscInt                    row0_ = 0;
+  PetscBool                   dither_ = PETSC_FALSE;
 };
 
 } // namespace
 
-PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, std::unique_ptr<MixedCgDevice> *out)
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, std::unique_ptr<MixedCgDevice> *out)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedCg>();
-  PetscCall(b->Create(Ad, opt, row0));
+  PetscCall(b->Create(Ad, opt, row0, dither));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -26,7 +26,7 @@
 #include "formats/packsell/packsell.hpp"
 #include "formats/rgcsr/rgcsr.hpp"
 #include "cuda/coo_tail.cuh"
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include "matrix_source.hpp"
 
 #include <cusparse.h>

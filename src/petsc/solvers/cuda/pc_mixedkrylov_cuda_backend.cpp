@@ -1,20 +1,20 @@
 // PCMIXEDKRYLOV's CUDA backend: the scaled copy built on the device (mixed/scaled_copy_device.hpp)
 // from the Pmat block's CSR and the device inner solvers (src/mixed/*_device.hpp) on PETSc's CUDA
-// vectors and its current stream. The CSR of an aijcusparse block comes straight from
-// AIJCUSPARSE's device arrays (no copy at all); any other block's from one upload of its host
-// arrays (a value update uploads the values only). No host copy of the copy is
-// kept. An application launches kernels only: no host synchronisation (the counts are read when
+// vectors and its current stream. The CSR of an aijcusparse block is the source AIJCUSPARSE CSR,
+// AIJCUSPARSE's device arrays read in place (nothing copied); any other block's comes from one
+// upload of its host arrays (a value update uploads the values only). The scaled copy has no
+// host version. An application launches kernels only: no host synchronisation (the counts are read when
 // asked for, by -ksp_view, the monitor or PCMixedKrylovGetStats()).
 // Logging: the CSR upload is the only host-to-device copy (PetscLogCpuToGpu in
 // DeviceCsrUpload; reading AIJCUSPARSE's arrays uploads nothing of ours: PETSc logs its own copy
 // of values newer on the host); the device build and update run between
 // PetscLogGpuTimeBegin()/End() (inside the PC's setup event).
-#include "../mixed_backend.hpp"
+#include "../pc_mixedkrylov_backend.hpp"
 
-#include "../block_csr.hpp"
-#include "aijcusparse_csr.hpp"
-#include "current_stream.hpp"
-#include "device_csr_upload.hpp"
+#include "block_csr.hpp"
+#include "petsc/cuda/aijcusparse_csr.hpp"
+#include "petsc/cuda/current_stream.hpp"
+#include "petsc/cuda/device_csr_upload.hpp"
 #include "mixed/f3r_device.hpp"
 #include "mixed/inner_cg_device.hpp"
 
@@ -81,7 +81,7 @@ public:
       PetscCall(VecGetType(PetscMemTypeDevice(rm) ? z : r, &vt));
       SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "PCMIXEDKRYLOV runs on the GPU (its Pmat has CUDA vectors) but was applied to %s vectors: use CUDA vectors (-vec_type cuda, MatCreateVecs()) or -pc_mixedkrylov_backend host", vt);
     }
-    if (info_.rows == 0) empty_applications_++; /* counted as the host twin does: r = 0 */
+    if (info_.rows == 0) empty_applications_++; /* counted as the host backend counts it: r = 0 */
     if (info_.rows > 0) {
       PetscCall(PetscLogGpuTimeBegin());
       const cudaError_t cerr = cg_ ? mixed::cuda::apply(cg_, p.cg, ra, za, stream) : mixed::cuda::apply(f3r_, ra, za, stream);
@@ -177,8 +177,8 @@ public:
   bool            OnDevice() const override { return true; }
 
 private:
-  /* Calls f with Ad's CSR on the device: AIJCUSPARSE's own arrays (WithAIJCusparseCsr()) or csr_
-     after an upload of the host CSR (all = false: the values only, into csr_'s arrays). Sets
+  /* Calls f with Ad's CSR on the device: the source AIJCUSPARSE CSR (WithAIJCusparseCsr()) or
+     csr_ after an upload of the host CSR (all = false: the values only, into csr_'s arrays). Sets
      from_device_ to the way the CSR was read. */
   PetscErrorCode WithDeviceCsr(Mat Ad, cudaStream_t stream, PetscBool all, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
   {

@@ -1,10 +1,12 @@
-// The scaled copy and inner solve of PCMIXEDKRYLOV on one backend (host twin or CUDA): what the
-// PC glue (pc_mixedkrylov.cpp) calls. A backend builds and owns the copy: the host one with the
-// core's host builder (src/mixed/scaled_copy.hpp), the CUDA one on the device
-// (src/mixed/scaled_copy_device.hpp) from an aijcusparse block's own device CSR (no copy) or from
-// one upload of the block's host CSR (every other block). The core's exceptions reach
-// the PC through the CoreRunner it passes (its RunCore: a refusal of the data kept for
-// PCSetFailedReason(), other exceptions PETSc errors).
+// The scaled copy and inner solve of PCMIXEDKRYLOV on one backend (host or CUDA): what the PC
+// glue (pc_mixedkrylov.cpp) calls. A backend builds and owns the scaled copy (the PackSELL copy
+// of the scaled diagonal block): the host one with the core's host builder
+// (src/mixed/scaled_copy.hpp) and the host twins of the inner solvers (the host versions that
+// the device solvers follow step for step), the CUDA one on the device
+// (src/mixed/scaled_copy_device.hpp) from the source AIJCUSPARSE CSR (an aijcusparse block's own
+// device arrays, read in place) or from one upload of the block's host CSR (every other block).
+// The core's exceptions reach the PC through the CoreRunner it passes (its RunCore: a refusal of
+// the data kept for PCSetFailedReason(), other exceptions PETSc errors).
 #pragma once
 #include <petscmat.h>
 
@@ -70,12 +72,13 @@ public:
 /* Builds the copy of Ad (the Pmat's diagonal block on this rank, SeqAIJ-based, with the options
    opt) and the inner solver of p. Errors of the core come through run; on any error, and when
    run refused the data (*refused set), *out stays empty. */
-/* The host twins (src/mixed/inner_cg.hpp, f3r.hpp) with the host copy. */
+/* The host twins of the inner solvers (src/mixed/inner_cg.hpp, f3r.hpp) on the scaled copy
+   built on the host. */
 PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused);
 #if defined(PETSCSPMV_HAVE_CUDA)
-/* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) with the copy built on
-   the device from AIJCUSPARSE's device CSR when Ad is an aijcusparse block not bound to the CPU
-   (no copy), else from one upload of Ad's host CSR. */
+/* The device solvers (src/mixed/inner_cg_device.hpp, f3r_device.hpp) on the scaled copy built
+   on the device from the source AIJCUSPARSE CSR when Ad is an aijcusparse block not bound to the
+   CPU (read in place), else from one upload of Ad's host CSR. */
 PetscErrorCode CreateCudaMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused);
 #endif
 

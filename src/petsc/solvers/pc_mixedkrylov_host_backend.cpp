@@ -1,6 +1,6 @@
-// PCMIXEDKRYLOV's host backend: the host copy (scaled_copy.hpp) and the host twins of the inner
-// solvers on PETSc host vectors.
-#include "mixed_backend.hpp"
+// PCMIXEDKRYLOV's host backend: the scaled copy built on the host (scaled_copy.hpp) and the host
+// twins of the inner solvers (inner_cg.hpp, f3r.hpp) on PETSc host vectors.
+#include "pc_mixedkrylov_backend.hpp"
 
 #include "block_csr.hpp"
 #include "core_error.hpp"

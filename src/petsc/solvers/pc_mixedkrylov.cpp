@@ -17,7 +17,7 @@
 #include <petscksp.h>
 
 #include "mixed/scaled_copy.hpp"
-#include "mixed_backend.hpp"
+#include "pc_mixedkrylov_backend.hpp"
 #include "spmvimpl.hpp"
 
 #include <cmath>

@@ -642,6 +642,77 @@ PetscErrorCode PCMixedKrylovGetStats_MixedKrylov(PC pc, PCMixedKrylovStats *out)
 
 PetscLogEvent EventMixedSetUp = 0;
 
+/*MC
+  PCMIXEDKRYLOV - "mixedkrylov": a preconditioner whose application is an inner Krylov solve in
+  reduced precision on a PackSELL copy of the symmetrically scaled Pmat, D^-1/2 A D^-1/2
+  (D = diag(A), kept exactly symmetric), for a flexible outer FP64 Krylov method: the outer
+  method multiplies by the exact matrix, so its residual is the true one, and the inner solve
+  only has to be a good preconditioner.
+
+  Options Database Keys:
++ -pc_mixedkrylov_inner <cg,f3r> - cg: inner-outer CG, a fixed number of FP32 CG steps (the
+    PackSELL paper's mixed PCG); f3r: F3R's nested FGMRES(m2) FP32 / FGMRES(m3) FP32 /
+    Richardson(m4) FP16-vector scheme (Suzuki, Iwashita)
+. -pc_mixedkrylov_max_it <20> - inner CG steps per application
+. -pc_mixedkrylov_rtol <0> - inner CG early exit at this residual reduction (0: fixed count)
+. -pc_mixedkrylov_f3r_m <8,4,2> - F3R steps of levels 2, 3, 4
+. -pc_mixedkrylov_f3r_weight_period <64> - F3R: calls between Richardson weight updates
+. -pc_mixedkrylov_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are
+    CUDA vectors (aijcusparse, rgcsrcuda, packsellcuda), else the host backend (the host twins
+    of the device inner solvers)
+. -pc_mixedkrylov_monitor - print the inner residual norms of every application
+. -pc_mixedkrylov_allow_nonflexible - warn instead of refusing an outer KSP that does not give
+    a true residual with this preconditioner (see Notes)
+- -pc_mixedkrylov_mat_packsell_value_format <e8m14> - the copy's value format (fp16, bf16,
+    e8m<m>, exact), and the other -pc_mixedkrylov_mat_packsell_* layout options of PackSELL
+
+  Level: advanced
+
+  Notes:
+  The inner solve changes from one application to the next, so the KSP that applies the PC
+  must be flexible and test the true residual: `KSPFGMRES`, `KSPPIPEFGMRES`, `KSPGCR`,
+  `KSPFBCGS`, or `KSPFCG`, `KSPPIPEFCG`, `KSPPIPEGCR`, `KSPFBCGSR`, `KSPRICHARDSON` with
+  `-ksp_norm_type unpreconditioned` (or none); `KSPPREONLY` too (a block solver of
+  `PCBJACOBI` or `PCASM`: the method around the parent PC is not checked). Any other KSP
+  (CG, GMRES, BiCGStab, Chebyshev, ..., or PIPEGCR with its default natural norm) may report
+  convergence with a wrong answer: KSPSolve() refuses it with `PETSC_ERR_ARG_INCOMP`, a
+  warning instead with `-pc_mixedkrylov_allow_nonflexible`. Use `-ksp_type fgmres` or, on the
+  host, `-ksp_type fcg -ksp_norm_type unpreconditioned` (SPD matrices); FCG with the GPU
+  backend gets a warning (PETSc's FCG computes its VecMTDot on the host for CUDA vectors: a
+  device-to-host copy of its stored directions at every iteration). The Pmat may
+  be any square matrix with a positive diagonal whose diagonal block is AIJ or convertible to
+  it (AIJ, AIJCUSPARSE, the petscspmv types), seq or mpi; on MPI each rank's inner solve uses
+  its diagonal block (block Jacobi). A Pmat with the same nonzero pattern and new values
+  re-encodes the copy's values; a new pattern rebuilds it. An inner CG step that finds
+  p^T A p <= 0 ends the inner solve (a breakdown, counted); an inner solve that made no step
+  returns the Jacobi step D^-1 r. The scaling is exact across the whole double range (the
+  entry norm ||D^-1/2 r|| is a scaled sum of squares; D^-1/2 A D^-1/2 is formed from the
+  significands and exponents apart where s_i s_j would leave the range): the result scales
+  with r and A by powers of two. `-ksp_view` shows the inner method, the value format (LOSSY),
+  the counts, the setup time and why the last setup was refused.
+
+  Failures (PETSc's convention, as `PCLU` on a zero pivot): a Pmat whose data the copy cannot
+  take (a missing, zero, negative or non-finite diagonal entry; a non-finite entry; a scaled
+  value a_ij / sqrt(a_ii a_jj) beyond double or outside the value format) raises no error: the
+  PC's failed reason is `PC_SETUP_ERROR` on every rank of the PC (`PCGetFailedReason()`),
+  `PCApply()` returns Inf, and the KSP stops on every rank with `KSP_DIVERGED_PC_FAILED` (also
+  when the PC is the block solver of one rank of `PCBJACOBI` or `PCASM`); the reason, with the
+  row (the global row, or a block's own row for a block solver) and the remedy, is in
+  `-ksp_view` and `-info`. A setup on a repaired Pmat clears it. With
+  `-ksp_error_if_not_converged` (`PCSetErrorIfFailure()`) the refusal is an error on every rank
+  of the PC instead: `PETSC_ERR_ARG_WRONG` for the diagonal, `PETSC_ERR_ARG_OUTOFRANGE` for an
+  entry. Misuse stays an error on every rank: `PETSC_ERR_ARG_SIZ` for a non-square Pmat or
+  different row and column layouts, `PETSC_ERR_SUP` for a Pmat without entries,
+  `PETSC_ERR_ARG_INCOMP` for an outer KSP that does not give a true residual.
+
+  References:
+  The PackSELL paper (mixed PCG with an E8Mm PackSELL operator): K. Suzuki, T. Iwashita,
+  "PackSELL: A Sparse Matrix Format for Precision-Agnostic High-Performance SpMV",
+  arXiv:2604.13433 (2026); Suzuki, Iwashita, F3R (SC'25, github.com/suzuki-hpc/F3R);
+  docs/mixed.md, docs/mixed-f3r.md.
+
+.seealso: `PCMixedKrylovGetStats()`, `KSPFCG`, `KSPFGMRES`, `MATPACKSELLCUDA`
+M*/
 PetscErrorCode PCCreate_MixedKrylov(PC pc)
 {
   PetscFunctionBegin;
@@ -666,6 +737,30 @@ PetscErrorCode PCCreate_MixedKrylov(PC pc)
 } // namespace glue
 } // namespace pspmv
 
+/*@
+  PCMixedKrylovGetStats - Gets the counts of a `PCMIXEDKRYLOV` preconditioner on this rank.
+
+  Not Collective
+
+  Input Parameter:
+. pc - the preconditioner
+
+  Output Parameter:
+. stats - applications, inner steps, breakdowns, early exits, Jacobi fallbacks, builds, value
+  updates and the last setup time in seconds (`PCMixedKrylovStats`: the inner-solve counts
+  since the copy was last built, builds and value updates since the PC was created)
+
+  Level: advanced
+
+  Notes:
+  With the CUDA backend the counts are read from the device here (a synchronisation of the
+  current stream), not during the applications.
+
+  Errors:
+  `PETSC_ERR_SUP` when pc is not a `PCMIXEDKRYLOV`.
+
+.seealso: `PCMIXEDKRYLOV`
+@*/
 PetscErrorCode PCMixedKrylovGetStats(PC pc, PCMixedKrylovStats *stats)
 {
   PetscFunctionBegin;

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""bench/scaling_table.py's -log_view event parser on lines laid out as PETSc 3.22-3.25 prints them
+"""bench/tables/scaling_table.py's -log_view event parser on lines laid out as PETSc 3.22-3.25 prints them
 (logdefault.c, CUDA build): timed, and a GPU run without -log_view_gpu_time ("n/a" times and rates)."""
 import math
 import os
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "tables"))
 import scaling_table  # noqa: E402
 
 # name count ratio time ratio flop ratio mess avglen reduct (5 global %) (5 stage %) Mflop/s,

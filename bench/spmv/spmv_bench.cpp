@@ -33,7 +33,7 @@
 // that fails is written with completed=false and the run goes on. PackSELL with a lossy value
 // format that fails (a value overflows the format) is retried with -mat_packsell_scaling auto.
 // A CUDA error that poisons the context ends the run after the JSON of the finished matrices
-// is written (exit code 3); bench/run_bench.sh then restarts with the remaining matrices.
+// is written (exit code 3); bench/spmv/run_bench.sh then restarts with the remaining matrices.
 //
 // The pieces: bench_options (command line), format_spec (-formats tokens), matrix_source (files,
 // generators, reference product), petsc_formats (the PETSc types), cusparse_direct and

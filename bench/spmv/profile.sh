@@ -3,7 +3,7 @@
 # on the GPU machine, after scripts/gpu_validate.sh built build-gpu (docs/benchmarks.md reads
 # the results).
 #
-#   bash bench/profile.sh OUTDIR [MATRIX_DIR]
+#   bash bench/spmv/profile.sh OUTDIR [MATRIX_DIR]
 #
 # OUTDIR gets sass.txt (cuobjdump of the SpMV kernels), ncu-<matrix>.txt (per kernel: duration,
 # DRAM throughput, achieved occupancy, warp stall reasons, issue activity, L1/L2 hit rates) and
@@ -15,7 +15,7 @@ set -uo pipefail
 out=${1:?usage: profile.sh OUTDIR [MATRIX_DIR]}
 mdir=${2:-/tmp/matrices}
 mkdir -p "$out"
-bin=build-gpu/bench/spmv_bench
+bin=build-gpu/bench/spmv/spmv_bench
 lib=$(ls build-gpu/src/cuda/libpetscspmv_cuda.a 2>/dev/null)
 export PETSC_DIR=${PETSC_DIR:-/opt/petsc-cuda}
 export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"

@@ -4,7 +4,7 @@
 # aijcusparse in the same run, for the preconditioners users run: setup and solve times, iterations
 # and the true residual, one row per case, KSP, PC, format and rank count in OUTDIR/pcs.csv.
 #
-#   bash bench/pcs.sh OUTDIR [BUILD_DIR]
+#   bash bench/preconditioners/pcs.sh OUTDIR [BUILD_DIR]
 #
 # Combinations (KSP/PC; "ranks" 1 or 2 selects the PETSc default that goes with the rank count):
 #   cg/jacobi, cg/ilu (1 rank; 2 ranks: cg/bjacobi with ILU blocks), gmres/icc (1 rank; 2 ranks:
@@ -19,13 +19,13 @@
 # into OUTDIR (the table covers all). Every run: -ksp_rtol 1e-8 -dm_vec_type cuda -log_view
 # -ksp_converged_reason -ksp_monitor_true_residual (ex45: the last line's ||r||/||b|| is the true
 # relative residual of the operator, which the exact formats make the user's matrix).
-# Raw logs in OUTDIR/pcs/<case>_<ksp>_<pc>_np<ranks>_<format>_<k>.log; bench/pcs_table.py makes
+# Raw logs in OUTDIR/pcs/<case>_<ksp>_<pc>_np<ranks>_<format>_<k>.log; bench/tables/pcs_table.py makes
 # OUTDIR/pcs.csv and OUTDIR/pcs.md (bench/README.md: the columns).
 # PCS_HOST=1: the host types (aij rgcsr packsell, standard vectors) on small grids: proves the runs
 # and the parsing without a GPU.
 set -uo pipefail
 out=${1:?usage: pcs.sh OUTDIR [BUILD_DIR]}
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$top/build-gpu}
 mkdir -p "$out/pcs"
 out=$(cd "$out" && pwd)
@@ -43,8 +43,8 @@ fi
 ranks_list=${PCS_RANKS:-1 2}
 repeat=${PCS_REPEAT:-1}
 lib=$build/src/petsc/libpetscspmv.so
-ex45=$build/bench/e2e/petsc_ksp_ex45
-ex19=$build/bench/e2e/petsc_snes_ex19
+ex45=$build/bench/petsc_tutorials/petsc_ksp_ex45
+ex19=$build/bench/petsc_tutorials/petsc_snes_ex19
 [ -f "$lib" ] || { say "no $lib (build first)"; exit 1; }
 mpi="mpiexec --allow-run-as-root --oversubscribe"
 manifest=$raw/manifest.txt
@@ -104,6 +104,6 @@ for np in $ranks_list; do
 done
 
 py=/usr/bin/python3; [ -x $py ] || py=python3
-$py "$top/bench/pcs_table.py" --manifest "$manifest" --out "$out" --baseline "${types%% *}" || rc_all=1
+$py "$top/bench/tables/pcs_table.py" --manifest "$manifest" --out "$out" --baseline "${types%% *}" || rc_all=1
 say "done (rc $rc_all): $out/pcs.csv, $out/pcs.md; raw logs in $raw"
 exit $rc_all

@@ -92,7 +92,7 @@ void WriteJson(const Bench &b, const std::string &path, const std::vector<Matrix
   std::ostringstream o, h;
   // The run's header: its own file beside the records (path without .json + "-header.json").
   h << "{\n  \"header\": {\n";
-  h << "    \"program\": \"petscspmv bench/spmv_bench\", \"date\": " << jstr(b.date) << ", \"host\": " << jstr(b.host) << ", \"commit\": " << jstr(b.commit) << ", \"label\": " << jstr(b.label) << ",\n";
+  h << "    \"program\": \"petscspmv bench/spmv/spmv_bench\", \"date\": " << jstr(b.date) << ", \"host\": " << jstr(b.host) << ", \"commit\": " << jstr(b.commit) << ", \"label\": " << jstr(b.label) << ",\n";
   h << "    \"gpu\": {\"name\": " << jstr(b.gpu_name) << ", \"multiprocessors\": " << b.gpu_sms << ", \"l2_bytes\": " << b.gpu_l2 << ", \"memory_bytes\": " << b.gpu_mem << "},\n";
   h << "    \"cuda_runtime\": " << jstr(b.cuda_runtime) << ", \"cuda_driver\": " << jstr(b.cuda_driver) << ", \"cusparse\": " << jstr(b.cusparse_version) << ", \"petsc\": " << jstr(b.petsc_version) << ",\n";
   h << "    \"cpu_mode\": " << jbool(b.cpu) << ", \"omp_threads\": " << b.omp_threads << ",\n";

@@ -4,9 +4,9 @@
 # and f3r, and GAMG, in one process per matrix type, each solve judged by its true residual.
 # Raw ex2 lines go to OUTDIR/mixed_raw.txt (each preceded by a "case=... mat_type=... value_format=..."
 # line), the residual histories of the timed solves to OUTDIR/mixed_history.csv;
-# bench/mixed_table.py turns them into docs/bench/mixed.csv, the table and the convergence plot.
+# bench/tables/mixed_table.py turns them into docs/bench/mixed.csv, the table and the convergence plot.
 #
-# Usage: bash bench/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
+# Usage: bash bench/mixed/mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]
 #   cases: lap27_128 lap27_160 lap7_200 varcoef27_128 varcoef7_200 G3_circuit bcsstk16 ... (a
 #   shared matrix by name: converted to PETSc binary first); REPEAT (default 5) timed solves each;
 #   MIXED_QUICK=1: only FP64 CG + Jacobi and the two mixed solvers on aijcusparse, no -log_view;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Table of bench/pcs.sh: one row per case, KSP, PC, rank count and format.
+"""Table of bench/preconditioners/pcs.sh: one row per case, KSP, PC, rank count and format.
 
-    /usr/bin/python3 bench/pcs_table.py --manifest OUTDIR/pcs/manifest.txt --out OUTDIR [--baseline aijcusparse]
+    /usr/bin/python3 bench/tables/pcs_table.py --manifest OUTDIR/pcs/manifest.txt --out OUTDIR [--baseline aijcusparse]
 
 manifest lines: "<case> <ksp> <pc> <ranks> <format> <repeat> <log>". Writes OUT/pcs.csv with the
 columns case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse

@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
-# Multi-GPU scaling benchmark (issue 19): MatMult time and time to solution (CG + Jacobi to 1e-8,
+# Multi-GPU scaling benchmark: MatMult time and time to solution (CG + Jacobi to 1e-8,
 # PCMIXEDKRYLOV) at 1 and 2 ranks, on one GPU (both ranks CUDA_VISIBLE_DEVICES=0) and on two
 # GPUs (PETSc's default binding: rank % visible devices), always with -use_gpu_aware_mpi 0.
 #
-#   bash bench/scaling.sh OUTDIR [BUILD_DIR]
+#   bash bench/scaling/scaling.sh OUTDIR [BUILD_DIR]
 #
 # Configurations (ranks:gpus): 1:1, 2:1, 2:2; 2:2 is skipped with a line when fewer than 2 GPUs.
 # Per matrix and configuration (one process each):
-#   matmult   BUILD/bench/matmult_bench -formats aijcusparse,rgcsrcuda,packsellcuda,packsellcuda:e8m14
+#   matmult   BUILD/bench/scaling/matmult_bench -formats aijcusparse,rgcsrcuda,packsellcuda,packsellcuda:e8m14
 #             -n_mult N -repeat R -report_devices -log_view (a -log_view stage per format)
 #   cg        BUILD/tutorials/ex2 -mat_type X -solvers cg_jacobi -rtol 1e-8 (X = aijcusparse,
 #             rgcsrcuda, packsellcuda exact; the lossy e8m14 operator is timed for MatMult only)
 #   mixed     BUILD/tutorials/ex2 -mat_type aijcusparse -solvers mixedkrylov_cg,mixedkrylov_f3r
 # each ex2 run with -report_devices -log_view. Matrices: lap7_<n> (-lap7 n), lap27_<n> (-lap27 n),
 # powerlaw_<rows> (made once by matmult_bench -powerlaw <rows> -save, then -f for every run).
-# bench/scaling_table.py turns OUTDIR/scaling/*.log into OUTDIR/scaling.csv (matrix,format,
+# bench/tables/scaling_table.py turns OUTDIR/scaling/*.log into OUTDIR/scaling.csv (matrix,format,
 # operation,ranks,gpus,time_s,speedup_vs_1gpu), scaling-detail.csv and scaling.md.
 #
 # Environment:
@@ -31,7 +31,7 @@
 #   SCALING_ARGS         more options for every run
 set -uo pipefail
 out=${1:?usage: scaling.sh OUTDIR [BUILD_DIR]}
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$top/build-gpu}
 mkdir -p "$out/scaling"
 out=$(cd "$out" && pwd)
@@ -60,7 +60,7 @@ else
   gpu_note="$ngpu GPU(s) (nvidia-smi -L)"
   command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=index,name,pci.bus_id --format=csv,noheader | sed 's/^/== GPU: /'
 fi
-mmb=$build/bench/matmult_bench
+mmb=$build/bench/scaling/matmult_bench
 ex2=$build/tutorials/ex2
 for p in "$mmb" "$ex2"; do [ -x "$p" ] || { say "missing $p (build the matmult_bench and ex2 targets)"; exit 1; }; done
 configs=${SCALING_CONFIGS:-1:1 2:1 2:2}
@@ -133,6 +133,6 @@ for m in $matrices; do
 done
 
 py=/usr/bin/python3; [ -x $py ] || py=python3
-$py "$top/bench/scaling_table.py" --raw "$raw" --out "$out" || rc_all=1
+$py "$top/bench/tables/scaling_table.py" --raw "$raw" --out "$out" || rc_all=1
 say "done (rc $rc_all): $out/scaling.csv, scaling-detail.csv, scaling.md; raw logs in $raw"
 exit $rc_all

@@ -1,4 +1,4 @@
-static const char help[] = "Times MatMult of one matrix in several Mat types, at any number of ranks (bench/scaling.sh).\n\
+static const char help[] = "Times MatMult of one matrix in several Mat types, at any number of ranks (bench/scaling/scaling.sh).\n\
 Matrix (one of), assembled once as AIJ and converted to every format:\n\
   -f <file>              PETSc binary matrix\n\
   -lap7 <n>              3-D 7-point Laplacian on an n^3 grid (Dirichlet; as tutorials/ex2)\n\
@@ -245,7 +245,7 @@ static PetscErrorCode FillX(Vec x)
 }
 
 /* B = A converted to the format token "TYPE[:VALUEFORMAT]"; the options go through a per-format
-   prefix (as bench/petsc_formats.cpp does), so a command-line -mat_packsell_value_format does not
+   prefix (as bench/spmv/petsc_formats.cpp does), so a command-line -mat_packsell_value_format does not
    leak into the other formats; packsell without a value format is "exact". */
 static PetscErrorCode ConvertTo(Mat A, const char *token, PetscInt k, Mat *B)
 {

@@ -1,4 +1,4 @@
-// The CSV rows of spmv_bench (docs/bench/latest.csv, bench/plot.py): one a format and matrix,
+// The CSV rows of spmv_bench (docs/bench/latest.csv, bench/tables/spmv_plot.py): one a format and matrix,
 // appended after every matrix; the header line when the file is new or empty.
 #pragma once
 #include "bench_context.hpp"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Tables and plot of bench/end_to_end.sh (issue 16: time to solution with assembly).
+"""Tables and plot of bench/end_to_end/end_to_end.sh (time to solution with assembly).
 
-    /usr/bin/python3 bench/end_to_end_table.py --raw OUTDIR/e2e --out OUTDIR [--baseline aijcusparse]
+    /usr/bin/python3 bench/tables/end_to_end_table.py --raw OUTDIR/e2e --out OUTDIR [--baseline aijcusparse]
 
 Reads, for each line "<case> <format>" of RAW/manifest.txt (or every RAW/<case>_<format>.log):
   <case>_<format>.log        the timed run: stdout and -log_view

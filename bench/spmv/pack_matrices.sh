@@ -2,15 +2,15 @@
 # Recompresses Matrix Market files with xz for the trip to the GPU machine (the working tree that
 # travels is at most 64 MiB). All 41 files of ../shared/matrices: 71 MB as shipped (gzip),
 # 33 MB as .mtx.xz with -9e (G3_circuit 18.0 -> 5.5 MB, landmark 14.3 -> 8.1 MB).
-# spmv_bench and bench/run_bench.sh read .mtx.xz directly (through xz -dc).
+# spmv_bench and bench/spmv/run_bench.sh read .mtx.xz directly (through xz -dc).
 #
-#   bash bench/pack_matrices.sh [SRC_DIR] [DST_DIR] [NAME ...]
+#   bash bench/spmv/pack_matrices.sh [SRC_DIR] [DST_DIR] [NAME ...]
 #     SRC_DIR default ../shared/matrices, DST_DIR default .deps/bench-matrices,
 #     NAMEs (file stems, e.g. G3_circuit) default: every .mtx / .mtx.gz in SRC_DIR.
 # Existing outputs newer than their source are kept. Then, for example:
-#   bash bench/run_bench.sh OUT .deps/matrices:.deps/bench-matrices
+#   bash bench/spmv/run_bench.sh OUT .deps/matrices:.deps/bench-matrices
 set -euo pipefail
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 src=${1:-$top/../shared/matrices}
 dst=${2:-$top/.deps/bench-matrices}
 shift $(( $# > 2 ? 2 : $# ))

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# End-to-end benchmark (issue 16): time to solution, assembly included, of PETSc's own unmodified
+# End-to-end benchmark: time to solution, assembly included, of PETSc's own unmodified
 # tutorials with our Mat types loaded through -dll_append, against aijcusparse in the same run.
 #
-#   bash bench/end_to_end.sh OUTDIR [BUILD_DIR]
+#   bash bench/end_to_end/end_to_end.sh OUTDIR [BUILD_DIR]
 #
 # Cases (one process per case and format, one rank):
 #   ksp_ex45_<N>   ksp ex45, 3-D 7-point Laplacian on a DMDA, N^3 (default 200):
@@ -13,12 +13,12 @@
 # each with -dm_mat_type X -dm_vec_type cuda -log_view, X in aijcusparse rgcsrcuda packsellcuda.
 # Every case and format runs twice: first with -log_trace as well (per-occurrence event times:
 # which assembly is the first, which upload follows it; also the warm-up), then the timed run
-# with -log_view alone. bench/end_to_end_table.py turns the logs into OUTDIR/end-to-end.csv,
+# with -log_view alone. bench/tables/end_to_end_table.py turns the logs into OUTDIR/end-to-end.csv,
 # end-to-end-detail.csv, end-to-end.md and end-to-end.png (bench/README.md: the columns).
 # Raw files in OUTDIR/e2e/: <case>_<format>.log (stdout of the timed run with its -log_view),
 # <case>_<format>.trace.log (the traced run's stdout and -log_view), <case>_<format>.trace.gz.
 #
-# BUILD_DIR (default build-gpu): the tree with src/petsc/libpetscspmv.so and bench/e2e/petsc_ksp_ex45,
+# BUILD_DIR (default build-gpu): the tree with src/petsc/libpetscspmv.so and bench/petsc_tutorials/petsc_ksp_ex45,
 # petsc_snes_ex19 (built by CMake from PETSc's examples; a missing one skips its case).
 # Environment:
 #   E2E_HOST=1      the host types (aij rgcsr packsell, -dm_vec_type standard, baseline aij) on
@@ -28,7 +28,7 @@
 #   E2E_ARGS        more options for every run
 set -uo pipefail
 out=${1:?usage: end_to_end.sh OUTDIR [BUILD_DIR]}
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$top/build-gpu}
 mkdir -p "$out/e2e"
 out=$(cd "$out" && pwd)
@@ -49,8 +49,8 @@ for l in "$build/src/petsc/libpetscspmv.so" "$build"/lib/libpetscspmv.so "$build
   [ -f "$l" ] && { lib=$l; break; }
 done
 [ -n "$lib" ] || { say "no libpetscspmv.so under $build (build it first: scripts/gpu_validate.sh OUTDIR build)"; exit 1; }
-ex45=$build/bench/e2e/petsc_ksp_ex45
-ex19=$build/bench/e2e/petsc_snes_ex19
+ex45=$build/bench/petsc_tutorials/petsc_ksp_ex45
+ex19=$build/bench/petsc_tutorials/petsc_snes_ex19
 say "library $lib; formats: $types; vectors $vec; ex45 ${n45}^3, ex19 ${n19}^2"
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | sed 's/^/== GPU: /'
 
@@ -103,7 +103,7 @@ for c in $cases; do
 done
 
 py=/usr/bin/python3; [ -x $py ] || py=python3
-$py "$top/bench/end_to_end_table.py" --raw "$raw" --out "$out" --baseline "${types%% *}"
+$py "$top/bench/tables/end_to_end_table.py" --raw "$raw" --out "$out" --baseline "${types%% *}"
 prc=$?
 [ $prc -eq 0 ] || rc_all=1
 say "done (rc $rc_all): $out/end-to-end.csv, end-to-end-detail.csv, end-to-end.md, end-to-end.png; raw logs in $raw"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Plots of the SpMV benchmark CSV (bench/spmv_bench, docs/bench/latest.csv).
+"""Plots of the SpMV benchmark CSV (bench/spmv/spmv_bench, docs/bench/latest.csv).
 
 Usage:
-  plot.py [--csv docs/bench/latest.csv] [--out docs/bench] [--large-nnz 10000000]
+  bench/tables/spmv_plot.py [--csv docs/bench/latest.csv] [--out docs/bench] [--large-nnz 10000000]
 
 Writes into --out:
   speedup_vs_aijcusparse.png  speedup over aijcusparse of every format on every matrix (heat
@@ -89,7 +89,7 @@ def heatmap(order, fmts, data, mats, clip, path):
     shown = [f for f in fmts if f != "aijcusparse"]
     grid = [[num(data[m].get(f, {}).get("speedup_vs_aijcusparse")) for f in shown] for m in order]
     if not any(v for row in grid for v in row):
-        print("plot.py: no speedups to plot (aijcusparse missing or failed everywhere)")
+        print("spmv_plot.py: no speedups to plot (aijcusparse missing or failed everywhere)")
         return
     grid.append([geomean([row[j] for row in grid]) for j in range(len(shown))])
     labels = [f"{m} ({mats[m] / 1e6:.2f}M)" for m in order] + ["geometric mean"]
@@ -196,8 +196,8 @@ def summary(order, fmts, data, mats, large):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     here = os.path.dirname(os.path.abspath(__file__))
-    ap.add_argument("--csv", default=os.path.join(here, "..", "docs", "bench", "latest.csv"))
-    ap.add_argument("--out", default=os.path.join(here, "..", "docs", "bench"))
+    ap.add_argument("--csv", default=os.path.join(here, "..", "..", "docs", "bench", "latest.csv"))
+    ap.add_argument("--out", default=os.path.join(here, "..", "..", "docs", "bench"))
     ap.add_argument("--large-nnz", type=float, default=1e7, help="nonzeros from which a matrix counts as large (default 1e7)")
     ap.add_argument("--clip", type=float, default=3.0, help="the heat map's colours saturate below 1/clip and above clip (default 3)")
     a = ap.parse_args()

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# The one command the GPU machine runs for the SpMV benchmark (bench/spmv_bench):
+# The one command the GPU machine runs for the SpMV benchmark (bench/spmv/spmv_bench):
 #
-#   bash bench/run_bench.sh OUTDIR [MATRIX_DIR]
+#   bash bench/spmv/run_bench.sh OUTDIR [MATRIX_DIR]
 #
 # MATRIX_DIR may be several folders separated by ':' (the first file of a name wins).
 # OUTDIR gets bench.json (bench-2.json, ... if a run had to be restarted) and bench.csv (the rows
 # of docs/bench/latest.csv), nothing else unless PETSc or spmv_bench had to be installed/built
 # (their logs); the table goes to stdout. MATRIX_DIR (default
-# .deps/matrices) holds the real matrices as .mtx, .mtx.gz, .mtx.xz (bench/pack_matrices.sh makes
+# .deps/matrices) holds the real matrices as .mtx, .mtx.gz, .mtx.xz (bench/spmv/pack_matrices.sh makes
 # those) or PETSc binary .petsc files: spmv_bench reads all of them itself, no scipy needed.
 # After the real matrices it runs the generated large ones: 3-D 7-point Laplacians 128^3 and
 # 200^3, 27-point 128^3 and 160^3, and a power-law matrix with 4M rows.
 #
-# It uses build-gpu/bench/spmv_bench (what scripts/gpu_validate.sh builds) or any build*/ that
+# It uses build-gpu/bench/spmv/spmv_bench (what scripts/gpu_validate.sh builds) or any build*/ that
 # has one, else configures and builds it into build-gpu. PETSc: installed from .deps/install.sh
 # when /opt/petsc-cuda is missing. Environment knobs:
 #   BENCH_FORMATS      -formats list (default: spmv_bench's, 14 formats)
@@ -25,7 +25,7 @@
 #   BENCH_ARGS         more spmv_bench options (e.g. "-flush_l2 0"; "-cpu" tries it all without a GPU)
 set -uo pipefail
 out=${1:?usage: run_bench.sh OUTDIR [MATRIX_DIR]}
-top=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "$(dirname "$0")/../.." && pwd)
 mdir=${2:-$top/.deps/matrices}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -46,14 +46,14 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-$ncpu}
 
 # ---------------------------------------------------------------- the program
 bin=${BENCH_BIN:-}
-[ -n "$bin" ] || for b in build-gpu/bench/spmv_bench build-bench/bench/spmv_bench build/bench/spmv_bench build*/spmv_bench build*/bench/spmv_bench; do
+[ -n "$bin" ] || for b in build-gpu/bench/spmv/spmv_bench build-bench/bench/spmv/spmv_bench build/bench/spmv/spmv_bench build*/bench/spmv/spmv_bench; do
   if [ -x "$b" ]; then bin=$b; break; fi
 done
 if [ -z "$bin" ]; then
   say "building spmv_bench in build-gpu"
   cmake -S . -B build-gpu -DPETSCSPMV_ENABLE_TESTS=OFF > "$out/bench-configure.log" 2>&1 &&
     cmake --build build-gpu -j "$ncpu" --target spmv_bench >> "$out/bench-configure.log" 2>&1
-  [ -x build-gpu/bench/spmv_bench ] && bin=build-gpu/bench/spmv_bench
+  [ -x build-gpu/bench/spmv/spmv_bench ] && bin=build-gpu/bench/spmv/spmv_bench
   [ -n "$bin" ] || { say "building spmv_bench FAILED"; tail -30 "$out/bench-configure.log"; exit 1; }
 fi
 say "using $bin"

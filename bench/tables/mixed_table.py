@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""docs/bench/mixed.csv, a markdown table and the convergence plot from bench/mixed_bench.sh's output.
+"""docs/bench/mixed.csv, a markdown table and the convergence plot from bench/mixed/mixed_bench.sh's output.
 
-Usage: python3 bench/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--header TEXT]
+Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--header TEXT]
   MIXED_RAW      mixed_raw.txt (ex2 lines after "case=<c> mat_type=<t> value_format=<vf>" lines)
   MIXED_HISTORY  mixed_history.csv (matrix,mat_type,value_format,solver,iteration,time_s,relative_residual)
   OUTDIR         gets mixed.csv, mixed.md and mixed_convergence.png

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of bench/scaling.sh (standard library only).
+"""Tables of bench/scaling/scaling.sh (standard library only).
 
 Reads RAW/manifest.txt ("op matrix ranks gpus label log rc=N" per run) and the logs beside it:
   matmult_bench lines   "matmult_bench key=value ..." (one per format: time_s, diag_time_s, ...)

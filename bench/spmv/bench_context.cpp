@@ -229,4 +229,34 @@ PetscErrorCode Setup(Bench &b)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+JsonFields RunHeader(const Bench &b)
+{
+  const auto n   = [](long long v) { return std::to_string(v); };
+  const auto gpu = "{\"name\": " + jstr(b.gpu_name) + ", \"multiprocessors\": " + n(b.gpu_sms) + ", \"l2_bytes\": " + n(b.gpu_l2) + ", \"memory_bytes\": " + n(b.gpu_mem) + "}";
+  return {{"program", jstr("petscspmv bench/spmv/spmv_bench")},
+          {"date", jstr(b.date)},
+          {"host", jstr(b.host)},
+          {"commit", jstr(b.commit)},
+          {"label", jstr(b.label)},
+          {"gpu", gpu},
+          {"cuda_runtime", jstr(b.cuda_runtime)},
+          {"cuda_driver", jstr(b.cuda_driver)},
+          {"cusparse", jstr(b.cusparse_version)},
+          {"petsc", jstr(b.petsc_version)},
+          {"cpu_mode", jbool(b.cpu)},
+          {"omp_threads", n(b.omp_threads)},
+          {"copy_bw_gbps", jnum(b.copy_bw)},
+          {"copy_bw_memcpy_gbps", jnum(b.copy_bw_memcpy)},
+          {"copy_bw_kernel_gbps", jnum(b.copy_bw_kernel)},
+          {"read_bw_gbps", jnum(b.read_bw)},
+          {"launch_floor_us", jnum(b.launch_floor_us)},
+          {"copy_bw_method", jstr(b.copy_bw_method)},
+          {"repetitions", n(b.reps)},
+          {"warmup", n(b.warmup)},
+          {"flush_l2", jbool(b.flush)},
+          {"flush_bytes", n((long long)b.flushbytes)},
+          {"timing_stream", jstr(b.stream_desc)},
+          {"petsc_default_cuda_stream", jstr(b.default_stream_desc)}};
+}
+
 } // namespace bench

@@ -1,7 +1,7 @@
 // The run of spmv_bench: its settings, device handles and the header the JSON carries; PETSc's
 // error messages caught per format; the timing loop; the copy bandwidth; set-up of the device.
 #pragma once
-#include "bench_results.hpp"
+#include "results.hpp"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -62,5 +62,8 @@ bool CudaContextLost(Bench &b, std::string *why);
 PetscErrorCode MeasureBandwidth(Bench &b);
 // Header fields, device, stream, cuSPARSE handle, events, L2 flush buffer, bandwidth, launch floor.
 PetscErrorCode Setup(Bench &b);
+// The run's header of the JSON file (WriteJson): program, date, host, device, versions,
+// bandwidths, timing settings.
+JsonFields RunHeader(const Bench &b);
 
 } // namespace bench

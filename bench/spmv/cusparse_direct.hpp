@@ -2,7 +2,7 @@
 // the first combination of types cuSPARSE accepts, timing, check.
 #pragma once
 #include "bench_context.hpp"
-#include "bench_results.hpp"
+#include "results.hpp"
 #include "format_spec.hpp"
 #include "matrix_source.hpp"
 

@@ -28,6 +28,7 @@
 #include "cuda/coo_tail.cuh"
 #include "formats/device_formats.hpp"
 #include "matrix_source.hpp"
+#include "results.hpp"
 
 #include <cusparse.h>
 
@@ -38,6 +39,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,7 +61,7 @@ struct Env {
   size_t flush_bytes;
   double *sink;
   int reps;
-  FILE *csv;
+  bench::CsvWriter *csv;
 };
 
 // Median time (us) of `reps` products after 3 warm-ups, L2 flushed before each.
@@ -119,6 +121,7 @@ std::string tail_label(const pspmv::cuda::DeviceCooTail &t, int threads_per_row)
 void report(Env &e, const Problem &p, const std::string &format, const std::string &variant, double us,
             int64_t stored, int64_t tail_nnz, int32_t K, double bound) {
   const double bytes = double(stored) + 8.0 * (p.A.rows + p.A.cols);
+  const double gbs = bench::RatesOf(us, bytes, double(p.A.nnz())).gbytes_per_s;
   const double err = rel_error(p);
   if (!(err <= bound)) {
     e.failed = true;
@@ -126,10 +129,10 @@ void report(Env &e, const Problem &p, const std::string &format, const std::stri
                  variant.c_str(), err, bound);
   }
   std::printf("%-28s %-20s %-22s %10.2f %9.1f %10lld %7d %9.2e\n", p.A.name.c_str(), format.c_str(), variant.c_str(),
-              us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
+              us, gbs, (long long)tail_nnz, K, err);
   if (e.csv)
-    std::fprintf(e.csv, "%s,%d,%lld,%s,%s,%.3f,%.1f,%lld,%d,%.3e\n", p.A.name.c_str(), p.A.rows, (long long)p.A.nnz(),
-                 format.c_str(), variant.c_str(), us, bytes / (us * 1e-6) / 1e9, (long long)tail_nnz, K, err);
+    e.csv->Row("%s,%d,%lld,%s,%s,%.3f,%.1f,%lld,%d,%.3e", p.A.name.c_str(), p.A.rows, (long long)p.A.nnz(), format.c_str(),
+               variant.c_str(), us, gbs, (long long)tail_nnz, K, err);
 }
 
 // Times one product variant of the uploaded matrix d (its threads_per_row and tail path).
@@ -328,9 +331,11 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&e.flush, e.flush_bytes));
   CK(cudaMemset(e.flush, 0x3f, e.flush_bytes));
   CK(cudaMalloc(&e.sink, sizeof(double)));
-  e.csv = csv ? std::fopen(csv, "w") : nullptr;
-  if (e.csv)
-    std::fprintf(e.csv, "matrix,rows,nnz,format,variant,time_us,gbytes_per_s,tail_nnz,hybrid_width,rel_error\n");
+  std::unique_ptr<bench::CsvWriter> csv_file;
+  if (csv)
+    csv_file = std::make_unique<bench::CsvWriter>(csv, "matrix,rows,nnz,format,variant,time_us,gbytes_per_s,tail_nnz,hybrid_width,rel_error",
+                                                  false, "kernel_bench");
+  e.csv = csv_file && *csv_file ? csv_file.get() : nullptr;
   std::printf("%-28s %-20s %-22s %10s %9s %10s %7s %9s\n", "matrix", "format", "variant", "median_us", "GB/s",
               "tail_nnz", "K", "error");
   std::vector<std::string> specs;
@@ -357,6 +362,5 @@ int main(int argc, char **argv) {
     CK(cudaFree(p.dy));
     std::fflush(stdout);
   }
-  if (e.csv) std::fclose(e.csv);
   return e.failed ? 1 : 0;
 }

@@ -3,7 +3,7 @@
 // the PETSc binary matrix files.
 #pragma once
 #include "bench_context.hpp"
-#include "bench_results.hpp"
+#include "results.hpp"
 #include "format_spec.hpp"
 #include "matrix_source.hpp"
 

@@ -37,17 +37,16 @@
 //
 // The pieces: bench_options (command line), format_spec (-formats tokens), matrix_source (files,
 // generators, reference product), petsc_formats (the PETSc types), cusparse_direct and
-// cusparse_sell (cuSPARSE), bench_context (settings, timing, bandwidth, device set-up),
-// bench_results, json_writer and csv_writer (what is measured and written). This file runs them.
+// cusparse_sell (cuSPARSE), bench_context (settings, timing, bandwidth, device set-up, the JSON
+// header), results (what is measured, its rates, and the one writer of the CSV and JSON files).
+// This file runs them.
 #include "bench_context.hpp"
 #include "bench_options.hpp"
-#include "bench_results.hpp"
-#include "csv_writer.hpp"
 #include "cusparse_direct.hpp"
 #include "format_spec.hpp"
-#include "json_writer.hpp"
 #include "matrix_source.hpp"
 #include "petsc_formats.hpp"
+#include "results.hpp"
 
 #include <petscspmv.h>
 
@@ -263,8 +262,8 @@ int main(int argc, char **argv)
       if (r.completed && f.name == "aijcusparse") taij = r.median;
       rec.results.emplace_back(f.name, r);
       if (r.completed) {
-        const double gbs = r.bytes / (r.median * 1e-6) / 1e9, gfl = 2.0 * double(rec.nnz) / (r.median * 1e-6) / 1e9;
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s %10.2f %10.2f %9.1f %8.1f %6.1f %9.3f %10.2e %7.2f%s\n", f.name.c_str(), r.median, r.min, gbs, gfl, 100 * gbs / b.copy_bw, taij / r.median, r.error, r.setup_s,
+        const Rates q = RatesOf(r.median, r.bytes, double(rec.nnz), b.copy_bw, taij);
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s %10.2f %10.2f %9.1f %8.1f %6.1f %9.3f %10.2e %7.2f%s\n", f.name.c_str(), r.median, r.min, q.gbytes_per_s, q.gflops, 100 * q.copy_bw_fraction, q.speedup, r.error, r.setup_s,
                               (std::isfinite(r.error) && r.error <= r.error_bound) ? "" : "  ERROR ABOVE BOUND"));
       } else PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s FAILED: %s\n", f.name.c_str(), r.message.substr(0, 300).c_str()));
       if (aborted) break;
@@ -273,15 +272,15 @@ int main(int argc, char **argv)
     PetscCall(VecDestroy(&m.x));
     PetscCall(VecDestroy(&m.y));
     records.push_back(std::move(rec));
-    AppendCsv(b, opt.csv, records.back());
-    WriteJson(b, opt.json, records, skipped, aborted, abort_reason);
+    AppendCsv(opt.csv, records.back(), b.copy_bw);
+    WriteJson(opt.json, RunHeader(b), b.copy_bw, records, skipped, aborted, abort_reason);
     Progress(opt.progress, aborted ? "aborted" : "done", src.spec);
   }
   if (aborted) {
     PetscCall(PetscPrintf(PETSC_COMM_SELF, "spmv_bench: stopping: %s\n", abort_reason.c_str()));
     exit_code = 3;
   }
-  WriteJson(b, opt.json, records, skipped, aborted, abort_reason);
+  WriteJson(opt.json, RunHeader(b), b.copy_bw, records, skipped, aborted, abort_reason);
   PetscCall(PetscPrintf(PETSC_COMM_SELF, "\nspmv_bench: %zu matrices in %.1f s%s%s\n", records.size(), now_s() - t_start, opt.json.empty() ? "" : ", JSON ", opt.json.c_str()));
 
   if (!b.cpu && !aborted) {

@@ -8,7 +8,8 @@ Reads, for each line "<case> <format>" of RAW/manifest.txt (or every RAW/<case>_
   <case>_<format>.trace.gz   the traced run's -log_trace (per-occurrence event times), optional
 and writes OUT/end-to-end.csv (the summary columns), OUT/end-to-end-detail.csv (every parsed
 number), OUT/end-to-end.md (a table for docs/benchmarks.md) and OUT/end-to-end.png.
-Standard library only, plus matplotlib for the plot (skipped with a message without it).
+Standard library only (and logview.py beside it), plus matplotlib for the plot (skipped with a
+message without it).
 
 Definitions (bench/README.md, "End-to-end benchmark"): times are -log_view's max time column
 (one rank: the time); from the traced run, the durations of single occurrences.
@@ -32,55 +33,37 @@ Definitions (bench/README.md, "End-to-end benchmark"): times are -log_view's max
             a host run, where the column keeps its name)
 """
 import argparse
-import csv
 import gzip
 import math
 import os
 import re
 import sys
 
+import logview
+from logview import fmt_num
+
 SUMMARY_COLUMNS = ["case", "format", "build_s", "update_s", "solve_s", "total_s",
                    "build_over_matmult", "speedup_vs_aijcusparse"]
 UPLOADS = ("MatCUSPARSCopyTo", "SpMVBuild", "SpMVValues")
 FULL_UPLOADS = ("MatCUSPARSCopyTo", "SpMVBuild")
 
-EVENT_RE = re.compile(r"^(?P<name>\S.*?)\s+(?P<count>\d+)\s+(?P<cratio>[\d.]+)\s+(?P<time>\d\.\d+e[+-]\d+)\s+(?P<rest>.*)$")
-STAGE_RE = re.compile(r"^\s*0:\s+Main Stage:\s+(?P<time>\d\.\d+e[+-]\d+)")
 TRACE_RE = re.compile(r"^\s*\[\d+\]\s+(?P<t>\S+)\s+Event (?P<what>begin|end): (?P<name>.*?)\s*$")
 
 
 def parse_log_view(path):
-    """Events of stage 0 (name -> dict), the Main Stage time, and the program's own lines."""
-    events, main_stage, stage, lines = {}, None, None, []
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            lines.append(line)
-            m = STAGE_RE.match(line)
-            if m and main_stage is None:
-                main_stage = float(m.group("time"))
-                continue
-            if line.startswith("--- Event Stage"):
-                stage = line.split(":")[0].split()[-1]
-                continue
-            if stage != "0" or line.startswith("---"):
-                continue
-            m = EVENT_RE.match(line)
-            if not m:
-                continue
-            rest = m.group("rest").split()
-            ev = {"count": int(m.group("count")), "time": float(m.group("time"))}
-            # rest: ratio flop ratio mess avglen reduct, 5 + 5 percentages, Mflop/s, then with a
-            # GPU build: GPU Mflop/s, CpuToGpu count size(MB), GpuToCpu count size(MB), GPU %F
-            if len(rest) >= 23:
-                try:
-                    ev.update(cpu2gpu_count=int(rest[18]), cpu2gpu_mb=float(rest[19]),
-                              gpu2cpu_count=int(rest[20]), gpu2cpu_mb=float(rest[21]))
-                except ValueError:
-                    pass
-            if m.group("name") not in events:
-                events[m.group("name")] = ev
-    return events, main_stage, lines
+    """Events of stage 0 (name -> count, time and, in a CUDA build, the copies), the Main Stage
+    time, and the program's own lines. An event whose time -log_view prints as n/a (GPU work
+    timed without -log_view_gpu_time) is left out: the traced run has -log_view_gpu_time."""
+    lv, lines = logview.read_log(path)
+    events = {}
+    for name, ev in lv.main.items():
+        if math.isnan(ev["time"]):
+            continue
+        events[name] = {"count": ev["count"], "time": ev["time"]}
+        if "ctg_count" in ev:
+            events[name].update(cpu2gpu_count=ev["ctg_count"], cpu2gpu_mb=ev["ctg_mb"],
+                                gpu2cpu_count=ev["gtc_count"], gpu2cpu_mb=ev["gtc_mb"])
+    return events, lv.main_stage_s, lines
 
 
 def parse_trace(path):
@@ -143,14 +126,6 @@ def iterations(lines):
     snes = [int(m.group(1)) for l in lines for m in [re.search(r"Number of SNES iterations = (\d+)", l)] if m]
     bad = any("did not converge" in l or "PETSC ERROR" in l for l in lines)
     return ksp, snes, not bad
-
-
-def fmt_num(v, digits=4):
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
 
 
 def collect(raw, baseline):
@@ -225,12 +200,9 @@ DETAIL_COLUMNS = SUMMARY_COLUMNS + [
     "assembly_cpu2gpu_count", "assembly_cpu2gpu_mb", "assembly_gpu2cpu_count", "assembly_gpu2cpu_mb", "build_from"]
 
 
-def write_csv(path, rows, cols):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for r in rows:
-            w.writerow([fmt_num(r.get(c), 6) if not isinstance(r.get(c), bool) else str(r.get(c)).lower() for c in cols])
+def csv_cell(row, column):
+    v = row.get(column)
+    return str(v).lower() if isinstance(v, bool) else fmt_num(v, 6)
 
 
 def write_md(path, rows, baseline):
@@ -303,8 +275,8 @@ def main():
         print("end_to_end_table: no runs found in " + a.raw, file=sys.stderr)
         return 1
     os.makedirs(a.out, exist_ok=True)
-    write_csv(os.path.join(a.out, "end-to-end.csv"), rows, SUMMARY_COLUMNS)
-    write_csv(os.path.join(a.out, "end-to-end-detail.csv"), rows, DETAIL_COLUMNS)
+    logview.write_csv(os.path.join(a.out, "end-to-end.csv"), SUMMARY_COLUMNS, rows, csv_cell)
+    logview.write_csv(os.path.join(a.out, "end-to-end-detail.csv"), DETAIL_COLUMNS, rows, csv_cell)
     write_md(os.path.join(a.out, "end-to-end.md"), rows, a.baseline)
     plot(os.path.join(a.out, "end-to-end.png"), rows, a.baseline)
     with open(os.path.join(a.out, "end-to-end.md")) as f:

@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+import logview
+
 
 def parse_raw(path):
     rows, ctx = [], None
@@ -58,14 +60,11 @@ def main():
     base = {r["matrix"]: r["solve_s"] for r in rows if r["solver"] == "cg_jacobi_aijcusparse"}
     os.makedirs(out, exist_ok=True)
     cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg"]
-    with open(os.path.join(out, "mixed.csv"), "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(cols)
-        for r in rows:
-            sp = base[r["matrix"]] / r["solve_s"] if r["matrix"] in base and r["solve_s"] > 0 else float("nan")
-            r["speedup"] = sp
-            w.writerow([r["matrix"], r["solver"], r["value_format"], "%.6f" % r["setup_s"], "%.6f" % r["solve_s"], r["outer_its"],
-                        "%.2f" % r["inner_its"], "%.3e" % r["true_residual"], "%.3f" % sp])
+    for r in rows:
+        r["speedup"] = base[r["matrix"]] / r["solve_s"] if r["matrix"] in base and r["solve_s"] > 0 else float("nan")
+    fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f"}
+    logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows,
+                      lambda r, c: fmt[c] % r["speedup" if c == "speedup_vs_fp64_cg" else c] if c in fmt else r[c])
     with open(os.path.join(out, "mixed.md"), "w") as f:
         upd = any(r["update_s"] is not None for r in rows)
         f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))

@@ -14,48 +14,29 @@ and OUT/pcs.md. Times are -log_view's max time column (stage 0), the median over
             norm over the first
   speedup_vs_aijcusparse  (setup_s + solve_s) of the baseline / this row's, same case, KSP, PC, ranks
 A run that did not converge keeps its row with true_residual from its log and a note on stderr.
-Standard library only. Without -log_view_gpu_time PETSc prints n/a for the time of events that
-run GPU work (PCSetUp of the CUDA types): their time is then their %T column times the Main
+Standard library only (and logview.py beside it). Without -log_view_gpu_time PETSc prints n/a for
+the time of events that run GPU work (PCSetUp of the CUDA types): their time is then their %T column times the Main
 Stage's time, exact to 1% of the run.
 """
 import argparse
-import csv
+import math
 import os
 import re
 import statistics
 import sys
 
-STAGE_RE = re.compile(r"^\s*0:\s+Main Stage:\s+(?P<time>\d\.\d+e[+-]\d+)")
-EVENT_LINE_RE = re.compile(r"^(?P<name>[A-Za-z][\w]*)\s+(?P<count>\d+)\s+\S+\s+(?P<time>\S+)\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+(?P<pct>\d+)\s")
+import logview
+
 
 
 def parse_log_view(path):
     """Stage 0's events: name -> (time in s); an event whose time -log_view prints as n/a (GPU
     work timed without -log_view_gpu_time) gets its %T of the Main Stage's time (to 1% of it)."""
-    events, main, stage, lines, pending = {}, None, None, [], {}
-    with open(path, errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            lines.append(line)
-            m = STAGE_RE.match(line)
-            if m and main is None:
-                main = float(m.group("time"))
-                continue
-            if line.startswith("--- Event Stage"):
-                stage = line.split(":")[0].split()[-1]
-                continue
-            if stage != "0":
-                continue
-            m = EVENT_LINE_RE.match(line)
-            if not m or m.group("name") in events or m.group("name") in pending:
-                continue
-            try:
-                events[m.group("name")] = float(m.group("time"))
-            except ValueError:
-                pending[m.group("name")] = int(m.group("pct")) / 100.0
-    for name, frac in pending.items():
-        events[name] = frac * (main or 0.0)
+    lv, lines = logview.read_log(path)
+    events = {name: ev["time"] if not math.isnan(ev["time"]) else ev["time_pct"] / 100.0 * (lv.main_stage_s or 0.0)
+              for name, ev in lv.main.items()}
     return events, lines
+
 
 COLUMNS = ["case", "ksp", "pc", "format", "ranks", "setup_s", "solve_s", "iterations", "true_residual",
            "speedup_vs_aijcusparse"]
@@ -129,11 +110,8 @@ def main():
         tot = r["setup_s"] + r["solve_s"]
         r["speedup_vs_aijcusparse"] = (b["setup_s"] + b["solve_s"]) / tot if b and tot > 0 else ""
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "pcs.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{r[k]:.4g}" if isinstance(r[k], float) else ("" if r[k] is None else r[k])) for k in COLUMNS})
+    logview.write_csv(os.path.join(a.out, "pcs.csv"), COLUMNS, rows,
+                      lambda r, k: f"{r[k]:.4g}" if isinstance(r[k], float) else ("" if r[k] is None else r[k]))
     with open(os.path.join(a.out, "pcs.md"), "w") as f:
         f.write("| case | KSP/PC | ranks | format | setup s | solve s | its | true residual | speedup |\n")
         f.write("|---|---|---|---|---|---|---|---|---|\n")

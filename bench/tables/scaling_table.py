@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of bench/scaling/scaling.sh (standard library only).
+"""Tables of bench/scaling/scaling.sh (standard library only, and logview.py beside it).
 
 Reads RAW/manifest.txt ("op matrix ranks gpus label log rc=N" per run) and the logs beside it:
   matmult_bench lines   "matmult_bench key=value ..." (one per format: time_s, diag_time_s, ...)
@@ -11,10 +11,11 @@ Writes OUT/scaling.csv (exactly matrix,format,operation,ranks,gpus,time_s,speedu
 OUT/scaling-detail.csv (every parsed number) and OUT/scaling.md (a markdown table).
 """
 import argparse
-import csv
 import os
 import re
 import sys
+
+import logview
 
 MAIN_COLUMNS = ["matrix", "format", "operation", "ranks", "gpus", "time_s", "speedup_vs_1gpu"]
 DETAIL_COLUMNS = MAIN_COLUMNS + [
@@ -25,51 +26,10 @@ DETAIL_COLUMNS = MAIN_COLUMNS + [
     "solve_cpu_to_gpu_per_solve", "solve_gpu_to_cpu_per_solve", "solve_matmult_cpu_to_gpu_per_mult",
     "solve_matmult_gpu_to_cpu_per_mult", "devices", "distinct_pci_bus_ids", "log"]
 
-STAGE_RE = re.compile(r"^--- Event Stage \d+: (.*)$")
-NUM = r"[-+0-9.eE]+"
 
 
 def parse_kv(line):
     return dict(tok.split("=", 1) for tok in line.split() if "=" in tok)
-
-
-def parse_event_line(line):
-    """An event line of -log_view: name, count, Mess, AvgLen and (CUDA builds) the copy columns."""
-    tok = line.split()
-    if len(tok) < 21:
-        return None
-
-    def num(t):  # PETSc prints "n/a" for the times and flop rates of a GPU run without -log_view_gpu_time
-        return float("nan") if t == "n/a" else float(t)
-
-    try:
-        ev = {"name": tok[0], "count": num(tok[1]), "time": num(tok[3]), "mess": num(tok[7]), "avglen": num(tok[8])}
-        if len(tok) >= 27:  # tok[20] Total Mflop/s, then GPU Mflop/s, CpuToGpu count size, GpuToCpu count size, GPU %F
-            ev.update(ctg_count=num(tok[22]), ctg_mb=num(tok[23]), gtc_count=num(tok[24]), gtc_mb=num(tok[25]))
-        return ev
-    except ValueError:
-        return None
-
-
-def parse_log_view(text):
-    """{stage name: {event name: fields}} of the -log_view in text (the first one)."""
-    stages, cur = {}, None
-    for line in text.splitlines():
-        m = STAGE_RE.match(line)
-        if m:
-            cur = stages.setdefault(m.group(1).strip(), {})
-            continue
-        if cur is None:
-            continue
-        if line.startswith("Memory usage is given in bytes"):  # the objects' part: per stage again, no events
-            cur = None
-            continue
-        name = line.split(" ", 1)[0]
-        if name in ("MatMult", "VecScatterBegin", "VecScatterEnd", "KSPSolve", "VecNorm"):
-            ev = parse_event_line(line)
-            if ev:
-                cur[name] = ev
-    return stages
 
 
 def devices(text):
@@ -109,7 +69,7 @@ def main():
         op, matrix, ranks, gpus, label, log, rc = f[0], f[1], f[2], f[3], f[4], f[5], f[6].split("=")[1]
         path = os.path.join(a.raw, log)
         text = open(path, errors="replace").read() if os.path.isfile(path) else ""
-        stages = parse_log_view(text)
+        stages = logview.LogView(text).stages
         dev, nbus = devices(text)
         base = {"matrix": matrix, "ranks": ranks, "gpus": gpus, "rc": rc, "devices": dev, "distinct_pci_bus_ids": nbus, "log": log}
         if op == "matmult":
@@ -169,16 +129,8 @@ def main():
     order = {"matmult": 0, "cg_solve": 1}
     rows.sort(key=lambda r: (r["matrix"], order.get(r["operation"], 2), r["format"], int(r["ranks"]), int(r["gpus"])))
     os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "scaling.csv"), "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(MAIN_COLUMNS)
-        for r in rows:
-            w.writerow([r.get(c, "") for c in MAIN_COLUMNS])
-    with open(os.path.join(a.out, "scaling-detail.csv"), "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=DETAIL_COLUMNS, extrasaction="ignore", lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in DETAIL_COLUMNS})
+    logview.write_csv(os.path.join(a.out, "scaling.csv"), MAIN_COLUMNS, rows)
+    logview.write_csv(os.path.join(a.out, "scaling-detail.csv"), DETAIL_COLUMNS, rows)
     with open(os.path.join(a.out, "scaling.md"), "w") as fh:
         fh.write("| matrix | format | operation | ranks | gpus | time (ms) | speedup vs 1 GPU | diag block / MatMult | halo KB / MatMult | H2D / D2H copies per MatMult | iterations | devices |\n")
         fh.write("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---|\n")

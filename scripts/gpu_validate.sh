@@ -7,19 +7,19 @@
 # Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25|3.25-int64] bash scripts/gpu_validate.sh OUTDIR [stage ...]
 #   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e pcs scaling profile
-# pcs: bench/pcs.sh (PETSc's ksp ex45 and snes ex19 with the preconditioners users run, our types
+# pcs: bench/preconditioners/pcs.sh (PETSc's ksp ex45 and snes ex19 with the preconditioners users run, our types
 # against aijcusparse: docs/bench/pcs.csv; PCS_N, PCS_RANKS, PCS_COMBOS, PCS_REPEAT trim it).
-# scaling: bench/scaling.sh (MatMult and CG/PCMIXEDKRYLOV time at 1 and 2 ranks on 1 and 2 GPUs,
+# scaling: bench/scaling/scaling.sh (MatMult and CG/PCMIXEDKRYLOV time at 1 and 2 ranks on 1 and 2 GPUs,
 # -use_gpu_aware_mpi 0; lap7 200^3, lap27 160^3, power-law 4M rows; SCALING_MATRICES etc. trim it).
-# e2e: bench/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
+# e2e: bench/end_to_end/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
 # solution with assembly, aijcusparse rgcsrcuda packsellcuda; needs the build stage's tutorials).
-# mixed: bench/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
-# mixed-kernels: bench/inner_cg_bench (one device inner CG step against one FP32 PackSELL product).
+# mixed: bench/mixed/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
+# mixed-kernels: bench/mixed/inner_cg_bench (one device inner CG step against one FP32 PackSELL product).
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.
-# kernels: bench/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
+# kernels: bench/spmv/kernel_bench (kernel variants without PETSc) on the large Laplacians and the
 # shared matrices with a COO tail (KERNEL_MATRICES, KERNEL_GEN, KERNEL_THREADS, KERNEL_WIDTHS,
-# KERNEL_SIGMAS, KERNEL_FORMATS change that); profile: bench/profile.sh (Nsight Compute counters, SASS).
+# KERNEL_SIGMAS, KERNEL_FORMATS change that); profile: bench/spmv/profile.sh (Nsight Compute counters, SASS).
 set -uo pipefail
 out=${1:?usage: gpu_validate.sh OUTDIR [stage ...]}
 shift
@@ -52,7 +52,7 @@ sh .deps/install.sh "$PETSC_VERSION" > "$out/install.log" 2>&1 || { note "PETSc 
 export PETSC_DIR=$petsc_dir PETSC_OPTIONS="-use_gpu_aware_mpi 0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi="mpiexec --allow-run-as-root --oversubscribe"
-# Matrices travel xz-compressed (.deps/matrices-xz, made by bench/pack_matrices.sh) to fit the
+# Matrices travel xz-compressed (.deps/matrices-xz, made by bench/spmv/pack_matrices.sh) to fit the
 # 64 MiB that a call carries; unpack them to plain .mtx once.
 mdir=/tmp/matrices
 if [ ! -f $mdir/.done ]; then
@@ -71,20 +71,20 @@ if has build; then
       cmake --build /tmp/gtest-build -j 16 >> "$out/gtest.log" 2>&1 && cmake --install /tmp/gtest-build >> "$out/gtest.log" 2>&1 ||
       note "googletest build FAILED"
   fi
-  # bench/e2e builds PETSc's snes ex19; PETSc 3.22.5 as packaged has no snes examples: take the
-  # one file from the 3.25.4 archive when it travels in .deps (bench/e2e/CMakeLists.txt says how)
+  # bench/petsc_tutorials builds PETSc's snes ex19; PETSc 3.22.5 as packaged has no snes examples:
+  # take the one file from the 3.25.4 archive when it travels in .deps (bench/petsc_tutorials/CMakeLists.txt says how)
   # (or .deps/ex19.c itself: `tar -xJf ../shared/petsc/petsc-3.25.4-cuda13-openmpi.tar.xz -O
   # petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c > .deps/ex19.c`, 40 KB)
   if [ ! -f "$PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c" ] && [ ! -f /opt/petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c ]; then
     if [ -f .deps/ex19.c ]; then
       mkdir -p /tmp/petsc-extra-examples/src/snes/tutorials && cp .deps/ex19.c /tmp/petsc-extra-examples/src/snes/tutorials/ &&
-        note "snes ex19.c taken from .deps/ex19.c for bench/e2e"
+        note "snes ex19.c taken from .deps/ex19.c for bench/petsc_tutorials"
     fi
-    ls .deps/petsc-3.25*-cuda13-openmpi.tar.xz .deps/ex19.c > /dev/null 2>&1 || note "no snes ex19.c (neither .deps/ex19.c nor the 3.25 archive travels): bench/e2e runs ksp ex45 only"
+    ls .deps/petsc-3.25*-cuda13-openmpi.tar.xz .deps/ex19.c > /dev/null 2>&1 || note "no snes ex19.c (neither .deps/ex19.c nor the 3.25 archive travels): bench/petsc_tutorials has ksp ex45 only"
     for a in .deps/petsc-3.25*-cuda13-openmpi.tar.xz; do
       [ -f "$a" ] || continue
       mkdir -p /tmp/petsc-extra-examples && tar -xJf "$a" -C /tmp/petsc-extra-examples --strip-components=4 petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c &&
-        note "snes ex19.c taken from $a for bench/e2e" || note "could not take snes ex19.c from $a"
+        note "snes ex19.c taken from $a for bench/petsc_tutorials" || note "could not take snes ex19.c from $a"
     done
   fi
   cmake -S . -B "$build" -DPETSC_DIR=$PETSC_DIR -DCMAKE_PREFIX_PATH=/opt/gtest -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure.log" 2>&1 &&
@@ -105,7 +105,7 @@ if has kernels; then
   names=${KERNEL_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph wiki-Vote rajat01 PGPgiantcompo watt_2 west0479 power}
   [ "$names" = all ] && names=$(cd $mdir && ls *.mtx | sed 's/\.mtx$//')
   files=$(for m in $names; do printf '%s,' $mdir/$m.mtx; done)
-  "$build/bench/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps "${KERNEL_REPS:-50}" \
+  "$build/bench/spmv/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps "${KERNEL_REPS:-50}" \
     -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -sigmas "${KERNEL_SIGMAS:-1}" \
     -formats "${KERNEL_FORMATS:-csr,rgcsr,fp16,bf16,e8m14,exact}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
   note "kernel_bench rc=$? (kernel_bench.txt)"
@@ -185,15 +185,15 @@ if has run; then
   done
 fi
 
-if has bench && [ -x bench/run_bench.sh ]; then
-  bash bench/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
+if has bench && [ -x bench/spmv/run_bench.sh ]; then
+  bash bench/spmv/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
   note "bench rc=$? (see bench.log)"
 fi
 if has mixed-kernels; then
-  # the device inner CG step against one FP32 PackSELL product (bench/inner_cg_bench.cu)
+  # the device inner CG step against one FP32 PackSELL product (bench/mixed/inner_cg_bench.cu)
   for m in "-lap7 200" "-lap27 128"; do
     for f in e8m14 fp16; do
-      "$build/bench/inner_cg_bench" $m -format $f -steps 20 -repeat 10 >> "$out/inner_cg_bench.txt" 2>&1
+      "$build/bench/mixed/inner_cg_bench" $m -format $f -steps 20 -repeat 10 >> "$out/inner_cg_bench.txt" 2>&1
     done
   done
   note "inner_cg_bench: $(grep -c 'what=cg_step' "$out/inner_cg_bench.txt") cases (inner_cg_bench.txt)"
@@ -202,21 +202,21 @@ if has mixed-kernels; then
   # throughput, occupancy, launch shape of each (ncu-inner-cg.txt)
   ncu --clock-control none --kernel-name regex:'entry_|product_dot|update_kernel|direction_kernel|exit_kernel|lowp_spmv' \
     --launch-skip 0 --launch-count 24 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-    "$build/bench/inner_cg_bench" -lap7 200 -format e8m14 -steps 3 -repeat 1 > "$out/ncu-inner-cg.txt" 2>&1
+    "$build/bench/mixed/inner_cg_bench" -lap7 200 -format e8m14 -steps 3 -repeat 1 > "$out/ncu-inner-cg.txt" 2>&1
   note "ncu inner cg rc=$? (ncu-inner-cg.txt)"
   grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Grid Size" "$out/ncu-inner-cg.txt" | head -120 > "$out/ncu-inner-cg-summary.txt"
 fi
 if has mixed; then
-  bash bench/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1
+  bash bench/mixed/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1
   note "mixed bench rc=$? : $(grep -c '^solver=' "$out/mixed_raw.txt") solver lines, $(grep -c 'rc=[1-9]' "$out/mixed_raw.txt") failed runs"
 fi
 if has e2e; then
-  bash bench/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
+  bash bench/end_to_end/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
   note "e2e rc=$? : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
   grep -E "^== end_to_end .*skipped" "$out/e2e.log" | tee -a "$summary"
 fi
 if has pcs; then
-  bash bench/pcs.sh "$out" "$build" > "$out/pcs.log" 2>&1
+  bash bench/preconditioners/pcs.sh "$out" "$build" > "$out/pcs.log" 2>&1
   note "pcs rc=$? : $(grep -c ' rc=0 ' "$out/pcs.log") runs ok, $(grep -c ' rc=[1-9]' "$out/pcs.log") failed (pcs.log, pcs.csv, pcs.md, pcs/)"
 fi
 if has scaling; then
@@ -226,12 +226,12 @@ if has scaling; then
   else
     note "scaling: $ngpu GPUs: 1 rank, 2 ranks on GPU 0 (CUDA_VISIBLE_DEVICES=0), 2 ranks on 2 GPUs (PETSc's default binding)"
   fi
-  SCALING_GPUS=$ngpu bash bench/scaling.sh "$out" "$build" > "$out/scaling.log" 2>&1
+  SCALING_GPUS=$ngpu bash bench/scaling/scaling.sh "$out" "$build" > "$out/scaling.log" 2>&1
   note "scaling rc=$? : $(grep -c ' rc=0 ' "$out/scaling.log") runs ok, $(grep -c ' rc=[1-9]' "$out/scaling.log") failed (scaling.log, scaling.csv/-detail.csv/.md, scaling/)"
   grep -E "^== scaling .*SKIPPED" "$out/scaling.log" | tee -a "$summary"
 fi
 if has profile; then
-  bash bench/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1
+  bash bench/spmv/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1
   note "profile rc=$? (profile/)"
 fi
 note "done"

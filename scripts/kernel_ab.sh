@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Kernel A/B in one GPU call: bench/kernel_bench of this tree (new) against an older tree (old,
+# Kernel A/B in one GPU call: bench/spmv/kernel_bench of this tree (new) against an older tree (old,
 # a `git archive` tarball), built side by side and run alternately (old, new, new, old, ...) on
 # the same matrices, so clocks and thermal state are shared. Prints new/old per matrix, format
 # and variant (median over the rounds), with cuSPARSE CSR as the control.
@@ -28,8 +28,12 @@ for side in old new; do
     -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure-$side.log" 2>&1 &&
     cmake --build /tmp/ab-build-$side --target kernel_bench -j 16 > "$out/build-$side.log" 2>&1 ||
     { echo "kernel_ab: $side build FAILED ($out/build-$side.log)"; exit 1; }
+  # kernel_bench is in BUILD/bench/spmv (in BUILD/bench in trees before bench/ had a folder per benchmark)
+  kb=/tmp/ab-build-$side/bench/spmv/kernel_bench
+  [ -x "$kb" ] || kb=/tmp/ab-build-$side/bench/kernel_bench
+  ln -sf "$kb" /tmp/ab-kernel-bench-$side
   # register use of every kernel, to see whether the allocation moved
-  cuobjdump -res-usage /tmp/ab-build-$side/bench/kernel_bench 2>/dev/null | grep -E "Function|REG" > "$out/res-usage-$side.txt"
+  cuobjdump -res-usage /tmp/ab-kernel-bench-$side 2>/dev/null | grep -E "Function|REG" > "$out/res-usage-$side.txt"
 done
 names=${AB_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph rajat01 PGPgiantcompo west0479 power}
 files=$(for m in $names; do printf '%s,' "$mdir/$m.mtx"; done)
@@ -37,7 +41,7 @@ for r in $(seq 1 "$rounds"); do
   order="old new"
   [ $((r % 2)) = 0 ] && order="new old" # alternate which side runs first
   for side in $order; do
-    /tmp/ab-build-$side/bench/kernel_bench -gen "${AB_GEN:-lap27:128,lap7:200}" -f "${files%,}" -reps "${AB_REPS:-100}" \
+    /tmp/ab-kernel-bench-$side -gen "${AB_GEN:-lap27:128,lap7:200}" -f "${files%,}" -reps "${AB_REPS:-100}" \
       -formats "${AB_FORMATS:-csr,rgcsr,fp16,bf16,exact}" -csv "$out/$side-$r.csv" > "$out/$side-$r.txt" 2>&1 ||
       echo "kernel_ab: $side round $r rc=$? ($out/$side-$r.txt)"
   done

@@ -1,5 +1,6 @@
-/* -report_devices of ex1, ex2 and bench/matmult_bench: one line per rank (in rank order) with the
-   rank, its host and the CUDA device it uses, so that a run log shows the rank-to-GPU binding.
+/* -report_devices of ex1, ex2 and bench/scaling/matmult_bench: one line per rank (in rank order)
+   with the rank, its host and the CUDA device it uses, so that a run log shows the rank-to-GPU
+   binding.
 
    PETSc chooses the device; this only reports it. PETSc 3.22 (src/sys/objects/device/impls/cupm/
    cupmdevice.cxx, Device<T>::initialize) takes -device_select_cuda <id> when given, otherwise
@@ -9,7 +10,7 @@
    is the device PETSc set. The PCI bus id is the physical one, so two ranks on the same GPU show
    the same bus id even when CUDA_VISIBLE_DEVICES renumbers the devices.
 
-   Line (machine-readable, parsed by bench/scaling_table.py):
+   Line (machine-readable, parsed by bench/tables/scaling_table.py):
      device_report rank=<r> ranks=<p> hostname=<h> cuda_device=<id> petsc_device=<id> visible_devices=<n> pci_bus_id=<bus> CUDA_VISIBLE_DEVICES=<value|unset>
    or, when the vector is not a CUDA vector (host types) or the build has no CUDA runtime:
      device_report rank=<r> ranks=<p> hostname=<h> host (no CUDA) vec_type=<type>

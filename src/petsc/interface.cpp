@@ -1,5 +1,6 @@
-// Public setters and getters of petscspmv.h: each dispatches to the function its matrix type
-// composed (PetscTryMethod for setters: other types ignore them; PetscUseMethod for getters).
+// Public setters and getters of petscspmv.h, each with its man page (scripts/manpages.py renders
+// them to docs/manual): each dispatches to the function its matrix type composed (PetscTryMethod
+// for setters: other types ignore them; getters need a matrix of the format).
 #include "spmvimpl.hpp"
 
 using pspmv::glue::Format;
@@ -47,7 +48,7 @@ PetscErrorCode RootNames(const Format *f, char names[], size_t len)
 }
 
 /* Getters need a matrix of the format: anything else is an error that says so. */
-PetscErrorCode GetOptionFunction(Mat A, Format f, const char *caller, GetOptionFn *fn)
+PetscErrorCode GetOptionFunction(Mat A, Format f, const char caller[], GetOptionFn *fn)
 {
   MatType type;
   char    names[256];
@@ -60,7 +61,7 @@ PetscErrorCode GetOptionFunction(Mat A, Format f, const char *caller, GetOptionF
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetInt(Mat A, Format f, const char key[], PetscInt *v, const char *caller)
+PetscErrorCode GetInt(Mat A, Format f, const char key[], PetscInt *v, const char caller[])
 {
   GetOptionFn fn;
 
@@ -72,7 +73,7 @@ PetscErrorCode GetInt(Mat A, Format f, const char key[], PetscInt *v, const char
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode GetString(Mat A, Format f, const char key[], const char *v[], const char *caller)
+PetscErrorCode GetString(Mat A, Format f, const char key[], const char *v[], const char caller[])
 {
   GetOptionFn fn;
 
@@ -84,36 +85,499 @@ PetscErrorCode GetString(Mat A, Format f, const char key[], const char *v[], con
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode SetIntC(Mat A, Format f, const char key[], PetscInt v, const char *) { return SetInt(A, f, key, v); }
-PetscErrorCode SetStringC(Mat A, Format f, const char key[], const char v[], const char *) { return SetString(A, f, key, v); }
-
 } // namespace
 
-/* One public function per option and direction; the work is in the four helpers above. */
-#define PSPMV_OPTION_API(name, helper, type, Module, key) \
-  static_assert(pspmv::HasOption<pspmv::Module>(key), #name ": the module has no option " key); \
-  PetscErrorCode name(Mat A, type value) \
-  { \
-    PetscFunctionBegin; \
-    PetscCall(helper(A, FormatOf<pspmv::Module>(), key, value, #name)); \
-    PetscFunctionReturn(PETSC_SUCCESS); \
-  }
+/* The format of Module and its option key, the key checked at compile time against the module's
+   options: the arguments f and key of the helpers above. */
+#define PSPMV_OPTION(Module, key) \
+  FormatOf<pspmv::Module>(), ([] { static_assert(pspmv::HasOption<pspmv::Module>(key), #Module " has no option " key); }(), key)
 
-PSPMV_OPTION_API(MatRgCSRSetGroupSize, SetIntC, PetscInt, RgCsrModule, "group_size")
-PSPMV_OPTION_API(MatRgCSRGetGroupSize, GetInt, PetscInt *, RgCsrModule, "group_size")
-PSPMV_OPTION_API(MatRgCSRSetHybrid, SetStringC, const char *, RgCsrModule, "hybrid")
-PSPMV_OPTION_API(MatRgCSRGetHybrid, GetString, const char **, RgCsrModule, "hybrid")
-PSPMV_OPTION_API(MatPackSELLSetSliceHeight, SetIntC, PetscInt, PackSellModule, "slice_height")
-PSPMV_OPTION_API(MatPackSELLGetSliceHeight, GetInt, PetscInt *, PackSellModule, "slice_height")
-PSPMV_OPTION_API(MatPackSELLSetSigma, SetIntC, PetscInt, PackSellModule, "sigma")
-PSPMV_OPTION_API(MatPackSELLGetSigma, GetInt, PetscInt *, PackSellModule, "sigma")
-PSPMV_OPTION_API(MatPackSELLSetValueFormat, SetStringC, const char *, PackSellModule, "value_format")
-PSPMV_OPTION_API(MatPackSELLGetValueFormat, GetString, const char **, PackSellModule, "value_format")
-PSPMV_OPTION_API(MatPackSELLSetScaling, SetStringC, const char *, PackSellModule, "scaling")
-PSPMV_OPTION_API(MatPackSELLGetScaling, GetString, const char **, PackSellModule, "scaling")
-PSPMV_OPTION_API(MatPackSELLSetHybrid, SetStringC, const char *, PackSellModule, "hybrid")
-PSPMV_OPTION_API(MatPackSELLGetHybrid, GetString, const char **, PackSellModule, "hybrid")
+/*@
+  MatRgCSRSetGroupSize - Sets G, the number of consecutive rows stored together (column-major)
+  in one group of the row-grouped CSR layout.
 
+  Logically Collective
+
+  Input Parameters:
++ A - a `MATRGCSR` or `MATRGCSRCUDA` matrix (seq or mpi)
+- G - rows per group: a multiple of 32 from 32 to 1024 (default 32)
+
+  Options Database Key:
+. -mat_rgcsr_group_size <G> - rows per group
+
+  Level: intermediate
+
+  Notes:
+  Like every format setter, it may be called before or after assembly: before, G is used when
+  the layout is built at `MatAssemblyEnd()`; after, the layout is rebuilt at once (if that fails,
+  the previous G and layout are kept). Matrices of other types ignore it (PETSc's convention). On
+  an MPI matrix G applies to the diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` when G is not a multiple of 32 in [32, 1024].
+
+  References:
+  Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse matrices on GPU
+  with implementation in CUDA", Acta Technica 56 (2011).
+
+.seealso: `MatRgCSRGetGroupSize()`, `MatRgCSRSetHybrid()`, `MATRGCSR`
+@*/
+PetscErrorCode MatRgCSRSetGroupSize(Mat A, PetscInt G)
+{
+  PetscFunctionBegin;
+  PetscCall(SetInt(A, PSPMV_OPTION(RgCsrModule, "group_size"), G));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatRgCSRGetGroupSize - Gets the rows per group G of an RgCSR matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+
+  Output Parameter:
+. G - rows per group
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not an RgCSR matrix (the message names the RgCSR types and A's type).
+
+.seealso: `MatRgCSRSetGroupSize()`
+@*/
+PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G)
+{
+  PetscFunctionBegin;
+  PetscCall(GetInt(A, PSPMV_OPTION(RgCsrModule, "group_size"), G, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatRgCSRSetHybrid - Chooses the hybrid split of an RgCSR matrix: the first K nonzeros of every
+  row stay in the grouped layout, the rest go to a COO tail processed by a load-balanced kernel.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+- hybrid - "auto" (K chosen from the row-length distribution by a byte-count model, the
+           default), "none" (no tail: K is the longest row) or a positive integer K
+
+  Options Database Key:
+. -mat_rgcsr_hybrid <auto|none|K> - the hybrid split
+
+  Level: intermediate
+
+  Notes:
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous option if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` when the string is none of the above.
+
+  References:
+  Anzt, Cojean, Flegar, Goebel, Gruetzmacher, Nayak, Ribizel, Tsai, Quintana-Orti, "Ginkgo: A
+  Modern Linear Operator Algebra Framework for High Performance Computing", ACM TOMS 48 (2022)
+  (hybrid format; load-balancing SpMV kernels).
+
+.seealso: `MatRgCSRGetHybrid()`, `MatPackSELLSetHybrid()`
+@*/
+PetscErrorCode MatRgCSRSetHybrid(Mat A, const char hybrid[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(RgCsrModule, "hybrid"), hybrid));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatRgCSRGetHybrid - Gets the hybrid option of an RgCSR matrix as its canonical string
+  ("auto", "none" or the width K).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+
+  Output Parameter:
+. hybrid - the option (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not an RgCSR matrix.
+
+.seealso: `MatRgCSRSetHybrid()`
+@*/
+PetscErrorCode MatRgCSRGetHybrid(Mat A, const char *hybrid[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(RgCsrModule, "hybrid"), hybrid, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetSliceHeight - Sets C, the number of (sorted) rows of one PackSELL slice.
+
+  Logically Collective
+
+  Input Parameters:
++ A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- C - slice height: a multiple of 32 in [32, 1024] (default 32)
+
+  Options Database Key:
+. -mat_packsell_slice_height <C> - slice height
+
+  Level: intermediate
+
+  Notes:
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous C if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` for any other value, or when the current sigma is neither
+  `PETSC_DECIDE`, 1 nor a multiple of C.
+
+  References:
+  Kreutzer, Hager, Wellein, Fehske, Bishop, "A unified sparse matrix data format for efficient
+  general sparse matrix-vector multiplication on modern processors with wide SIMD units",
+  SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma); the PackSELL paper for the packed words.
+
+.seealso: `MatPackSELLSetSigma()`, `MatPackSELLGetSliceHeight()`
+@*/
+PetscErrorCode MatPackSELLSetSliceHeight(Mat A, PetscInt C)
+{
+  PetscFunctionBegin;
+  PetscCall(SetInt(A, PSPMV_OPTION(PackSellModule, "slice_height"), C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetSliceHeight - Gets the slice height C of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. C - slice height
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetSliceHeight()`
+@*/
+PetscErrorCode MatPackSELLGetSliceHeight(Mat A, PetscInt *C)
+{
+  PetscFunctionBegin;
+  PetscCall(GetInt(A, PSPMV_OPTION(PackSellModule, "slice_height"), C, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetSigma - Sets sigma, the window of rows inside which PackSELL sorts rows by
+  length (longest first) before cutting slices, or lets it be chosen at assembly.
+
+  Logically Collective
+
+  Input Parameters:
++ A     - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- sigma - 1 (no sorting, the default), `PETSC_DECIDE` (chosen from the row lengths when the
+          layout is built) or a positive multiple of the slice height
+
+  Options Database Key:
+. -mat_packsell_sigma <sigma> - sorting window (`PETSC_DECIDE` or `DECIDE` for the automatic choice)
+
+  Level: intermediate
+
+  Notes:
+  Sorting packs rows of similar length into the same slice, so slices carry less padding, but it
+  scatters the writes of y and the rows of a slice no longer read neighbouring parts of x. With
+  `PETSC_DECIDE` each layout (on an MPI matrix: each diagonal and off-diagonal block) takes the
+  smallest of 1, C, 2C, 4C, ... (up to the first power-of-two multiple of the slice height C that
+  covers all rows) whose stored bytes, regular words plus hybrid tail, are within 2% of the
+  smallest; so matrices whose slices hold rows of nearly equal length keep 1. The choice depends
+  on the nonzero pattern only; value-only re-assemblies keep it.
+
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous sigma if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_OUTOFRANGE` for 0, a negative value other than `PETSC_DECIDE`, or a value that
+  is not 1 and not a positive multiple of the slice height.
+
+  References:
+  Kreutzer, Hager, Wellein, Fehske, Bishop, "A unified sparse matrix data format for efficient
+  general sparse matrix-vector multiplication on modern processors with wide SIMD units",
+  SIAM J. Sci. Comput. 36 (2014) (SELL-C-sigma).
+
+.seealso: `MatPackSELLSetSliceHeight()`, `MatPackSELLGetSigma()`
+@*/
+PetscErrorCode MatPackSELLSetSigma(Mat A, PetscInt sigma)
+{
+  PetscFunctionBegin;
+  PetscCall(SetInt(A, PSPMV_OPTION(PackSellModule, "sigma"), sigma));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetSigma - Gets the sorting window sigma of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. sigma - once A is assembled, the window of the layout actually built (1 or a multiple of the
+          slice height; `PETSC_DECIDE` resolved); before assembly, the option as set
+          (1 by default)
+
+  Level: intermediate
+
+  Notes:
+  For an MPI matrix the value after assembly is the one of this rank's diagonal block; other
+  blocks and ranks may have chosen other windows (`MatView()` with `PETSC_VIEWER_ASCII_INFO`
+  shows the largest). The layout is brought up to date first, as in `MatSpMVGetStats()`.
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix; after assembly, the errors of bringing the
+  layout up to date (a value that overflows the value format).
+
+.seealso: `MatPackSELLSetSigma()`
+@*/
+PetscErrorCode MatPackSELLGetSigma(Mat A, PetscInt *sigma)
+{
+  PetscFunctionBegin;
+  PetscCall(GetInt(A, PSPMV_OPTION(PackSellModule, "sigma"), sigma, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetValueFormat - Sets the reduced-precision format of the values packed with the
+  column deltas into each 32-bit PackSELL word.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- format - "exact" (the default: FP64 values stored beside the words, lossless), "fp16"
+           (IEEE binary16), "bf16" (bfloat16) or "e8m<m>" (sign, 8-bit exponent, m-bit
+           mantissa, 7 <= m <= 22)
+
+  Options Database Key:
+. -mat_packsell_value_format <exact|fp16|bf16|e8m<m>> - value format
+
+  Level: intermediate
+
+  Notes:
+  Products accumulate in double precision. The lossy formats round every value (relative
+  error up to 2^-11 for fp16, 2^-8 for bf16, 2^-(m+1) for e8m<m>), so use them only where
+  that accuracy is enough (e.g. the inner operator of a mixed-precision solver); the default
+  gives the same products as AIJ. A finite value that overflows the format is an error
+  (`PETSC_ERR_ARG_OUTOFRANGE`, naming row, column and value) unless `MatPackSELLSetScaling()`
+  is "auto"; a nonzero that would be stored as zero is always an error.
+
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous format if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for an unknown format name.
+
+  References:
+  The PackSELL paper (SELL-C-sigma with delta-encoded column indices and reduced-precision
+  values packed in one word, used as the inner operator of mixed-precision Krylov solvers):
+  K. Suzuki, T. Iwashita, "PackSELL: A Sparse Matrix Format for Precision-Agnostic
+  High-Performance SpMV", arXiv:2604.13433 (2026).
+
+.seealso: `MatPackSELLGetValueFormat()`, `MatPackSELLSetScaling()`
+@*/
+PetscErrorCode MatPackSELLSetValueFormat(Mat A, const char format[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(PackSellModule, "value_format"), format));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetValueFormat - Gets the value format name of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. format - "fp16", "bf16", "e8m<m>" or "exact" (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetValueFormat()`
+@*/
+PetscErrorCode MatPackSELLGetValueFormat(Mat A, const char *format[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "value_format"), format, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetScaling - Chooses whether PackSELL may scale all values by a power of two so
+  that they fit the value format.
+
+  Logically Collective
+
+  Input Parameters:
++ A       - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- scaling - "none" (the default: a value that overflows, or a nonzero that would round to
+            zero, is an error) or "auto" (values are stored times 2^s, s of either sign chosen
+            afresh at every assembly so the largest one sits in the format's top binade,
+            |s| <= 1022; products multiply by 2^-s, exactly; a nonzero that would still
+            round to zero, because the matrix spans more magnitudes than the format holds,
+            is an error naming it and a wider format)
+
+  Options Database Key:
+. -mat_packsell_scaling <none|auto> - value scaling
+
+  Level: intermediate
+
+  Notes:
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous option if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for any other string.
+
+.seealso: `MatPackSELLSetValueFormat()`, `MatPackSELLGetScaling()`
+@*/
+PetscErrorCode MatPackSELLSetScaling(Mat A, const char scaling[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(PackSellModule, "scaling"), scaling));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetScaling - Gets the scaling option ("none" or "auto") of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. scaling - "none" or "auto" (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetScaling()`
+@*/
+PetscErrorCode MatPackSELLGetScaling(Mat A, const char *scaling[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "scaling"), scaling, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetHybrid - Chooses the hybrid split of a PackSELL matrix (see
+  `MatRgCSRSetHybrid()`): "auto" (default), "none" or a positive width K.
+
+  Logically Collective
+
+  Input Parameters:
++ A      - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- hybrid - "auto", "none" or a positive integer K
+
+  Options Database Key:
+. -mat_packsell_hybrid <auto|none|K> - the hybrid split
+
+  Level: intermediate
+
+  Notes:
+  It may be called before or after assembly (after: the layout is rebuilt at once, and kept with
+  the previous option if that fails); other types ignore it; on an MPI matrix it applies to the
+  diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` when the string is none of the above.
+
+.seealso: `MatPackSELLGetHybrid()`, `MatRgCSRSetHybrid()`
+@*/
+PetscErrorCode MatPackSELLSetHybrid(Mat A, const char hybrid[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(PackSellModule, "hybrid"), hybrid));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetHybrid - Gets the hybrid option of a PackSELL matrix ("auto", "none" or K).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. hybrid - the option (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: intermediate
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetHybrid()`
+@*/
+PetscErrorCode MatPackSELLGetHybrid(Mat A, const char *hybrid[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "hybrid"), hybrid, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatSpMVSetFreeDeviceCSR - Sets whether the layout of a CUDA matrix (`MATRGCSRCUDA`,
+  `MATPACKSELLCUDA`) is built and updated without keeping AIJCUSPARSE's device CSR.
+
+  Logically Collective
+
+  Input Parameters:
++ A   - the matrix (other types ignore the call)
+- flg - `PETSC_TRUE`: when AIJCUSPARSE's device copy of the CSR is not current, builds and value
+        updates upload the host CSR into a temporary device buffer and free it (device memory:
+        the layout alone); `PETSC_FALSE` (default): they read AIJCUSPARSE's device CSR, which
+        PETSc uploads where the host is newer (the values only when the pattern is unchanged)
+        and which stays on the device as AIJCUSPARSE keeps it
+
+  Options Database Key:
+. -mat_spmv_free_device_csr <bool> - the same
+
+  Level: advanced
+
+  Notes:
+  The CUDA types are AIJCUSPARSE matrices underneath: operations other than `MatMult()`,
+  `MatMultAdd()` and `MatGetDiagonal()` (factorizations, `MatMultTranspose()`, products,
+  `MatScale()`, ...) are AIJCUSPARSE's and allocate its device CSR when they need it, whatever
+  this flag says. The flag applies to the builds and value updates that follow.
+
+.seealso: `MatView()` with `PETSC_VIEWER_ASCII_INFO` (it reports the device bytes of both)
+@*/
 PetscErrorCode MatSpMVSetFreeDeviceCSR(Mat A, PetscBool flg)
 {
   PetscFunctionBegin;
@@ -123,20 +587,43 @@ PetscErrorCode MatSpMVSetFreeDeviceCSR(Mat A, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*@
+  MatSpMVGetStats - Gets the storage statistics of the layouts held by this rank (for an MPI
+  matrix: its diagonal and off-diagonal blocks, summed).
+
+  Not Collective
+
+  Input Parameter:
+. A - an assembled matrix of one of the petscspmv types
+
+  Output Parameter:
+. stats - the statistics (`MatSpMVStats`: rows, columns, nonzeros, stored and padding slots,
+          dummy words, tail nonzeros, stored bytes, hybrid width, scale exponents); the layout
+          is brought up to date first
+
+  Level: advanced
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a petscspmv type; `PETSC_ERR_ARG_WRONGSTATE` when it is not
+  assembled, or when it is a CUDA matrix bound to the CPU whose layout is not built yet (it is
+  built at its first use on the GPU); the errors of bringing the layout up to date (a value
+  that overflows a lossy value format).
+
+.seealso: `MatView()` with `PETSC_VIEWER_ASCII_INFO`
+@*/
 PetscErrorCode MatSpMVGetStats(Mat A, MatSpMVStats *stats)
 {
+  pspmv::glue::GetStatsFn fn;
+  MatType                 type;
+  char                    names[256];
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(stats, 2);
-  {
-    pspmv::glue::GetStatsFn fn;
-    MatType                 type;
-    char                    names[256];
-    PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSpMVGetStats_C", &fn));
-    PetscCall(MatGetType(A, &type));
-    PetscCall(RootNames(nullptr, names, sizeof(names)));
-    PetscCheck(fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatSpMVGetStats() needs a matrix of a petscspmv type (%s); this one is %s", names, type ? type : "untyped");
-    PetscCall((*fn)(A, stats));
-  }
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSpMVGetStats_C", &fn));
+  PetscCall(MatGetType(A, &type));
+  PetscCall(RootNames(nullptr, names, sizeof(names)));
+  PetscCheck(fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MatSpMVGetStats() needs a matrix of a petscspmv type (%s); this one is %s", names, type ? type : "untyped");
+  PetscCall((*fn)(A, stats));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

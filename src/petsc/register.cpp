@@ -1,5 +1,6 @@
-// Package registration: type names, root names, log events; also the entry
-// point PETSc calls when the library is loaded with -dll_append.
+// Package registration: type names, root names, log events; also the entry point PETSc calls
+// when the library is loaded with -dll_append. The man pages of the three public functions stand
+// before their definitions (scripts/manpages.py).
 #include "spmvimpl.hpp"
 
 namespace pspmv {
@@ -12,6 +13,16 @@ using namespace pspmv::glue;
 
 static PetscBool PetscSpMVPackageInitialized = PETSC_FALSE;
 
+/*@C
+  PetscSpMVFinalizePackage - Marks the package as not initialized (registered by
+  `PetscSpMVInitializePackage()` with `PetscRegisterFinalize()`, so `PetscFinalize()` calls it).
+
+  Not Collective
+
+  Level: developer
+
+.seealso: `PetscSpMVInitializePackage()`
+@*/
 PetscErrorCode PetscSpMVFinalizePackage(void)
 {
   PetscFunctionBegin;
@@ -19,6 +30,34 @@ PetscErrorCode PetscSpMVFinalizePackage(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*@C
+  PetscSpMVInitializePackage - Registers the petscspmv Mat types (the 12 names of petscspmv.h:
+  `MATRGCSR`, `MATSEQRGCSR`, `MATMPIRGCSR`, `MATPACKSELL`, ... and their CUDA versions, the CUDA
+  ones only in a build with CUDA), their `MatConvert()` functions, options and log events
+  (SpMVBuild, SpMVValues, PCMixedKSetUp), and the preconditioner `PCMIXEDKRYLOV`.
+
+  Not Collective
+
+  Level: beginner
+
+  Notes:
+  Idempotent: later calls return at once. Call it after `PetscInitialize()` in programs linked
+  with the library; programs that load it with -dll_append get it called by
+  `PetscDLLibraryRegister_petscspmv()`. `PetscFinalize()` undoes it (`PetscSpMVFinalizePackage()`).
+
+  Errors:
+  `PETSC_ERR_LIB` when the program runs a PETSc of another major.minor version than the one the
+  library was built against (the message names both); whatever `MatRegister()`, `PCRegister()`
+  or `PetscLogEventRegister()` raise (out of memory).
+
+  References:
+  Formats: Oberhuber, Suzuki, Vacata, "New Row-grouped CSR format for storing the sparse
+  matrices on GPU with implementation in CUDA" (RgCSR); the PackSELL paper (SELL-C-sigma with
+  packed delta/value words); Anzt, Cojean, Flegar et al., Ginkgo's load-balancing SpMV (hybrid
+  split). See docs/design.md.
+
+.seealso: `PetscSpMVFinalizePackage()`, `PetscDLLibraryRegister_petscspmv()`
+@*/
 PetscErrorCode PetscSpMVInitializePackage(void)
 {
   PetscInt               n;
@@ -58,6 +97,20 @@ PetscErrorCode PetscSpMVInitializePackage(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*@C
+  PetscDLLibraryRegister_petscspmv - Entry point PETSc calls when the library is loaded with
+  -dll_append <path>/libpetscspmv.so (or -dll_prepend): calls `PetscSpMVInitializePackage()`, so
+  unmodified PETSc programs accept -mat_type rgcsr, packsell, rgcsrcuda and packsellcuda.
+
+  Not Collective
+
+  Level: developer
+
+  Errors:
+  Those of `PetscSpMVInitializePackage()`.
+
+.seealso: `PetscSpMVInitializePackage()`
+@*/
 PetscErrorCode PetscDLLibraryRegister_petscspmv(void)
 {
   PetscFunctionBegin;

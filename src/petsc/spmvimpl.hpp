@@ -300,7 +300,7 @@ PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o);
 
 /* register.cpp */
 extern PetscLogEvent EventBuild, EventValues;
-/* pc_mixedkrylov.cpp */
+/* solvers/pc_mixedkrylov.cpp */
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
 /* solvers/ksp_mixedcg.cpp */

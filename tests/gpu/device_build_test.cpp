@@ -4,7 +4,7 @@
 // range errors with the host's (row, column, message). Suites: DeviceBuildSmall* and
 // DeviceBuildRandom (sanitizer subset *Small*:*Random*), DeviceBuildFiles/SmallDeviceBuildFiles
 // over the shared matrices.
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include "device_compare.hpp"
 #include "matrix_market.hpp"
 #include "shared_matrices.hpp"

@@ -2,7 +2,7 @@
 // a CSR held on the device, and layout-by-layout equality (every array downloaded) of the
 // device structs against a reference (usually upload() of the host build).
 #pragma once
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include "gpu_test_util.hpp"
 #include <algorithm>
 #include <cstring>

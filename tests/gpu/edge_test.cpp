@@ -1,6 +1,6 @@
 // Edge cases of the device formats (suite SmallEdge, part of the compute-sanitizer subset):
 // zero sizes, value updates, layout mismatches, release, 64-bit slot offsets, non-finite values.
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include "cuda/device_memory.cuh"
 #include "format_checks.hpp"
 #include "random_matrices.hpp"

@@ -1,7 +1,7 @@
 // One configuration of a format, built, uploaded and checked (see format_checks.hpp).
 #include "format_checks.hpp"
 #include "core/threads_per_row.hpp"
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>

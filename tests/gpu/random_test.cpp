@@ -3,7 +3,7 @@
 // sizes stay small; each case targets one way a kernel can go wrong.
 #include "format_checks.hpp"
 #include "random_matrices.hpp"
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 
 using namespace gputest;
 

@@ -123,7 +123,7 @@ static PetscErrorCode RunFamily(Mat Aref, const char *family, const char *label,
 
   PetscFunctionBegin;
   PetscCall(PetscPrintf(PetscObjectComm((PetscObject)Aref), "%s\n", label));
-  PetscCall(MatDuplicate(Aref, MAT_COPY_VALUES, &A)); /* AIJ twin, modified alongside B */
+  PetscCall(MatDuplicate(Aref, MAT_COPY_VALUES, &A)); /* the conversions' source AIJ matrix, modified alongside B */
   PetscCall(MatGetSize(A, &M, &N));
   PetscCall(MatHasCongruentLayouts(A, &congruent));
 

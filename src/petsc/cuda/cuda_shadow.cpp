@@ -1,5 +1,5 @@
 // CUDA backend: the layout is built on the device from AIJCUSPARSE's device CSR (our CUDA types
-// are AIJCUSPARSE underneath; build_on_device() of src/cuda/device_formats.hpp: bit for bit the
+// are AIJCUSPARSE underneath; build_on_device() of src/formats/device_formats.hpp: bit for bit the
 // host builder's layout), on PETSc's current device stream; a value update re-encodes the values
 // of that CSR on the device (update_values_on_device()). PETSc's own offload logic uploads what is
 // newer on the host (the values only when the pattern is unchanged) and logs it; that CSR stays
@@ -16,7 +16,7 @@
 #include <petscdevice_cuda.h>
 
 #include "core_error.hpp"
-#include "cuda/device_formats.hpp"
+#include "formats/device_formats.hpp"
 #include "shadow.hpp"
 #include "aijcusparse_csr.hpp"
 #include "current_stream.hpp"

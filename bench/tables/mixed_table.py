@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""docs/bench/mixed.csv, a markdown table and the convergence plot from bench/mixed/mixed_bench.sh's output.
+
+Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--header TEXT]
+  MIXED_RAW      mixed_raw.txt (ex2 lines after "case=<c> mat_type=<t> value_format=<vf>" lines)
+  MIXED_HISTORY  mixed_history.csv (matrix,mat_type,value_format,solver,iteration,time_s,relative_residual)
+  OUTDIR         gets mixed.csv, mixed.md and mixed_convergence.png
+
+Columns of mixed.csv: matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,
+speedup_vs_fp64_cg. solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that matrix type),
+mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV on aijcusparse), gamg (CG + GAMG on aijcusparse).
+inner_its: inner steps per outer iteration (CG steps, or F3R innermost Richardson steps).
+speedup_vs_fp64_cg: solve_s of cg_jacobi_aijcusparse on the same matrix / this solve_s.
+true_residual: ||b - A x|| / ||b|| after the solve, with the exact FP64 matrix.
+mixed.md also shows the value update time (ex2 -time_update: PCSetUp after a same-pattern value
+change) when the raw file has "update solver=..." lines.
+"""
+import csv
+import os
+import re
+import sys
+
+import logview
+
+
+def parse_raw(path):
+    rows, ctx = [], None
+    for line in open(path):
+        m = re.match(r"case=(\S+) mat_type=(\S+) value_format=(\S+)", line)
+        if m:
+            ctx = m.groups()
+            continue
+        if line.startswith("solver=") and ctx:
+            f = dict(kv.split("=", 1) for kv in line.split())
+            c, t, vf = ctx
+            name = f["solver"]
+            if name == "cg_jacobi":
+                name, vf_out = "cg_jacobi_" + t, "fp64"
+            elif name == "gamg":
+                vf_out = "fp64"
+            else:
+                vf_out = vf
+            rows.append(dict(matrix=c, solver=name, value_format=vf_out, setup_s=float(f["setup_s"]),
+                             solve_s=float(f["solve_s"]), outer_its=int(f["outer_its"]),
+                             inner_its=float(f["inner_its"]), true_residual=float(f["true_residual"]),
+                             reason=f["reason"], mat_type=t, update_s=None))
+        elif line.startswith("update solver=") and ctx and rows:
+            # ex2 -time_update: the value update of the solver printed just before
+            f = dict(kv.split("=", 1) for kv in line.split()[1:3])
+            if rows[-1]["matrix"] == ctx[0] and f["solver"] in (rows[-1]["solver"], rows[-1]["solver"].replace("cg_jacobi_" + ctx[1], "cg_jacobi")):
+                rows[-1]["update_s"] = float(f["update_s"])
+    return rows
+
+
+def main():
+    if len(sys.argv) < 4:
+        sys.exit(__doc__)
+    raw, hist, out = sys.argv[1:4]
+    rows = parse_raw(raw)
+    base = {r["matrix"]: r["solve_s"] for r in rows if r["solver"] == "cg_jacobi_aijcusparse"}
+    os.makedirs(out, exist_ok=True)
+    cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg"]
+    for r in rows:
+        r["speedup"] = base[r["matrix"]] / r["solve_s"] if r["matrix"] in base and r["solve_s"] > 0 else float("nan")
+    fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f"}
+    logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows,
+                      lambda r, c: fmt[c] % r["speedup" if c == "speedup_vs_fp64_cg" else c] if c in fmt else r[c])
+    with open(os.path.join(out, "mixed.md"), "w") as f:
+        upd = any(r["update_s"] is not None for r in rows)
+        f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))
+        f.write("|---|---|---|---:|%s---:|---:|---:|---:|---:|\n" % ("---:|" if upd else ""))
+        for r in rows:
+            flag = "" if r["reason"].startswith("CONVERGED") else " (%s)" % r["reason"]
+            u = ("" if not upd else " - |" if r["update_s"] is None else " %.4f |" % r["update_s"])
+            f.write("| %s | %s | %s | %.4f |%s %.4f | %d | %.1f | %.2e%s | %.2fx |\n" % (r["matrix"], r["solver"], r["value_format"], r["setup_s"], u, r["solve_s"],
+                                                                                     r["outer_its"], r["inner_its"], r["true_residual"], flag, r["speedup"]))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib missing: no plot", file=sys.stderr)
+        return
+    series = {}
+    for h in csv.DictReader(open(hist)):
+        key = (h["matrix"], h["solver"] if h["solver"] not in ("cg_jacobi",) else "cg_jacobi_" + h["mat_type"], h["value_format"] if h["solver"].startswith("mixed") else "fp64")
+        series.setdefault(key, []).append((float(h["time_s"]), float(h["relative_residual"])))
+    matrices = sorted({k[0] for k in series})
+    if not matrices:
+        return
+    fig, axes = plt.subplots(1, len(matrices), figsize=(5 * len(matrices), 4), squeeze=False)
+    for ax, m in zip(axes[0], matrices):
+        for (mm, s, vf), pts in sorted(series.items()):
+            if mm != m:
+                continue
+            ax.semilogy([p[0] for p in pts], [p[1] for p in pts], label=s if vf == "fp64" else "%s (%s)" % (s, vf))
+        ax.axhline(1e-8, color="gray", lw=0.5, ls="--")
+        ax.set_title(m)
+        ax.set_xlabel("time (s)")
+        ax.set_ylabel("||b - A x|| / ||b||")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "mixed_convergence.png"), dpi=110)
+
+
+if __name__ == "__main__":
+    main()

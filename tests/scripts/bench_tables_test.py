@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""bench/tables: the -log_view parser they share (logview.py) on lines laid out as PETSc 3.22-3.25
+prints them (logdefault.c, CUDA build: timed, and a GPU run without -log_view_gpu_time, "n/a"
+times and rates), and each table script run on a small log of that layout."""
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "tables")
+sys.path.insert(0, TABLES)
+import logview  # noqa: E402
+
+# name count ratio time ratio flop ratio mess avglen reduct (5 global %) (5 stage %) Mflop/s,
+# then GPU Mflop/s, CpuToGpu count, size (MB), GpuToCpu count, size (MB), GPU %F
+TIMED = ("MatMult               86 1.0 1.8627e-03 1.2 2.16e+06 1.0 1.7e+02 2.0e+03 0.0e+00  6 49 96 99  0"
+         "   6 49 96 99  0  2317    4100      3 1.25e+00    7 2.50e+00 100")
+NA = ("MatMult              100 1.0  n/a     n/a   1.12e+10 1.0 2.0e+02 6.4e+05 0.0e+00 50 60 40 50  0"
+      "  99 100 100 100  0  n/a    n/a       200 1.28e+02  200 1.28e+02 100")
+HOST = ("VecScatterBegin       86 1.0 2.0056e-04 1.1 0.00e+00 0.0 1.7e+02 2.0e+03 0.0e+00  1  0 96 99  0"
+        "   1  0 96 99  0     0       0      0 0.00e+00    0 0.00e+00  0")
+
+
+def event(name, count, time, pct):
+    """An event line of a CUDA build (time "n/a" as PETSc prints it without -log_view_gpu_time)."""
+    t = time if time == "n/a" else f"{time:.4e}"
+    return (f"{name:<22s}{count:>3d} 1.0 {t} 1.0 0.00e+00 0.0 0.0e+00 0.0e+00 0.0e+00 {pct:2d}  0  0  0  0"
+            f" {pct:3d}  0  0  0  0     0       0      2 1.00e+00    1 5.00e-01  0")
+
+
+def log_view(main_stage_s, events, stages=()):
+    """A -log_view text: the summary of stages, then stage 0 and the other stages' events."""
+    out = ["Summary of Stages:   ----- Time ------  ----- Flop ------  --- Messages ---",
+           f" 0:      Main Stage: {main_stage_s:.4e} 100.0%  0.0000e+00   0.0%  0.000e+00   0.0%",
+           "------------------------------------------------------------------------------------------------------------------------",
+           "Event                Count      Time (sec)     Flop                              --- Global ---  --- Stage ----  Total   GPU    - CpuToGpu -   - GpuToCpu - GPU",
+           "", "--- Event Stage 0: Main Stage", ""] + events
+    for i, (name, evs) in enumerate(stages, 1):
+        out += ["", f"--- Event Stage {i}: {name}", ""] + evs
+    out += ["", "Memory usage is given in bytes:", "", "--- Event Stage 0: Main Stage", "",
+            event("MatMult", 999, 9.0, 99)]  # the objects' part: no events are read here
+    return "\n".join(out) + "\n"
+
+
+class EventLine(unittest.TestCase):
+    def test_timed(self):
+        ev = logview.parse_event_line(TIMED)
+        self.assertEqual(ev["name"], "MatMult")
+        self.assertEqual((ev["count"], ev["time"], ev["mess"], ev["avglen"], ev["time_pct"]), (86, 1.8627e-03, 170, 2000, 6))
+        self.assertEqual((ev["ctg_count"], ev["ctg_mb"], ev["gtc_count"], ev["gtc_mb"]), (3, 1.25, 7, 2.5))
+
+    def test_gpu_without_gpu_time(self):
+        ev = logview.parse_event_line(NA)
+        self.assertTrue(math.isnan(ev["time"]))
+        self.assertEqual((ev["count"], ev["mess"], ev["avglen"], ev["time_pct"]), (100, 200, 6.4e5, 50))
+        self.assertEqual((ev["ctg_count"], ev["ctg_mb"], ev["gtc_count"], ev["gtc_mb"]), (200, 128, 200, 128))
+
+    def test_host_zero_copies(self):
+        ev = logview.parse_event_line(HOST)
+        self.assertEqual((ev["ctg_count"], ev["gtc_count"]), (0, 0))
+
+    def test_not_an_event(self):
+        self.assertIsNone(logview.parse_event_line("Summary of Stages:   ----- Time ------"))
+        self.assertIsNone(logview.parse_event_line("------------------------------------------------------------------------"))
+
+
+class LogView(unittest.TestCase):
+    def test_stages(self):
+        text = log_view(2.0, [event("KSPSolve", 1, 1.5, 75), event("MatMult", 10, "n/a", 20)],
+                        [("Timed:aij", [event("MatMult", 100, 0.25, 12)])])
+        lv = logview.LogView(text)
+        self.assertEqual(lv.main_stage_s, 2.0)
+        self.assertEqual(lv.stage_names, {0: "Main Stage", 1: "Timed:aij"})
+        self.assertEqual(lv.main["KSPSolve"]["time"], 1.5)
+        self.assertTrue(math.isnan(lv.main["MatMult"]["time"]))
+        self.assertEqual(lv.main["MatMult"]["count"], 10)  # not the objects' part after "Memory usage"
+        self.assertEqual(lv.stages["Timed:aij"]["MatMult"]["count"], 100)
+
+    def test_fmt_num(self):
+        self.assertEqual([logview.fmt_num(v) for v in (None, float("nan"), 1.23456, 12345.0, 7)], ["", "", "1.235", "1.234e+04", "7"])
+
+
+class Tables(unittest.TestCase):
+    """The table scripts on a GPU run without -log_view_gpu_time: pcs_table.py takes an n/a
+    event's time as its %T of the Main Stage, end_to_end_table.py reads the copy columns."""
+
+    def run_table(self, args):
+        r = subprocess.run([sys.executable] + args, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_pcs_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            log = os.path.join(d, "run.log")
+            with open(log, "w") as f:
+                f.write("  Linear solve converged due to CONVERGED_RTOL iterations 12\n"
+                        "  12 KSP unpreconditioned resid norm 1.0e-09 true resid norm 1.0e-09 ||r(i)||/||b|| 5.0e-09\n")
+                f.write(log_view(4.0, [event("KSPSolve", 1, 2.0, 50), event("KSPSetUp", 1, 0.5, 12),
+                                       event("PCSetUp", 1, "n/a", 25)]))
+            with open(os.path.join(d, "manifest.txt"), "w") as f:
+                f.write(f"ksp_ex45_16 cg jacobi 1 aijcusparse 1 {log}\n")
+            self.run_table([os.path.join(TABLES, "pcs_table.py"), "--manifest", os.path.join(d, "manifest.txt"), "--out", d])
+            with open(os.path.join(d, "pcs.csv")) as f:
+                rows = f.read().splitlines()
+            self.assertEqual(rows[0], "case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse")
+            self.assertEqual(rows[1], "ksp_ex45_16,cg,jacobi,aijcusparse,1,1,1.5,12,5e-09,1")
+
+    def test_end_to_end_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "ksp_ex45_16_aijcusparse.log"), "w") as f:
+                f.write("  Linear solve converged due to CONVERGED_RTOL iterations 30\n")
+                f.write(log_view(3.0, [event("KSPSolve", 1, 2.0, 66), event("KSPSetUp", 1, 0.5, 16),
+                                       event("MatMult", 31, 0.62, 20), event("MatAssemblyEnd", 2, 0.2, 6),
+                                       event("MatCUSPARSCopyTo", 2, 0.1, 3)]))
+            self.run_table([os.path.join(TABLES, "end_to_end_table.py"), "--raw", d, "--out", d])
+            with open(os.path.join(d, "end-to-end-detail.csv")) as f:
+                head, row = f.read().splitlines()[:2]
+            got = dict(zip(head.split(","), row.split(",")))
+            self.assertEqual((got["solve_s"], got["total_s"], got["matmult_count"], got["solve_cpu2gpu_count"], got["solve_gpu2cpu_mb"]),
+                             ("1.5", "3", "31", "2", "0.5"))
+            self.assertEqual(got["build_from"], "log_view totals (approximate)")
+
+
+if __name__ == "__main__":
+    unittest.main()

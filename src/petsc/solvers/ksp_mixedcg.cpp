@@ -705,6 +705,71 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
 
 } // namespace
 
+/*MC
+  KSPMIXEDCG - "mixedcg": CG on the symmetrically scaled system D^-1/2 A D^-1/2 (D = diag(A):
+  Jacobi-preconditioned CG) whose iteration runs on FP32 vectors with a low-precision PackSELL
+  copy of the scaled Pmat, with reliable updates: whenever the iterated residual has fallen by
+  delta since the last update, the true residual r = b - A x is recomputed in FP64 with the exact
+  Amat, the iteration continues from it with its search direction kept (re-orthogonalised
+  against the new residual), and the solution is accumulated in FP64. Convergence and the
+  monitor see only these FP64 true residuals.
+
+  Options Database Keys:
++ -ksp_mixedcg_delta <0.1> - reliable update when the iterated residual falls below delta times
+    its largest value since the last update
+. -ksp_mixedcg_value_format <e8m14> - the copy's value format (fp16, bf16, e8m<m> with m in 7..22,
+    or exact: FP64 values rounded to FP32 in the products); the other
+    -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too
+. -ksp_mixedcg_dither <true> - round the copy's values up or down by a symmetric pseudo-random
+    dither (unbiased) instead of to nearest (equal values, equal errors)
+. -ksp_mixedcg_rowsum_compensation <true> - add the copy's rounding of each row sum back as an FP32
+    diagonal (the smooth modes of PDE matrices then see no error of the copy)
+. -ksp_mixedcg_guard_value_format <e8m22> - the wider format the guard raises the copy to (none:
+    straight to FP64 CG)
+. -ksp_mixedcg_guard_departure <0.05> - a segment is lossy (and raises at once) when the true
+    residual departs from the iterated one by more than this relative norm
+. -ksp_mixedcg_guard_ratio <1.5> - a segment between two reliable updates is lossy when it needs
+    more than this many times the iterations per decade of true residual that its iterated
+    residual predicts (0: only a growing true residual counts)
+. -ksp_mixedcg_guard_strikes <2> - lossy segments in a row that raise the precision
+. -ksp_mixedcg_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are CUDA vectors
+    and the KSP runs on one rank, else on the host
+- -ksp_mixedcg_check_every <8> - CUDA backend: CG steps launched between two reads of the device's
+    state (the only host synchronisations of the loop besides the reliable updates)
+
+  Notes:
+  The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated
+  by an FP32 diagonal, so that its error stays away from the smooth modes that every reliable
+  update would inject it into. The guard keeps the copy's precision up to the matrix: when the
+  true residual stops following the iterated one (a true residual that grew or departed from the
+  iterated one, or log(f_iter) / log(f_true) above the ratio for the strikes in a row, with f the
+  reductions of one segment), the copy is rebuilt at the guard's value format, and when that is
+  not enough the solve continues as FP64 CG (FP64 vectors, the exact Amat as operator) from the
+  current x; the direction restarts at a raise. A step with p^T A_lp p <= 0 is checked with the
+  exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the
+  copy failed where A did not, and the precision is raised. The precision reached is kept for later
+  solves with the same Pmat; a Pmat with a new state rebuilds the copy at the start format.
+
+  The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or
+  `PCJACOBI` (the same method); the norm is the unpreconditioned one. On several ranks the
+  low-precision operator is the whole matrix: the diagonal and off-diagonal blocks are scaled
+  and stored in PackSELL, and the halo of the FP32 direction is exchanged through a PetscSF
+  (the host backend). The Pmat must be AIJ-based (others are converted) with a positive diagonal;
+  a diagonal that is not positive and finite, a non-finite entry, or a scaled value outside the
+  value format are PETSc errors on every rank (`PETSC_ERR_ARG_WRONG`, `PETSC_ERR_ARG_OUTOFRANGE`).
+  `-ksp_view` shows the value format (LOSSY), delta, the guard, the backend and the last solve's
+  CG steps, reliable updates, precision raises and whether the FP64 fallback was taken;
+  `-ksp_monitor` prints the true residual at the start and at every reliable update.
+
+  Reference:
+  Sleijpen, van der Vorst, Reliable updated residuals in hybrid Bi-CG methods (1996); Clark,
+  Babich, Barros, Brower, Rebbi, Solving lattice QCD systems of equations using mixed precision
+  solvers on GPUs (2010); QUDA's CG; docs/mixed.md.
+
+  Level: advanced
+
+.seealso: `KSPMixedCGGetStats()`, `KSPCG`, `PCMIXEDKRYLOV`, `MATPACKSELLCUDA`
+M*/
 PetscErrorCode KSPCreate_MixedCG(KSP ksp)
 {
   PC pc;
@@ -736,6 +801,25 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
 } // namespace glue
 } // namespace pspmv
 
+/*@
+  KSPMixedCGGetStats - Gets the counts of the last solve of a `KSPMIXEDCG`.
+
+  Not Collective
+
+  Input Parameter:
+. ksp - the Krylov solver
+
+  Output Parameter:
+. stats - CG steps (all, low precision), reliable updates, precision raises, low-precision
+  breakdowns, whether the FP64 fallback was taken, the operator's mantissa bits, copies built
+
+  Errors:
+  `PETSC_ERR_SUP` when ksp is not a `KSPMIXEDCG`.
+
+  Level: advanced
+
+.seealso: `KSPMIXEDCG`
+@*/
 PetscErrorCode KSPMixedCGGetStats(KSP ksp, KSPMixedCGStats *stats)
 {
   PetscFunctionBegin;

@@ -141,6 +141,23 @@ PetscErrorCode MatGetDiagonal_MPISpMV(Mat A, Vec d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* MatEliminateZeros(): MPIAIJ's compacts each block with SeqAIJ's code directly (not through the
+   blocks' operations) and assembles a block that lost entries: the blocks are prepared as the seq
+   operation prepares a matrix, on every rank. */
+PetscErrorCode MatEliminateZeros_MPISpMVCUDA(Mat A, PetscBool keep)
+{
+  Mat blocks[2];
+
+  PetscFunctionBegin;
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks)
+    if (blk) PetscCall(BeforeHostCompaction(blk));
+  PetscCall(State(A)->baseops.eliminatezeros(A, keep));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
 PetscErrorCode MatMultAdd_MPISpMV(Mat A, Vec x, Vec y, Vec z)
 {
   PetscFunctionBegin;
@@ -349,7 +366,10 @@ void InstallOps(Mat A, const MPIState &mp, PetscBool ours)
   A->ops->setfromoptions = ours ? Options::SetFromOptions : base.setfromoptions;
   A->ops->destroy        = ours ? (mp.type->cuda ? MatDestroy_MPISpMV<1> : MatDestroy_MPISpMV<0>) : base.destroy;
 #if defined(PETSCSPMV_HAVE_CUDA)
-  if (mp.type->cuda) A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
+  if (mp.type->cuda) {
+    A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
+    A->ops->eliminatezeros        = ours && base.eliminatezeros ? MatEliminateZeros_MPISpMVCUDA : base.eliminatezeros;
+  }
 #endif
   InstallMPIWrapped(A, base, ours);
 }

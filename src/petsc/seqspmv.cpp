@@ -44,6 +44,20 @@ PetscErrorCode MarkHostNewer(Mat B)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode BeforeHostCompaction(Mat A)
+{
+  SeqState          *sp = SeqGetState(A);
+  const PetscScalar *a;
+
+  PetscFunctionBegin;
+  if (!sp || !sp->type->cuda || A->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatSeqAIJGetArrayRead(A, &a)); /* host values current first */
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
+  PetscCall(MarkHostNewer(A));
+  A->nonzerostate++; /* the device copy is rebuilt whole, not only its values */
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 namespace {
 
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
@@ -233,20 +247,15 @@ PetscErrorCode MatMultHermitianTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec
 }
 
 /* MatEliminateZeros(): SeqAIJ's compacts the host arrays and, when it removed entries, assembles
-   A (our MatAssemblyEnd builds the layout from the device CSR then). The host arrays are made
-   current and marked newer, and the nonzero state increased, BEFORE it runs: otherwise that
-   assembly reads AIJCUSPARSE's device CSR of the old pattern (a device copy marked current)
-   with row offsets of the new one. */
+   A (our MatAssemblyEnd builds the layout from the device CSR then): BeforeHostCompaction() first,
+   otherwise that assembly reads AIJCUSPARSE's device CSR of the old pattern (a device copy marked
+   current) with row offsets of the new one. */
 PetscErrorCode MatEliminateZeros_SeqSpMVCUDA(Mat A, PetscBool keep)
 {
-  SeqState          *sp = State(A);
-  const PetscScalar *a;
+  SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJGetArrayRead(A, &a)); /* host values current first */
-  PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-  PetscCall(MarkHostNewer(A));
-  A->nonzerostate++; /* the device copy is rebuilt whole, not only its values */
+  PetscCall(BeforeHostCompaction(A));
   PetscCall(sp->baseops.eliminatezeros(A, keep));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

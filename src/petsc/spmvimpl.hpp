@@ -139,6 +139,10 @@ PetscErrorCode SeqStrip(Mat A);
 /* For SeqAIJ code that writes an AIJCUSPARSE-based B's host array directly: its host values
    marked the newer ones (nothing for other types). */
 PetscErrorCode MarkHostNewer(Mat B);
+/* For SeqAIJ code that compacts an AIJCUSPARSE-based A's host arrays (MatEliminateZeros()) and may
+   assemble it: the host values made current and marked newer, the nonzero state increased, so
+   that the device copy is rebuilt whole from the host (nothing for other types or bound to the CPU). */
+PetscErrorCode BeforeHostCompaction(Mat A);
 /* Brings the layout up to date with the matrix (force: also when the stamps say it is). */
 PetscErrorCode SeqSync(Mat A, PetscBool force);
 /* New options; a built layout is rebuilt with them (all or nothing). */

@@ -237,17 +237,26 @@ PetscErrorCode Rename(Mat X, BaseNames *bn)
 /* A and, when it is an MPI matrix of the AIJ kind, its current blocks. */
 PetscErrorCode WithBlocks(Mat A, Mat mats[3])
 {
-  PetscBool mpiaij = PETSC_FALSE;
-
   PetscFunctionBegin;
   mats[0] = A;
-  mats[1] = mats[2] = nullptr;
-  if (MPIGetState(A)) mpiaij = PETSC_TRUE;
-  else PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, MATMPIAIJ, &mpiaij));
-  if (mpiaij) PetscCall(MatMPIAIJGetSeqAIJ(A, &mats[1], &mats[2], nullptr));
+  PetscCall(SeqParts(A, &mats[1]));
+  if (mats[1] == A) mats[1] = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 } // namespace
+
+PetscErrorCode SeqParts(Mat A, Mat parts[2])
+{
+  PetscBool mpiaij = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  parts[0] = A;
+  parts[1] = nullptr;
+  if (MPIGetState(A)) mpiaij = PETSC_TRUE;
+  else PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, MATMPIAIJ, &mpiaij));
+  if (mpiaij) PetscCall(MatMPIAIJGetSeqAIJ(A, &parts[0], &parts[1], nullptr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 PetscErrorCode PresentAsBase(Mat A, BaseNames *bn)
 {

@@ -107,6 +107,9 @@ struct BaseNames {
   int         n            = 0;
 };
 PetscErrorCode PresentAsBase(Mat A, BaseNames *bn);
+/* The seq matrices that hold A's entries: A itself, or for an MPI matrix of the AIJ kind its
+   diagonal and off-diagonal blocks (parts[1] NULL for a seq matrix). */
+PetscErrorCode SeqParts(Mat A, Mat parts[2]);
 PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn);
 
 /* The base-type matrix B (a result PETSc made from one of ours) becomes one of family t with

@@ -76,8 +76,8 @@ PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
   if (!host) PetscFunctionReturn(PETSC_SUCCESS);
   const int n = OurOperands(p, ours);
   for (int i = 0; i < n; i++) {
-    Mat blocks[2] = {ours[i], nullptr};
-    if (MPIGetState(ours[i])) PetscCall(MatMPIAIJGetSeqAIJ(ours[i], &blocks[0], &blocks[1], nullptr));
+    Mat blocks[2];
+    PetscCall(SeqParts(ours[i], blocks));
     for (Mat b : blocks) {
       const PetscScalar *a;
       if (!b) continue;
@@ -101,12 +101,11 @@ PetscErrorCode HostResultNewer(const Mat_Product *p, Mat C)
   if (!host || C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJCUSPARSE, &cu));
   PetscCall(PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &mpicu));
-  if (cu) PetscCall(MarkHostNewer(C));
-  if (mpicu) {
-    Mat Cd, Co;
-    PetscCall(MatMPIAIJGetSeqAIJ(C, &Cd, &Co, nullptr));
-    PetscCall(MarkHostNewer(Cd));
-    PetscCall(MarkHostNewer(Co));
+  if (cu || mpicu) {
+    Mat parts[2];
+    PetscCall(SeqParts(C, parts));
+    for (Mat b : parts)
+      if (b) PetscCall(MarkHostNewer(b));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -151,10 +150,9 @@ PetscErrorCode RefreshExplicitTranspose(Mat X)
   if (!X) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &cu));
   if (cu) { /* MPIAIJCUSPARSE's products multiply the blocks' transposes */
-    Mat Ad, Ao;
-    PetscCall(MatMPIAIJGetSeqAIJ(X, &Ad, &Ao, nullptr));
-    PetscCall(RefreshExplicitTranspose(Ad));
-    PetscCall(RefreshExplicitTranspose(Ao));
+    Mat blocks[2];
+    PetscCall(SeqParts(X, blocks));
+    for (Mat b : blocks) PetscCall(RefreshExplicitTranspose(b));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAIJCUSPARSE, &cu));

@@ -13,7 +13,7 @@
 # -use_gpu_aware_mpi 0; lap7 200^3, lap27 160^3, power-law 4M rows; SCALING_MATRICES etc. trim it).
 # e2e: bench/end_to_end/end_to_end.sh (PETSc's ksp ex45 200^3 and snes ex19 512^2 with -dll_append, time to
 # solution with assembly, aijcusparse rgcsrcuda packsellcuda; needs the build stage's tutorials).
-# mixed: bench/mixed/mixed_bench.sh (PCMIXEDKRYLOV against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
+# mixed: bench/mixed/mixed_bench.sh (PCMIXEDKRYLOV and KSPMIXEDCG against FP64 CG + Jacobi and GAMG; MIXED_CASES picks the cases).
 # mixed-kernels: bench/mixed/inner_cg_bench (one device inner CG step against one FP32 PackSELL product).
 # gpu: every GPU test (ctest -L gpu); kernel-tests: only the kernel tests (no PETSc-level ones).
 # SANITIZE_TOOLS (default "memcheck racecheck") picks the tools for the kernel-test subset.

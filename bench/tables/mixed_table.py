@@ -8,9 +8,15 @@ Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--hea
 
 Columns of mixed.csv: matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,
 speedup_vs_fp64_cg. solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that matrix type),
-mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV on aijcusparse), gamg (CG + GAMG on aijcusparse).
-inner_its: inner steps per outer iteration (CG steps, or F3R innermost Richardson steps).
-speedup_vs_fp64_cg: solve_s of cg_jacobi_aijcusparse on the same matrix / this solve_s.
+mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV), mixedcg (KSPMIXEDCG), gamg (CG + GAMG), these
+on the main process's matrix type (aijcusparse unless MAT_TYPE was set).
+setup_s: KSPSetUp + PCSetUp (KSPMIXEDCG: building its scaled copy).
+outer_its: KSP iterations (mixedcg: all its CG steps, low precision and FP64).
+inner_its: inner steps per outer iteration (PCMIXEDKRYLOV: CG steps, or F3R innermost Richardson
+steps); mixedcg: its reliable updates (FP64 true residuals after the first), not steps.
+speedup_vs_fp64_cg: solve_s of cg_jacobi_aijcusparse on the same matrix (the same ex2 process's
+when it ran one, else the matrix's first) / this solve_s; without an aijcusparse run of the
+matrix, cg_jacobi on the row's own matrix type in the same process (e.g. MAT_TYPE=aij).
 true_residual: ||b - A x|| / ||b|| after the solve, with the exact FP64 matrix.
 mixed.md also shows the value update time (ex2 -time_update: PCSetUp after a same-pattern value
 change) when the raw file has "update solver=..." lines.
@@ -24,11 +30,12 @@ import logview
 
 
 def parse_raw(path):
-    rows, ctx = [], None
+    rows, ctx, block = [], None, 0
     for line in open(path):
         m = re.match(r"case=(\S+) mat_type=(\S+) value_format=(\S+)", line)
         if m:
             ctx = m.groups()
+            block += 1  # one ex2 process
             continue
         if line.startswith("solver=") and ctx:
             f = dict(kv.split("=", 1) for kv in line.split())
@@ -43,7 +50,7 @@ def parse_raw(path):
             rows.append(dict(matrix=c, solver=name, value_format=vf_out, setup_s=float(f["setup_s"]),
                              solve_s=float(f["solve_s"]), outer_its=int(f["outer_its"]),
                              inner_its=float(f["inner_its"]), true_residual=float(f["true_residual"]),
-                             reason=f["reason"], mat_type=t, update_s=None))
+                             reason=f["reason"], mat_type=t, update_s=None, block=block))
         elif line.startswith("update solver=") and ctx and rows:
             # ex2 -time_update: the value update of the solver printed just before
             f = dict(kv.split("=", 1) for kv in line.split()[1:3])
@@ -57,17 +64,25 @@ def main():
         sys.exit(__doc__)
     raw, hist, out = sys.argv[1:4]
     rows = parse_raw(raw)
-    base = {r["matrix"]: r["solve_s"] for r in rows if r["solver"] == "cg_jacobi_aijcusparse"}
+    # the FP64 CG + Jacobi time each row is compared with: on aijcusparse in the same process, else
+    # on aijcusparse in the matrix's first process that ran it, else on the row's own matrix type
+    # in the same process (a host run: MAT_TYPE=aij)
+    same = {(r["block"], r["solver"]): r["solve_s"] for r in rows if r["solver"].startswith("cg_jacobi_")}
+    first = {}
+    for r in rows:
+        if r["solver"] == "cg_jacobi_aijcusparse":
+            first.setdefault(r["matrix"], r["solve_s"])
     os.makedirs(out, exist_ok=True)
     cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg"]
     for r in rows:
-        r["speedup"] = base[r["matrix"]] / r["solve_s"] if r["matrix"] in base and r["solve_s"] > 0 else float("nan")
+        b = same.get((r["block"], "cg_jacobi_aijcusparse"), first.get(r["matrix"], same.get((r["block"], "cg_jacobi_" + r["mat_type"]))))
+        r["speedup"] = b / r["solve_s"] if b is not None and r["solve_s"] > 0 else float("nan")
     fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f"}
     logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows,
                       lambda r, c: fmt[c] % r["speedup" if c == "speedup_vs_fp64_cg" else c] if c in fmt else r[c])
     with open(os.path.join(out, "mixed.md"), "w") as f:
         upd = any(r["update_s"] is not None for r in rows)
-        f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))
+        f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer (mixedcg: reliable updates) | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))
         f.write("|---|---|---|---:|%s---:|---:|---:|---:|---:|\n" % ("---:|" if upd else ""))
         for r in rows:
             flag = "" if r["reason"].startswith("CONVERGED") else " (%s)" % r["reason"]

@@ -8,24 +8,41 @@
 namespace pspmv {
 namespace mixed {
 
-bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure) {
+double guard_judge_below(double delta) { return std::min(std::sqrt(delta), 0.5); }
+
+bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure, double judge_below) {
   if (!(f_iter < 1.0)) return false; // no iterated progress to judge against
-  if (!(f_true < 1.0)) return true;  // the true residual did not decrease (or is NaN)
   if (departure > 0.0 && !(dev <= departure)) return true;
+  if (!segment_judged(f_iter, judge_below)) return false; // too short: f_true / f_iter is noise
+  if (!(f_true < 1.0)) return true;  // the true residual did not decrease (or is NaN)
   if (!(ratio > 0.0) || f_iter <= 0.0) return false;
   return std::log(f_iter) / std::log(f_true) > ratio;
 }
 
 bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *lossy) {
-  *lossy = lossy_segment(f_iter, f_true, dev, ratio, departure);
-  in_row = *lossy ? in_row + 1 : 0;
+  *lossy = lossy_segment(f_iter, f_true, dev, ratio, departure, judge_below);
+  if (*lossy) ++in_row;
+  else if (f_iter < 1.0 && segment_judged(f_iter, judge_below)) in_row = 0; // a short segment: no verdict
   // growth and departure are the copy's error itself: at once; the rate test needs strikes
-  const bool at_once = *lossy && f_iter < 1.0 && (!(f_true < 1.0) || (departure > 0.0 && !(dev <= departure)));
+  const bool departed = departure > 0.0 && !(dev <= departure);
+  const bool at_once = *lossy && f_iter < 1.0 && (departed || !(f_true < 1.0));
   if (*lossy && (at_once || in_row >= std::max(strikes, 1))) {
     in_row = 0;
     return true;
   }
   return false;
+}
+
+bool finish_update(MixedCgResult &res, PrecisionGuard &guard, const MixedCgParams &p, bool judge, double sigma_old, double sigma_new,
+                   double rho_start, double rho_end, double dev, bool *raise) {
+  const double f_true = sigma_old > 0 ? sigma_new / sigma_old : 1.0;
+  const double f_iter = rho_start > 0 ? std::sqrt(rho_end / rho_start) : 1.0;
+  bool lossy = false;
+  *raise = false;
+  if (judge && p.guard) *raise = guard.update(f_iter, f_true, dev, &lossy);
+  res.updates.push_back({res.its, res.rnorm, f_iter, f_true, dev, lossy});
+  if (res.reason == MixedCgReason::Iterating && res.its >= p.max_it) res.reason = MixedCgReason::DivergedIts;
+  return res.reason != MixedCgReason::Iterating;
 }
 
 std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums) {
@@ -70,6 +87,7 @@ public:
     guard_.ratio = p.guard_ratio;
     guard_.strikes = p.guard_strikes;
     guard_.departure = p.guard_departure;
+    guard_.judge_below = guard_judge_below(p.delta);
   }
 
   MixedCgResult solve() {
@@ -78,6 +96,7 @@ public:
     ttol_ = std::max(p_.rtol * rn_, p_.atol);
     if (ops_.monitor) ops_.monitor(0, rn_);
     res_.reason = test(0, rn_);
+    if (ops_.target) ttol_ = ops_.target(rn_); // the test's own target (set by its call at step 0)
     if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
     if (res_.reason != MixedCgReason::Iterating) return res_;
     sigma_new_ = scaled_residual_norm();
@@ -154,8 +173,6 @@ private:
     if (ops_.monitor) ops_.monitor(res_.its, rn_);
     res_.reason = test(res_.its, rn_);
     sigma_new_ = scaled_residual_norm();
-    const double f_true = sigma_ > 0 ? sigma_new_ / sigma_ : 1.0;
-    const double f_iter = rho_start_ > 0 ? std::sqrt(rho_ / rho_start_) : 1.0;
     // departure: ||s .* r_true - sigma r_iter|| / ||s .* r_true||
     double dev = 0.0;
     if (rit && rit->size() == n_ && sigma_new_ > 0) {
@@ -168,12 +185,7 @@ private:
       sum2(dd);
       dev = dd[1] > 0 ? std::sqrt(dd[0] / dd[1]) : 0.0;
     }
-    bool lossy = false;
-    *raise = false;
-    if (judge && std::is_same<T, float>::value && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
-    res_.updates.push_back({res_.its, rn_, f_iter, f_true, dev, lossy});
-    if (res_.reason == MixedCgReason::Iterating && res_.its >= p_.max_it) res_.reason = MixedCgReason::DivergedIts;
-    return res_.reason != MixedCgReason::Iterating;
+    return finish_update(res_, guard_, p_, judge && std::is_same<T, float>::value, sigma_, sigma_new_, rho_start_, rho_, dev, raise);
   }
 
   // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), and p re-orthogonalised
@@ -241,11 +253,14 @@ private:
       double pw = 0.0;
       for (size_t i = 0; i < n_; ++i) pw += double(pv[i]) * double(w[i]);
       pw = sum1(pw);
-      bool broke = !(pw > 0.0) || !std::isfinite(pw);
+      Breakdown broke = curvature_breakdown(pw);
       T alpha = T(0);
       double d[2] = {0.0, 0.0};
-      if (!broke) {
+      if (broke == Breakdown::None) {
         alpha = T(rho_ / pw);
+        if (alpha == T(0)) broke = Breakdown::Curvature;
+      }
+      if (broke == Breakdown::None) {
         for (size_t i = 0; i < n_; ++i) {
           const T ri = std::fma(-alpha, w[i], rv[i]);
           rv[i] = ri;
@@ -253,13 +268,13 @@ private:
           d[1] += double(ri) * double(w[i]);
         }
         sum2(d);
-        broke = !std::isfinite(d[0]) || alpha == T(0);
+        if (!std::isfinite(d[0])) broke = Breakdown::NonFinite;
       }
-      if (broke) {
+      if (broke != Breakdown::None) {
         bool raise;
         if constexpr (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
           if (true_update<T>(false, &raise)) return true;
-          res_.reason = std::isfinite(pw) ? MixedCgReason::DivergedIndefinite : MixedCgReason::DivergedNanOrInf;
+          res_.reason = fp64_breakdown_reason(broke);
           return true;
         } else {
           ++res_.lowp_breakdowns;

@@ -21,8 +21,10 @@
 //   dy += (sigma * alpha) * p;  unless trigger: p = fma(beta, p, r)             [one kernel]
 //     beta = float(max(-alpha rw, 0 -> rho') / rho)  (Polak-Ribiere's (r', r' - r) = -alpha (r', w),
 //     Fletcher-Reeves' rho' where that is negative, as QUDA's axpyCGNorm)
-// tau = the iterated residual at which the true one would reach the target max(rtol ||r_0||,
-// atol): ||s .* r|| / ||r|| of the last update times the target, in units of sigma.
+// tau = the iterated residual at which the true one would reach the convergence test's target
+// (MixedCgOperators::target: the KSP's own, e.g. KSPConvergedDefault's max(rtol ||b||, atol) with
+// a nonzero initial guess; absent: max(rtol ||r_0||, atol), the params' test): ||s .* r|| / ||r||
+// of the last update times the target, in units of sigma.
 //
 // A reliable update: x += s .* dy, dy = 0; r = b - A x (exact, FP64); monitor and convergence
 // test on ||r||; sigma' = ||s .* r||; the guard (below); r_32 = float(s .* r / sigma');
@@ -39,6 +41,12 @@
 //     > guard_departure (the copy's error, injected into the new residual), or
 //   - the segment needed more than guard_ratio times the iterations per decade of the true
 //     residual that the iterated rate predicts: log(f_iter) / log(f_true) > guard_ratio.
+// Segments too short to judge: the growth and rate tests need a segment whose iterated residual
+// fell by at least min(sqrt(delta), 1/2) (half a full segment's reduction in log, and at least a
+// factor 2; segment_judged()): a segment ended early by the target (tau), max_it or a breakdown
+// has f_iter near 1, and then f_true / f_iter is the rounding of the last few steps (noise), not
+// the copy's rate. Such a segment is judged only by the departure test (an absolute measure of
+// the copy's error) and otherwise leaves the count of lossy segments in a row as it was.
 // After guard_strikes segments in a row lossy by the rate (at once when the true residual grew
 // or departed) the
 // precision is raised: raise_precision() (the next value format, e.g. e8m14 -> e8m22), and when
@@ -46,7 +54,9 @@
 // the same reliable updates). A breakdown of the low-precision iteration is checked with the
 // exact matrix: a direction with p^T A_hat p <= 0 in FP64 ends the solve (Indefinite); otherwise
 // the copy is what failed, the precision is
-// raised and the iteration restarts from the true residual.
+// raised and the iteration restarts from the true residual. A breakdown of the FP64 phase ends the
+// solve: DivergedIndefinite for p^T A_hat p <= 0, DivergedNanOrInf for a non-finite p^T A_hat p or
+// (r', r') (fp64_breakdown_reason(), the same on host and device).
 #pragma once
 #include "core/host_device.hpp"
 #include "scaled_copy.hpp"
@@ -91,7 +101,7 @@ struct MixedCgResult {
   int64_t lowp_breakdowns  = 0; // breakdowns of the low-precision iteration (p^T A_lp p <= 0)
   double  rnorm0           = 0; // ||b - A x_0||
   double  rnorm            = 0; // the last true residual ||b - A x||
-  // per reliable update (and the start): CG steps so far, true residual, iterated/true reduction
+  // per reliable update (not the start): CG steps so far, true residual, iterated/true reduction
   struct Update {
     int64_t its;
     double  rnorm, f_iter, f_true;
@@ -116,6 +126,10 @@ struct MixedCgOperators {
   // The convergence test on the FP64 true residual (its: CG steps so far); absent: the
   // params' rtol, atol, dtol relative to ||r_0||.
   std::function<MixedCgReason(int64_t its, double rnorm)> converged;
+  // The true residual norm at which that test converges, asked once after its test at step 0
+  // (rnorm0: ||r_0||); the reliable-update trigger aims the iterated residual at it (tau).
+  // Absent: max(rtol ||r_0||, atol), the params' test.
+  std::function<double(double rnorm0)> target;
   // Called with the true residual at the start and at every reliable update.
   std::function<void(int64_t its, double rnorm)> monitor;
 };
@@ -130,21 +144,54 @@ PSPMV_HD bool reliable_trigger(double rn, double maxrr, double delta, double tau
   return rn < delta * maxrr || rn <= tau;
 }
 
-// The guard's verdict on a segment: lossy when the true residual did not decrease, when it
-// departs from the iterated one, dev = ||s .* r_true - sigma r_iter|| / ||s .* r_true|| >
-// departure (departure > 0), or when log(f_iter) / log(f_true) > ratio (ratio > 0). f_iter >= 1
-// (a segment ended by max_it or a breakdown before any progress) is never judged lossy.
-bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure);
+// Whether a segment whose iterated residual fell by f_iter is long enough for the growth and
+// rate tests: f_iter <= judge_below, judge_below = guard_judge_below(delta) = min(sqrt(delta),
+// 1/2) (the rule above).
+double guard_judge_below(double delta);
+inline bool segment_judged(double f_iter, double judge_below) { return f_iter <= judge_below; }
+
+// The guard's verdict on a segment: lossy when it departs from the iterated one, dev =
+// ||s .* r_true - sigma r_iter|| / ||s .* r_true|| > departure (departure > 0), and, when it is
+// long enough to judge (segment_judged(f_iter, judge_below)), when the true residual did not
+// decrease or when log(f_iter) / log(f_true) > ratio (ratio > 0). f_iter >= 1 (a segment ended
+// by max_it or a breakdown before any progress) is never judged lossy. judge_below = 1: every
+// segment with progress is judged by all three tests.
+bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure, double judge_below = 1.0);
 
 // The guard's state over a solve: lossy segments in a row, and whether to raise the precision.
 struct PrecisionGuard {
-  double ratio     = 1.5;
-  double departure = 0.05;
-  int    strikes   = 2;
-  int    in_row    = 0;
-  // After a reliable update: true when the precision should be raised now (counts reset).
+  double ratio       = 1.5;
+  double departure   = 0.05;
+  int    strikes     = 2;
+  double judge_below = 1.0; // guard_judge_below(delta) in a solve
+  int    in_row      = 0;
+  // After a reliable update: true when the precision should be raised now (counts reset). A
+  // segment too short to judge that is not lossy leaves in_row as it is.
   bool update(double f_iter, double f_true, double dev, bool *lossy);
 };
+
+// The end of a reliable update, shared by the host twin and the device driver (host code):
+// the segment's reductions f_true = sigma_new / sigma_old and f_iter = sqrt(rho_end /
+// rho_start), the guard's verdict when judge (the low-precision phase after a trigger), the
+// record in res.updates, and DivergedIts at max_it when the test left the solve iterating.
+// res.its, res.rnorm and res.reason are the update's. Returns whether the solve ends; *raise:
+// the guard asks for a wider operator.
+bool finish_update(MixedCgResult &res, PrecisionGuard &guard, const MixedCgParams &p, bool judge, double sigma_old, double sigma_new,
+                   double rho_start, double rho_end, double dev, bool *raise);
+
+// A step's breakdown (host and device): none, a curvature p^T A p <= 0 or a step alpha that is 0
+// (finite numbers: the operator is not positive definite on p), or a non-finite p^T A p or
+// (r', r') (NaN or Inf in the iteration).
+enum class Breakdown : int { None = 0, Curvature = 1, NonFinite = 2 };
+PSPMV_HD Breakdown curvature_breakdown(double pw) {
+  if (pw != pw || pw - pw != 0.0) return Breakdown::NonFinite; // NaN or Inf
+  return pw > 0.0 ? Breakdown::None : Breakdown::Curvature;
+}
+// How a breakdown of the FP64 phase (the exact matrix as operator) ends the solve:
+// DivergedIndefinite for a curvature <= 0, DivergedNanOrInf for non-finite numbers.
+PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b) {
+  return b == Breakdown::NonFinite ? MixedCgReason::DivergedNanOrInf : MixedCgReason::DivergedIndefinite;
+}
 
 // The row-sum compensation of a low-precision copy: c_i = (A_hat 1)_i - (A_lp 1)_i, the rounding
 // of row i's values summed, kept in FP32 and added to the copy's product as a diagonal:

@@ -68,14 +68,16 @@ __device__ __forceinline__ void grid_reduce2(double a, double b, double *partial
   }
 }
 
+// breakdown: a Breakdown (mixed_cg.hpp), 0 while none
 __device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
-  if (!(pw > 0.0) || isinf(pw)) {
-    st->breakdown = 1;
+  const Breakdown b = curvature_breakdown(pw);
+  if (b != Breakdown::None) {
+    st->breakdown = static_cast<int>(b);
     st->stop = 1;
   } else {
     st->alpha = lowp ? static_cast<double>(__double2float_rn(st->rho / pw)) : st->rho / pw;
     if (st->alpha == 0.0) {
-      st->breakdown = 1;
+      st->breakdown = static_cast<int>(Breakdown::Curvature);
       st->stop = 1;
     }
   }
@@ -130,7 +132,7 @@ __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st
   }
   grid_reduce2(rr, rw, partials, &st->counter, [st](double rho_new, double rwt) {
     if (!isfinite(rho_new)) {
-      st->breakdown = 1;
+      st->breakdown = static_cast<int>(Breakdown::NonFinite);
       st->stop = 1;
       return;
     }
@@ -317,16 +319,52 @@ public:
     guard_.ratio = p.guard_ratio;
     guard_.departure = p.guard_departure;
     guard_.strikes = p.guard_strikes;
+    guard_.judge_below = guard_judge_below(p.delta);
+  }
+
+  // The caller's timer runs over the loop's own work only: stopped around every hook (outside()).
+  void timer_start() {
+    if (!timing_ && h_.timer_start && h_.timer_stop) {
+      h_.timer_start();
+      timing_ = true;
+    }
+  }
+  void timer_stop() {
+    if (timing_) {
+      timing_ = false;
+      h_.timer_stop();
+    }
+  }
+  // Stops the timer after an error (its own error dropped: the first one is reported).
+  void timer_stop_quietly() noexcept {
+    try {
+      timer_stop();
+    } catch (...) {
+    }
+  }
+  template <class F>
+  auto outside(F &&f) -> decltype(f()) {
+    timer_stop();
+    if constexpr (std::is_void<decltype(f())>::value) {
+      f();
+      timer_start();
+    } else {
+      auto v = f();
+      timer_start();
+      return v;
+    }
   }
 
   MixedCgResult solve() {
+    timer_start();
     MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
     host_ = McState{};
     rn_ = true_residual();
     res_.rnorm0 = res_.rnorm = rn_;
     ttol_ = std::max(p_.rtol * rn_, p_.atol);
-    if (h_.monitor) h_.monitor(0, rn_);
+    if (h_.monitor) outside([&] { h_.monitor(0, rn_); });
     res_.reason = test(0, rn_);
+    if (h_.target) ttol_ = outside([&] { return h_.target(rn_); });
     if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
     if (res_.reason != MixedCgReason::Iterating) return res_;
     restart_ = true;
@@ -355,8 +393,8 @@ private:
     MC_TRY(cudaMemcpyAsync(d_->state, &host_, sizeof(McState), cudaMemcpyHostToDevice, stream_));
     MC_TRY(cudaStreamSynchronize(stream_)); // host_ is reused
   }
-  MixedCgReason test(int64_t its, double rn) const {
-    if (h_.converged) return h_.converged(its, rn);
+  MixedCgReason test(int64_t its, double rn) {
+    if (h_.converged) return outside([&] { return h_.converged(its, rn); });
     if (!std::isfinite(rn)) return MixedCgReason::DivergedNanOrInf;
     if (rn <= ttol_) return rn < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
     if (its > 0 && p_.dtol > 0 && rn > p_.dtol * res_.rnorm0) return MixedCgReason::DivergedDtol;
@@ -364,7 +402,7 @@ private:
   }
   // r = b - A x; ||r|| and sigma_new_ = ||s .* r|| (scaled sums as entry_norm)
   double true_residual() {
-    h_.exact_product(x_, d_->t);
+    outside([&] { h_.exact_product(x_, d_->t); });
     resid_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, b_, d_->t, d_->r, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     smax_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, d_->state, d_->partials);
@@ -391,10 +429,8 @@ private:
     rn_ = true_residual();
     res_.rnorm = rn_;
     ++res_.reliable_updates;
-    if (h_.monitor) h_.monitor(res_.its, rn_);
+    if (h_.monitor) outside([&] { h_.monitor(res_.its, rn_); });
     res_.reason = test(res_.its, rn_);
-    const double f_true = host_.sigma > 0 ? sigma_new_ / host_.sigma : 1.0;
-    const double f_iter = rho_start_ > 0 ? std::sqrt(host_.rho / rho_start_) : 1.0;
     double dev = 0.0;
     if (with_departure && host_.sigma > 0 && sigma_new_ > 0) {
       departure_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, host_.sigma, rv<T>(), d_->state, d_->partials);
@@ -404,12 +440,7 @@ private:
       dev = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
       host_ = keep;
     }
-    bool lossy = false;
-    *raise = false;
-    if (judge && std::is_same<T, float>::value && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
-    res_.updates.push_back({res_.its, rn_, f_iter, f_true, dev, lossy});
-    if (res_.reason == MixedCgReason::Iterating && res_.its >= p_.max_it) res_.reason = MixedCgReason::DivergedIts;
-    return res_.reason != MixedCgReason::Iterating;
+    return finish_update(res_, guard_, p_, judge && std::is_same<T, float>::value, host_.sigma, sigma_new_, rho_start_, host_.rho, dev, raise);
   }
 
   template <class T>
@@ -440,7 +471,7 @@ private:
   double exact_curvature() {
     lowp_scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->p32, d_->v);
     MC_TRY(cudaGetLastError());
-    h_.exact_product(d_->v, d_->t);
+    outside([&] { h_.exact_product(d_->v, d_->t); });
     dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->v, d_->t, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     const McState keep = host_;
@@ -464,7 +495,7 @@ private:
     } else {
       scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->copy.s, d_->p64, d_->v);
       MC_TRY(cudaGetLastError());
-      h_.exact_product(d_->v, d_->t); // the exact product runs whatever the state: cheap next to a stall
+      outside([&] { h_.exact_product(d_->v, d_->t); }); // the exact product runs whatever the state: cheap next to a stall
       dot64_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->t, d_->p64, d_->w64, d_->state, d_->partials);
     }
     MC_TRY(cudaGetLastError());
@@ -490,8 +521,9 @@ private:
       if (host_.breakdown) {
         bool raise;
         if constexpr (!lowp) {
+          const Breakdown kind = static_cast<Breakdown>(host_.breakdown);
           if (true_update<T>(false, &raise, false)) return true;
-          res_.reason = MixedCgReason::DivergedIndefinite;
+          res_.reason = fp64_breakdown_reason(kind);
           return true;
         } else {
           ++res_.lowp_breakdowns;
@@ -503,7 +535,7 @@ private:
           }
           ++res_.raises;
           restart_ = true;
-          if (!(h_.raise_precision && h_.raise_precision())) return false;
+          if (!(h_.raise_precision && outside([&] { return h_.raise_precision(); }))) return false;
           restart_vectors<T>();
           continue;
         }
@@ -514,7 +546,7 @@ private:
       if (raise) {
         ++res_.raises;
         restart_ = true; // as the host twin: p = r after a raise
-        if (!(h_.raise_precision && h_.raise_precision())) return false;
+        if (!(h_.raise_precision && outside([&] { return h_.raise_precision(); }))) return false;
       }
       restart_vectors<T>();
     }
@@ -533,6 +565,7 @@ private:
   PrecisionGuard guard_;
   double rn_ = 0, ttol_ = 0, sigma_new_ = 0, rho_start_ = 0;
   bool restart_ = true;
+  bool timing_ = false;
 };
 
 } // namespace
@@ -619,11 +652,17 @@ cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgPar
                   const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res) {
   if (d == nullptr || res == nullptr || !h.exact_product || check_every < 1) return cudaErrorInvalidValue;
   if (d->rows > 0 && (b == nullptr || x == nullptr)) return cudaErrorInvalidValue;
+  if (static_cast<bool>(h.timer_start) != static_cast<bool>(h.timer_stop)) return cudaErrorInvalidValue;
+  Run run(d, b, x, p, check_every, h, stream);
   try {
-    Run run(d, b, x, p, check_every, h, stream);
     *res = run.solve();
+    run.timer_stop();
   } catch (const CudaFailure &f) {
+    run.timer_stop_quietly();
     return f.err;
+  } catch (...) {
+    run.timer_stop_quietly(); // the hooks' errors (and std::bad_alloc) go to the caller
+    throw;
   }
   return cudaGetLastError();
 }

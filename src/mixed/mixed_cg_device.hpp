@@ -33,6 +33,12 @@ struct DeviceMixedCgHooks {
   std::function<bool()> raise_precision;
   std::function<MixedCgReason(int64_t its, double rnorm)> converged; // absent: the params' test
   std::function<void(int64_t its, double rnorm)> monitor;
+  // The test's target after its call at step 0 (MixedCgOperators::target); absent: the params'.
+  std::function<double(double rnorm0)> target;
+  // The caller's timer of the loop's own device work (e.g. PetscLogGpuTimeBegin/End): started
+  // when solve() starts, stopped around every other hook (their work is their own: the exact
+  // product is timed by its MatMult) and when solve() returns or throws. Both or neither.
+  std::function<void()> timer_start, timer_stop;
 };
 
 // Takes the copy (*c left empty, also on errors); cudaErrorInvalidValue for a non-square copy.

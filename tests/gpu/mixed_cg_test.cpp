@@ -176,6 +176,61 @@ TEST(MixedCgSmall, Indefinite) {
   EXPECT_EQ(d.res.reason, MixedCgReason::DivergedIndefinite);
 }
 
+// The caller's timer (timer_start / timer_stop) runs over the loop's own work only: stopped in
+// every hook, balanced, and stopped when solve() returns; a NaN from the exact product in the
+// FP64 phase ends the solve with DivergedNanOrInf, as the host twin's.
+TEST(MixedCgSmall, TimerAndFp64Nan) {
+  const CsrMatrix A = pspmv_test::laplace3d(8, 8, 8);
+  const std::vector<double> b = rhs(A);
+  const size_t n = size_t(A.rows);
+  for (int nan_at : {0, 4}) {
+    mcuda::DeviceScaledCopy dc;
+    CUDA_OK(mcuda::upload(pspmv_test::test_scaled_copy(A, "e8m14"), &dc));
+    mcuda::DeviceMixedCg *d = nullptr;
+    CUDA_OK(mcuda::create(&dc, &d));
+    double *db = nullptr, *dx = nullptr;
+    CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
+    CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
+    CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+    CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
+    std::vector<double> hx(n), hy(n);
+    bool running = false, in_hook_while_running = false;
+    int starts = 0, stops = 0, calls = 0;
+    mcuda::DeviceMixedCgHooks h;
+    h.exact_product = [&](const double *x, double *y) {
+      in_hook_while_running = in_hook_while_running || running;
+      if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
+      csr_spmv(A.view(), hx.data(), hy.data(), false);
+      if (++calls == nan_at) hy[3] = std::nan("");
+      if (cudaMemcpy(y, hy.data(), n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
+    };
+    h.monitor = [&](int64_t, double) { in_hook_while_running = in_hook_while_running || running; };
+    h.timer_start = [&]() {
+      EXPECT_FALSE(running);
+      running = true;
+      ++starts;
+    };
+    h.timer_stop = [&]() {
+      EXPECT_TRUE(running);
+      running = false;
+      ++stops;
+    };
+    MixedCgParams p;
+    p.start_fp64 = nan_at > 0;
+    MixedCgResult res;
+    CUDA_OK(mcuda::solve(d, db, dx, p, 8, h, nullptr, &res));
+    EXPECT_FALSE(running);
+    EXPECT_EQ(starts, stops);
+    EXPECT_GT(starts, 1);
+    EXPECT_FALSE(in_hook_while_running);
+    if (nan_at) EXPECT_EQ(res.reason, MixedCgReason::DivergedNanOrInf);
+    else EXPECT_EQ(res.reason, MixedCgReason::ConvergedRtol);
+    CUDA_OK(cudaFree(db));
+    CUDA_OK(cudaFree(dx));
+    CUDA_OK(mcuda::destroy(d));
+  }
+}
+
 TEST(MixedCgLarge, Laplacian32) {
   const CsrMatrix A = pspmv_test::laplace3d(32, 32, 32);
   const std::vector<double> b = rhs(A);

@@ -2,7 +2,11 @@
    copy), against FP64 CG + Jacobi's iterations; the -ksp_view lines (value format LOSSY, delta,
    reliable updates, FP64 fallback); the guard's FP64 fallback; later solves with the same Pmat and
    a Pmat with new values; an indefinite matrix stopping with KSP_DIVERGED_INDEFINITE_MAT; a PC the
-   method cannot use refused. Prints "all checks passed".
+   method cannot use refused, and -ksp_pc_side right refused; a rank whose row and column layouts
+   differ refused on every rank (no hang); a failed exact product (a shell Amat) and a failed raise
+   (the guard's format unable to hold the values) leaving the KSP usable for the next solve; the
+   reliable-update trigger aimed at the KSP's own target with a nonzero initial guess
+   (KSPConvergedDefault: rtol ||b||). Prints "all checks passed".
    Options: -mat_type <aij> the solves' matrix; -n <12> the grid (variable-coefficient 7-point
    Laplacian, n^3 rows). */
 #include <petscksp.h>
@@ -94,6 +98,45 @@ static PetscErrorCode Has(const char *text, const char *what)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A shell Amat y = A x through an AIJ matrix, failing (PETSC_ERR_USER) at its fail_at-th product
+   (0: never): the exact products' error path */
+typedef struct {
+  Mat      A;
+  PetscInt calls, fail_at;
+} ShellCtx;
+
+static PetscErrorCode ShellMult(Mat S, Vec x, Vec y)
+{
+  ShellCtx *c;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatShellGetContext(S, &c));
+  c->calls++;
+  PetscCheck(c->fail_at == 0 || c->calls != c->fail_at, PETSC_COMM_SELF, PETSC_ERR_USER, "the test's shell product fails here (call %" PetscInt_FMT ")", c->calls);
+  PetscCall(MatMult(c->A, x, y));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* tridiag(-1, 2, -1) of size N (a 1-D Laplacian), with -tiny at (0, 7) and (7, 0) when tiny > 0 */
+static PetscErrorCode Tridiag(PetscInt N, PetscReal tiny, Mat *T)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 4, NULL, 3, NULL, T));
+  PetscCall(MatGetOwnershipRange(*T, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    if (i > 0) PetscCall(MatSetValue(*T, i, i - 1, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(*T, i, i, 2.0, INSERT_VALUES));
+    if (i + 1 < N) PetscCall(MatSetValue(*T, i, i + 1, -1.0, INSERT_VALUES));
+    if (tiny > 0 && i == 0) PetscCall(MatSetValue(*T, 0, 7, -tiny, INSERT_VALUES));
+    if (tiny > 0 && i == 7) PetscCall(MatSetValue(*T, 7, 0, -tiny, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*T, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*T, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   Mat                A, Aexact;
@@ -160,7 +203,8 @@ int main(int argc, char **argv)
   PetscCall(Has(view, "FP64 fallback taken"));
   PetscCall(Has(view, "operator now: FP64"));
 
-  /* the guard to e8m22 at once, then no further raise */
+  /* the guard to e8m22 at once, then FP64: every segment still departs (the departure test is
+     1e-300), so the raise to e8m22 is followed by the raise to FP64 */
   PetscCall(PetscOptionsSetValue(NULL, "-wd_ksp_mixedcg_guard_departure", "1e-300"));
   PetscCall(PetscOptionsSetValue(NULL, "-wd_ksp_mixedcg_value_format", "e8m12"));
   PetscCall(Solve(A, Aexact, b, "wd_", KSPMIXEDCG, NULL, &its2, &reason, &rel, NULL, 0, &st));
@@ -212,6 +256,235 @@ int main(int argc, char **argv)
     PetscCall(PetscPopErrorHandler());
     CHECK(ierr == PETSC_ERR_SUP, "KSPMIXEDCG with PCSOR: error %d, expected PETSC_ERR_SUP", (int)ierr);
     PetscCall(KSPDestroy(&ksp));
+  }
+
+  /* -ksp_pc_side right: refused (the method never applies the PC; KSPBuildSolution() would) */
+  {
+    KSP            ksp;
+    PetscErrorCode ierr;
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSetPCSide(ksp, PC_RIGHT));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSetUp(ksp);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_ERR_SUP, "KSPMIXEDCG with PC_RIGHT: error %d, expected PETSC_ERR_SUP", (int)ierr);
+    PetscCall(KSPDestroy(&ksp));
+  }
+
+  /* a Pmat whose rows and columns are split differently on some ranks (ranks 0 and 1; on 3
+     ranks rank 2's are equal): an error on every rank (PETSC_ERR_ARG_SIZ), not on ranks 0 and 1
+     only with rank 2 waiting in the setup's collectives */
+  if (size > 1) {
+    Mat            U;
+    KSP            ksp;
+    PetscMPIInt    rank;
+    PetscInt       m, lo, hi, N = 4 * size;
+    PetscErrorCode ierr;
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    m = 4 + (rank == 0 ? -1 : (rank == 1 ? 1 : 0));
+    PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, m, 4, N, N, 3, NULL, 3, NULL, &U));
+    PetscCall(MatGetOwnershipRange(U, &lo, &hi));
+    for (PetscInt i = lo; i < hi; i++) {
+      if (i > 0) PetscCall(MatSetValue(U, i, i - 1, -1.0, INSERT_VALUES));
+      PetscCall(MatSetValue(U, i, i, 2.0, INSERT_VALUES));
+      if (i + 1 < N) PetscCall(MatSetValue(U, i, i + 1, -1.0, INSERT_VALUES));
+    }
+    PetscCall(MatAssemblyBegin(U, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(U, MAT_FINAL_ASSEMBLY));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, U, U));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSetUp(ksp);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_ERR_ARG_SIZ, "rank %d: a Pmat with rows and columns split differently: error %d, expected PETSC_ERR_ARG_SIZ on every rank", (int)rank, (int)ierr);
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(MatDestroy(&U));
+  }
+
+  /* a failed exact product (the shell Amat fails at its 5th product, inside the loop): the solve
+     returns the error, the work vectors are left without placed arrays, and the next solve with
+     the same KSP converges */
+  {
+    Mat            S;
+    KSP            ksp;
+    Vec            x;
+    ShellCtx       ctx;
+    PetscInt       mloc, nloc, M, N;
+    PetscErrorCode ierr;
+    ctx.A       = Aexact;
+    ctx.calls   = 0;
+    ctx.fail_at = 5;
+    PetscCall(MatGetLocalSize(Aexact, &mloc, &nloc));
+    PetscCall(MatGetSize(Aexact, &M, &N));
+    PetscCall(MatCreateShell(PETSC_COMM_WORLD, mloc, nloc, M, N, &ctx, &S));
+    PetscCall(MatShellSetOperation(S, MATOP_MULT, (void (*)(void))ShellMult));
+    PetscCall(VecDuplicate(b, &x));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, S, Aexact));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 20000));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSolve(ksp, b, x);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_ERR_USER, "a failed exact product: error %d, expected PETSC_ERR_USER", (int)ierr);
+    ctx.fail_at = 0;
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSolve(ksp, b, x);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_SUCCESS, "the solve after a failed exact product: error %d", (int)ierr);
+    if (!ierr) {
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      CHECK(reason > 0 && rel <= 1e-8 * 1.01, "the solve after a failed exact product: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+    }
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&x));
+    PetscCall(MatDestroy(&S));
+  }
+
+  /* a failed raise: the start format e8m7 (8-bit exponent) holds the scaled entry -1e-9 / 2 of
+     a 1-D Laplacian, the guard's fp16 does not: the raise (at the first update: the departure
+     test is 1e-300) fails with PETSC_ERR_ARG_OUTOFRANGE on every rank. The KSP stays usable: the
+     next solve (the departure and rate tests off: no raise) runs at the start format and
+     converges. (PETSc's own KSPSolve() allows one failed solve before the next ones: a failed
+     solve leaves its PCPreSolve() without its PCPostSolve().) */
+  {
+    Mat            T;
+    KSP            ksp;
+    Vec            x, bt, xt;
+    PetscErrorCode ierr;
+    PetscCall(Tridiag(64, 1e-9, &T));
+    PetscCall(MatCreateVecs(T, &x, &bt));
+    PetscCall(VecDuplicate(x, &xt));
+    PetscCall(VecSet(xt, 1.0));
+    PetscCall(MatMult(T, xt, bt));
+    PetscCall(PetscOptionsSetValue(NULL, "-fr_ksp_mixedcg_value_format", "e8m7"));
+    PetscCall(PetscOptionsSetValue(NULL, "-fr_ksp_mixedcg_guard_value_format", "fp16"));
+    PetscCall(PetscOptionsSetValue(NULL, "-fr_ksp_mixedcg_guard_departure", "1e-300"));
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOptionsPrefix(ksp, "fr_"));
+    PetscCall(KSPSetOperators(ksp, T, T));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 20000));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSolve(ksp, bt, x);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_ERR_ARG_OUTOFRANGE, "failed raise: error %d, expected PETSC_ERR_ARG_OUTOFRANGE", (int)ierr);
+    PetscCall(PetscOptionsSetValue(NULL, "-fr_ksp_mixedcg_guard_departure", "0"));
+    PetscCall(PetscOptionsSetValue(NULL, "-fr_ksp_mixedcg_guard_ratio", "0"));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+    ierr = KSPSolve(ksp, bt, x);
+    PetscCall(PetscPopErrorHandler());
+    CHECK(ierr == PETSC_SUCCESS, "the solve after a failed raise: error %d", (int)ierr);
+    if (!ierr) {
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(TrueResidual(T, bt, x, &rel));
+      PetscCall(KSPMixedCGGetStats(ksp, &st));
+      CHECK(reason > 0 && rel <= 1e-8 * 1.01, "the solve after a failed raise: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+      CHECK(st.mantissa_bits == 7 && st.raises == 0 && !st.fp64_fallback, "the solve after a failed raise: mantissa bits %" PetscInt_FMT " (the start format's 7), raises %" PetscInt_FMT, st.mantissa_bits, st.raises);
+    }
+    PetscCall(PetscOptionsClearValue(NULL, "-fr_ksp_mixedcg_guard_ratio"));
+    PetscCall(PetscOptionsClearValue(NULL, "-fr_ksp_mixedcg_value_format"));
+    PetscCall(PetscOptionsClearValue(NULL, "-fr_ksp_mixedcg_guard_value_format"));
+    PetscCall(PetscOptionsClearValue(NULL, "-fr_ksp_mixedcg_guard_departure"));
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&xt));
+    PetscCall(VecDestroy(&bt));
+    PetscCall(MatDestroy(&T));
+  }
+
+  /* the trigger's target with a nonzero initial guess: KSPConvergedDefault converges at
+     rtol ||b|| (not rtol ||r_0||); with reliable updates only every 6 decades (delta 1e-6) the
+     update that converges must come when the iterated residual reaches that target, not at
+     rtol ||r_0||, far below it (the true residual then overshoots the target by ||r_0|| / ||b||) */
+  {
+    KSP       ksp;
+    Vec       x0, x;
+    PetscReal r0, bn, rtol = 1e-6;
+    PetscInt  its_ref;
+    PetscCall(VecDuplicate(xe, &x0));
+    PetscCall(VecDuplicate(xe, &x));
+    {
+      PetscScalar *xa;
+      PetscInt     lo, hi;
+      PetscCall(VecGetOwnershipRange(x0, &lo, &hi));
+      PetscCall(VecGetArrayWrite(x0, &xa));
+      for (PetscInt i = lo; i < hi; i++) xa[i - lo] = (1.0 + PetscSinReal((PetscReal)i)) * (1.0 + 1e-2 * PetscSinReal(0.1 * (PetscReal)i));
+      PetscCall(VecRestoreArrayWrite(x0, &xa));
+    }
+    PetscCall(TrueResidual(Aexact, b, x0, &r0));
+    PetscCall(VecNorm(b, NORM_2, &bn));
+    for (int k = 0; k < 2; k++) {
+      PetscCall(VecCopy(x0, x));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetOptionsPrefix(ksp, "tg_"));
+      PetscCall(KSPSetOperators(ksp, A, A));
+      PetscCall(KSPSetType(ksp, k == 0 ? KSPCG : KSPMIXEDCG));
+      if (k == 0) {
+        PC pc;
+        PetscCall(KSPGetPC(ksp, &pc));
+        PetscCall(PCSetType(pc, PCJACOBI));
+        PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
+      }
+      PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+      PetscCall(KSPSetTolerances(ksp, rtol, PETSC_CURRENT, PETSC_CURRENT, 20000));
+      if (k == 1) PetscCall(PetscOptionsSetValue(NULL, "-tg_ksp_mixedcg_delta", "1e-6"));
+      PetscCall(KSPSetFromOptions(ksp));
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(KSPGetIterationNumber(ksp, k == 0 ? &its_ref : &its));
+      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      PetscCall(KSPDestroy(&ksp));
+    }
+    PetscCall(PetscOptionsClearValue(NULL, "-tg_ksp_mixedcg_delta"));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "nonzero initial guess, ||r0|| / ||b|| = %.3e, rtol %g: CG + Jacobi %" PetscInt_FMT " its; mixedcg (delta 1e-6) %" PetscInt_FMT " its, true residual / ||b|| %.3e\n", (double)r0, (double)rtol, its_ref, its, (double)rel));
+    CHECK(reason > 0 && rel <= rtol * 1.01, "nonzero initial guess: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+    CHECK(rel > 0.1 * rtol, "nonzero initial guess: true residual %g overshoots the target rtol ||b|| = %g ||b|| (the trigger aimed at rtol ||r_0||?)", (double)rel, (double)rtol);
+    CHECK(its <= its_ref + 2, "nonzero initial guess: mixedcg %" PetscInt_FMT " its, CG + Jacobi %" PetscInt_FMT, its, its_ref);
+    (void)bn;
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&x0));
+  }
+
+  /* -cuda_host_pmat (GPU runs only): the CUDA backend asked for with a host (AIJ) Pmat and CUDA
+     vectors: its work vectors must be CUDA vectors (the exact products place device arrays) */
+  {
+    PetscBool host_pmat = PETSC_FALSE;
+    PetscCall(PetscOptionsGetBool(NULL, NULL, "-cuda_host_pmat", &host_pmat, NULL));
+    if (host_pmat) {
+      KSP ksp;
+      Vec bc, xc;
+      PetscCall(VecCreate(PETSC_COMM_WORLD, &bc));
+      PetscCall(VecSetSizes(bc, PETSC_DECIDE, n * n * n));
+      PetscCall(VecSetType(bc, VECCUDA));
+      PetscCall(VecDuplicate(bc, &xc));
+      PetscCall(VecCopy(b, bc));
+      PetscCall(PetscOptionsSetValue(NULL, "-hp_ksp_mixedcg_backend", "cuda"));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+      PetscCall(KSPSetOptionsPrefix(ksp, "hp_"));
+      PetscCall(KSPSetOperators(ksp, Aexact, Aexact));
+      PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+      PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 20000));
+      PetscCall(KSPSetFromOptions(ksp));
+      PetscCall(KSPSolve(ksp, bc, xc));
+      PetscCall(KSPGetConvergedReason(ksp, &reason));
+      PetscCall(TrueResidual(Aexact, bc, xc, &rel));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CUDA backend, host Pmat: reason %s, true residual %.3e\n", KSPConvergedReasons[reason], (double)rel));
+      CHECK(reason > 0 && rel <= 1e-8 * 1.01, "CUDA backend, host Pmat: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+      PetscCall(PetscOptionsClearValue(NULL, "-hp_ksp_mixedcg_backend"));
+      PetscCall(KSPDestroy(&ksp));
+      PetscCall(VecDestroy(&xc));
+      PetscCall(VecDestroy(&bc));
+    }
   }
 
   /* indefinite: tridiag(0.9, 1, 0.9), a positive diagonal */

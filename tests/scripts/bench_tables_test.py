@@ -106,6 +106,43 @@ class Tables(unittest.TestCase):
             self.assertEqual(rows[0], "case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse")
             self.assertEqual(rows[1], "ksp_ex45_16,cg,jacobi,aijcusparse,1,1,1.5,12,5e-09,1")
 
+    def test_mixed_table(self):
+        with tempfile.TemporaryDirectory() as d:
+            raw, hist = os.path.join(d, "mixed_raw.txt"), os.path.join(d, "mixed_history.csv")
+            with open(raw, "w") as f:
+                f.write("case=lap7_16 mat_type=aijcusparse value_format=e8m14\n"
+                        "solver=cg_jacobi setup_s=0.010000 solve_s=0.040000 outer_its=40 inner_its=0.00 true_residual=9.000e-09 reason=CONVERGED_RTOL\n"
+                        "update solver=cg_jacobi update_s=0.001000 updates=4\n"
+                        "solver=mixedkrylov_cg setup_s=0.020000 solve_s=0.020000 outer_its=5 inner_its=12.00 true_residual=8.000e-09 reason=CONVERGED_RTOL\n"
+                        "solver=mixedcg setup_s=0.030000 solve_s=0.010000 outer_its=41 inner_its=8.00 true_residual=7.000e-09 reason=CONVERGED_RTOL\n"
+                        "rc=0\n"
+                        "case=lap7_16 mat_type=aij value_format=e8m14\n"
+                        "solver=cg_jacobi setup_s=0.001000 solve_s=0.200000 outer_its=40 inner_its=0.00 true_residual=9.000e-09 reason=CONVERGED_RTOL\n"
+                        "solver=mixedcg setup_s=0.003000 solve_s=0.400000 outer_its=41 inner_its=8.00 true_residual=7.000e-09 reason=CONVERGED_RTOL\n"
+                        "rc=0\n"
+                        "case=bcsstk14 mat_type=aij value_format=e8m14\n"
+                        "solver=cg_jacobi setup_s=0.001000 solve_s=0.300000 outer_its=333 inner_its=0.00 true_residual=9.000e-09 reason=CONVERGED_RTOL\n"
+                        "solver=mixedcg setup_s=0.003000 solve_s=0.600000 outer_its=335 inner_its=9.00 true_residual=9.000e-09 reason=CONVERGED_RTOL\n"
+                        "rc=0\n")
+            with open(hist, "w") as f:
+                f.write("matrix,mat_type,value_format,solver,iteration,time_s,relative_residual\n")
+            self.run_table([os.path.join(TABLES, "mixed_table.py"), raw, hist, d])
+            with open(os.path.join(d, "mixed.csv")) as f:
+                rows = f.read().splitlines()
+            self.assertEqual(rows[0], "matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg")
+            got = {(r.split(",")[0], r.split(",")[1]): r.split(",") for r in rows[1:]}
+            # mixedcg: outer_its the CG steps, inner_its the reliable updates, against aijcusparse's CG
+            self.assertIn(("lap7_16", "mixedcg"), got)
+            mc = [r.split(",") for r in rows[1:] if r.startswith("lap7_16,mixedcg,")]
+            self.assertEqual(len(mc), 2)
+            self.assertEqual(mc[0][2:], ["e8m14", "0.030000", "0.010000", "41", "8.00", "7.000e-09", "4.000"])
+            self.assertEqual(mc[1][8], "0.100")  # the aij row against aijcusparse's CG too (0.04 / 0.4)
+            # a matrix without an aijcusparse run: against cg_jacobi on its own matrix type
+            self.assertEqual(got[("bcsstk14", "mixedcg")][5:], ["335", "9.00", "9.000e-09", "0.500"])
+            self.assertEqual(got[("bcsstk14", "cg_jacobi_aij")][2], "fp64")
+            with open(os.path.join(d, "mixed.md")) as f:
+                self.assertIn("mixedcg: reliable updates", f.read())
+
     def test_end_to_end_table(self):
         with tempfile.TemporaryDirectory() as d:
             with open(os.path.join(d, "ksp_ex45_16_aijcusparse.log"), "w") as f:

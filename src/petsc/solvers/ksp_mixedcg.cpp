@@ -25,6 +25,7 @@
 #include "mixed/scaled_copy.hpp"
 #include "spmvimpl.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -146,6 +147,64 @@ PetscErrorCode Agree(KSP ksp, PetscErrorCode ierr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Every rank must own as many columns as rows (the scaling s of a row is that of its column).
+   Collective: the ranks agree on the verdict, so that every rank errors when one layout is not
+   square (a rank-local error would leave the others waiting in the setup's collectives); the
+   message names the first such rank. */
+PetscErrorCode CheckSquareLayout(KSP ksp, Mat P)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)ksp);
+  PetscMPIInt rank, size, first;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  {
+    PetscMPIInt mine = P->rmap->n != P->cmap->n ? rank : size;
+    PetscCallMPI(MPIU_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm));
+  }
+  if (first < size) {
+    PetscInt mine[2] = {-1, -1}, at[2];
+    if (rank == first) {
+      mine[0] = P->rmap->n;
+      mine[1] = P->cmap->n;
+    }
+    PetscCallMPI(MPIU_Allreduce(mine, at, 2, MPIU_INT, MPI_MAX, comm));
+    SETERRQ(comm, PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs the same row and column layout on every rank (rank %d owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): create the Pmat with equal local row and column sizes", (int)first, at[0], at[1]);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* y = A x (KSP_MatMult when kspmult, else MatMult) with x and y placed in the work vectors w1 and
+   w2 (host arrays, or device arrays when device): the arrays are reset on every path, errors
+   included, and the first error is returned, so that a failed product leaves the work vectors
+   usable for the next one. */
+PetscErrorCode PlacedMult(KSP ksp, Mat A, Vec w1, Vec w2, const PetscScalar *x, PetscScalar *y, PetscBool device, PetscBool kspmult)
+{
+  PetscErrorCode ierr, ierr2;
+
+  PetscFunctionBegin;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  auto place = [device](Vec v, const PetscScalar *a) { return device ? VecCUDAPlaceArray(v, a) : VecPlaceArray(v, a); };
+  auto reset = [device](Vec v) { return device ? VecCUDAResetArray(v) : VecResetArray(v); };
+#else
+  PetscCheck(!device, PETSC_COMM_SELF, PETSC_ERR_SUP, "KSPMIXEDCG: this petscspmv was built without CUDA");
+  auto place = [](Vec v, const PetscScalar *a) { return VecPlaceArray(v, a); };
+  auto reset = [](Vec v) { return VecResetArray(v); };
+#endif
+  PetscCall(place(w1, x));
+  ierr = place(w2, y);
+  if (!ierr) {
+    ierr  = kspmult ? KSP_MatMult(ksp, A, w1, w2) : MatMult(A, w1, w2);
+    ierr2 = reset(w2);
+    if (!ierr) ierr = ierr2;
+  }
+  ierr2 = reset(w1);
+  if (!ierr) ierr = ierr2;
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The Pmat as an AIJ-based matrix (*owned: a conversion to destroy) and its blocks: Ad the
    diagonal block, Ao the off-diagonal one with garray (MPI only; NULL on one rank). */
 PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Mat *owned)
@@ -168,7 +227,7 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
   }
   PetscCall(MatGetSize(P, &M, &N));
   PetscCheck(M == N, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
-  PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns)", P->rmap->n, P->cmap->n);
+  PetscCall(CheckSquareLayout(ksp, P));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
   mpi = size > 1 ? PETSC_TRUE : PETSC_FALSE;
   PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
@@ -176,8 +235,11 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
     PetscCall(MatConvert(P, MATAIJ, MAT_INITIAL_MATRIX, owned));
     P = *owned;
   }
-  if (mpi) PetscCall(MatMPIAIJGetSeqAIJ(P, Ad, Ao, garray));
-  else *Ad = P;
+  if (mpi) {
+    const PetscErrorCode ierr = MatMPIAIJGetSeqAIJ(P, Ad, Ao, garray);
+    if (ierr) (void)MatDestroy(owned);
+    PetscCall(ierr);
+  } else *Ad = P;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -209,8 +271,9 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, 
   } catch (const ValueRangeError &e) {
     code = PETSC_ERR_ARG_OUTOFRANGE;
     const long long col = gcols ? (long long)gcols[e.col] : (long long)(row0 + e.col);
+    const std::string pre = prefix ? prefix : "";
     msg = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string(col) + ": " + UnderKspOptions(e.message(), prefix) +
-          " (or a wider -" + (prefix ? prefix : "") + "ksp_mixedcg_value_format)";
+          (Data(ksp)->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + Data(ksp)->guard_format + ": use a format that holds these values, or none to go to FP64 CG)" : " (or a wider -" + pre + "ksp_mixedcg_value_format)");
   } catch (const FormatError &e) {
     code = PETSC_ERR_ARG_WRONG;
     msg  = UnderKspOptions(e.what(), prefix);
@@ -220,6 +283,9 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, 
   } catch (const std::exception &e) {
     code = PETSC_ERR_LIB;
     msg  = e.what();
+  } catch (...) {
+    code = PETSC_ERR_LIB;
+    msg  = "KSPMIXEDCG: an unknown C++ exception while building the low-precision copy";
   }
   PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -265,11 +331,7 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
     std::vector<double> As(n), lp(n), ones(n, 1.0), tl(n);
     Mat                 P;
     PetscCall(KSPGetOperators(ksp, nullptr, &P));
-    PetscCall(VecPlaceArray(mc->w1, op->diag.s.data()));
-    PetscCall(VecPlaceArray(mc->w2, As.data()));
-    PetscCall(MatMult(P, mc->w1, mc->w2));
-    PetscCall(VecResetArray(mc->w1));
-    PetscCall(VecResetArray(mc->w2));
+    PetscCall(PlacedMult(ksp, P, mc->w1, mc->w2, op->diag.s.data(), As.data(), PETSC_FALSE, PETSC_FALSE));
     packsell_spmv(op->diag.op, ones.data(), lp.data(), false);
     if (op->has_off) {
       std::vector<double> og((size_t)mc->nghost, 1.0);
@@ -293,14 +355,76 @@ std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
   return [ksp, mc](const double *s, double *As) {
     Mat P;
     MixedCgTry(KSPGetOperators(ksp, nullptr, &P));
-    MixedCgTry(VecCUDAPlaceArray(mc->w1, s));
-    MixedCgTry(VecCUDAPlaceArray(mc->w2, As));
-    MixedCgTry(MatMult(P, mc->w1, mc->w2));
-    MixedCgTry(VecCUDAResetArray(mc->w1));
-    MixedCgTry(VecCUDAResetArray(mc->w2));
+    MixedCgTry(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, PETSC_TRUE, PETSC_FALSE));
   };
 }
 #endif
+
+/* The work vectors the exact products place arrays in, of the Pmat's layouts: CUDA vectors for
+   the CUDA backend (its arrays are device arrays, placed with VecCUDAPlaceArray, whatever the
+   Pmat's own vector type: a host Pmat's MatMult then reads them through PETSc's host copy),
+   else the Pmat's own vectors. */
+PetscErrorCode CreateWorkVecs(KSP ksp, Mat P, PetscBool cuda, Vec *w1, Vec *w2)
+{
+  PetscFunctionBegin;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (cuda) {
+    PetscCall(VecCreate(PetscObjectComm((PetscObject)P), w1));
+    PetscCall(VecSetLayout(*w1, P->cmap));
+    PetscCall(VecSetType(*w1, VECCUDA));
+    PetscCall(VecCreate(PetscObjectComm((PetscObject)P), w2));
+    PetscCall(VecSetLayout(*w2, P->rmap));
+    PetscCall(VecSetType(*w2, VECCUDA));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#else
+  (void)cuda;
+#endif
+  (void)ksp;
+  PetscCall(MatCreateVecs(P, w1, w2));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The halo SF (MPI) and the operator at the current level, from the Pmat P's blocks (owned: P
+   converted, else NULL). Collective. */
+PetscErrorCode BuildOperator(KSP ksp, Mat P, Mat owned, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool cuda)
+{
+  KspMixedCg *mc = Data(ksp);
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  mc->rows   = P->rmap->n;
+  mc->nghost = 0;
+  if (size > 1) {
+    Mat      Pa = owned ? owned : P;
+    PetscInt nb;
+    PetscCall(MatGetLocalSize(Ao, nullptr, &nb));
+    mc->nghost = nb;
+    PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)ksp), &mc->halo));
+    PetscCall(PetscSFSetGraphLayout(mc->halo, Pa->cmap, nb, nullptr, PETSC_OWN_POINTER, garray));
+    PetscCall(PetscSFSetUp(mc->halo));
+  }
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (cuda) {
+    PackSellOptions opt;
+    PetscErrorCode  ierr;
+    PetscCall(LevelOptions(mc, &opt));
+    ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device);
+    if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
+    if (ierr) mc->device.reset();
+    PetscCall(Agree(ksp, ierr));
+    mc->nnz     = mc->device->Nnz();
+    mc->stats   = mc->device->Stats();
+    mc->current = opt.value_format;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#else
+  (void)cuda;
+#endif
+  PetscCall(BuildHost(ksp, Ad, Ao, garray));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* Builds or rebuilds what the solve needs when the Pmat changed (or nothing was built). */
 PetscErrorCode EnsureOperator(KSP ksp)
@@ -325,40 +449,13 @@ PetscErrorCode EnsureOperator(KSP ksp)
   mc->level = 0;
   PetscCall(VecDestroy(&mc->w1));
   PetscCall(VecDestroy(&mc->w2));
-  PetscCall(MatCreateVecs(P, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
+  PetscCall(CreateWorkVecs(ksp, P, cuda, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
   {
-    PetscErrorCode ierr = PETSC_SUCCESS;
-    PetscMPIInt    size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-    mc->rows   = P->rmap->n;
-    mc->nghost = 0;
-    if (size > 1) {
-      Mat Pa = owned ? owned : P;
-      PetscInt nb;
-      PetscCall(MatGetLocalSize(Ao, nullptr, &nb));
-      mc->nghost = nb;
-      PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)ksp), &mc->halo));
-      PetscCall(PetscSFSetGraphLayout(mc->halo, Pa->cmap, nb, nullptr, PETSC_OWN_POINTER, garray));
-      PetscCall(PetscSFSetUp(mc->halo));
-    }
-#if defined(PETSCSPMV_HAVE_CUDA)
-    if (cuda) {
-      PackSellOptions opt;
-      PetscCall(LevelOptions(mc, &opt));
-      ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device);
-      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
-      PetscCall(Agree(ksp, ierr));
-      mc->nnz     = mc->device->Nnz();
-      mc->stats   = mc->device->Stats();
-      mc->current = opt.value_format;
-    } else
-#endif
-      ierr = BuildHost(ksp, Ad, Ao, garray);
-    if (ierr) (void)MatDestroy(&owned);
+    const PetscErrorCode ierr = BuildOperator(ksp, P, owned, Ad, Ao, garray, cuda);
+    PetscCall(MatDestroy(&owned)); /* on every path */
     PetscCall(ierr);
   }
-  PetscCall(MatDestroy(&owned));
   mc->pmat_state = state;
   mc->pmat_id    = id;
   mc->builds++;
@@ -367,37 +464,69 @@ PetscErrorCode EnsureOperator(KSP ksp)
 
 /* The guard's raise: the next level; returns whether a low-precision operator is left (else the
    solve continues in FP64 CG). Collective. */
-PetscErrorCode Raise(KSP ksp, bool *lowp)
+PetscErrorCode RaiseBuild(KSP ksp)
 {
   KspMixedCg     *mc = Data(ksp);
   Mat             Ad, Ao, owned = nullptr;
   const PetscInt *garray;
+  PetscErrorCode  ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  PackSellOptions opt;
+  if (mc->device) PetscCall(LevelOptions(mc, &opt));
+#endif
+  PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (mc->device) {
+    ierr = mc->device->Rebuild(Ad, opt);
+    if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
+    if (!ierr) mc->current = opt.value_format;
+    ierr = Agree(ksp, ierr);
+  } else
+#endif
+    ierr = BuildHost(ksp, Ad, Ao, garray);
+  PetscCall(MatDestroy(&owned));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode Raise(KSP ksp, bool *lowp)
+{
+  KspMixedCg *mc = Data(ksp);
 
   PetscFunctionBegin;
   *lowp = false;
   if (mc->level == 0 && HasWiderFormat(mc)) {
+    PetscErrorCode ierr;
     mc->level = 1;
     PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: the copy's precision is raised to %s\n", mc->guard_format.c_str()));
-    PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
-    PetscErrorCode ierr = PETSC_SUCCESS;
-#if defined(PETSCSPMV_HAVE_CUDA)
-    if (mc->device) {
-      PackSellOptions opt;
-      PetscCall(LevelOptions(mc, &opt));
-      ierr = mc->device->Rebuild(Ad, opt);
-      if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
-      if (!ierr) mc->current = opt.value_format;
-      ierr = Agree(ksp, ierr);
-    } else
-#endif
-      ierr = BuildHost(ksp, Ad, Ao, garray);
-    PetscCall(MatDestroy(&owned));
+    ierr = RaiseBuild(ksp);
+    if (ierr) {
+      /* the raise failed (on every rank: the builds agree): the solve ends with this error, and the
+         operator, possibly half replaced, is rebuilt at the start format by the next KSPSetUp() or
+         KSPSolve(), so the KSP stays usable */
+      mc->level      = 0;
+      mc->pmat_state = -1;
+    }
     PetscCall(ierr);
     *lowp = true;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   mc->level = 2;
   PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: FP64 CG from the current x\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* v[0 .. k) summed or maximised over comm in place (PETSc's MPIU_Allreduce, as the rest of the
+   library). */
+PetscErrorCode AllreduceInPlace(MPI_Comm comm, double *v, int k, MPI_Op op)
+{
+  PetscMPIInt size;
+
+  PetscFunctionBegin;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (size > 1) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, v, k, MPI_DOUBLE, op, comm));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -419,33 +548,17 @@ MixedCgHooks Hooks(KSP ksp)
   h.exact_product = [ksp, mc](const double *x, double *y) {
     Mat A;
     MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(VecPlaceArray(mc->w1, x));
-    MixedCgTry(VecPlaceArray(mc->w2, y));
-    MixedCgTry(KSP_MatMult(ksp, A, mc->w1, mc->w2));
-    MixedCgTry(VecResetArray(mc->w1));
-    MixedCgTry(VecResetArray(mc->w2));
+    MixedCgTry(PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE));
   };
 #if defined(PETSCSPMV_HAVE_CUDA)
   h.exact_product_device = [ksp, mc](const double *x, double *y) {
     Mat A;
     MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(VecCUDAPlaceArray(mc->w1, x));
-    MixedCgTry(VecCUDAPlaceArray(mc->w2, y));
-    MixedCgTry(KSP_MatMult(ksp, A, mc->w1, mc->w2));
-    MixedCgTry(VecCUDAResetArray(mc->w1));
-    MixedCgTry(VecCUDAResetArray(mc->w2));
+    MixedCgTry(PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE));
   };
 #endif
-  h.allreduce_sum = [comm](double *v, int k) {
-    PetscMPIInt size;
-    MixedCgTry(MPI_Comm_size(comm, &size) ? PETSC_ERR_MPI : PETSC_SUCCESS);
-    if (size > 1) MixedCgTry(MPI_Allreduce(MPI_IN_PLACE, v, k, MPI_DOUBLE, MPI_SUM, comm) ? PETSC_ERR_MPI : PETSC_SUCCESS);
-  };
-  h.allreduce_max = [comm](double *v, int k) {
-    PetscMPIInt size;
-    MixedCgTry(MPI_Comm_size(comm, &size) ? PETSC_ERR_MPI : PETSC_SUCCESS);
-    if (size > 1) MixedCgTry(MPI_Allreduce(MPI_IN_PLACE, v, k, MPI_DOUBLE, MPI_MAX, comm) ? PETSC_ERR_MPI : PETSC_SUCCESS);
-  };
+  h.allreduce_sum = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_SUM)); };
+  h.allreduce_max = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_MAX)); };
   h.raise_precision = [ksp]() {
     bool lowp = false;
     MixedCgTry(Raise(ksp, &lowp));
@@ -462,6 +575,14 @@ MixedCgHooks Hooks(KSP ksp)
     ksp->rnorm = (PetscReal)rn;
     MixedCgTry(KSPLogResidualHistory(ksp, (PetscReal)rn));
     MixedCgTry(KSPMonitor(ksp, (PetscInt)its, (PetscReal)rn));
+  };
+  /* The level at which the KSP's test converges, for the reliable-update trigger: the default
+     test's own ttol (max(rtol rnorm0, abstol), its rnorm0 being ||b|| with a nonzero initial guess
+     unless KSPConvergedDefaultSetUIRNorm()/SetUMIRNorm() say otherwise), which it sets at step 0;
+     another test: max(rtol ||r_0||, abstol). */
+  h.target = [ksp](double rn0) {
+    if (ksp->converged == KSPConvergedDefault) return (double)ksp->ttol;
+    return std::max((double)ksp->rtol * rn0, (double)ksp->abstol);
   };
   return h;
 }
@@ -483,7 +604,7 @@ void HostProduct(KspMixedCg *mc, const float *p, float *w)
   for (size_t i = 0; i < op.comp.size(); ++i) w[i] = std::fma(op.comp[i], p[i], w[i]);
 }
 
-PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
+PetscErrorCode KSPSetUp_MixedCG_Body(KSP ksp)
 {
   PC          pc;
   PetscBool   ok;
@@ -498,7 +619,14 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode KSPSolve_MixedCG(KSP ksp)
+PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(MixedCgCatch([ksp]() { return KSPSetUp_MixedCG_Body(ksp); }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
 {
   KspMixedCg          *mc = Data(ksp);
   Vec                  x = ksp->vec_sol, b = ksp->vec_rhs;
@@ -533,17 +661,17 @@ PetscErrorCode KSPSolve_MixedCG(KSP ksp)
     ops.raise_precision = hooks.raise_precision;
     ops.converged       = hooks.converged;
     ops.monitor         = hooks.monitor;
-    PetscCall(VecGetArrayRead(b, &ba));
-    PetscCall(VecGetArray(x, &xa));
+    ops.target          = hooks.target;
     /* s stays valid through a raise: the copy of the next level has the same s */
     const std::vector<double> s = mc->host->diag.s;
-    try {
+    PetscCall(VecGetArrayRead(b, &ba));
+    ierr = VecGetArray(x, &xa);
+    if (ierr) (void)VecRestoreArrayRead(b, &ba);
+    PetscCall(ierr);
+    ierr = MixedCgCatch([&]() {
       res = mixed::mixed_cg((size_t)mc->rows, s.data(), ba, xa, p, ops);
-    } catch (const PetscFailure &f) {
-      ierr = f.code;
-    } catch (const std::bad_alloc &) {
-      ierr = PETSC_ERR_MEM;
-    }
+      return PETSC_SUCCESS;
+    });
     PetscCall(VecRestoreArray(x, &xa));
     PetscCall(VecRestoreArrayRead(b, &ba));
     /* the flops of the low-precision steps: the product and about 12 vector flops per row */
@@ -560,11 +688,19 @@ PetscErrorCode KSPSolve_MixedCG(KSP ksp)
   case mixed::MixedCgReason::DivergedIndefinite: ksp->reason = KSP_DIVERGED_INDEFINITE_MAT; break;
   default: break; /* the KSP's own test set ksp->reason */
   }
-  if (res.fp64 && mc->level < 2) mc->level = 2; /* later solves with this Pmat start in FP64 */
+  /* later solves with this Pmat start in FP64 (the precision reached is kept: docs/mixed.md) */
+  if (res.fp64 && mc->level < 2) mc->level = 2;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
+PetscErrorCode KSPSolve_MixedCG(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(MixedCgCatch([ksp]() { return KSPSolve_MixedCG_Body(ksp); }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
 {
   KspMixedCg *mc = Data(ksp);
   PetscReal   delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
@@ -630,7 +766,7 @@ const char *LevelName(const KspMixedCg *mc)
   return s.c_str();
 }
 
-PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
+PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
 {
   KspMixedCg *mc = Data(ksp);
   PetscBool   ascii;
@@ -658,6 +794,21 @@ PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s\n",
                                      (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken"));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The C entry points of the options and the view (their std::string work may throw) */
+PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
+{
+  PetscFunctionBegin;
+  PetscCall(MixedCgCatch([&]() { return KSPSetFromOptions_MixedCG_Body(ksp, PetscOptionsObject); }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
+{
+  PetscFunctionBegin;
+  PetscCall(MixedCgCatch([&]() { return KSPView_MixedCG_Body(ksp, viewer); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -747,11 +898,19 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   not enough the solve continues as FP64 CG (FP64 vectors, the exact Amat as operator) from the
   current x; the direction restarts at a raise. A step with p^T A_lp p <= 0 is checked with the
   exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the
-  copy failed where A did not, and the precision is raised. The precision reached is kept for later
-  solves with the same Pmat; a Pmat with a new state rebuilds the copy at the start format.
+  copy failed where A did not, and the precision is raised. The growth and rate tests judge only
+  segments whose iterated residual fell by at least min(sqrt(delta), 1/2): shorter ones (ended by
+  the target near convergence) are noise there. The precision reached is kept for later solves
+  with the same Pmat (the guard judged the copy too coarse for this matrix); a Pmat with a new
+  state, or `KSPReset()`, rebuilds the copy at the start format. A raise whose build fails ends
+  the solve with that error; the next setup rebuilds at the start format. The reliable-update
+  trigger aims at the KSP's own convergence target (`KSPConvergedDefault()`'s ttol). A breakdown
+  of the FP64 phase ends the solve with `KSP_DIVERGED_INDEFINITE_MAT` (p^T A p <= 0) or
+  `KSP_DIVERGED_NANORINF` (non-finite numbers).
 
   The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or
-  `PCJACOBI` (the same method); the norm is the unpreconditioned one. On several ranks the
+  `PCJACOBI` (the same method); the norm is the unpreconditioned one, the PC side left (right and
+  symmetric are refused). On several ranks the
   low-precision operator is the whole matrix: the diagonal and off-diagonal blocks are scaled
   and stored in PackSELL, and the halo of the FP32 direction is exchanged through a PetscSF
   (the host backend). The Pmat must be AIJ-based (others are converted) with a positive diagonal;
@@ -776,8 +935,11 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
 
   PetscFunctionBegin;
   ksp->data = new KspMixedCg();
+  /* PC_LEFT only: the method applies its own Jacobi scaling and never calls the PC (PCNONE or
+     PCJACOBI), so a PC side means nothing to it, and PC_RIGHT would make KSPBuildSolution()
+     apply the PC to the solution (wrong with PCJACOBI): -ksp_pc_side right and symmetric are
+     refused by KSPSetUp() */
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 3));
-  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_RIGHT, 2));
   ksp->ops->setup          = KSPSetUp_MixedCG;
   ksp->ops->solve          = KSPSolve_MixedCG;
   ksp->ops->setfromoptions = KSPSetFromOptions_MixedCG;

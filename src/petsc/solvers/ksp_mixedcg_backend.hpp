@@ -9,8 +9,10 @@
 #include "formats/packsell/packsell.hpp"
 #include "mixed/mixed_cg.hpp"
 
+#include <exception>
 #include <functional>
 #include <memory>
+#include <new>
 
 namespace pspmv {
 namespace glue {
@@ -26,6 +28,32 @@ struct PetscFailure {
     if (mixedcg_ierr_) throw pspmv::glue::PetscFailure{mixedcg_ierr_}; \
   } while (0)
 
+/* Runs f (C++ returning a PetscErrorCode, which may throw) so that nothing thrown crosses into
+   PETSc's C frames: a PetscFailure gives its code (PETSc reported it where it happened),
+   std::bad_alloc PETSC_ERR_MEM, any other exception PETSC_ERR_LIB with its message, each
+   reported here. Callers that hold resources (placed arrays, array accesses) release them
+   before PetscCall() on the result. */
+template <class F>
+PetscErrorCode MixedCgCatch(F &&f)
+{
+  PetscErrorCode ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  try {
+    ierr = f();
+  } catch (const PetscFailure &e) {
+    ierr = e.code;
+  } catch (const std::bad_alloc &) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "KSPMIXEDCG: out of host memory");
+  } catch (const std::exception &e) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "KSPMIXEDCG: %s", e.what());
+  } catch (...) {
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "KSPMIXEDCG: an unknown C++ exception");
+  }
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* What the solvers need from PETSc: the exact product y = A x with the Amat on host arrays or on
    device arrays (the solution's layout), the sums and maxima over the ranks, the guard's raise
    (true: a wider low-precision format was built; false: FP64 next), the KSP's convergence test
@@ -36,6 +64,7 @@ struct MixedCgHooks {
   std::function<bool()>                                            raise_precision;
   std::function<mixed::MixedCgReason(int64_t its, double rnorm)> converged;
   std::function<void(int64_t its, double rnorm)>                   monitor;
+  std::function<double(double rnorm0)>                             target; /* the test's target after its call at step 0 */
 };
 
 /* The CUDA backend (one rank): the scaled copy built on the device from the Pmat's CSR, the

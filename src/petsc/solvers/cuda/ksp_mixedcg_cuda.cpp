@@ -45,9 +45,15 @@ public:
         code = PETSC_ERR_ARG_OUTOFRANGE;
         msg  = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2, Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string((long long)(row0 + e.col)) + ": " + e.message() +
               " (use a wider -ksp_mixedcg_value_format)";
+      } catch (const std::bad_alloc &) {
+        code = PETSC_ERR_MEM;
+        msg  = "out of host memory while building the KSPMIXEDCG copy";
       } catch (const std::exception &e) {
         code = PETSC_ERR_LIB;
         msg  = e.what();
+      } catch (...) {
+        code = PETSC_ERR_LIB;
+        msg  = "KSPMIXEDCG: an unknown C++ exception while building the low-precision copy";
       }
       PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
       PetscCallCUDA(cerr);
@@ -114,15 +120,21 @@ public:
     dh.raise_precision = h.raise_precision;
     dh.converged       = h.converged;
     dh.monitor         = h.monitor;
+    dh.target          = h.target;
+    /* The GPU time logged (to KSPSolve's event, beside the low-precision steps' flops below) is the
+       device loop's own work only: the driver stops the timer around every hook, whose work is
+       logged by its own events (the exact product's MatMult times itself: a timer around it
+       would count that time twice and nest PETSc's GPU timer) */
+    dh.timer_start = []() { MixedCgTry(PetscLogGpuTimeBegin()); };
+    dh.timer_stop  = []() { MixedCgTry(PetscLogGpuTimeEnd()); };
     PetscCall(VecCUDAGetArrayRead(b, &ba));
-    PetscCall(VecCUDAGetArray(x, &xa));
-    PetscCall(PetscLogGpuTimeBegin());
-    try {
+    ierr = VecCUDAGetArray(x, &xa);
+    if (ierr) (void)VecCUDARestoreArrayRead(b, &ba);
+    PetscCall(ierr);
+    ierr = MixedCgCatch([&]() {
       cerr = mixed::cuda::solve(d_, ba, xa, p, (int)check_every, dh, stream, res);
-    } catch (const PetscFailure &f) {
-      ierr = f.code;
-    }
-    PetscCall(PetscLogGpuTimeEnd());
+      return PETSC_SUCCESS;
+    });
     PetscCall(VecCUDARestoreArray(x, &xa));
     PetscCall(VecCUDARestoreArrayRead(b, &ba));
     PetscCall(ierr);
@@ -138,11 +150,10 @@ public:
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
-    try {
+    PetscCall(MixedCgCatch([&]() {
       cerr = mixed::cuda::compensate(d_, product, stream);
-    } catch (const PetscFailure &f) {
-      PetscCall(f.code);
-    }
+      return PETSC_SUCCESS;
+    }));
     PetscCallCUDA(cerr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }

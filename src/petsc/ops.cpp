@@ -130,9 +130,13 @@ struct Wrap {
     PetscFunctionBegin;
     if (Presented<K>(A, *st)) return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B);
     const Source src = SourceOf<K>(A);
+    /* reused: the base type writes the submatrices' host arrays directly and may assemble them
+       (MPIAIJ's), so their host values are marked the newer ones before (for the assembly's
+       build) and after (for the next use) */
+    if (reuse == MAT_REUSE_MATRIX)
+      for (PetscInt i = 0; i < n; i++) PetscCall(MarkHostNewer((*B)[i]));
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B); }));
-    if (reuse == MAT_INITIAL_MATRIX)
-      for (PetscInt i = 0; i < n; i++) PetscCall(AdoptResult((*B)[i], src));
+    for (PetscInt i = 0; i < n; i++) PetscCall(reuse == MAT_INITIAL_MATRIX ? AdoptResult((*B)[i], src) : MarkHostNewer((*B)[i]));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 

@@ -100,11 +100,20 @@ class Tables(unittest.TestCase):
                                        event("PCSetUp", 1, "n/a", 25)]))
             with open(os.path.join(d, "manifest.txt"), "w") as f:
                 f.write(f"ksp_ex45_16 cg jacobi 1 aijcusparse 1 {log}\n")
+            # block Jacobi: the blocks' factorization (PCSetUpOnBlocks, inside KSPSolve) is setup
+            blog = os.path.join(d, "bjacobi.log")
+            with open(blog, "w") as f:
+                f.write("  Linear solve converged due to CONVERGED_RTOL iterations 12\n")
+                f.write(log_view(4.0, [event("KSPSolve", 1, 2.0, 50), event("KSPSetUp", 1, 0.5, 12),
+                                       event("PCSetUp", 1, "n/a", 0), event("PCSetUpOnBlocks", 1, "n/a", 10)]))
+            with open(os.path.join(d, "manifest.txt"), "a") as f:
+                f.write(f"ksp_ex45_16 cg bjacobi_ilu 2 aijcusparse 1 {blog}\n")
             self.run_table([os.path.join(TABLES, "pcs_table.py"), "--manifest", os.path.join(d, "manifest.txt"), "--out", d])
             with open(os.path.join(d, "pcs.csv")) as f:
                 rows = f.read().splitlines()
             self.assertEqual(rows[0], "case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse")
             self.assertEqual(rows[1], "ksp_ex45_16,cg,jacobi,aijcusparse,1,1,1.5,12,5e-09,1")
+            self.assertIn("ksp_ex45_16,cg,bjacobi_ilu,aijcusparse,2,0.4,1.1,12,", "\n".join(rows))
 
     def test_mixed_table(self):
         with tempfile.TemporaryDirectory() as d:

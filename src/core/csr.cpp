@@ -18,33 +18,57 @@ void check_fits_int32(int64_t rows, int64_t cols, int64_t nnz) {
                     " each); distribute the matrix over more MPI processes");
 }
 
-void check_csr(const CsrView &A) {
-  if (A.rows < 0 || A.cols < 0)
-    throw FormatError("matrix sizes must be non-negative, got " + std::to_string(A.rows) + " x " +
-                      std::to_string(A.cols));
-  if (A.rows == 0) return;
-  if (!A.rowptr) throw FormatError("row pointer array is missing for a matrix with rows");
-  if (A.rowptr[0] != 0)
-    throw FormatError("row pointers must start at 0, got " + std::to_string(A.rowptr[0]));
-  for (int32_t r = 0; r < A.rows; ++r)
-    if (A.rowptr[r + 1] < A.rowptr[r])
-      throw FormatError("row " + std::to_string(r) + ": row pointer decreases from " +
-                        std::to_string(A.rowptr[r]) + " to " + std::to_string(A.rowptr[r + 1]));
-  if (A.nnz() > 0 && (!A.colidx || !A.values))
-    throw FormatError("column or value array is missing for a matrix with " +
-                      std::to_string(A.nnz()) + " nonzeros");
-  for (int32_t r = 0; r < A.rows; ++r) {
-    for (int32_t k = A.rowptr[r]; k < A.rowptr[r + 1]; ++k) {
-      const int32_t c = A.colidx[k];
-      if (c < 0 || c >= A.cols)
-        throw FormatError("row " + std::to_string(r) + ": column " + std::to_string(c) +
-                          " is out of range " + range(0, A.cols));
-      if (k > A.rowptr[r] && c <= A.colidx[k - 1])
-        throw FormatError("row " + std::to_string(r) + ": columns are not strictly increasing (" +
-                          std::to_string(A.colidx[k - 1]) + " then " + std::to_string(c) +
-                          "); sort the columns and merge duplicates");
-    }
+CsrDefect csr_row_columns_defect(int64_t row, const int32_t *col, int64_t n, int64_t cols) {
+  using K = CsrDefect::Kind;
+  for (int64_t k = 0; k < n; ++k) {
+    if (col[k] < 0 || col[k] >= cols) return {K::ColumnOutOfRange, row, col[k], 0};
+    if (k > 0 && col[k] <= col[k - 1]) return {K::ColumnsNotIncreasing, row, col[k - 1], col[k]};
   }
+  return {};
+}
+
+CsrDefect csr_defect(const CsrView &A) {
+  using K = CsrDefect::Kind;
+  if (A.rows < 0 || A.cols < 0) return {K::NegativeSize, -1, A.rows, A.cols};
+  if (A.rows == 0) return {};
+  if (!A.rowptr) return {K::MissingRowptr, -1, 0, 0};
+  if (A.rowptr[0] != 0) return {K::RowptrStart, -1, A.rowptr[0], 0};
+  for (int32_t r = 0; r < A.rows; ++r)
+    if (A.rowptr[r + 1] < A.rowptr[r]) return {K::RowptrDecreases, r, A.rowptr[r], A.rowptr[r + 1]};
+  if (A.nnz() > 0 && (!A.colidx || !A.values)) return {K::MissingArrays, -1, A.nnz(), 0};
+  for (int32_t r = 0; r < A.rows; ++r) {
+    const CsrDefect d = csr_row_columns_defect(r, A.colidx + A.rowptr[r], A.row_length(r), A.cols);
+    if (d.kind != K::None) return d;
+  }
+  return {};
+}
+
+std::string csr_defect_message(const CsrDefect &d, int64_t cols) {
+  using K = CsrDefect::Kind;
+  const std::string row = "row " + std::to_string(d.row) + ": ";
+  switch (d.kind) {
+  case K::None: return "";
+  case K::NegativeSize:
+    return "matrix sizes must be non-negative, got " + std::to_string(d.a) + " x " + std::to_string(d.b);
+  case K::MissingRowptr: return "row pointer array is missing for a matrix with rows";
+  case K::RowptrStart: return "row pointers must start at 0, got " + std::to_string(d.a);
+  case K::RowptrDecreases:
+    return row + "row pointer decreases from " + std::to_string(d.a) + " to " + std::to_string(d.b);
+  case K::MissingArrays:
+    return "column or value array is missing for a matrix with " + std::to_string(d.a) + " nonzeros";
+  case K::ColumnOutOfRange: return row + "column " + std::to_string(d.a) + " is out of range " + range(0, cols);
+  case K::ColumnsNotIncreasing:
+    return row + "columns are not strictly increasing (" + std::to_string(d.a) + " then " + std::to_string(d.b) +
+           "); sort the columns and merge duplicates";
+  case K::RowptrEnd:
+    return "row pointers end at " + std::to_string(d.a) + " but the matrix holds " + std::to_string(d.b) + " nonzeros";
+  }
+  return "invalid CSR";
+}
+
+void check_csr(const CsrView &A) {
+  const CsrDefect d = csr_defect(A);
+  if (d.kind != CsrDefect::Kind::None) throw FormatError(csr_defect_message(d, A.cols));
 }
 
 void csr_spmv(const CsrView &A, const double *x, double *y, bool add) {

@@ -51,8 +51,32 @@ void check_fits_int32(int64_t rows, int64_t cols, int64_t nnz);
 
 // Checks shapes and indices: non-negative sizes, rowptr monotone from 0, columns in
 // [0, cols) and strictly increasing inside each row. Throws FormatError naming the first
-// offending row. O(nnz).
+// offending row (csr_defect_message of csr_defect). O(nnz).
 void check_csr(const CsrView &A);
+
+// The first defect of a CSR in check_csr's order, as data: its kind, its row and the two
+// numbers the message names (a, b). The device check (src/cuda/device_build) finds the same
+// defect on the device and reports it with the same message.
+struct CsrDefect {
+  enum class Kind : int {
+    None = 0,
+    NegativeSize,         // a = rows, b = cols
+    MissingRowptr,
+    RowptrStart,          // a = rowptr[0]
+    RowptrDecreases,      // row, a = rowptr[row], b = rowptr[row + 1]
+    MissingArrays,        // a = nnz
+    ColumnOutOfRange,     // row, a = the column
+    ColumnsNotIncreasing, // row, a then b
+    RowptrEnd             // a = rowptr[rows], b = the nonzeros the arrays hold (device CSR only)
+  };
+  Kind kind = Kind::None;
+  int64_t row = -1, a = 0, b = 0;
+};
+CsrDefect csr_defect(const CsrView &A);
+// The first defect among the n columns col[0..n) of row `row` of a matrix of `cols` columns.
+CsrDefect csr_row_columns_defect(int64_t row, const int32_t *col, int64_t n, int64_t cols);
+// check_csr's sentence for defect d of a matrix of `cols` columns.
+std::string csr_defect_message(const CsrDefect &d, int64_t cols);
 
 // y = A x (add == false) or y = y + A x (add == true), plain FP64 CSR: the reference
 // every format is tested against. x has cols entries, y has rows entries.

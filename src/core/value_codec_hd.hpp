@@ -108,5 +108,20 @@ PSPMV_HD double decode_bits(int E, int M, uint32_t bits) {
   return bits_double(sign | (uint64_t(int(be) - bias + 1023) << 52) | (mant << (52 - M)));
 }
 
+// Whether a value format of E exponent and M mantissa bits cannot hold value v stored times
+// 2^s: a finite v that overflows, or a nonzero that rounds to zero (Inf and NaN are stored as
+// such). The range check of every PackSELL build and value update, host and device.
+PSPMV_HD bool unencodable(int E, int M, double v, int32_t s) {
+#if defined(__CUDA_ARCH__)
+  if (!isfinite(v)) return false;
+#else
+  if (!std::isfinite(v)) return false;
+#endif
+  bool overflow;
+  const uint32_t bits = encode_bits(E, M, ldexp(v, s), &overflow);
+  const uint32_t magnitude = (uint32_t(1) << (E + M)) - 1; // all but the sign
+  return overflow || (v != 0.0 && (bits & magnitude) == 0);
+}
+
 } // namespace codec
 } // namespace pspmv

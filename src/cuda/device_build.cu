@@ -9,6 +9,7 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <algorithm>
+#include <string>
 
 namespace pspmv {
 namespace cuda {
@@ -33,24 +34,25 @@ struct BlockEnd {
   __host__ __device__ int64_t operator()(int64_t b) const { return (b + 1) * block < n ? (b + 1) * block : n; }
 };
 
-// bad[0] = 1 if rowptr is not a monotone sequence from 0 to nnz.
-__global__ void check_rowptr_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int64_t nnz, int *bad) {
+// *first = the smallest row r whose row pointer decreases (rowptr[r + 1] < rowptr[r]).
+__global__ void rowptr_decrease_kernel(const int32_t *__restrict__ rowptr, int32_t rows, unsigned long long *first) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r > rows) return;
-  const bool wrong = (r == 0 && rowptr[0] != 0) || (r == rows && rowptr[rows] != nnz) ||
-                     (r < rows && rowptr[r + 1] < rowptr[r]);
-  if (wrong) atomicExch(bad, 1);
+  if (r < rows && rowptr[r + 1] < rowptr[r]) atomicMin(first, static_cast<unsigned long long>(r));
 }
 
-// bad[0] = 1 if a column is out of range or not strictly increasing inside its row (one warp per row).
-__global__ void check_columns_kernel(DeviceCsr A, int *bad) {
+// *first = the smallest row with a column out of [0, cols) or not above the one before it (one
+// warp per row).
+__global__ void bad_columns_kernel(DeviceCsr A, unsigned long long *first) {
   const int64_t r = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
   const int lane = threadIdx.x % 32;
   if (r >= A.rows) return;
   const int64_t b = A.rowptr[r], e = A.rowptr[r + 1];
   for (int64_t k = b + lane; k < e; k += 32) {
     const int32_t c = A.colidx[k];
-    if (c < 0 || c >= A.cols || (k > b && A.colidx[k - 1] >= c)) atomicExch(bad, 1);
+    if (c < 0 || c >= A.cols || (k > b && A.colidx[k - 1] >= c)) {
+      atomicMin(first, static_cast<unsigned long long>(r));
+      return;
+    }
   }
 }
 
@@ -106,6 +108,11 @@ __global__ void row_of_position_kernel(const int32_t *__restrict__ rowptr, int32
 }
 
 } // namespace
+
+BuildError device_error(cudaError_t e, const char *what) {
+  return BuildError::device(int(e), std::string(what) + ": CUDA error " + std::to_string(int(e)) + " (" + cudaGetErrorName(e) +
+                                        ": " + cudaGetErrorString(e) + ")");
+}
 
 cudaError_t row_lengths(const DeviceCsr &A, int32_t *len, cudaStream_t s) {
   if (A.rows <= 0) return cudaSuccess;
@@ -178,73 +185,87 @@ cudaError_t block_max(const int32_t *len, int32_t rows, int32_t block, int32_t *
   });
 }
 
-cudaError_t csr_is_valid(const DeviceCsr &A, bool *ok, cudaStream_t s) {
-  *ok = true;
-  if (A.rows < 0 || A.cols < 0 || A.nnz < 0 || A.nnz > INT32_MAX) {
-    *ok = false;
-    return cudaSuccess;
-  }
-  if (A.rows == 0) {
-    *ok = A.nnz == 0;
-    return cudaSuccess;
-  }
-  if (A.rowptr == nullptr || (A.nnz > 0 && (A.colidx == nullptr || A.values == nullptr))) {
-    *ok = false;
-    return cudaSuccess;
-  }
-  Scratch<int> bad(1, s);
-  PSPMV_CUDA_TRY(bad.status());
-  PSPMV_CUDA_TRY(cudaMemsetAsync(bad.get(), 0, sizeof(int), s));
-  check_rowptr_kernel<<<grid_for(int64_t(A.rows) + 1), kBuildThreads, 0, s>>>(A.rowptr, A.rows, A.nnz, bad.get());
+namespace {
+
+// The smallest row a kernel of `rows` threads (warp_rows: warps) reports through first, or -1.
+template <class Launch> cudaError_t first_row(cudaStream_t s, Launch &&launch, int64_t *row) {
+  Scratch<unsigned long long> first(1, s);
+  PSPMV_CUDA_TRY(first.status());
+  PSPMV_CUDA_TRY(cudaMemsetAsync(first.get(), 0xFF, sizeof(unsigned long long), s));
+  launch(first.get());
   PSPMV_CUDA_TRY(cudaGetLastError());
-  int h = 0;
-  PSPMV_CUDA_TRY(fetch(bad.get(), &h, s));
-  if (h) { // the column check reads through rowptr: only once rowptr is known to be valid
-    *ok = false;
-    return cudaSuccess;
-  }
-  if (A.nnz > 0) {
-    check_columns_kernel<<<warp_grid_for(A.rows), kBuildThreads, 0, s>>>(A, bad.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    PSPMV_CUDA_TRY(fetch(bad.get(), &h, s));
-  }
-  *ok = h == 0;
+  unsigned long long h = 0;
+  PSPMV_CUDA_TRY(fetch(first.get(), &h, s));
+  *row = h == ~0ull ? -1 : int64_t(h);
   return cudaSuccess;
 }
 
-CsrView HostCsrCopy::view() const {
-  CsrView v;
-  v.rows = rows;
-  v.cols = cols;
-  v.rowptr = rowptr.data();
-  v.colidx = colidx.data();
-  v.values = values.data();
-  return v;
+// The first defect of A in check_csr's order (csr_defect), found on the device; only the
+// offending row comes to the host, to name its columns.
+cudaError_t device_csr_defect(const DeviceCsr &A, cudaStream_t s, CsrDefect *d) {
+  using K = CsrDefect::Kind;
+  *d = CsrDefect{};
+  if (A.rows < 0 || A.cols < 0) {
+    *d = {K::NegativeSize, -1, A.rows, A.cols};
+    return cudaSuccess;
+  }
+  if (A.rows == 0) {
+    if (A.nnz != 0) *d = {K::RowptrEnd, -1, 0, A.nnz};
+    return cudaSuccess;
+  }
+  if (!A.rowptr) {
+    *d = {K::MissingRowptr, -1, 0, 0};
+    return cudaSuccess;
+  }
+  int32_t start = 0, end = 0;
+  PSPMV_CUDA_TRY(fetch(A.rowptr, &start, s));
+  if (start != 0) {
+    *d = {K::RowptrStart, -1, start, 0};
+    return cudaSuccess;
+  }
+  int64_t row = -1;
+  PSPMV_CUDA_TRY(first_row(s, [&](unsigned long long *first) {
+    rowptr_decrease_kernel<<<grid_for(A.rows), kBuildThreads, 0, s>>>(A.rowptr, A.rows, first);
+  }, &row));
+  if (row >= 0) {
+    int32_t p[2] = {0, 0};
+    PSPMV_CUDA_TRY(cudaMemcpyAsync(p, A.rowptr + row, sizeof p, cudaMemcpyDeviceToHost, s));
+    PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
+    *d = {K::RowptrDecreases, row, p[0], p[1]};
+    return cudaSuccess;
+  }
+  PSPMV_CUDA_TRY(fetch(A.rowptr + A.rows, &end, s));
+  if (end != A.nnz) {
+    *d = {K::RowptrEnd, -1, end, A.nnz};
+    return cudaSuccess;
+  }
+  if (A.nnz > 0 && (!A.colidx || !A.values)) {
+    *d = {K::MissingArrays, -1, A.nnz, 0};
+    return cudaSuccess;
+  }
+  if (A.nnz == 0) return cudaSuccess;
+  PSPMV_CUDA_TRY(first_row(s, [&](unsigned long long *first) {
+    bad_columns_kernel<<<warp_grid_for(A.rows), kBuildThreads, 0, s>>>(A, first);
+  }, &row));
+  if (row < 0) return cudaSuccess;
+  int32_t p[2] = {0, 0};
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(p, A.rowptr + row, sizeof p, cudaMemcpyDeviceToHost, s));
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
+  std::vector<int32_t> cols(size_t(p[1] - p[0]));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(cols.data(), A.colidx + p[0], sizeof(int32_t) * cols.size(), cudaMemcpyDeviceToHost, s));
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
+  *d = csr_row_columns_defect(row, cols.data(), int64_t(cols.size()), A.cols);
+  return cudaSuccess;
 }
 
-cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s) {
-  h->rows = A.rows;
-  h->cols = A.cols;
-  h->rowptr.assign(size_t(std::max(A.rows, 0)) + 1, 0);
-  h->colidx.assign(size_t(std::max<int64_t>(A.nnz, 0)), 0);
-  h->values.assign(size_t(std::max<int64_t>(A.nnz, 0)), 0.0);
-  if (A.rows > 0 && A.rowptr)
-    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->rowptr.data(), A.rowptr, sizeof(int32_t) * h->rowptr.size(), cudaMemcpyDeviceToHost, s));
-  if (A.nnz > 0 && A.colidx)
-    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->colidx.data(), A.colidx, sizeof(int32_t) * h->colidx.size(), cudaMemcpyDeviceToHost, s));
-  if (A.nnz > 0 && A.values)
-    PSPMV_CUDA_TRY(cudaMemcpyAsync(h->values.data(), A.values, sizeof(double) * h->values.size(), cudaMemcpyDeviceToHost, s));
-  return cudaStreamSynchronize(s);
-}
+} // namespace
 
-cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s) {
-  bool ok = true;
-  PSPMV_CUDA_TRY(csr_is_valid(A, &ok, s));
-  if (ok) return cudaSuccess;
-  HostCsrCopy h;
-  PSPMV_CUDA_TRY(copy_to_host(A, &h, s));
-  check_csr(h.view());
-  throw FormatError("device CSR check: the device refused a CSR that check_csr accepts");
+BuildError check_csr_on_device(const DeviceCsr &A, cudaStream_t s) {
+  if (A.nnz > INT32_MAX) return catch_build_error([&] { check_fits_int32(A.rows, A.cols, A.nnz); });
+  CsrDefect d;
+  PSPMV_DEVICE_TRY(device_csr_defect(A, s, &d), "device CSR check");
+  if (d.kind != CsrDefect::Kind::None) return BuildError::format(csr_defect_message(d, A.cols));
+  return BuildError{};
 }
 
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s) {

@@ -4,6 +4,7 @@
 // hybrid split and the positions of the diagonal entries. Everything runs on the stream it is
 // given; functions that return a host value synchronize that stream.
 #pragma once
+#include "core/build_error.hpp"
 #include "core/hybrid.hpp"
 #include "cuda/device_coo_tail.hpp"
 #include "cuda/device_csr.hpp"
@@ -17,6 +18,16 @@ namespace cuda {
 namespace detail {
 
 constexpr int kBuildThreads = 256;
+
+// A failed CUDA call as the builders' error (BuildError::Kind::Device): "<what>: <CUDA's name
+// and description of e>".
+BuildError device_error(cudaError_t e, const char *what);
+// Returns device_error(call's error, what) from the enclosing function when the call failed.
+#define PSPMV_DEVICE_TRY(call, what) \
+  do { \
+    const cudaError_t pspmv_device_error_ = (call); \
+    if (pspmv_device_error_ != cudaSuccess) return ::pspmv::cuda::detail::device_error(pspmv_device_error_, what); \
+  } while (0)
 
 // Stream-ordered scratch array of n elements (cudaMallocAsync; nothing for n == 0), freed on
 // the same stream when it goes out of scope. status() is the allocation's error.
@@ -113,20 +124,10 @@ cudaError_t sum_of(const int32_t *a, int64_t n, int64_t *result, cudaStream_t s)
 cudaError_t histogram(const int32_t *a, int64_t n, int32_t maxval, std::vector<int64_t> *hist, cudaStream_t s);
 // out[b] = max of len over rows [b*block, min(rows, (b+1)*block)) for b < ceil(rows/block).
 cudaError_t block_max(const int32_t *len, int32_t rows, int32_t block, int32_t *out, cudaStream_t s);
-// check_csr's conditions on the device: *ok false when rowptr does not start at 0, decreases,
-// does not end at nnz, or a column is out of [0, cols) or not strictly increasing in its row.
-cudaError_t csr_is_valid(const DeviceCsr &A, bool *ok, cudaStream_t s);
-// Copies A to the host and returns it as an owned CSR (for the host builders' error messages).
-struct HostCsrCopy {
-  int32_t rows = 0, cols = 0;
-  std::vector<int32_t> rowptr, colidx;
-  std::vector<double> values;
-  CsrView view() const;
-};
-cudaError_t copy_to_host(const DeviceCsr &A, HostCsrCopy *h, cudaStream_t s);
-// check_csr() of A: csr_is_valid on the device; when it refuses A, A is copied to the host and
-// check_csr's FormatError (its first offending row) thrown.
-cudaError_t check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
+// check_csr() of A on the device, with its message (csr_defect_message), and the conditions of
+// a device CSR: rowptr[rows] = nnz, nnz below 2^31. Only the offending row's columns come to
+// the host, to be named. A CUDA failure: BuildError::Kind::Device.
+BuildError check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
 // The COO tail for width K (every nonzero at position >= K of its row, in CSR order): allocates
 // t->row, t->col, t->source (CSR position of each entry: value updates gather through it),
 // t->val (values left to the caller: fill_tail_values) and the fused-launch counters, as

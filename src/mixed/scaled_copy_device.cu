@@ -16,6 +16,15 @@ namespace cuda {
 
 namespace {
 
+// A BuildError of the format layer in this file's channels (scaled_copy_device.hpp): a Device
+// error as its CUDA error, the others thrown as the host's exceptions.
+cudaError_t code_or_raise(const BuildError &e) {
+  if (e.kind == BuildError::Kind::Device) return static_cast<cudaError_t>(e.device_code);
+  e.raise();
+  return cudaSuccess;
+}
+
+
 using pspmv::cuda::DeviceCsr;
 namespace pd = pspmv::cuda::detail;
 using pd::kBuildThreads;
@@ -82,7 +91,7 @@ cudaError_t min_of(It in, int64_t n, T init, T *out, cudaStream_t st) {
 
 // check_square of scaled_copy.cpp.
 cudaError_t check_square(const DeviceCsr &A, cudaStream_t st) {
-  PSPMV_CUDA_TRY(pd::check_csr_on_device(A, st));
+  PSPMV_CUDA_TRY(code_or_raise(pd::check_csr_on_device(A, st)));
   if (A.rows != A.cols) throw detail::not_square_error(A.rows, A.cols);
   return cudaSuccess;
 }
@@ -158,7 +167,7 @@ cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s
     PSPMV_CUDA_TRY(cudaGetLastError());
   }
   pspmv::cuda::DeviceBuildInfo info;
-  PSPMV_CUDA_TRY(pspmv::cuda::build_on_device(Ah, opt, st, &c->op, &info));
+  PSPMV_CUDA_TRY(code_or_raise(pspmv::cuda::build_on_device(Ah, opt, st, &c->op, &info)));
   c->nnz = A.nnz;
   c->stats = info.stats;
   return cudaSuccess;
@@ -198,7 +207,7 @@ cudaError_t update_scaled_copy_on_device(const DeviceCsr &A, cudaStream_t stream
   DeviceCsr Ah;
   PSPMV_CUDA_TRY(scale(A, s.get(), &v, &Ah, stream));
   int32_t scale_exponent = 0;
-  PSPMV_CUDA_TRY(pspmv::cuda::update_values_on_device(Ah, stream, &c->op, pattern_changed, &scale_exponent));
+  PSPMV_CUDA_TRY(code_or_raise(pspmv::cuda::update_values_on_device(Ah, stream, &c->op, pattern_changed, &scale_exponent)));
   if (*pattern_changed) return cudaSuccess; // nothing written
   if (A.rows > 0)
     PSPMV_CUDA_TRY(cudaMemcpyAsync(c->s, s.get(), sizeof(double) * size_t(A.rows), cudaMemcpyDeviceToDevice, stream));

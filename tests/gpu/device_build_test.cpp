@@ -1,7 +1,7 @@
 // Device builders (rgcsr_device_build.hpp, packsell_device_build.hpp) against the host builders:
 // every device array downloaded and compared bit for bit with upload(build_*(A)), the
 // statistics and scale exponent with the host layout's, value updates with the host update,
-// range errors with the host's (row, column, message). Suites: DeviceBuildSmall* and
+// errors (returned as BuildError) with the host's exceptions (kind, row, column, message). Suites: DeviceBuildSmall* and
 // DeviceBuildRandom (sanitizer subset *Small*:*Random*), DeviceBuildFiles/SmallDeviceBuildFiles
 // over the shared matrices.
 #include "formats/device_formats.hpp"
@@ -47,11 +47,12 @@ void check_format(const HostCsr &A, const Opt &opt, const std::string &w, HostBu
   Dev D{};
   cuda::DeviceBuildInfo info;
   if (!host_error.empty()) {
-    try {
-      (void)cuda::build_on_device(dA.v, opt, s, &D, &info);
-      ADD_FAILURE() << w << ": the device build accepted values the host refuses: " << host_error;
-    } catch (const ValueRangeError &e) {
-      EXPECT_EQ(std::string(e.what()), host_error) << w;
+    const BuildError e = cuda::build_on_device(dA.v, opt, s, &D, &info);
+    if (e.kind != BuildError::Kind::ValueRange) {
+      ADD_FAILURE() << w << ": the device build did not refuse the values the host refuses: " << host_error
+                    << " (device: '" << e.what() << "')";
+    } else {
+      EXPECT_EQ(e.what(), host_error) << w;
       EXPECT_EQ(e.row, host_row) << w;
       EXPECT_EQ(e.col, host_col) << w;
     }
@@ -61,7 +62,7 @@ void check_format(const HostCsr &A, const Opt &opt, const std::string &w, HostBu
   }
   Dev ref{};
   ASSERT_CUDA(cuda::upload(H, &ref));
-  ASSERT_CUDA(cuda::build_on_device(dA.v, opt, s, &D, &info));
+  ASSERT_BUILT(cuda::build_on_device(dA.v, opt, s, &D, &info));
   expect_same(ref, D, w + " (build)");
   expect_stats(H.stats(), info.stats, w + " (stats)");
   EXPECT_EQ(info.scale_exponent, scale_of(H)) << w;
@@ -79,7 +80,7 @@ void check_format(const HostCsr &A, const Opt &opt, const std::string &w, HostBu
     dA.values.upload(B.values);
     bool changed = true;
     int32_t scale = -12345;
-    ASSERT_CUDA(cuda::update_values_on_device(dA.v, s, &D, &changed, &scale));
+    ASSERT_BUILT(cuda::update_values_on_device(dA.v, s, &D, &changed, &scale));
     EXPECT_FALSE(changed) << w;
     EXPECT_EQ(scale, scale_of(H)) << w;
     expect_same(ref, D, w + " (update)");
@@ -249,7 +250,7 @@ TEST(DeviceBuildSmall, UpdateRangeError) {
   DevCsr dA(A);
   cuda::DevicePackSell D{};
   cuda::DeviceBuildInfo info;
-  ASSERT_CUDA(cuda::build_on_device(dA.v, o, test_stream(), &D, &info));
+  ASSERT_BUILT(cuda::build_on_device(dA.v, o, test_stream(), &D, &info));
   const std::vector<uint32_t> before = dl(D.words, D.num_words);
   PackSellMatrix H = build_packsell(A.view(), o);
   std::string host_error;
@@ -262,12 +263,9 @@ TEST(DeviceBuildSmall, UpdateRangeError) {
   dA.values.upload(B.values);
   bool changed = false;
   int32_t scale = 0;
-  try {
-    (void)cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale);
-    ADD_FAILURE() << "the device update accepted 1e9 in fp16";
-  } catch (const ValueRangeError &e) {
-    EXPECT_EQ(std::string(e.what()), host_error);
-  }
+  const BuildError e = cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale);
+  EXPECT_EQ(e.kind, BuildError::Kind::ValueRange) << "the device update did not refuse 1e9 in fp16: '" << e.what() << "'";
+  EXPECT_EQ(e.what(), host_error);
   expect_bits(before, dl(D.words, D.num_words), "words after a refused update");
   EXPECT_CUDA(cuda::release(&D));
 }
@@ -280,14 +278,14 @@ TEST(DeviceBuildSmall, UpdatePatternChanged) {
   cuda::DeviceRgCsr R{};
   cuda::DevicePackSell P{};
   cuda::DeviceBuildInfo info;
-  ASSERT_CUDA(cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info));
-  ASSERT_CUDA(cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info));
+  ASSERT_BUILT(cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info));
+  ASSERT_BUILT(cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info));
   bool changed = false;
   int32_t scale = 0;
-  ASSERT_CUDA(cuda::update_values_on_device(dB.v, test_stream(), &R, &changed, &scale));
+  ASSERT_BUILT(cuda::update_values_on_device(dB.v, test_stream(), &R, &changed, &scale));
   EXPECT_TRUE(changed);
   changed = false;
-  ASSERT_CUDA(cuda::update_values_on_device(dB.v, test_stream(), &P, &changed, &scale));
+  ASSERT_BUILT(cuda::update_values_on_device(dB.v, test_stream(), &P, &changed, &scale));
   EXPECT_TRUE(changed);
   EXPECT_CUDA(cuda::release(&R));
   EXPECT_CUDA(cuda::release(&P));
@@ -303,7 +301,9 @@ TEST(DeviceBuildSmall, BadOptionsLikeHost) {
   cuda::DeviceBuildInfo info;
   std::string host, dev;
   try { build_rgcsr(A.view(), r); } catch (const FormatError &e) { host = e.what(); }
-  try { (void)cuda::build_on_device(dA.v, r, test_stream(), &R, &info); } catch (const FormatError &e) { dev = e.what(); }
+  BuildError e = cuda::build_on_device(dA.v, r, test_stream(), &R, &info);
+  EXPECT_EQ(e.kind, BuildError::Kind::Format);
+  dev = e.what();
   EXPECT_FALSE(host.empty());
   EXPECT_EQ(host, dev);
   PackSellOptions p;
@@ -312,24 +312,44 @@ TEST(DeviceBuildSmall, BadOptionsLikeHost) {
   host.clear();
   dev.clear();
   try { build_packsell(A.view(), p); } catch (const FormatError &e) { host = e.what(); }
-  try { (void)cuda::build_on_device(dA.v, p, test_stream(), &P, &info); } catch (const FormatError &e) { dev = e.what(); }
+  e = cuda::build_on_device(dA.v, p, test_stream(), &P, &info);
+  EXPECT_EQ(e.kind, BuildError::Kind::Format);
+  dev = e.what();
   EXPECT_FALSE(host.empty());
   EXPECT_EQ(host, dev);
 }
 
-// An invalid CSR (columns not increasing): the host's check_csr message.
+// An invalid CSR: the host's check_csr message, found on the device (no host copy of the CSR),
+// for both formats: columns not increasing, a column out of range, a decreasing row pointer.
 TEST(DeviceBuildSmall, InvalidCsrLikeHost) {
-  HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}});
+  const HostCsr good = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}, {}, {{0, 1.0}, {5, 2.0}}});
+  std::vector<std::pair<std::string, HostCsr>> cases;
+  HostCsr A = good;
   std::swap(A.colidx[2], A.colidx[3]);
-  DevCsr dA(A);
-  cuda::DevicePackSell P{};
-  cuda::DeviceBuildInfo info;
-  std::string host, dev;
-  try { build_packsell(A.view(), PackSellOptions{}); } catch (const FormatError &e) { host = e.what(); }
-  try { (void)cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info); } catch (const FormatError &e) { dev = e.what(); }
-  EXPECT_FALSE(host.empty());
-  EXPECT_EQ(host, dev);
-  EXPECT_EQ(P.words, nullptr);
+  cases.push_back({"columns not increasing", A});
+  A = good;
+  A.colidx[5] = 6;
+  cases.push_back({"column out of range", A});
+  A = good;
+  A.rowptr[2] = 5; // row 1 ends after row 2 starts: rowptr decreases from 5 to 4 at row 2
+  cases.push_back({"row pointer decreases", A});
+  for (const auto &c : cases) {
+    DevCsr dA(c.second);
+    std::string host;
+    try { check_csr(c.second.view()); } catch (const FormatError &e) { host = e.what(); }
+    ASSERT_FALSE(host.empty()) << c.first;
+    cuda::DevicePackSell P{};
+    cuda::DeviceRgCsr R{};
+    cuda::DeviceBuildInfo info;
+    const BuildError ep = cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info);
+    const BuildError er = cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info);
+    EXPECT_EQ(ep.kind, BuildError::Kind::Format) << c.first;
+    EXPECT_EQ(ep.what(), host) << c.first;
+    EXPECT_EQ(er.kind, BuildError::Kind::Format) << c.first;
+    EXPECT_EQ(er.what(), host) << c.first;
+    EXPECT_EQ(P.words, nullptr) << c.first;
+    EXPECT_EQ(R.values, nullptr) << c.first;
+  }
 }
 
 // ---- random families ----

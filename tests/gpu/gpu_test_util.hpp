@@ -1,6 +1,7 @@
 // Helpers of the GPU kernel tests: exact-size device arrays, owned CSR matrices, random
 // data, and the comparison of a device product with host references.
 #pragma once
+#include "core/build_error.hpp"
 #include "csr_matrix.hpp"
 #include "core/csr.hpp"
 #include "core/value_codec.hpp"
@@ -14,6 +15,12 @@
 namespace gputest {
 
 #define ASSERT_CUDA(call) ASSERT_EQ((call), cudaSuccess) << cudaGetErrorString(call) << " in " #call
+// A device build or update that must succeed (BuildError::Kind::None).
+#define ASSERT_BUILT(call)                                                                         \
+  do {                                                                                             \
+    const pspmv::BuildError e_ = (call);                                                           \
+    ASSERT_FALSE(e_) << e_.what() << " in " #call;                                                 \
+  } while (0)
 #define EXPECT_CUDA(call)                                                                          \
   do {                                                                                             \
     const cudaError_t e_ = (call);                                                                 \

@@ -104,8 +104,9 @@ void packsell_spmv_f32(const PackSellMatrix &M, const float *x, float *y);
 // d[r] = decoded A(r,r) for r < min(rows, cols) (0 where the pattern has no diagonal).
 void packsell_diagonal(const PackSellMatrix &M, double *d);
 
-// Pieces of the host builder that the device builder (packsell_device_build.cu) reuses, so that
-// both take the same decisions and throw the same errors by construction.
+// The checks and pieces of the build driver (packsell_plan.hpp) outside its templates, in
+// packsell_checks.cpp: the host and the device build use them, so both take the same decisions
+// and report the same errors by construction.
 namespace detail {
 // The option checks of build_packsell (FormatError with its messages).
 void check_packsell_options(const PackSellOptions &opt);

@@ -1,12 +1,13 @@
-// PackSELL: the device builder and the device value update (packsell_device_build.hpp). Every
-// step mirrors build_packsell() / update_packsell_values() in packsell_build.cpp: the word
-// addressing is packsell_layout.hpp's, the value codec core/value_codec_hd.hpp's, the K rule
-// core/hybrid's and the sigma pick packsell_pick_sigma(), all the host builder's own code.
+// PackSELL on the device (packsell_device_build.hpp): the device executor of the build driver
+// (packsell_plan.hpp: every decision is the driver's, the same code as the host build), the
+// fill of the words, the tail and the diagonal from the plan, and the device value update. The
+// word addressing is packsell_layout.hpp's, the value codec core/value_codec_hd.hpp's.
 #include "core/threads_per_row.hpp"
 #include "core/value_codec_hd.hpp"
 #include "cuda/device_build.cuh"
 #include "formats/packsell/packsell_device_build.hpp"
 #include "formats/packsell/packsell_layout.hpp"
+#include "formats/packsell/packsell_plan.hpp"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -17,7 +18,6 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <map>
 
 namespace pspmv {
 namespace cuda {
@@ -77,39 +77,35 @@ struct SliceWords {
   __host__ __device__ int64_t operator()(int32_t s) const { return packsell::word_stride(width[s], C); }
 };
 
-// first = smallest CSR position whose value the format cannot hold at 2^s (choose_scale).
-__global__ void range_check_kernel(int64_t nnz, const double *__restrict__ values, Codec c, uint32_t magnitude,
-                                   unsigned long long *first) {
+// first = smallest CSR position whose value the format cannot hold at 2^s (codec::unencodable).
+__global__ void range_check_kernel(int64_t nnz, const double *__restrict__ values, Codec c, unsigned long long *first) {
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < nnz;
-       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double v = values[k];
-    if (!isfinite(v)) continue; // Inf and NaN are stored as such
-    bool overflow;
-    const uint32_t bits = codec::encode_bits(c.E, c.M, ldexp(v, c.s), &overflow);
-    if (overflow || (v != 0.0 && (bits & magnitude) == 0)) atomicMin(first, static_cast<unsigned long long>(k));
-  }
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    if (codec::unencodable(c.E, c.M, values[k], c.s)) atomicMin(first, static_cast<unsigned long long>(k));
 }
 
-// words[r] = words of the first min(len, K) nonzeros of row r (row_words); *too_many when a row
-// needs more than INT32_MAX.
+// Words of the first n nonzeros of a row with columns col (a dummy before every delta beyond md).
+__device__ int64_t words_of(const int32_t *__restrict__ col, int32_t n, uint32_t md) {
+  int64_t w = n;
+  for (int32_t k = 0; k < n; ++k) w += packsell::needs_dummy(col[k], k ? col[k - 1] : 0, md) ? 1 : 0;
+  return w;
+}
+
+// words[r] = words of the first min(len, K) nonzeros of row r, at most INT32_MAX; *long_row:
+// the smallest row that needs more.
 __global__ void row_words_kernel(DeviceCsr A, const int32_t *__restrict__ len, int32_t K, uint32_t md,
-                                 int32_t *__restrict__ words, int *too_many) {
+                                 int32_t *__restrict__ words, unsigned long long *long_row) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= A.rows) return;
   const int32_t r = static_cast<int32_t>(t);
-  const int32_t n = len[r] < K ? len[r] : K;
-  const int32_t *col = A.colidx + A.rowptr[r];
-  int32_t prev = 0;
-  int64_t w = n;
-  for (int32_t k = 0; k < n; ++k) {
-    if (uint32_t(col[k] - prev) > md) ++w;
-    prev = col[k];
-  }
-  if (w > INT32_MAX) {
-    atomicExch(too_many, 1);
-    w = INT32_MAX;
-  }
-  words[r] = static_cast<int32_t>(w);
+  const int64_t w = words_of(A.colidx + A.rowptr[r], len[r] < K ? len[r] : K, md);
+  if (w > INT32_MAX) atomicMin(long_row, static_cast<unsigned long long>(r));
+  words[r] = static_cast<int32_t>(w > INT32_MAX ? INT32_MAX : w);
+}
+
+__global__ void one_row_words_kernel(DeviceCsr A, int32_t r, int32_t K, uint32_t md, int64_t *words) {
+  const int32_t len = A.rowptr[r + 1] - A.rowptr[r];
+  *words = words_of(A.colidx + A.rowptr[r], len < K ? len : K, md);
 }
 
 // Sort keys: window of row i, then its words descending: a stable ascending radix sort by
@@ -144,7 +140,7 @@ __global__ void widest_kernel(DeviceCsr A, const int32_t *__restrict__ len, cons
   const int64_t sl = slice[r];
   int32_t prev = 0, words = 0;
   for (int32_t k = 0; k < n; ++k) {
-    words += uint32_t(col[k] - prev) > md ? 2 : 1;
+    words += packsell::needs_dummy(col[k], prev, md) ? 2 : 1;
     prev = col[k];
     atomicMax(&widest[int64_t(k) * ns + sl], words);
   }
@@ -178,7 +174,7 @@ __global__ void fill_kernel(DeviceCsr A, const int32_t *__restrict__ perm, const
   for (int32_t k = start; k < start + n; ++k) {
     const int32_t col = A.colidx[k];
     uint32_t delta = uint32_t(col - prev);
-    if (delta > md) {
+    if (packsell::needs_dummy(col, prev, md)) {
       words[p] = packsell::dummy_word(delta);
       p += packsell::word_stride(1, C);
       delta = 0;
@@ -226,215 +222,179 @@ unsigned int stride_grid(int64_t n) {
   return static_cast<unsigned int>(std::min<int64_t>(b, 65535 * 16));
 }
 
-// The working state of one build.
-struct Builder {
-  const DeviceCsr &A;
-  const PackSellOptions &opt;
-  cudaStream_t s;
-  int32_t rows = 0, C = 32, D = 30, maxlen = 0;
-  int64_t ns = 0; // slices
-  uint32_t md = 0;
-  Scratch<int32_t> len;
-  std::vector<int64_t> hist; // row length histogram, size maxlen + 1
+// The driver's executor over a device CSR (valid): kernels and CUB calls on one stream; only
+// scalars, counts per row length and per-K sums come back to the host.
+class DeviceExecutor {
+public:
+  DeviceExecutor(const DeviceCsr &A, cudaStream_t s) : A_(A), s_(s) {}
+  int32_t rows() const { return A_.rows; }
+  int64_t nnz() const { return A_.nnz; }
+  const int32_t *lengths() const { return len_.get(); }
+  int32_t *array(PackSellRows a) { return external_[int(a)] ? external_[int(a)] : arrays_[int(a)].get(); }
+  // Makes `a` the caller's array (the layout's perm) instead of scratch.
+  void use(PackSellRows a, int32_t *p) { external_[int(a)] = p; }
 
-  Builder(const DeviceCsr &A_, const PackSellOptions &o, cudaStream_t st) : A(A_), opt(o), s(st) {}
-
-  cudaError_t row_words(int32_t K, int32_t *words, bool *too_many) {
-    Scratch<int> flag(1, s);
-    PSPMV_CUDA_TRY(flag.status());
-    PSPMV_CUDA_TRY(cudaMemsetAsync(flag.get(), 0, sizeof(int), s));
-    row_words_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(A, len.get(), K, md, words, flag.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    int h = 0;
-    PSPMV_CUDA_TRY(detail::fetch(flag.get(), &h, s));
-    *too_many = h != 0;
-    return cudaSuccess;
-  }
-
-  // perm = rows sorted by descending words (stable) inside windows of sigma rows (sort_rows).
-  cudaError_t sort_rows(const int32_t *words, int32_t sigma, int32_t *perm) {
-    if (sigma == 1) {
-      iota_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(rows, perm);
-      return cudaGetLastError();
+  // Row lengths and scratch arrays (Order and Cut only for the automatic sigma); before any
+  // other call.
+  BuildError prepare(bool auto_sigma) {
+    if (A_.rows <= 0) return BuildError{};
+    PSPMV_DEVICE_TRY(len_.allocate(size_t(A_.rows), s_), kWhat);
+    for (int a = 0; a < kPackSellRowArrays; ++a) {
+      const bool candidate = a == int(PackSellRows::Order) || a == int(PackSellRows::Cut);
+      if (!external_[a] && (auto_sigma || !candidate)) PSPMV_DEVICE_TRY(arrays_[a].allocate(size_t(A_.rows), s_), kWhat);
     }
-    Scratch<unsigned long long> keys(size_t(rows), s), sorted(size_t(rows), s);
-    Scratch<int32_t> iota(size_t(rows), s);
-    PSPMV_CUDA_TRY(keys.status());
-    PSPMV_CUDA_TRY(sorted.status());
-    PSPMV_CUDA_TRY(iota.status());
-    sort_keys_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(rows, words, sigma, keys.get(), iota.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
+    PSPMV_DEVICE_TRY(detail::row_lengths(A_, len_.get(), s_), kWhat);
+    return BuildError{};
+  }
+  BuildError max_abs_finite(double *m) {
+    *m = 0.0;
+    if (A_.nnz <= 0) return BuildError{};
+    Scratch<double> out(1, s_);
+    PSPMV_DEVICE_TRY(out.status(), kWhat);
+    auto in = thrust::make_transform_iterator(A_.values, AbsFinite{});
+    PSPMV_DEVICE_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
+      return cub::DeviceReduce::Reduce(t, b, in, out.get(), A_.nnz, detail::MaxOp{}, 0.0, s_);
+    }), kWhat);
+    PSPMV_DEVICE_TRY(detail::fetch(out.get(), m, s_), kWhat);
+    return BuildError{};
+  }
+  BuildError first_unencodable(const ValueFormat &f, int32_t s, int64_t *k) {
+    *k = -1;
+    if (A_.nnz <= 0) return BuildError{};
+    Scratch<unsigned long long> first(1, s_);
+    PSPMV_DEVICE_TRY(first.status(), kWhat);
+    PSPMV_DEVICE_TRY(cudaMemsetAsync(first.get(), 0xFF, sizeof(unsigned long long), s_), kWhat);
+    range_check_kernel<<<stride_grid(A_.nnz), kBuildThreads, 0, s_>>>(A_.nnz, A_.values, codec_of(f, s), first.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    unsigned long long h = 0;
+    PSPMV_DEVICE_TRY(detail::fetch(first.get(), &h, s_), kWhat);
+    if (h != ~0ull) *k = int64_t(h);
+    return BuildError{};
+  }
+  BuildError entry(int64_t k, int32_t *row, int32_t *col, double *v) {
+    PSPMV_DEVICE_TRY(detail::row_of_position(A_, k, row, s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::fetch(A_.colidx + k, col, s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::fetch(A_.values + k, v, s_), kWhat);
+    return BuildError{};
+  }
+  BuildError length_histogram(std::vector<int64_t> *hist) {
+    int32_t maxlen = 0;
+    PSPMV_DEVICE_TRY(detail::max_of(len_.get(), A_.rows, &maxlen, s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::histogram(len_.get(), A_.rows, maxlen, hist, s_), kWhat);
+    return BuildError{};
+  }
+  BuildError row_words(int32_t K, int32_t D, PackSellRows out, int64_t *long_row, int64_t *long_words) {
+    *long_row = -1;
+    if (A_.rows <= 0) return BuildError{};
+    const uint32_t md = packsell::delta_mask(D);
+    Scratch<unsigned long long> first(1, s_);
+    PSPMV_DEVICE_TRY(first.status(), kWhat);
+    PSPMV_DEVICE_TRY(cudaMemsetAsync(first.get(), 0xFF, sizeof(unsigned long long), s_), kWhat);
+    row_words_kernel<<<detail::grid_for(A_.rows), kBuildThreads, 0, s_>>>(A_, len_.get(), K, md, array(out), first.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    unsigned long long h = 0;
+    PSPMV_DEVICE_TRY(detail::fetch(first.get(), &h, s_), kWhat);
+    if (h == ~0ull) return BuildError{};
+    *long_row = int64_t(h);
+    Scratch<int64_t> w(1, s_);
+    PSPMV_DEVICE_TRY(w.status(), kWhat);
+    one_row_words_kernel<<<1, 1, 0, s_>>>(A_, int32_t(h), K, md, w.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    PSPMV_DEVICE_TRY(detail::fetch(w.get(), long_words, s_), kWhat);
+    return BuildError{};
+  }
+  // One stable radix sort of (window, ~words) keys: std::stable_sort by descending words inside
+  // each window (`sorted` is not used: a sort from scratch costs no more).
+  BuildError sort_rows(PackSellRows w, int32_t sigma, int32_t /*sorted*/, PackSellRows o) {
+    const int32_t rows = A_.rows;
+    if (rows <= 0) return BuildError{};
+    if (sigma == 1) {
+      iota_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(rows, array(o));
+      PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+      return BuildError{};
+    }
+    Scratch<unsigned long long> keys(size_t(rows), s_), sorted(size_t(rows), s_);
+    Scratch<int32_t> iota(size_t(rows), s_);
+    PSPMV_DEVICE_TRY(keys.status(), kWhat);
+    PSPMV_DEVICE_TRY(sorted.status(), kWhat);
+    PSPMV_DEVICE_TRY(iota.status(), kWhat);
+    sort_keys_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(rows, array(w), sigma, keys.get(), iota.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
     const int64_t last_window = (int64_t(rows) - 1) / sigma;
     int end_bit = 32;
     while (end_bit < 64 && (last_window >> (end_bit - 32)) != 0) ++end_bit;
-    return detail::cub_run(s, [&](void *t, size_t &b) {
-      return cub::DeviceRadixSort::SortPairs(t, b, keys.get(), sorted.get(), iota.get(), perm, rows, 0, end_bit, s);
-    });
+    int32_t *out = array(o);
+    PSPMV_DEVICE_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
+      return cub::DeviceRadixSort::SortPairs(t, b, keys.get(), sorted.get(), iota.get(), out, rows, 0, end_bit, s_);
+    }), kWhat);
+    return BuildError{};
+  }
+  BuildError regular_words(PackSellRows w, PackSellRows o, int32_t C, int64_t *total) {
+    Scratch<int64_t> sp(size_t(packsell::num_slices(A_.rows, C)) + 1, s_);
+    PSPMV_DEVICE_TRY(sp.status(), kWhat);
+    PSPMV_DEVICE_TRY(slice_pointers(array(w), array(o), C, sp.get(), total), kWhat);
+    return BuildError{};
+  }
+  BuildError widest_sums(PackSellRows o, int32_t C, int32_t D, int32_t top, std::vector<int64_t> *sums) {
+    const int32_t rows = A_.rows;
+    const int64_t ns = packsell::num_slices(rows, C);
+    Scratch<int32_t> slice(size_t(rows), s_), widest(size_t(ns) * size_t(top), s_);
+    Scratch<int64_t> d_sums(size_t(top), s_);
+    PSPMV_DEVICE_TRY(slice.status(), kWhat);
+    PSPMV_DEVICE_TRY(widest.status(), kWhat);
+    PSPMV_DEVICE_TRY(d_sums.status(), kWhat);
+    slice_of_rows_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(rows, array(o), C, slice.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    PSPMV_DEVICE_TRY(cudaMemsetAsync(widest.get(), 0, widest.size() * sizeof(int32_t), s_), kWhat);
+    const uint32_t md = packsell::delta_mask(D);
+    widest_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(A_, len_.get(), slice.get(), top, md, ns, widest.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    prefix_max_kernel<<<detail::grid_for(ns), kBuildThreads, 0, s_>>>(ns, top, widest.get());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
+    auto in = thrust::make_transform_iterator(widest.get(), ToInt64{});
+    auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesN{ns});
+    auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), SegEnd{ns, ns * top});
+    PSPMV_DEVICE_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
+      return cub::DeviceSegmentedReduce::Reduce(t, b, in, d_sums.get(), top, begin, end, detail::SumOp{}, int64_t(0), s_);
+    }), kWhat);
+    sums->assign(size_t(top), 0);
+    PSPMV_DEVICE_TRY(cudaMemcpyAsync(sums->data(), d_sums.get(), sizeof(int64_t) * size_t(top), cudaMemcpyDeviceToHost, s_), kWhat);
+    PSPMV_DEVICE_TRY(cudaStreamSynchronize(s_), kWhat);
+    return BuildError{};
   }
 
-  // sp[0..ns] = slice pointers of rows in order `perm` with these words (slice_pointers_of);
-  // *total = sp[ns].
-  cudaError_t slice_pointers(const int32_t *words, const int32_t *perm, int64_t *sp, int64_t *total) {
-    Scratch<int32_t> width(size_t(ns), s);
+  // sp[0..ns] = slice pointers of rows in order `perm` with these words (every slice C rows of
+  // its widest row); *total = sp[ns].
+  cudaError_t slice_pointers(const int32_t *words, const int32_t *perm, int32_t C, int64_t *sp, int64_t *total) {
+    const int32_t rows = A_.rows;
+    const int64_t ns = packsell::num_slices(rows, C);
+    PSPMV_CUDA_TRY(cudaMemsetAsync(sp, 0, sizeof(int64_t), s_));
+    *total = 0;
+    if (ns == 0) return cudaSuccess;
+    Scratch<int32_t> width(size_t(ns), s_);
     PSPMV_CUDA_TRY(width.status());
     auto in = thrust::make_permutation_iterator(words, perm);
     auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesN{C});
     auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), SegEnd{C, rows});
-    PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
-      return cub::DeviceSegmentedReduce::Reduce(t, b, in, width.get(), ns, begin, end, detail::MaxOp{}, int32_t(0), s);
+    PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
+      return cub::DeviceSegmentedReduce::Reduce(t, b, in, width.get(), ns, begin, end, detail::MaxOp{}, int32_t(0), s_);
     }));
-    PSPMV_CUDA_TRY(cudaMemsetAsync(sp, 0, sizeof(int64_t), s));
     auto slots = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), SliceWords{width.get(), C});
-    PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
-      return cub::DeviceScan::InclusiveSum(t, b, slots, sp + 1, ns, s);
+    PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
+      return cub::DeviceScan::InclusiveSum(t, b, slots, sp + 1, ns, s_);
     }));
-    return detail::fetch(sp + ns, total, s);
+    return detail::fetch(sp + ns, total, s_);
   }
 
-  cudaError_t regular_words(const int32_t *words, const int32_t *perm, int64_t *total) {
-    Scratch<int64_t> sp(size_t(ns) + 1, s);
-    PSPMV_CUDA_TRY(sp.status());
-    return slice_pointers(words, perm, sp.get(), total);
-  }
+  static constexpr const char *kWhat = "PackSELL device build";
 
-  // K of the automatic width for rows in layout order `order` (auto_width).
-  cudaError_t auto_width(const int32_t *order, int32_t *K) {
-    *K = 0;
-    if (maxlen == 0) return cudaSuccess;
-    const int32_t top = std::min(maxlen, hybrid_width_cap(int64_t(rows), A.nnz));
-    Scratch<int32_t> slice(size_t(rows), s), widest(size_t(ns) * size_t(top), s);
-    Scratch<int64_t> sums(size_t(top), s);
-    PSPMV_CUDA_TRY(slice.status());
-    PSPMV_CUDA_TRY(widest.status());
-    PSPMV_CUDA_TRY(sums.status());
-    slice_of_rows_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(rows, order, C, slice.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    PSPMV_CUDA_TRY(cudaMemsetAsync(widest.get(), 0, widest.size() * sizeof(int32_t), s));
-    widest_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(A, len.get(), slice.get(), top, md, ns, widest.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    prefix_max_kernel<<<detail::grid_for(ns), kBuildThreads, 0, s>>>(ns, top, widest.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    auto in = thrust::make_transform_iterator(widest.get(), ToInt64{});
-    auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesN{ns});
-    auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), SegEnd{ns, ns * top});
-    PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
-      return cub::DeviceSegmentedReduce::Reduce(t, b, in, sums.get(), top, begin, end, detail::SumOp{}, int64_t(0), s);
-    }));
-    std::vector<int64_t> h(static_cast<size_t>(top));
-    PSPMV_CUDA_TRY(cudaMemcpyAsync(h.data(), sums.get(), sizeof(int64_t) * size_t(top), cudaMemcpyDeviceToHost, s));
-    PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
-    const int32_t Cw = C;
-    *K = choose_hybrid_width_from_counts(hist, packsell_hybrid_cost(opt.value_format, rows),
-                                         [&h, Cw](int32_t k) { return int64_t(Cw) * h[size_t(k) - 1]; });
-    return cudaSuccess;
-  }
-
-  // width_for in packsell_build.cpp
-  cudaError_t width_for(const int32_t *order, int32_t *K) {
-    switch (opt.hybrid.mode) {
-    case HybridOption::Mode::None: *K = maxlen; return cudaSuccess;
-    case HybridOption::Mode::Fixed: *K = std::min(opt.hybrid.width, maxlen); return cudaSuccess;
-    case HybridOption::Mode::Auto: break;
-    }
-    return auto_width(order, K);
-  }
-
-  // choose_sigma in packsell_build.cpp; wfull: whole-row words.
-  cudaError_t choose_sigma(const int32_t *wfull, int32_t *sigma_out) {
-    struct Candidate {
-      int32_t sigma, K;
-      int64_t regular;
-    };
-    std::vector<Candidate> cand;
-    Scratch<int32_t> order(size_t(rows), s);
-    PSPMV_CUDA_TRY(order.status());
-    std::vector<int32_t> sigmas{1};
-    for (int64_t sigma = C;; sigma *= 2) { // for_each_sigma_order's candidates
-      sigmas.push_back(int32_t(sigma));
-      if (sigma >= int64_t(rows) || 2 * sigma > INT32_MAX) break;
-    }
-    for (int32_t sigma : sigmas) {
-      PSPMV_CUDA_TRY(sort_rows(wfull, sigma, order.get()));
-      Candidate c{sigma, 0, -1};
-      PSPMV_CUDA_TRY(width_for(order.get(), &c.K));
-      if (c.K >= maxlen) PSPMV_CUDA_TRY(regular_words(wfull, order.get(), &c.regular)); // no row cut: same words
-      cand.push_back(c);
-    }
-    // rows cut at K, sorted by their truncated word counts
-    Scratch<int32_t> cut(size_t(rows), s);
-    PSPMV_CUDA_TRY(cut.status());
-    int32_t cut_K = -1;
-    for (Candidate &c : cand) {
-      if (c.regular >= 0) continue;
-      if (c.K != cut_K) {
-        bool too_many = false;
-        PSPMV_CUDA_TRY(row_words(c.K, cut.get(), &too_many));
-        cut_K = c.K; // too_many cannot happen for a cut row that the whole row did not hit
-      }
-      PSPMV_CUDA_TRY(sort_rows(cut.get(), c.sigma, order.get()));
-      PSPMV_CUDA_TRY(regular_words(cut.get(), order.get(), &c.regular));
-    }
-    const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format, rows);
-    std::vector<double> cost;
-    for (const Candidate &c : cand) {
-      int64_t tail = 0, tail_rows = 0; // from the histogram: exact integers, as the host's row loop
-      for (size_t l = size_t(std::max(c.K, 0)) + 1; l < hist.size(); ++l) {
-        tail += int64_t(l - size_t(c.K)) * hist[l];
-        tail_rows += hist[l];
-      }
-      cost.push_back(slot_cost.variable_bytes(c.regular, tail, tail_rows));
-    }
-    *sigma_out = cand[::pspmv::detail::packsell_pick_sigma(cost)].sigma;
-    return cudaSuccess;
-  }
+private:
+  const DeviceCsr &A_;
+  cudaStream_t s_;
+  Scratch<int32_t> len_;
+  Scratch<int32_t> arrays_[kPackSellRowArrays];
+  int32_t *external_[kPackSellRowArrays] = {};
 };
-
-[[noreturn]] void throw_host_error(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s) {
-  detail::HostCsrCopy h;
-  const cudaError_t e = detail::copy_to_host(A, &h, s);
-  if (e != cudaSuccess)
-    throw FormatError(std::string("PackSELL device build: the CSR could not be checked on the host: ") + cudaGetErrorString(e));
-  (void)build_packsell(h.view(), opt); // throws the host builder's error
-  throw FormatError("PackSELL device build: the device check refused a CSR the host builder accepts");
-}
-
-// choose_scale in packsell_build.cpp: the exponent, and the error of the first value (CSR order)
-// the format cannot hold at it. *m: the largest finite magnitude (scaling auto; 0 otherwise).
-cudaError_t choose_scale(const DeviceCsr &A, const ValueFormat &f, PackSellScaling scaling, cudaStream_t s, int32_t *scale) {
-  *scale = 0;
-  if (!f.lossy()) return cudaSuccess;
-  double m = 0.0;
-  if (scaling == PackSellScaling::Auto && A.nnz > 0) {
-    Scratch<double> out(1, s);
-    PSPMV_CUDA_TRY(out.status());
-    auto in = thrust::make_transform_iterator(A.values, AbsFinite{});
-    PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
-      return cub::DeviceReduce::Reduce(t, b, in, out.get(), A.nnz, detail::MaxOp{}, 0.0, s);
-    }));
-    PSPMV_CUDA_TRY(detail::fetch(out.get(), &m, s));
-  }
-  const int32_t sc = scaling == PackSellScaling::Auto ? ::pspmv::detail::packsell_auto_scale(f, m) : 0;
-  if (A.nnz > 0) {
-    Scratch<unsigned long long> first(1, s);
-    PSPMV_CUDA_TRY(first.status());
-    PSPMV_CUDA_TRY(cudaMemsetAsync(first.get(), 0xFF, sizeof(unsigned long long), s));
-    const uint32_t magnitude = (uint32_t(1) << (f.exponent_bits + f.mantissa_bits)) - 1; // all but the sign
-    range_check_kernel<<<stride_grid(A.nnz), kBuildThreads, 0, s>>>(A.nnz, A.values, codec_of(f, sc), magnitude, first.get());
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    unsigned long long k = 0;
-    PSPMV_CUDA_TRY(detail::fetch(first.get(), &k, s));
-    if (k != ~0ull) {
-      int32_t row = 0, col = 0;
-      double v = 0.0;
-      PSPMV_CUDA_TRY(detail::row_of_position(A, int64_t(k), &row, s));
-      PSPMV_CUDA_TRY(detail::fetch(A.colidx + k, &col, s));
-      PSPMV_CUDA_TRY(detail::fetch(A.values + k, &v, s));
-      throw ::pspmv::detail::packsell_value_range_error(f, scaling, row, col, v, sc, m);
-    }
-  }
-  *scale = sc;
-  return cudaSuccess;
-}
 
 cudaError_t fill_diagonal(const DeviceCsr &A, int32_t K, const Codec &c, double inv_scale, double *diag, cudaStream_t s) {
   const int32_t n = std::min(A.rows, A.cols);
@@ -446,84 +406,40 @@ cudaError_t fill_diagonal(const DeviceCsr &A, int32_t K, const Codec &c, double 
   return cudaGetLastError();
 }
 
-cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s, DevicePackSell *d, DeviceBuildInfo *info) {
-  ::pspmv::detail::check_packsell_options(opt);
-  bool ok = true;
-  PSPMV_CUDA_TRY(detail::csr_is_valid(A, &ok, s));
-  if (!ok) throw_host_error(A, opt, s);
-
-  Builder b(A, opt, s);
-  b.rows = A.rows;
-  b.C = opt.slice_height;
-  b.D = packsell::delta_bits_for(opt.value_format.value_bits());
-  b.md = packsell::delta_mask(b.D);
-  b.ns = packsell::num_slices(A.rows, b.C);
+// The layout from the plan: slice pointers, words (and exact values, the index map), the tail,
+// the diagonal, the threads per row and the statistics.
+cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellPlan &p, DeviceExecutor &x, DevicePackSell *d,
+                 DeviceBuildInfo *info, cudaStream_t s) {
+  const int32_t C = p.slice_height, K = p.hybrid_width, ns = packsell::num_slices(A.rows, C);
   const bool exact = !opt.value_format.lossy();
-
-  int32_t scale = 0;
-  PSPMV_CUDA_TRY(choose_scale(A, opt.value_format, opt.scaling, s, &scale));
-
-  int32_t sigma = opt.sigma, K = 0;
-  Scratch<int32_t> words(size_t(b.rows), s);
-  PSPMV_CUDA_TRY(words.status());
-  int64_t sum_words = 0;
-  if (b.rows > 0) {
-    PSPMV_CUDA_TRY(b.len.allocate(size_t(b.rows), s));
-    PSPMV_CUDA_TRY(detail::row_lengths(A, b.len.get(), s));
-    PSPMV_CUDA_TRY(detail::max_of(b.len.get(), b.rows, &b.maxlen, s));
-    PSPMV_CUDA_TRY(detail::histogram(b.len.get(), b.rows, b.maxlen, &b.hist, s));
-    bool too_many = false;
-    PSPMV_CUDA_TRY(b.row_words(b.maxlen, words.get(), &too_many)); // whole rows
-    if (too_many) throw_host_error(A, opt, s);                      // row_words' FormatError
-  }
-  // sigma auto of a matrix without nonzeros: every candidate costs 0, the first (1) wins
-  if (sigma == kPackSellSigmaAuto) {
-    if (b.maxlen == 0) sigma = 1;
-    else PSPMV_CUDA_TRY(b.choose_sigma(words.get(), &sigma));
-  }
-
-  d->rows = A.rows;
-  d->cols = A.cols;
-  d->slice_height = b.C;
-  d->num_slices = int32_t(b.ns);
-  d->delta_bits = b.D;
+  d->slice_height = C;
+  d->num_slices = ns;
+  d->delta_bits = p.delta_bits;
   d->value_format = opt.value_format;
-  d->scale_exponent = scale;
-  d->inv_scale = std::ldexp(1.0, -scale);
+  d->scale_exponent = p.scale_exponent;
+  d->inv_scale = std::ldexp(1.0, -p.scale_exponent);
   d->scaling = opt.scaling;
-  d->nnz = A.nnz;
-  PSPMV_CUDA_TRY(detail::alloc(size_t(b.rows), &d->perm));
-  PSPMV_CUDA_TRY(detail::alloc(size_t(b.ns) + 1, &d->slice_pointers));
-  if (b.rows > 0) {
-    PSPMV_CUDA_TRY(b.sort_rows(words.get(), sigma, d->perm)); // by whole-row words
-    PSPMV_CUDA_TRY(b.width_for(d->perm, &K));
-    if (K < b.maxlen) {
-      bool too_many = false;
-      PSPMV_CUDA_TRY(b.row_words(K, words.get(), &too_many));
-      PSPMV_CUDA_TRY(b.sort_rows(words.get(), sigma, d->perm));
-    }
-    PSPMV_CUDA_TRY(b.slice_pointers(words.get(), d->perm, d->slice_pointers, &d->num_words));
-    PSPMV_CUDA_TRY(detail::sum_of(words.get(), b.rows, &sum_words, s));
-  } else {
-    PSPMV_CUDA_TRY(cudaMemsetAsync(d->slice_pointers, 0, sizeof(int64_t), s));
-  }
   d->hybrid_width = K;
+  PSPMV_CUDA_TRY(detail::alloc(size_t(ns) + 1, &d->slice_pointers));
+  int64_t sum_words = 0;
+  PSPMV_CUDA_TRY(x.slice_pointers(x.array(PackSellRows::Words), d->perm, C, d->slice_pointers, &d->num_words));
+  PSPMV_CUDA_TRY(detail::sum_of(x.array(PackSellRows::Words), A.rows, &sum_words, s));
 
   const size_t nw = size_t(d->num_words);
   PSPMV_CUDA_TRY(detail::alloc(nw, &d->words));
   PSPMV_CUDA_TRY(detail::alloc(nw, &d->word_source));
   if (exact) PSPMV_CUDA_TRY(detail::alloc(nw, &d->exact_values));
-  const Codec c = codec_of(opt.value_format, scale);
+  const Codec c = codec_of(opt.value_format, p.scale_exponent);
   if (nw) {
     PSPMV_CUDA_TRY(cudaMemsetAsync(d->words, 0, nw * sizeof(uint32_t), s)); // padding words are 0
     PSPMV_CUDA_TRY(cudaMemsetAsync(d->word_source, 0xFF, nw * sizeof(int32_t), s));
     if (exact) PSPMV_CUDA_TRY(cudaMemsetAsync(d->exact_values, 0, nw * sizeof(double), s));
-    fill_kernel<<<detail::grid_for(b.rows), kBuildThreads, 0, s>>>(A, d->perm, d->slice_pointers, b.C, b.D, K, c, d->words,
-                                                                   d->exact_values, d->word_source);
+    fill_kernel<<<detail::grid_for(A.rows), kBuildThreads, 0, s>>>(A, d->perm, d->slice_pointers, C, p.delta_bits, K, c,
+                                                                   d->words, d->exact_values, d->word_source);
     PSPMV_CUDA_TRY(cudaGetLastError());
   }
-  if (b.rows > 0) {
-    PSPMV_CUDA_TRY(detail::build_tail(A, b.len.get(), K, &d->tail, s));
+  if (A.rows > 0) {
+    PSPMV_CUDA_TRY(detail::build_tail(A, x.lengths(), K, &d->tail, s));
     PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, TailValue{c}, s));
   }
   const int32_t nd = std::min(A.rows, A.cols);
@@ -545,56 +461,68 @@ cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s
   st.padding_slots = d->num_words - sum_words;
   st.dummy_words = sum_words - regular;
   st.hybrid_width = K;
-  st.sigma = sigma;
+  st.sigma = p.sigma;
   st.stored_bytes = d->num_words * int64_t(sizeof(uint32_t)) + (exact ? d->num_words * int64_t(sizeof(double)) : 0) +
-                    (b.ns + 1) * int64_t(sizeof(int64_t)) + int64_t(A.rows) * int64_t(sizeof(int32_t)) +
+                    (int64_t(ns) + 1) * int64_t(sizeof(int64_t)) + int64_t(A.rows) * int64_t(sizeof(int32_t)) +
                     st.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
-  info->scale_exponent = scale;
+  info->scale_exponent = p.scale_exponent;
   return cudaStreamSynchronize(s);
+}
+
+BuildError build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s, DevicePackSell *d, DeviceBuildInfo *info) {
+  PSPMV_BUILD_TRY(catch_build_error([&] { ::pspmv::detail::check_packsell_options(opt); }));
+  PSPMV_BUILD_TRY(detail::check_csr_on_device(A, s));
+  d->rows = A.rows;
+  d->cols = A.cols;
+  d->nnz = A.nnz;
+  PSPMV_DEVICE_TRY(detail::alloc(size_t(std::max(A.rows, 0)), &d->perm), DeviceExecutor::kWhat);
+  DeviceExecutor x(A, s);
+  x.use(PackSellRows::Perm, d->perm);
+  PSPMV_BUILD_TRY(x.prepare(opt.sigma == kPackSellSigmaAuto));
+  PackSellPlan p;
+  PSPMV_BUILD_TRY(plan_packsell(x, opt, &p));
+  PSPMV_DEVICE_TRY(fill(A, opt, p, x, d, info, s), DeviceExecutor::kWhat);
+  return BuildError{};
 }
 
 } // namespace
 
-cudaError_t build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
-                            DeviceBuildInfo *info) {
-  PSPMV_CUDA_TRY(cudaStreamSynchronize(stream)); // a product may still read what *d holds
-  PSPMV_CUDA_TRY(release(d));
-  cudaError_t err;
-  try {
-    err = build(A, opt, stream, d, info);
-  } catch (...) {
-    (void)cudaStreamSynchronize(stream);
-    (void)release(d);
-    throw;
-  }
-  if (err != cudaSuccess) {
+BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
+                           DeviceBuildInfo *info) {
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), DeviceExecutor::kWhat); // a product may still read what *d holds
+  PSPMV_DEVICE_TRY(release(d), DeviceExecutor::kWhat);
+  const BuildError e = build(A, opt, stream, d, info);
+  if (e) {
     (void)cudaStreamSynchronize(stream);
     (void)release(d);
   }
-  return err;
+  return e;
 }
 
-cudaError_t update_values_on_device(const DeviceCsr &A, cudaStream_t s, DevicePackSell *d, bool *pattern_changed,
-                                    int32_t *scale_exponent) {
+BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DevicePackSell *d, bool *pattern_changed,
+                                   int32_t *scale_exponent) {
+  constexpr const char *what = "PackSELL device value update";
   *pattern_changed = A.rows != d->rows || A.cols != d->cols || A.nnz != d->nnz ||
                      (d->num_words > 0 && !d->word_source) || (d->tail.nnz > 0 && !d->tail.source);
   *scale_exponent = d->scale_exponent;
-  if (*pattern_changed) return cudaSuccess;
-  PSPMV_CUDA_TRY(cudaStreamSynchronize(s));
+  if (*pattern_changed) return BuildError{};
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(s), what);
+  DeviceExecutor x(A, s);
   int32_t scale = 0;
-  PSPMV_CUDA_TRY(choose_scale(A, d->value_format, d->scaling, s, &scale)); // throws before anything changes
+  PSPMV_BUILD_TRY(plan_packsell_scale(x, d->value_format, d->scaling, &scale)); // refused before anything changes
   const Codec c = codec_of(d->value_format, scale);
   if (d->num_words > 0) {
     update_words_kernel<<<stride_grid(d->num_words), kBuildThreads, 0, s>>>(d->num_words, d->word_source, A.values,
                                                                             d->delta_bits, c, d->words, d->exact_values);
-    PSPMV_CUDA_TRY(cudaGetLastError());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), what);
   }
-  PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, TailValue{c}, s));
+  PSPMV_DEVICE_TRY(detail::fill_tail_values(d->tail, A.values, TailValue{c}, s), what);
   d->scale_exponent = scale;
   d->inv_scale = std::ldexp(1.0, -scale);
-  PSPMV_CUDA_TRY(fill_diagonal(A, d->hybrid_width, c, d->inv_scale, d->diagonal, s));
+  PSPMV_DEVICE_TRY(fill_diagonal(A, d->hybrid_width, c, d->inv_scale, d->diagonal, s), what);
   *scale_exponent = scale;
-  return cudaStreamSynchronize(s);
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(s), what);
+  return BuildError{};
 }
 
 } // namespace cuda

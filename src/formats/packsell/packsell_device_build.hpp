@@ -3,6 +3,7 @@
 // host and upload() copies (the host builder stays the reference and the builder of the host
 // types).
 #pragma once
+#include "core/build_error.hpp"
 #include "cuda/device_csr.hpp"
 #include "formats/packsell/packsell_device.hpp"
 
@@ -19,20 +20,18 @@ namespace cuda {
    threads per row and word_source (CSR position of each nonzero word, -1 otherwise: the index
    map of value updates), exactly as upload(build_packsell(A_host, opt)) gives them; *info: the
    statistics PackSellMatrix::stats() gives and the scale exponent.
-   Algorithm (the host builder's steps, each on the device): the scale exponent from the
-   largest finite magnitude (DeviceReduce) by the host's auto_scale; the range check of every
-   value (first offending CSR position by atomicMin); words per row; sigma sort as one stable
-   DeviceRadixSort of (window, ~words) keys; for hybrid auto the per-slice widest-row table
-   and its per-K sums (DeviceSegmentedReduce) and the length histogram come back and the host
-   rule choose_hybrid_width_from_counts() picks K; the automatic sigma costs every candidate
-   window the same way and picks with packsell_pick_sigma(); slice pointers by DeviceScan;
-   one thread per sorted row writes its words (value codec: core/value_codec_hd.hpp, the
-   host's code); one warp per row its tail.
-   Errors (thrown, the host builder's exceptions and messages): FormatError for bad options
-   and an invalid CSR; ValueRangeError with the row and column of the first offending entry
-   in CSR order. The first CUDA error otherwise. On any error *d is left empty. */
-cudaError_t build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
-                            DeviceBuildInfo *info);
+   Algorithm: the build driver of packsell_plan.hpp (every decision: scale exponent and range
+   check, sigma, K, row order; the same code as the host build) over a device executor (CUB
+   reductions, radix sorts, scans; only scalars, counts per row length and per-K sums come back
+   to the host), then the fill from the plan: slice pointers by DeviceScan, one thread per sorted
+   row writes its words (value codec: core/value_codec_hd.hpp, the host's code), one warp per
+   row its tail.
+   Errors come back as the BuildError (nothing is thrown but std::bad_alloc): Format for bad options (the host
+   builder's message) and an invalid CSR (check_csr's message, found on the device);
+   ValueRange with the row and column of the first offending entry in CSR order and the host's
+   message; Device for a failed CUDA call. On any error *d is left empty. */
+BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
+                           DeviceBuildInfo *info);
 
 /* update_values_on_device - value-only re-assembly of a layout made by build_on_device().
 
@@ -41,10 +40,10 @@ cudaError_t build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cuda
    words (or exact_values) are re-encoded through word_source, the tail values through
    tail.source, and the diagonal recomputed: the same as upload_values(update_packsell_values(...)).
    *pattern_changed is set, and nothing written, when A's shape or nonzero count differs or d
-   was not built on the device. Throws ValueRangeError as the build (then *d is unchanged);
-   *scale_exponent gets the new exponent. Runs on stream and synchronizes it. */
-cudaError_t update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DevicePackSell *d, bool *pattern_changed,
-                                    int32_t *scale_exponent);
+   was not built on the device. Returns the build's ValueRange error (then *d is unchanged) or a
+   Device error; *scale_exponent gets the new exponent. Runs on stream and synchronizes it. */
+BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DevicePackSell *d, bool *pattern_changed,
+                                   int32_t *scale_exponent);
 
 } // namespace cuda
 } // namespace pspmv

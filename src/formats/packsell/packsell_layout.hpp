@@ -48,6 +48,10 @@ PSPMV_HD uint32_t with_value_bits(uint32_t w, uint32_t value_bits, int32_t D) {
   return (value_bits << (D + 1)) | (w & ~value_field_mask(D));
 }
 
+// Whether the nonzero at column col, after one at column prev of its row (0 for the first),
+// needs a dummy word before it: its delta does not fit in D bits (dmask = delta_mask(D)).
+PSPMV_HD bool needs_dummy(int32_t col, int32_t prev, uint32_t dmask) { return uint32_t(col - prev) > dmask; }
+
 PSPMV_HD bool valid_slice_height(int32_t C) { return C >= kMinSliceHeight && C <= kMaxSliceHeight && C % kMinSliceHeight == 0; }
 PSPMV_HD int32_t num_slices(int64_t rows, int32_t C) { return static_cast<int32_t>((rows + C - 1) / C); }
 // Slice of a sorted row (I: int32_t or int64_t, the kernels' thread index type).

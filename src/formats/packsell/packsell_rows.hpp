@@ -1,6 +1,6 @@
 // PackSELL host helpers shared by the builder, the value update and the host kernels (private
-// to the format): the D of a value format, the words of a CSR row and the walk over a stored
-// row. The word layout itself is packsell_layout.hpp.
+// to the format): the D of a value format and the walk over a stored row. The word layout
+// itself is packsell_layout.hpp.
 #pragma once
 #include "packsell.hpp"
 #include "packsell_layout.hpp"
@@ -12,25 +12,6 @@ namespace pspmv {
 namespace detail {
 
 inline int32_t packsell_delta_bits(const ValueFormat &f) { return packsell::delta_bits_for(f.value_bits()); }
-
-// Words the first n nonzeros of CSR row r need: one each, plus a dummy before every
-// nonzero whose column delta does not fit in D bits. Throws FormatError when that is more
-// than a slice width holds (INT32_MAX: only a row of more than 2^30 nonzeros with D <= 1).
-inline int32_t row_words(const CsrView &A, int32_t r, int32_t n, int32_t D) {
-  const uint32_t md = packsell::delta_mask(D);
-  int32_t prev = 0;
-  int64_t words = n;
-  for (int32_t k = A.rowptr[r]; k < A.rowptr[r] + n; ++k) {
-    if (uint32_t(A.colidx[k] - prev) > md) ++words;
-    prev = A.colidx[k];
-  }
-  if (words > INT32_MAX)
-    throw FormatError("PackSELL row " + std::to_string(r) + " needs " + std::to_string(words) +
-                      " words (its nonzeros and a dummy before every column jump beyond " + std::to_string(md) +
-                      "), more than a slice holds (" + std::to_string(INT32_MAX) +
-                      "); use a value format with more delta bits (fp16, bf16: 15; exact: 30)");
-  return int32_t(words);
-}
 
 // Calls f(position, column) for every nonzero word of sorted row i, in column order.
 // Stops at the first padding word: a real word has flag 1 and a dummy a jump >= 1, so a

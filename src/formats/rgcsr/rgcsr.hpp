@@ -57,7 +57,7 @@ int64_t rgcsr_regular_nnz(const RgCsrMatrix &M);
 
 namespace detail {
 // The option checks of build_rgcsr (FormatError with its messages), shared with the device
-// builder (rgcsr_device_build.cu).
+// build (rgcsr_device_build.cu).
 void check_rgcsr_options(const RgCsrOptions &opt);
 } // namespace detail
 

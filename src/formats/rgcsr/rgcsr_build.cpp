@@ -1,24 +1,40 @@
-// RgCSR: building the grouped layout and value-only updates.
+// RgCSR on the host: the host executor of the build driver (rgcsr_plan.hpp), the fill of the
+// groups and the tail from the plan, and value-only updates.
 #include "core/layout_util.hpp"
-#include "rgcsr.hpp"
-#include "rgcsr_layout.hpp"
+#include "rgcsr_plan.hpp"
 #include <algorithm>
 
 namespace pspmv {
 
 namespace {
 
-int32_t resolve_width(const CsrView &A, int32_t G, const HybridOption &h) {
-  const int32_t maxlen = detail::max_row_length(A);
-  switch (h.mode) {
-  case HybridOption::Mode::None: return maxlen;
-  case HybridOption::Mode::Fixed: return std::min(h.width, maxlen);
-  case HybridOption::Mode::Auto: break;
+// The driver's executor over a host CSR (checked).
+class HostExecutor {
+public:
+  explicit HostExecutor(const CsrView &A) : A_(A) {}
+  int32_t rows() const { return A_.rows; }
+  BuildError max_row_length(int32_t *maxlen) const {
+    *maxlen = detail::max_row_length(A_);
+    return BuildError{};
   }
-  std::vector<int32_t> len(size_t(A.rows));
-  for (int32_t r = 0; r < A.rows; ++r) len[size_t(r)] = A.row_length(r);
-  return std::min(choose_hybrid_width(len, G, kRgCsrHybridCost), maxlen);
-}
+  BuildError length_histograms(int32_t G, int32_t maxlen, std::vector<int64_t> *hist, std::vector<int64_t> *group_hist) const {
+    hist->assign(size_t(maxlen) + 1, 0);
+    group_hist->assign(size_t(maxlen) + 1, 0);
+    for (int32_t g = 0; g < rgcsr::num_groups(A_.rows, G); ++g) {
+      const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A_.rows, int64_t(r0) + G));
+      int32_t m = 0;
+      for (int32_t r = r0; r < r1; ++r) {
+        (*hist)[size_t(A_.row_length(r))] += 1;
+        m = std::max(m, A_.row_length(r));
+      }
+      (*group_hist)[size_t(m)] += 1;
+    }
+    return BuildError{};
+  }
+
+private:
+  const CsrView &A_;
+};
 
 } // namespace
 
@@ -35,18 +51,22 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   detail::check_rgcsr_options(opt);
   check_csr(A);
 
+  HostExecutor x(A);
+  RgCsrPlan p;
+  plan_rgcsr(x, opt, &p).raise();
+
   const int32_t G = opt.group_size;
   RgCsrMatrix M;
   M.rows = A.rows;
   M.cols = A.cols;
   M.group_size = G;
-  M.hybrid_width = resolve_width(A, G, opt.hybrid);
+  M.hybrid_width = p.hybrid_width;
   const int32_t K = M.hybrid_width;
 
   M.row_length.resize(size_t(A.rows));
   for (int32_t r = 0; r < A.rows; ++r) M.row_length[size_t(r)] = std::min(A.row_length(r), K);
 
-  const int32_t ngroups = rgcsr::num_groups(A.rows, G);
+  const int32_t ngroups = p.num_groups;
   M.group_pointers.assign(size_t(ngroups) + 1, 0);
   for (int32_t g = 0; g < ngroups; ++g) {
     const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A.rows, int64_t(r0) + G));

@@ -1,9 +1,12 @@
-// RgCSR: the device builder and the device value update (rgcsr_device_build.hpp). The addressing
-// is rgcsr_layout.hpp's; the K rule is core/hybrid's, run on histograms copied back.
+// RgCSR on the device (rgcsr_device_build.hpp): the device executor of the build driver
+// (rgcsr_plan.hpp: K is decided there, the same code as the host build), the fill of the groups,
+// the tail and the diagonal from the plan, and the device value update. The addressing is
+// rgcsr_layout.hpp's.
 #include "core/threads_per_row.hpp"
 #include "cuda/device_build.cuh"
 #include "formats/rgcsr/rgcsr_device_build.hpp"
 #include "formats/rgcsr/rgcsr_layout.hpp"
+#include "formats/rgcsr/rgcsr_plan.hpp"
 #include <cub/device/device_scan.cuh>
 #include <thrust/iterator/transform_iterator.h>
 #include <algorithm>
@@ -72,45 +75,49 @@ cudaError_t fill_diagonal(const DeviceCsr &A, double *diag, cudaStream_t s) {
   return cudaGetLastError();
 }
 
-[[noreturn]] void throw_host_error(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s) {
-  detail::HostCsrCopy h;
-  const cudaError_t e = detail::copy_to_host(A, &h, s);
-  if (e != cudaSuccess) throw FormatError(std::string("RgCSR device build: the CSR is not valid, and copying it to the host failed: ") + cudaGetErrorString(e));
-  (void)build_rgcsr(h.view(), opt); // throws the host builder's error
-  throw FormatError("RgCSR device build: the device check refused a CSR the host builder accepts");
-}
+constexpr const char *kWhat = "RgCSR device build";
 
-cudaError_t build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, DeviceRgCsr *d, DeviceBuildInfo *info) {
-  ::pspmv::detail::check_rgcsr_options(opt);
-  bool ok = true;
-  PSPMV_CUDA_TRY(detail::csr_is_valid(A, &ok, s));
-  if (!ok) throw_host_error(A, opt, s);
-  const int32_t G = opt.group_size, rows = A.rows;
-  const int32_t ngroups = rgcsr::num_groups(rows, G);
+// The driver's executor over a device CSR (valid): the row lengths and the groups' longest rows
+// on the device; the longest row and their histograms come back.
+class DeviceExecutor {
+public:
+  DeviceExecutor(const DeviceCsr &A, cudaStream_t s) : A_(A), s_(s) {}
+  int32_t rows() const { return A_.rows; }
+  const int32_t *lengths() const { return len_.get(); }
+  const int32_t *group_max() const { return gmax_.get(); }
 
-  // row lengths, group maxima, longest row
-  Scratch<int32_t> len(size_t(rows), s), gmax(size_t(ngroups), s);
-  PSPMV_CUDA_TRY(len.status());
-  PSPMV_CUDA_TRY(gmax.status());
-  PSPMV_CUDA_TRY(detail::row_lengths(A, len.get(), s));
-  PSPMV_CUDA_TRY(detail::block_max(len.get(), rows, G, gmax.get(), s));
-  int32_t maxlen = 0;
-  PSPMV_CUDA_TRY(detail::max_of(gmax.get(), ngroups, &maxlen, s));
-
-  // K: as resolve_width() in rgcsr_build.cpp
-  int32_t K = maxlen;
-  switch (opt.hybrid.mode) {
-  case HybridOption::Mode::None: K = maxlen; break;
-  case HybridOption::Mode::Fixed: K = std::min(opt.hybrid.width, maxlen); break;
-  case HybridOption::Mode::Auto: {
-    std::vector<int64_t> hist, block_hist;
-    PSPMV_CUDA_TRY(detail::histogram(len.get(), rows, maxlen, &hist, s));
-    PSPMV_CUDA_TRY(detail::histogram(gmax.get(), ngroups, maxlen, &block_hist, s));
-    K = std::min(choose_hybrid_width_from_counts(hist, block_hist, G, kRgCsrHybridCost), maxlen);
-    break;
+  // Row lengths and group maxima for groups of G rows; before any other call.
+  BuildError prepare(int32_t G) {
+    ngroups_ = rgcsr::num_groups(A_.rows, G);
+    PSPMV_DEVICE_TRY(len_.allocate(size_t(std::max(A_.rows, 0)), s_), kWhat);
+    PSPMV_DEVICE_TRY(gmax_.allocate(size_t(ngroups_), s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::row_lengths(A_, len_.get(), s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::block_max(len_.get(), A_.rows, G, gmax_.get(), s_), kWhat);
+    return BuildError{};
   }
+  BuildError max_row_length(int32_t *maxlen) {
+    PSPMV_DEVICE_TRY(detail::max_of(gmax_.get(), ngroups_, maxlen, s_), kWhat);
+    return BuildError{};
+  }
+  BuildError length_histograms(int32_t /*G: prepare's*/, int32_t maxlen, std::vector<int64_t> *hist,
+                               std::vector<int64_t> *group_hist) {
+    PSPMV_DEVICE_TRY(detail::histogram(len_.get(), A_.rows, maxlen, hist, s_), kWhat);
+    PSPMV_DEVICE_TRY(detail::histogram(gmax_.get(), ngroups_, maxlen, group_hist, s_), kWhat);
+    return BuildError{};
   }
 
+private:
+  const DeviceCsr &A_;
+  cudaStream_t s_;
+  int32_t ngroups_ = 0;
+  Scratch<int32_t> len_, gmax_;
+};
+
+// The layout from the plan: group pointers, row lengths and slots, the tail, the diagonal, the
+// threads per row and the statistics.
+cudaError_t fill(const DeviceCsr &A, const RgCsrPlan &p, const DeviceExecutor &x, DeviceRgCsr *d, DeviceBuildInfo *info,
+                 cudaStream_t s) {
+  const int32_t G = p.group_size, K = p.hybrid_width, rows = A.rows, ngroups = p.num_groups;
   d->rows = rows;
   d->cols = A.cols;
   d->group_size = G;
@@ -121,7 +128,7 @@ cudaError_t build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, D
   PSPMV_CUDA_TRY(detail::alloc(size_t(ngroups) + 1, &d->group_pointers));
   PSPMV_CUDA_TRY(cudaMemsetAsync(d->group_pointers, 0, sizeof(int64_t), s));
   if (ngroups > 0) {
-    auto slots = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), GroupSlots{gmax.get(), K, G});
+    auto slots = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), GroupSlots{x.group_max(), K, G});
     PSPMV_CUDA_TRY(detail::cub_run(s, [&](void *t, size_t &b) {
       return cub::DeviceScan::InclusiveSum(t, b, slots, d->group_pointers + 1, ngroups, s);
     }));
@@ -136,11 +143,11 @@ cudaError_t build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, D
     PSPMV_CUDA_TRY(cudaMemsetAsync(d->values, 0, nslots * sizeof(double), s));
   }
   if (rows > 0) {
-    fill_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(A, len.get(), K, G, d->group_pointers, d->row_length,
+    fill_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s>>>(A, x.lengths(), K, G, d->group_pointers, d->row_length,
                                                                  d->columns, d->values);
     PSPMV_CUDA_TRY(cudaGetLastError());
   }
-  PSPMV_CUDA_TRY(detail::build_tail(A, len.get(), K, &d->tail, s));
+  PSPMV_CUDA_TRY(detail::build_tail(A, x.lengths(), K, &d->tail, s));
   PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, Identity{}, s));
   const int32_t nd = std::min(rows, A.cols);
   PSPMV_CUDA_TRY(detail::alloc(size_t(std::max(nd, 0)), &d->diagonal));
@@ -167,41 +174,47 @@ cudaError_t build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, D
   return cudaStreamSynchronize(s);
 }
 
-} // namespace
-
-cudaError_t build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
-                            DeviceBuildInfo *info) {
-  PSPMV_CUDA_TRY(cudaStreamSynchronize(stream)); // a product may still read what *d holds
-  PSPMV_CUDA_TRY(release(d));
-  cudaError_t err;
-  try {
-    err = build(A, opt, stream, d, info);
-  } catch (...) {
-    (void)cudaStreamSynchronize(stream);
-    (void)release(d);
-    throw;
-  }
-  if (err != cudaSuccess) {
-    (void)cudaStreamSynchronize(stream);
-    (void)release(d);
-  }
-  return err;
+BuildError build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, DeviceRgCsr *d, DeviceBuildInfo *info) {
+  PSPMV_BUILD_TRY(catch_build_error([&] { ::pspmv::detail::check_rgcsr_options(opt); }));
+  PSPMV_BUILD_TRY(detail::check_csr_on_device(A, s));
+  DeviceExecutor x(A, s);
+  PSPMV_BUILD_TRY(x.prepare(opt.group_size));
+  RgCsrPlan p;
+  PSPMV_BUILD_TRY(plan_rgcsr(x, opt, &p));
+  PSPMV_DEVICE_TRY(fill(A, p, x, d, info, s), kWhat);
+  return BuildError{};
 }
 
-cudaError_t update_values_on_device(const DeviceCsr &A, cudaStream_t s, DeviceRgCsr *d, bool *pattern_changed,
-                                    int32_t *scale_exponent) {
+} // namespace
+
+BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
+                           DeviceBuildInfo *info) {
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), kWhat); // a product may still read what *d holds
+  PSPMV_DEVICE_TRY(release(d), kWhat);
+  const BuildError e = build(A, opt, stream, d, info);
+  if (e) {
+    (void)cudaStreamSynchronize(stream);
+    (void)release(d);
+  }
+  return e;
+}
+
+BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DeviceRgCsr *d, bool *pattern_changed,
+                                   int32_t *scale_exponent) {
+  constexpr const char *what = "RgCSR device value update";
   *scale_exponent = 0;
   *pattern_changed = A.rows != d->rows || A.cols != d->cols || A.nnz != d->nnz || (d->tail.nnz > 0 && !d->tail.source);
-  if (*pattern_changed) return cudaSuccess;
-  PSPMV_CUDA_TRY(cudaStreamSynchronize(s)); // products on this stream may still read the values
+  if (*pattern_changed) return BuildError{};
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(s), what); // products on this stream may still read the values
   if (A.rows > 0) {
     values_kernel<<<detail::grid_for(A.rows), kBuildThreads, 0, s>>>(A.rows, A.rowptr, A.values, d->group_size,
                                                                      d->group_pointers, d->row_length, d->values);
-    PSPMV_CUDA_TRY(cudaGetLastError());
+    PSPMV_DEVICE_TRY(cudaGetLastError(), what);
   }
-  PSPMV_CUDA_TRY(detail::fill_tail_values(d->tail, A.values, Identity{}, s));
-  PSPMV_CUDA_TRY(fill_diagonal(A, d->diagonal, s));
-  return cudaStreamSynchronize(s);
+  PSPMV_DEVICE_TRY(detail::fill_tail_values(d->tail, A.values, Identity{}, s), what);
+  PSPMV_DEVICE_TRY(fill_diagonal(A, d->diagonal, s), what);
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(s), what);
+  return BuildError{};
 }
 
 } // namespace cuda

@@ -47,7 +47,6 @@ public:
   PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) override
   {
     cudaStream_t stream = nullptr;
-    cudaError_t  cerr   = cudaSuccess;
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
@@ -62,8 +61,7 @@ public:
       PetscCall(PetscLogGpuTimeBegin());
       const PetscErrorCode ierr = [&]() -> PetscErrorCode {
         PetscFunctionBegin;
-        PetscCallCoreAt(src.global, PETSC_ERR_ARG_WRONG, cerr = cuda::build_on_device(d, opts.Of<M>(), stream, &D_, &info_));
-        PetscCallCUDA(cerr);
+        PetscCallBuildAt(src.global, PETSC_ERR_ARG_WRONG, cuda::build_on_device(d, opts.Of<M>(), stream, &D_, &info_));
         PetscFunctionReturn(PETSC_SUCCESS);
       }();
       PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */
@@ -87,16 +85,14 @@ public:
     PetscCall(CurrentCudaStream(&stream));
     PetscCallCUDA(cudaDeviceSynchronize());
     PetscCall(WithDeviceCsr(src, stream, [&](const cuda::DeviceCsr &d) -> PetscErrorCode {
-      cudaError_t cerr    = cudaSuccess;
-      bool        changed = false;
-      int32_t     scale   = 0;
+      bool    changed = false;
+      int32_t scale   = 0;
 
       PetscFunctionBegin;
       PetscCall(PetscLogGpuTimeBegin());
       const PetscErrorCode ierr = [&]() -> PetscErrorCode {
         PetscFunctionBegin;
-        PetscCallCoreAt(src.global, PETSC_ERR_LIB, cerr = cuda::update_values_on_device(d, stream, &D_, &changed, &scale));
-        PetscCallCUDA(cerr);
+        PetscCallBuildAt(src.global, PETSC_ERR_LIB, cuda::update_values_on_device(d, stream, &D_, &changed, &scale));
         PetscFunctionReturn(PETSC_SUCCESS);
       }();
       PetscCall(PetscLogGpuTimeEnd()); /* closed before an error returns */

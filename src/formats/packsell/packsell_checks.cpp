@@ -1,0 +1,150 @@
+// PackSELL's checks and the non-template parts of its build driver (packsell_plan.hpp): the
+// option checks, the automatic scale exponent, the range errors with their remedies, the
+// automatic sigma's candidates and pick. Host code, shared by the host and device builds.
+#include "packsell_plan.hpp"
+#include "core/layout_util.hpp"
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+
+namespace pspmv {
+
+namespace {
+void check_options(const PackSellOptions &opt) {
+  const int32_t C = opt.slice_height;
+  if (!packsell::valid_slice_height(C))
+    throw FormatError("PackSELL slice height " + std::to_string(C) +
+                      " is not valid: use a multiple of 32 in [32, 1024]");
+  if (opt.sigma != kPackSellSigmaAuto && opt.sigma != 1 && (opt.sigma < C || opt.sigma % C != 0))
+    throw FormatError("PackSELL sigma " + std::to_string(opt.sigma) +
+                      " is not valid: use 1 (no sorting), a positive multiple of the slice height " +
+                      std::to_string(C) + ", or the automatic choice (PETSC_DECIDE; 0 in the core)");
+  if (opt.scaling != PackSellScaling::None && opt.scaling != PackSellScaling::Auto)
+    throw FormatError("PackSELL scaling has an unknown value: use none or auto");
+  const ValueFormat &f = opt.value_format;
+  bool ok = false;
+  switch (f.kind) {
+  case ValueKind::Exact: ok = true; break;
+  case ValueKind::FP16: ok = f.exponent_bits == 5 && f.mantissa_bits == 10; break;
+  case ValueKind::BF16: ok = f.exponent_bits == 8 && f.mantissa_bits == 7; break;
+  case ValueKind::E8M:
+    ok = f.exponent_bits == 8 && f.mantissa_bits >= 7 && f.mantissa_bits <= 22;
+    break;
+  }
+  if (!ok)
+    throw FormatError("PackSELL value format is inconsistent: build it with ValueFormat::parse "
+                      "(exact, fp16, bf16 or e8m<m> with 7 <= m <= 22)");
+  detail::check_hybrid_option(opt.hybrid);
+}
+
+std::string format_double(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+
+// The exponent -mat_packsell_scaling auto stores values with, for largest finite magnitude
+// m: the s (positive or negative) that puts m * 2^s in the binade of the largest finite value,
+// one lower if rounding carries over the top, so the whole range of the format is used; and
+// at most kMaxScaleExponent, so that the factor 2^-s of the products (host and device) is a
+// normal double and multiplying by it is exact or one rounding, as ldexp (an all-tiny matrix,
+// max|a| < 2^-1000, would otherwise need 2^-s < 2^-1074: 0, every product 0). s >= -1009
+// always (m <= DBL_MAX, and every format reaches 2^15). 0 when m is 0.
+int32_t auto_scale(const ValueFormat &f, double m) {
+  if (!f.lossy() || m == 0.0) return 0;
+  int32_t s = std::ilogb(f.max_finite()) - std::ilogb(m); // same binade as max_finite
+  EncodeStatus st;
+  encode_value(f, std::ldexp(m, s), &st);
+  if (st != EncodeStatus::Ok) --s; // rounding carried over the top
+  return std::min(s, kMaxScaleExponent); // a smaller s: m still fits
+}
+
+// Whether format g stores v as a finite nonzero (or v is 0) when the values are scaled by 2^s.
+bool holds(const ValueFormat &g, double v, int32_t s) {
+  EncodeStatus st;
+  const uint32_t bits = encode_value(g, std::ldexp(v, s), &st);
+  return st == EncodeStatus::Ok && (v == 0.0 || decode_value(g, bits) != 0.0);
+}
+
+// A remedy for value v that f cannot hold: the first two of bf16, e8m14, e8m22 that hold it
+// (FP32's exponent range, wider subnormals with more mantissa bits), else exact (FP64 values).
+// With scaling auto a candidate is tried at the exponent auto would give it for the largest
+// magnitude m of the matrix (a matrix's range, not one value, is what has to fit).
+std::string wider_formats(const ValueFormat &f, double v, PackSellScaling scaling, double m) {
+  std::string fit;
+  int found = 0;
+  for (const ValueFormat &g : {ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)}) {
+    if (found == 2 || g.name() == f.name()) continue;
+    if (!holds(g, v, scaling == PackSellScaling::Auto ? auto_scale(g, m) : 0)) continue; // overflow, underflow
+    fit += (found++ ? " or " : "") + g.name();
+  }
+  return found ? "a wider value format such as " + fit : "the value format exact";
+}
+
+ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
+  return ValueRangeError(row, col,
+                         "value " + format_double(v) + " overflows the PackSELL value format " + f.name() +
+                             " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
+                             wider_formats(f, v, PackSellScaling::None, 0.0) + ", or -mat_packsell_scaling auto");
+}
+
+ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, PackSellScaling scaling,
+                                int32_t s, double m) {
+  if (scaling == PackSellScaling::None)
+    return ValueRangeError(row, col,
+                           "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
+                               " to zero; use -mat_packsell_scaling auto or " +
+                               wider_formats(f, v, scaling, m));
+  return ValueRangeError(row, col,
+                         "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
+                             " to zero with -mat_packsell_scaling auto (values stored times 2^" + std::to_string(s) +
+                             " so that the largest magnitude " + format_double(m) +
+                             " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " +
+                             wider_formats(f, v, scaling, m));
+}
+
+// A larger window scatters the y writes and loses x locality, so the smallest window within 2%
+// of the cheapest one wins: regular matrices keep 1.
+constexpr double kSigmaTolerance = 1.02;
+
+} // namespace
+
+namespace detail {
+
+void check_packsell_options(const PackSellOptions &opt) { check_options(opt); }
+int32_t packsell_auto_scale(const ValueFormat &f, double m) { return auto_scale(f, m); }
+
+ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
+                                           double v, int32_t s, double m) {
+  EncodeStatus st;
+  encode_value(f, std::ldexp(v, s), &st);
+  return st != EncodeStatus::Ok ? overflow_error(f, row, col, v) : underflow_error(f, row, col, v, scaling, s, m);
+}
+
+size_t packsell_pick_sigma(const std::vector<double> &cost) {
+  const double best = *std::min_element(cost.begin(), cost.end());
+  size_t i = 0;
+  while (cost[i] > kSigmaTolerance * best) ++i;
+  return i;
+}
+
+std::vector<int32_t> packsell_sigma_candidates(int32_t rows, int32_t C) {
+  std::vector<int32_t> v{1};
+  for (int64_t sigma = C;; sigma *= 2) {
+    v.push_back(int32_t(sigma));
+    if (sigma >= int64_t(rows) || 2 * sigma > INT32_MAX) break;
+  }
+  return v;
+}
+
+BuildError packsell_row_words_error(int64_t row, int64_t words, int32_t D) {
+  return BuildError::format("PackSELL row " + std::to_string(row) + " needs " + std::to_string(words) +
+                            " words (its nonzeros and a dummy before every column jump beyond " +
+                            std::to_string(packsell::delta_mask(D)) + "), more than a slice holds (" +
+                            std::to_string(INT32_MAX) + "); use a value format with more delta bits (fp16, bf16: 15; exact: 30)");
+}
+
+} // namespace detail
+
+} // namespace pspmv

@@ -155,20 +155,18 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
   if (is) {
     PetscCall(KSPSetType(ksp, KSPCG));
     PetscCall(PCSetType(pc, PCJACOBI));
-  } else if (PetscStrcmp(name, "mixedkrylov_cg", &is), is) {
-    /* not FCG: its VecMTDot runs on the host for CUDA vectors (docs/mixed.md) */
+  } else if ((PetscStrcmp(name, "mixedkrylov_cg", &is), is) || (PetscStrcmp(name, "mixedkrylov_f3r", &is), is)) {
+    /* FGMRES, not FCG: FCG's VecMTDot runs on the host for CUDA vectors (docs/mixed.md); the
+       inner method named by the solver unless its options name one */
+    char      opt[64];
+    PetscBool given;
+
     PetscCall(KSPSetType(ksp, KSPFGMRES));
     PetscCall(KSPGMRESSetRestart(ksp, 100));
     PetscCall(PCSetType(pc, PCMIXEDKRYLOV));
-  } else if (PetscStrcmp(name, "mixedkrylov_f3r", &is), is) {
-    PetscCall(KSPSetType(ksp, KSPFGMRES));
-    PetscCall(KSPGMRESSetRestart(ksp, 100));
-    PetscCall(PCSetType(pc, PCMIXEDKRYLOV));
-    {
-      PetscBool given;
-      PetscCall(PetscOptionsHasName(NULL, NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", &given));
-      if (!given) PetscCall(PetscOptionsSetValue(NULL, "-mixedkrylov_f3r_pc_mixedkrylov_inner", "f3r"));
-    }
+    PetscCall(PetscSNPrintf(opt, sizeof(opt), "-%s_pc_mixedkrylov_inner", name));
+    PetscCall(PetscOptionsHasName(NULL, NULL, opt, &given));
+    if (!given) PetscCall(PetscOptionsSetValue(NULL, opt, strstr(name, "f3r") ? "f3r" : "cg"));
   } else if (PetscStrcmp(name, "mixedcg", &is), is) {
     /* its own Jacobi scaling: no PC */
     PetscCall(KSPSetType(ksp, KSPMIXEDCG));

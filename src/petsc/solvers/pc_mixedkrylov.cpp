@@ -650,9 +650,9 @@ PetscLogEvent EventMixedSetUp = 0;
   only has to be a good preconditioner.
 
   Options Database Keys:
-+ -pc_mixedkrylov_inner <cg,f3r> - cg: inner-outer CG, a fixed number of FP32 CG steps (the
-    PackSELL paper's mixed PCG); f3r: F3R's nested FGMRES(m2) FP32 / FGMRES(m3) FP32 /
-    Richardson(m4) FP16-vector scheme (Suzuki, Iwashita)
++ -pc_mixedkrylov_inner <f3r,cg> - f3r (default): F3R's nested FGMRES(m2) FP32 / FGMRES(m3)
+    FP32 / Richardson(m4) FP16-vector scheme (Suzuki, Iwashita); cg: inner-outer CG, a fixed
+    number of FP32 CG steps (the PackSELL paper's mixed PCG; SPD Pmats only)
 . -pc_mixedkrylov_max_it <20> - inner CG steps per application
 . -pc_mixedkrylov_rtol <0> - inner CG early exit at this residual reduction (0: fixed count)
 . -pc_mixedkrylov_f3r_m <8,4,2> - F3R steps of levels 2, 3, 4

@@ -26,7 +26,7 @@ enum class InnerMethod : int { CG = 0, F3R = 1 };
 
 /* The inner solver's parameters as the options set them. */
 struct MixedParams {
-  InnerMethod          method = InnerMethod::CG;
+  InnerMethod          method = InnerMethod::F3R; /* never slower than FP64 CG + Jacobi on the shared SPD set (docs/mixed.md) */
   mixed::InnerCgParams cg;
   mixed::F3RParams     f3r;
   PetscBool            monitor = PETSC_FALSE; /* keep the last application's inner residuals */

@@ -14,7 +14,7 @@
 # at PCS_RANKS ranks (default "1 2": two processes share the GPU), and snes_ex19_512 (PCS_EX19_N)
 # with its defaults (GMRES + ILU at 1 rank, block Jacobi at 2), formats PCS_TYPES (default
 # "aijcusparse rgcsrcuda packsellcuda"; the first is the baseline), each run PCS_REPEAT times
-# (default 1; the table takes the median); PCS_COMBOS (e.g. "jacobi ilu gamg") keeps those
+# (default 1; the table takes the median; repetition k runs the formats rotated by k - 1); PCS_COMBOS (e.g. "jacobi ilu gamg") keeps those
 # combinations only, PCS_EX19=0 skips snes ex19, PCS_APPEND=1 adds to the runs of an earlier call
 # into OUTDIR (the table covers all). Every run: -ksp_rtol 1e-8 -dm_vec_type cuda -log_view
 # -ksp_converged_reason -ksp_monitor_true_residual (ex45: the last line's ||r||/||b|| is the true
@@ -64,6 +64,15 @@ combos() {
   [ "$n" -ge 200 ] || echo "bicg_jacobi bicg jacobi|-ksp_type bicg -pc_type jacobi|-ksp_type bicg -pc_type jacobi"
 }
 
+# The formats in the order of repetition k: rotated by k - 1, so that over the repetitions each
+# format runs first, second, ... equally often (the ratios are not biased by the order).
+rotated() {
+  local k=$1
+  shift
+  local fmts=("$@") i
+  for ((i = 0; i < ${#fmts[@]}; i++)); do echo "${fmts[(i + k - 1) % ${#fmts[@]}]}"; done
+}
+
 for np in $ranks_list; do
   for n in $sizes; do
     [ -x "$ex45" ] || { say "skipped ksp ex45: $ex45 not built"; break; }
@@ -73,8 +82,8 @@ for np in $ranks_list; do
       opts=$o1; [ "$np" -gt 1 ] && opts=$o2
       [ "$np" -gt 1 ] && [ "$pc" = ilu ] && pc=bjacobi_ilu
       [ "$np" -gt 1 ] && [ "$pc" = icc ] && pc=bjacobi_icc
-      for fmt in $types; do
-        for k in $(seq 1 "$repeat"); do
+      for k in $(seq 1 "$repeat"); do
+        for fmt in $(rotated "$k" $types); do
           log=$raw/ksp_ex45_${n}_${ksp}_${pc}_np${np}_${fmt}_${k}.log
           # shellcheck disable=SC2086
           $mpi -n "$np" "$ex45" -da_grid_x "$n" -da_grid_y "$n" -da_grid_z "$n" $opts -ksp_rtol 1e-8 -ksp_max_it 5000 \
@@ -82,23 +91,23 @@ for np in $ranks_list; do
           rc=$?
           [ $rc -eq 0 ] || { rc_all=1; tail -3 "$log"; }
           echo "ksp_ex45_$n $ksp $pc $np $fmt $k $log" >> "$manifest"
+          [ "$k" = "$repeat" ] && say "ksp_ex45_$n $ksp/$pc np$np $fmt rc=$rc $(grep -E 'Linear solve' "$log" | tail -1)"
         done
-        say "ksp_ex45_$n $ksp/$pc np$np $fmt rc=$rc $(grep -E 'Linear solve' "$log" | tail -1)"
       done
     done < <(combos "$n")
   done
   if [ -x "$ex19" ] && [ "${PCS_EX19:-1}" != 0 ]; then
     pc=ilu; [ "$np" -gt 1 ] && pc=bjacobi_ilu
-    for fmt in $types; do
-      for k in $(seq 1 "$repeat"); do
+    for k in $(seq 1 "$repeat"); do
+      for fmt in $(rotated "$k" $types); do
         log=$raw/snes_ex19_${n19}_gmres_${pc}_np${np}_${fmt}_${k}.log
         $mpi -n "$np" "$ex19" -da_grid_x "$n19" -da_grid_y "$n19" -ksp_rtol 1e-8 -dll_append "$lib" -dm_mat_type "$fmt" -dm_vec_type "$vec" \
           -snes_converged_reason -ksp_converged_reason -snes_monitor -log_view < /dev/null > "$log" 2>&1
         rc=$?
         [ $rc -eq 0 ] || { rc_all=1; tail -3 "$log"; }
         echo "snes_ex19_$n19 gmres $pc $np $fmt $k $log" >> "$manifest"
+        [ "$k" = "$repeat" ] && say "snes_ex19_$n19 np$np $fmt rc=$rc $(grep -E 'Nonlinear solve' "$log" | tail -1)"
       done
-      say "snes_ex19_$n19 np$np $fmt rc=$rc $(grep -E 'Nonlinear solve' "$log" | tail -1)"
     done
   fi
 done

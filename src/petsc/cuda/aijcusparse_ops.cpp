@@ -169,41 +169,6 @@ PetscErrorCode RefreshExplicitTranspose(Mat X)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Keeps the explicit transposes of an MPIAIJCUSPARSE operand's blocks formed through f (a phase
-   of a product that multiplies X^T), then restores the blocks' flags. MPIAIJCUSPARSE's products
-   multiply a merged local copy of X (MatMPIAIJGetLocalMatMerge(): [Ad Ao] as one AIJCUSPARSE
-   matrix) by its explicit transpose; with the blocks' transposes formed, the merge builds the
-   copy's transpose from theirs and a MAT_REUSE_MATRIX merge copies their current values into it
-   (MatSeqAIJCUSPARSEMergeMats()). Without them the reuse only marks the copy's transpose stale,
-   and the sparse numeric phase reads it as formed (RefreshExplicitTranspose()): the product of
-   X's old values. The blocks' transposes must be current when the merge runs (the numeric phase
-   refreshes them first). Only when the product's first operand is ours (first_ours): with a
-   plain MPIAIJCUSPARSE first operand the initial product over the merged transpose came out
-   non-finite (H200, PETSc 3.22.5, spmv_matops at 2 ranks), so those products keep PETSc's path
-   (exact for a new product; a reuse after X's values changed stays as PETSc computes it,
-   docs/mat-operations.md). Other operands: f alone. */
-template <class F>
-PetscErrorCode WithBlockTransposesFormed(Mat X, bool first_ours, F &&f)
-{
-  PetscBool mpi = PETSC_FALSE;
-  Mat       blocks[2] = {nullptr, nullptr};
-  PetscBool saved[2]  = {PETSC_FALSE, PETSC_FALSE};
-
-  PetscFunctionBegin;
-  if (X && first_ours) PetscCall(PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &mpi));
-  if (mpi) {
-    PetscCall(SeqParts(X, blocks));
-    for (int i = 0; i < 2; i++) {
-      saved[i]                            = blocks[i]->form_explicit_transpose;
-      blocks[i]->form_explicit_transpose = PETSC_TRUE; /* (not MatSetOption(): turning it off destroys the transpose) */
-    }
-  }
-  const PetscErrorCode ierr = f();
-  for (int i = 0; mpi && i < 2; i++) blocks[i]->form_explicit_transpose = saved[i];
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* The operand whose explicit transpose p's numeric phase reads when both operands are sparse
    AIJCUSPARSE matrices (MatProductSymbolic_ABC_Basic() runs PtAP as P^T (A P) and RARt as
    (R A) R^T: P and R), NULL when none (with a dense operand the numeric phase re-forms it). */
@@ -239,7 +204,6 @@ PetscErrorCode ProductNumericOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
-  const bool first_ours     = MPIGetState(p->A) != nullptr;
   PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
     Mat X;
 
@@ -247,7 +211,7 @@ PetscErrorCode ProductNumericOnBase(Mat C)
     PetscCall(TransposedOperand(p, &X));
     PetscCall(RefreshExplicitTranspose(X));
     PetscCall(HostValuesForHostProducts(p));
-    PetscCall(WithBlockTransposesFormed(X, first_ours, [&]() { return f(C); }));
+    PetscCall(f(C));
     PetscCall(HostResultNewer(p, C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
@@ -267,14 +231,10 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
   PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  const bool first_ours     = MPIGetState(p->A) != nullptr;
   PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
-    Mat X;
-
     PetscFunctionBegin;
-    PetscCall(TransposedOperand(p, &X));
     PetscCall(HostValuesForHostProducts(p));
-    PetscCall(WithBlockTransposesFormed(X, first_ours, [&]() { return f(C); }));
+    PetscCall(f(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* the symbolic phase installs the numeric one (C->product may be another product now: the

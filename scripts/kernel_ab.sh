@@ -9,9 +9,6 @@
 #   bash scripts/kernel_ab.sh OLD.tar.gz OUTDIR [ROUNDS]
 #   OLD.tar.gz: git archive --format=tar.gz -o .deps/ab-old.tar.gz <commit> -- . ':(exclude)docs'
 # AB_MATRICES / AB_GEN / AB_REPS / AB_FORMATS change what is timed.
-# AB_SETUP=1 also builds bench/spmv/spmv_bench on both sides and compares, per matrix and CUDA
-# type, the setup (MatConvert from AIJ with the upload, the layout built on the GPU, and the
-# first MatMult: setup_s) and the MatMult median (AB_SETUP_FORMATS, AB_SETUP_GEN, AB_SETUP_MATRICES).
 set -uo pipefail
 old_tgz=${1:?usage: kernel_ab.sh OLD.tar.gz OUTDIR [ROUNDS]}
 out=${2:?usage: kernel_ab.sh OLD.tar.gz OUTDIR [ROUNDS]}
@@ -29,23 +26,25 @@ for side in old new; do
   [ $side = old ] && src=/tmp/ab-old
   cmake -S "$src" -B /tmp/ab-build-$side -DPETSC_DIR=$PETSC_DIR -DCMAKE_PREFIX_PATH=/opt/gtest \
     -DPETSCSPMV_MATRIX_DIR=$mdir > "$out/configure-$side.log" 2>&1 &&
-    cmake --build /tmp/ab-build-$side --target kernel_bench $([ "${AB_SETUP:-0}" = 1 ] && echo spmv_bench) -j 16 > "$out/build-$side.log" 2>&1 ||
+    cmake --build /tmp/ab-build-$side --target kernel_bench -j 16 > "$out/build-$side.log" 2>&1 ||
     { echo "kernel_ab: $side build FAILED ($out/build-$side.log)"; exit 1; }
   # kernel_bench is in BUILD/bench/spmv (in BUILD/bench in trees before bench/ had a folder per benchmark)
   kb=/tmp/ab-build-$side/bench/spmv/kernel_bench
   [ -x "$kb" ] || kb=/tmp/ab-build-$side/bench/kernel_bench
   ln -sf "$kb" /tmp/ab-kernel-bench-$side
-  ln -sf /tmp/ab-build-$side/bench/spmv/spmv_bench /tmp/ab-spmv-bench-$side
   # register use of every kernel, to see whether the allocation moved
   cuobjdump -res-usage /tmp/ab-kernel-bench-$side 2>/dev/null | grep -E "Function|REG" > "$out/res-usage-$side.txt"
 done
 names=${AB_MATRICES:-bundle1 Maragal_6 email-Enron astro-ph rajat01 PGPgiantcompo west0479 power}
-files=$(for m in $names; do printf '%s,' "$mdir/$m.mtx"; done)
+# matrices missing from MATRIX_DIR are left out (named in OUTDIR/missing.txt), not fatal
+missing=$(for m in $names; do [ -f "$mdir/$m.mtx" ] || printf '%s ' "$m"; done)
+files=$(for m in $names; do [ -f "$mdir/$m.mtx" ] && printf '%s,' "$mdir/$m.mtx"; done)
+[ -n "$missing" ] && echo "kernel_ab: not in $mdir, left out: $missing" | tee "$out/missing.txt"
 for r in $(seq 1 "$rounds"); do
   order="old new"
   [ $((r % 2)) = 0 ] && order="new old" # alternate which side runs first
   for side in $order; do
-    /tmp/ab-kernel-bench-$side -gen "${AB_GEN:-lap27:128,lap7:200}" -f "${files%,}" -reps "${AB_REPS:-100}" \
+    /tmp/ab-kernel-bench-$side -gen "${AB_GEN:-lap27:128,lap7:200}" ${files:+-f "${files%,}"} -reps "${AB_REPS:-100}" \
       -formats "${AB_FORMATS:-csr,rgcsr,fp16,bf16,exact}" -csv "$out/$side-$r.csv" > "$out/$side-$r.txt" 2>&1 ||
       echo "kernel_ab: $side round $r rc=$? ($out/$side-$r.txt)"
   done
@@ -69,42 +68,4 @@ for (m, f, v), s in sorted(t.items()):
         continue
     o, n = statistics.median(s["old"]), statistics.median(s["new"])
     print(f"{m:28s} {f:10s} {v:22s} {o:9.2f} {n:9.2f} {n / o:8.3f}")
-EOF
-
-[ "${AB_SETUP:-0}" = 1 ] || exit 0
-# setup A/B: spmv_bench of both sides, alternately, same matrices
-snames=${AB_SETUP_MATRICES:-bundle1 Maragal_6 email-Enron PGPgiantcompo power}
-sfiles=$(for m in $snames; do printf '%s,' "$mdir/$m.mtx"; done)
-for r in $(seq 1 "$rounds"); do
-  order="old new"
-  [ $((r % 2)) = 0 ] && order="new old"
-  for side in $order; do
-    /tmp/ab-spmv-bench-$side -gen "${AB_SETUP_GEN:-lap27:128,lap7:200}" -f "${sfiles%,}" -reps 30 -warmup 5 \
-      -formats "${AB_SETUP_FORMATS:-aijcusparse,rgcsrcuda,packsellcuda,packsellcuda:fp16}" -json "$out/setup-$side-$r.json" \
-      > "$out/setup-$side-$r.txt" 2>&1 || echo "kernel_ab: setup $side round $r rc=$? ($out/setup-$side-$r.txt)"
-  done
-done
-python3 - "$out" "$rounds" << 'EOF' | tee "$out/ab-setup.txt"
-import json, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
-t = {}
-for side in ("old", "new"):
-    for r in range(1, rounds + 1):
-        try:
-            runs = json.load(open(f"{out}/setup-{side}-{r}.json"))
-        except (OSError, ValueError):
-            continue
-        for m in runs:
-            for f, res in m.get("spmv", {}).items():
-                if res.get("completed") and res.get("setup_s") is not None:
-                    d = t.setdefault((m["name"], f), {})
-                    d.setdefault((side, "setup"), []).append(res["setup_s"])
-                    d.setdefault((side, "mult"), []).append(res["time_us_median"])
-print(f"{'matrix':22s} {'format':22s} {'setup old s':>11s} {'new s':>8s} {'new/old':>8s} {'mult old us':>11s} {'new us':>8s} {'new/old':>8s}")
-for (m, f), d in sorted(t.items()):
-    if ("old", "setup") not in d or ("new", "setup") not in d:
-        continue
-    so, sn = statistics.median(d[("old", "setup")]), statistics.median(d[("new", "setup")])
-    mo, mn = statistics.median(d[("old", "mult")]), statistics.median(d[("new", "mult")])
-    print(f"{m:22s} {f:22s} {so:11.4f} {sn:8.4f} {sn / so:8.3f} {mo:11.2f} {mn:8.2f} {mn / mo:8.3f}")
 EOF

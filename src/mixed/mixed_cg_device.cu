@@ -8,6 +8,7 @@
 #include "formats/packsell/packsell_lowp_rows.cuh"
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -83,23 +84,38 @@ __device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
   }
 }
 
-// w = A_lp p and (p, w), alpha (FP32 vectors)
-template <ValueKind K>
-__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials) {
+// The low-precision product's passes: Whole, w = A_lp p with the compensation and (p, w) (one
+// rank, or a rank without an off-diagonal block); on several ranks Diagonal, w = A_d p (no
+// compensation, no dot product: the halo is in flight), then OffDiagonal, w += A_o ghost, the
+// compensation and (p, w), in the host twin's order (w = A_d p + A_o ghost, then fma(c, p, w)).
+enum class Pass { Whole, Diagonal, OffDiagonal };
+
+// The step's first reduction of a rank: alpha from pw (one rank), or pw left in red[0] for the
+// sum over the ranks (defer; finish_pw_kernel then forms alpha).
+__device__ __forceinline__ void finish_or_defer_pw(McState *st, double pw, bool lowp, int defer) {
+  if (defer) st->red[0] = pw;
+  else finish_pw(st, pw, lowp);
+}
+
+// A low-precision product pass (above) of a (x: p, or the ghost buffer for OffDiagonal), and
+// for Whole and OffDiagonal (p, w) and alpha (FP32 vectors)
+template <ValueKind K, Pass P>
+__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ x, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials, int defer) {
   if (st->stop || st->trigger) return;
   double acc = 0.0;
   const int64_t lane = threadIdx.x & 31u;
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) {
     const int64_t t = t0 + lane;
     int32_t row;
-    float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    float v = pspmv::cuda::detail::lowp_row<K, float>(a, x, t, t < a.rows, &row);
     if (t < a.rows) {
-      if (comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
+      if constexpr (P == Pass::OffDiagonal) v = w[row] + v;
+      if (P != Pass::Diagonal && comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
       w[row] = v;
-      acc += static_cast<double>(p[row]) * static_cast<double>(v);
+      if constexpr (P != Pass::Diagonal) acc += static_cast<double>(p[row]) * static_cast<double>(v);
     }
   }
-  detail::grid_reduce(acc, partials, &st->counter, [st](double pw) { finish_pw(st, pw, true); });
+  if constexpr (P != Pass::Diagonal) detail::grid_reduce(acc, partials, &st->counter, [st, defer](double pw) { finish_or_defer_pw(st, pw, true, defer); });
 }
 
 // FP64 phase: v = s .* p (before the exact product), then w = s .* Av and (p, w), alpha
@@ -107,7 +123,7 @@ __global__ void scale_kernel(int32_t n, const McState *st, const double *__restr
   if (st->stop || st->trigger) return;
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * p[i];
 }
-__global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ av, const double *__restrict__ p, double *__restrict__ w, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ av, const double *__restrict__ p, double *__restrict__ w, McState *st, double *partials, int defer) {
   if (st->stop || st->trigger) return;
   double acc = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
@@ -115,12 +131,32 @@ __global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double
     w[i] = wi;
     acc += p[i] * wi;
   }
-  detail::grid_reduce(acc, partials, &st->counter, [st](double pw) { finish_pw(st, pw, false); });
+  detail::grid_reduce(acc, partials, &st->counter, [st, defer](double pw) { finish_or_defer_pw(st, pw, false, defer); });
 }
 
-// r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta
+// The end of a step from (r', r') and (r', w): the non-finite breakdown, the step count, the
+// trigger, beta (rounded to the vectors' precision when lowp)
+__device__ __forceinline__ void finish_update(McState *st, double rho_new, double rwt, bool lowp) {
+  if (!isfinite(rho_new)) {
+    st->breakdown = static_cast<int>(Breakdown::NonFinite);
+    st->stop = 1;
+    return;
+  }
+  st->its += 1;
+  const double rn = sqrt(rho_new);
+  st->maxrr = fmax(st->maxrr, rn);
+  st->trigger = (reliable_trigger(rn, st->maxrr, st->delta, st->tau) || st->its >= st->max_it) ? 1 : 0;
+  const double pr = -st->alpha * rwt;
+  const double b = (pr >= 0.0 ? pr : rho_new) / st->rho;
+  st->beta = lowp ? static_cast<double>(__double2float_rn(b)) : b;
+  st->rho_prev = st->rho;
+  st->rho = rho_new;
+}
+
+// r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta (defer: the two sums left in
+// red[0..1] for the sum over the ranks, finish_update_kernel then ends the step)
 template <class T>
-__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w) {
+__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w, int defer) {
   if (st->stop || st->trigger) return;
   const T alpha = static_cast<T>(st->alpha);
   double rr = 0.0, rw = 0.0;
@@ -130,22 +166,24 @@ __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st
     rr += static_cast<double>(ri) * static_cast<double>(ri);
     rw += static_cast<double>(ri) * static_cast<double>(w[i]);
   }
-  grid_reduce2(rr, rw, partials, &st->counter, [st](double rho_new, double rwt) {
-    if (!isfinite(rho_new)) {
-      st->breakdown = static_cast<int>(Breakdown::NonFinite);
-      st->stop = 1;
-      return;
+  grid_reduce2(rr, rw, partials, &st->counter, [st, defer](double rho_new, double rwt) {
+    if (defer) {
+      st->red[0] = rho_new;
+      st->red[1] = rwt;
+    } else {
+      finish_update(st, rho_new, rwt, std::is_same<T, float>::value);
     }
-    st->its += 1;
-    const double rn = sqrt(rho_new);
-    st->maxrr = fmax(st->maxrr, rn);
-    st->trigger = (reliable_trigger(rn, st->maxrr, st->delta, st->tau) || st->its >= st->max_it) ? 1 : 0;
-    const double pr = -st->alpha * rwt;
-    const double b = (pr >= 0.0 ? pr : rho_new) / st->rho;
-    st->beta = std::is_same<T, float>::value ? static_cast<double>(__double2float_rn(b)) : b;
-    st->rho_prev = st->rho;
-    st->rho = rho_new;
   });
+}
+
+// Several ranks: the step's reductions from the sums over the ranks in red[] (one thread)
+__global__ void finish_pw_kernel(McState *st, int lowp) {
+  if (st->stop || st->trigger) return;
+  finish_pw(st, st->red[0], lowp != 0);
+}
+__global__ void finish_update_kernel(McState *st, int lowp) {
+  if (st->stop || st->trigger) return;
+  finish_update(st, st->red[0], st->red[1], lowp != 0);
 }
 
 // dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r). Runs only in
@@ -287,13 +325,20 @@ struct DeviceMixedCg {
   double *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
   double *partials = nullptr;
   McState *state = nullptr;
+  // several ranks: the off-diagonal block (off.rows == 0: none), its ghost buffer, and the
+  // pinned host copy of the step's partial sums
+  pspmv::cuda::DevicePackSell off;
+  LowpArgs off_args;
+  float *ghost = nullptr;
+  int32_t nghost = 0;
+  double *pinned = nullptr;
 };
 
 namespace {
 
 template <ValueKind K>
 cudaError_t product_blocks(int *n) {
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<K>, kThreads, 0);
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<K, Pass::Whole>, kThreads, 0);
 }
 
 cudaError_t setup(DeviceMixedCg *d) {
@@ -315,7 +360,7 @@ cudaError_t setup(DeviceMixedCg *d) {
 class Run {
 public:
   Run(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int every, const DeviceMixedCgHooks &h, cudaStream_t st)
-      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows) {
+      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows), multi_(static_cast<bool>(h.allreduce_sum)) {
     guard_.ratio = p.guard_ratio;
     guard_.departure = p.guard_departure;
     guard_.strikes = p.guard_strikes;
@@ -353,6 +398,25 @@ public:
       timer_start();
       return v;
     }
+  }
+
+  // Several ranks: the rank's values v[0 .. k) (host) replaced by their sum / maximum over the
+  // ranks; nothing on one rank.
+  void global_sum(double *v, int k) {
+    if (h_.allreduce_sum) outside([&] { h_.allreduce_sum(v, k); });
+  }
+  void global_max(double *v, int k) {
+    if (h_.allreduce_max) outside([&] { h_.allreduce_max(v, k); });
+  }
+  // Several ranks: the k partial sums a step's kernel left in the device state's red[] replaced
+  // by the sums over the ranks (through the pinned buffer; the copy back is ordered on the stream
+  // before the kernel that reads them).
+  void global_sum_on_device(int k) {
+    double *red = reinterpret_cast<double *>(reinterpret_cast<char *>(d_->state) + offsetof(McState, red));
+    MC_TRY(cudaMemcpyAsync(d_->pinned, red, size_t(k) * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    MC_TRY(cudaStreamSynchronize(stream_));
+    global_sum(d_->pinned, k);
+    MC_TRY(cudaMemcpyAsync(red, d_->pinned, size_t(k) * sizeof(double), cudaMemcpyHostToDevice, stream_));
   }
 
   MixedCgResult solve() {
@@ -408,10 +472,12 @@ private:
     smax_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     pull();
+    global_max(host_.red, 2);
     const double sc0 = norm_scale(host_.red[0]), sc1 = norm_scale(host_.red[1]);
     sumsq_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sc0, sc1, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     pull();
+    global_sum(host_.red + 2, 2);
     sigma_new_ = std::sqrt(host_.red[3]) / sc1;
     return std::sqrt(host_.red[2]) / sc0;
   }
@@ -437,6 +503,7 @@ private:
       MC_TRY(cudaGetLastError());
       const McState keep = host_;
       pull();
+      global_sum(host_.red, 2);
       dev = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
       host_ = keep;
     }
@@ -450,6 +517,7 @@ private:
     restart_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sig, rv<T>(), pv<T>(), d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     pull();
+    global_sum(host_.red, 2);
     const double rho_true = host_.red[0], rp = host_.red[1];
     host_ = keep;
     const bool restart = restart_ || !(host_.rho_prev > 0) || !(host_.sigma > 0);
@@ -476,13 +544,25 @@ private:
     MC_TRY(cudaGetLastError());
     const McState keep = host_;
     pull();
+    global_sum(host_.red, 1);
     const double c = host_.red[0];
     host_ = keep;
     return c;
   }
 
+  // w = A_lp p and (p, w): one pass on one rank; on several ranks the halo started, the
+  // diagonal block's pass, the halo ended, the off-diagonal block's pass (MatMult_MPIAIJ's order).
   template <ValueKind K>
-  void product_k() { product_dot_kernel<K><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->comp, d_->w32, d_->state, d_->partials); }
+  void product_k() {
+    const int defer = multi_ ? 1 : 0;
+    const bool off = d_->off.rows > 0;
+    if (h_.halo_begin) outside([&] { h_.halo_begin(d_->p32, d_->ghost); });
+    if (off) product_dot_kernel<K, Pass::Diagonal><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, nullptr, d_->w32, d_->state, d_->partials, defer);
+    else product_dot_kernel<K, Pass::Whole><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, d_->comp, d_->w32, d_->state, d_->partials, defer);
+    MC_TRY(cudaGetLastError());
+    if (h_.halo_end) outside([&] { h_.halo_end(d_->p32, d_->ghost); });
+    if (off) product_dot_kernel<K, Pass::OffDiagonal><<<d_->product_grid, kThreads, 0, stream_>>>(d_->off_args, d_->ghost, d_->p32, d_->comp, d_->w32, d_->state, d_->partials, defer);
+  }
 
   template <class T>
   void step(long long expected) {
@@ -496,11 +576,22 @@ private:
       scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->copy.s, d_->p64, d_->v);
       MC_TRY(cudaGetLastError());
       outside([&] { h_.exact_product(d_->v, d_->t); }); // the exact product runs whatever the state: cheap next to a stall
-      dot64_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->t, d_->p64, d_->w64, d_->state, d_->partials);
+      dot64_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->t, d_->p64, d_->w64, d_->state, d_->partials, multi_ ? 1 : 0);
     }
     MC_TRY(cudaGetLastError());
-    update_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->partials, rv<T>(), wv<T>());
+    constexpr int lowp = std::is_same<T, float>::value ? 1 : 0;
+    if (multi_) { // (p, w) over the ranks, then alpha
+      global_sum_on_device(1);
+      finish_pw_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
+      MC_TRY(cudaGetLastError());
+    }
+    update_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->partials, rv<T>(), wv<T>(), multi_ ? 1 : 0);
     MC_TRY(cudaGetLastError());
+    if (multi_) { // (r', r') and (r', w) over the ranks, then the trigger and beta
+      global_sum_on_device(2);
+      finish_update_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
+      MC_TRY(cudaGetLastError());
+    }
     xp_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, expected, pv<T>(), rv<T>(), d_->dy);
     MC_TRY(cudaGetLastError());
   }
@@ -511,8 +602,10 @@ private:
     restart_vectors<T>();
     for (;;) {
       const long long base = res_.its;
-      // FP64 phase: one step per check (a step past a trigger would still run its exact product)
-      const long long k = lowp ? std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1)) : 1;
+      // FP64 phase: one step per check (a step past a trigger would still run its exact product);
+      // several ranks: one step per check too (a step waits for its reductions anyway, and a
+      // step past a trigger would still exchange its halo and reductions)
+      const long long k = lowp && !multi_ ? std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1)) : 1;
       for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
       pull();
       const long long done = host_.its - base;
@@ -564,6 +657,7 @@ private:
   MixedCgResult res_;
   PrecisionGuard guard_;
   double rn_ = 0, ttol_ = 0, sigma_new_ = 0, rho_start_ = 0;
+  bool multi_; // several ranks: the reductions summed over the ranks through the hooks
   bool restart_ = true;
   bool timing_ = false;
 };
@@ -618,6 +712,7 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
     cudaError_t first = cudaSuccess;
     pspmv::cuda::detail::free_ptr(&d->comp, &first); // of the old copy
     PSPMV_CUDA_TRY(first);
+    PSPMV_CUDA_TRY(pspmv::cuda::release(&d->off)); // at the old format: set_offdiag() again
   }
   const unsigned int parts_before = std::max(d->grid, d->product_grid);
   PSPMV_CUDA_TRY(setup(d));
@@ -632,6 +727,35 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
 
 const DeviceScaledCopy &copy_of(const DeviceMixedCg *d) { return d->copy; }
 
+cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
+  if (d == nullptr || off == nullptr) return cudaErrorInvalidValue;
+  pspmv::cuda::DevicePackSell own = *off;
+  *off = pspmv::cuda::DevicePackSell{};
+  LowpArgs a;
+  if (own.rows != d->rows || own.cols < 0 || own.value_format.kind != d->copy.op.value_format.kind || !pspmv::cuda::detail::lowp_args(own, &a)) {
+    (void)pspmv::cuda::release(&own);
+    return cudaErrorInvalidValue;
+  }
+  cudaError_t err = cudaDeviceSynchronize(); // a solve may still read the old block
+  cudaError_t first = cudaSuccess;
+  if (err == cudaSuccess) err = pspmv::cuda::release(&d->off);
+  pspmv::cuda::detail::free_ptr(&d->ghost, &first);
+  pspmv::cuda::detail::free_ptr(&d->comp, &first); // without this block's row sums
+  if (err == cudaSuccess) err = first;
+  d->nghost = 0;
+  if (err == cudaSuccess) err = alloc(size_t(own.cols), &d->ghost);
+  if (err != cudaSuccess) {
+    (void)pspmv::cuda::release(&own);
+    return err;
+  }
+  d->off = own;
+  d->off_args = a;
+  d->nghost = own.cols;
+  return cudaSuccess;
+}
+
+int32_t ghost_count(const DeviceMixedCg *d) { return d ? d->nghost : 0; }
+
 cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) {
   if (d == nullptr || !product) return cudaErrorInvalidValue;
   if (d->rows == 0) return cudaSuccess;
@@ -643,6 +767,16 @@ cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *
   fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, 1.0, d->v);
   PSPMV_CUDA_TRY(cudaGetLastError());
   PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, lp, false, stream)); // the copy's row sums, FP64
+  if (d->off.rows > 0 && d->nghost > 0) { // plus the off-diagonal block's, on ones of the ghost columns
+    double *ones = nullptr;
+    PSPMV_CUDA_TRY(alloc(size_t(d->nghost), &ones));
+    fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->nghost, 1.0, ones);
+    cudaError_t err = cudaGetLastError();
+    if (err == cudaSuccess) err = pspmv::cuda::spmv(d->off, ones, lp, true, stream);
+    if (err == cudaSuccess) err = cudaStreamSynchronize(stream);
+    pspmv::cuda::detail::free_ptr(&ones, &err);
+    PSPMV_CUDA_TRY(err);
+  }
   comp_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, d->copy.s, as, lp, d->comp);
   PSPMV_CUDA_TRY(cudaGetLastError());
   return cudaStreamSynchronize(stream);
@@ -653,6 +787,9 @@ cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgPar
   if (d == nullptr || res == nullptr || !h.exact_product || check_every < 1) return cudaErrorInvalidValue;
   if (d->rows > 0 && (b == nullptr || x == nullptr)) return cudaErrorInvalidValue;
   if (static_cast<bool>(h.timer_start) != static_cast<bool>(h.timer_stop)) return cudaErrorInvalidValue;
+  if (static_cast<bool>(h.allreduce_sum) != static_cast<bool>(h.allreduce_max) || static_cast<bool>(h.halo_begin) != static_cast<bool>(h.halo_end)) return cudaErrorInvalidValue;
+  if (d->off.rows > 0 && !h.halo_begin) return cudaErrorInvalidValue; // the ghost entries would never arrive
+  if (h.allreduce_sum && d->pinned == nullptr) PSPMV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->pinned), 4 * sizeof(double)));
   Run run(d, b, x, p, check_every, h, stream);
   try {
     *res = run.solve();
@@ -673,6 +810,15 @@ cudaError_t destroy(DeviceMixedCg *d) {
   for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
   for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials, &d->scratch}) pspmv::cuda::detail::free_ptr(q, &first);
   pspmv::cuda::detail::free_ptr(&d->state, &first);
+  pspmv::cuda::detail::free_ptr(&d->ghost, &first);
+  {
+    const cudaError_t e = pspmv::cuda::release(&d->off);
+    if (first == cudaSuccess) first = e;
+  }
+  if (d->pinned) {
+    const cudaError_t e = cudaFreeHost(d->pinned);
+    if (first == cudaSuccess) first = e;
+  }
   delete d;
   return first;
 }

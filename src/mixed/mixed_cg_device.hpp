@@ -11,7 +11,18 @@
 // r and p) and the guard's decision run as on the host (the same PrecisionGuard), with device
 // reductions in a fixed order. The FP64 fallback runs the same steps on FP64 vectors with the
 // exact product (s .* A (s .* p)) through the hook, one step per read of the state.
-// One rank: the reductions are the device's only (the glue uses the host twin on several ranks).
+//
+// Several ranks (the hooks allreduce_sum/allreduce_max set): the operator is the rank's rows of
+// the whole matrix, the scaled diagonal block (the copy) plus the scaled off-diagonal block
+// (set_offdiag()) on a ghost buffer that the halo hooks fill with the FP32 direction of the other
+// ranks (started before the diagonal block's product, ended before the off-diagonal one's). Each
+// step's dot products are then the rank's partial sums: the kernels leave them in the device
+// state, the loop copies them to pinned host memory, sums them over the ranks through the hook
+// and copies them back before a one-thread kernel forms alpha (beta, the trigger) from them, as
+// the one-rank kernels do; the reliable update's norms and dot products, read on the host anyway,
+// go through the same hooks, so every rank takes the same decisions (the host twin's rule). The
+// host reads the state after every step there (check_every does not apply: each step already
+// waits for its reductions). One rank (hooks unset): none of this runs, the loop is unchanged.
 #pragma once
 #include "mixed_cg.hpp"
 #include "scaled_copy_device.hpp"
@@ -35,6 +46,15 @@ struct DeviceMixedCgHooks {
   std::function<void(int64_t its, double rnorm)> monitor;
   // The test's target after its call at step 0 (MixedCgOperators::target); absent: the params'.
   std::function<double(double rnorm0)> target;
+  // Several ranks: v[0 .. k) (host memory) replaced by their sum / maximum over the ranks. Both
+  // or neither; absent: one rank (the device's reductions are the whole sums).
+  std::function<void(double *v, int k)> allreduce_sum, allreduce_max;
+  // Several ranks: the halo of the FP32 direction p (device, rows floats) into ghost (device,
+  // ghost_count() floats, null when 0): begin starts the exchange, end completes it (on the
+  // stream: the off-diagonal product follows it). Called on every rank at every low-precision
+  // step, also where ghost_count() is 0 (the exchange is collective). Both or neither; needed
+  // when an off-diagonal block is set.
+  std::function<void(const float *p, float *ghost)> halo_begin, halo_end;
   // The caller's timer of the loop's own device work (e.g. PetscLogGpuTimeBegin/End): started
   // when solve() starts, stopped around every other hook (their work is their own: the exact
   // product is timed by its MatMult) and when solve() returns or throws. Both or neither.
@@ -43,13 +63,24 @@ struct DeviceMixedCgHooks {
 
 // Takes the copy (*c left empty, also on errors); cudaErrorInvalidValue for a non-square copy.
 cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out);
-// Another copy of the same matrix (a wider value format): takes *c; s must be the same.
+// Another copy of the same matrix (a wider value format): takes *c; s must be the same. Drops
+// the off-diagonal block (set_offdiag() again, at the new format).
 cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c);
+// The scaled off-diagonal block of the rank's rows (several ranks): off (rows x ghost columns,
+// the columns numbered as the halo's ghost buffer; mixed_cg.hpp's build_scaled_offdiag() then
+// pspmv::cuda::upload()) in the copy's value format. Takes *off (left empty, also on errors);
+// allocates the ghost buffer (off->cols floats); drops the row-sum compensation (compensate()
+// again: it includes the block's row sums). cudaErrorInvalidValue for other rows or another
+// value format than the copy's.
+cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off);
+// The ghost entries the halo fills (0 without an off-diagonal block).
+int32_t ghost_count(const DeviceMixedCg *d);
 const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
 // The row-sum compensation of the current copy (rowsum_compensation() of mixed_cg.hpp), added
 // to every low-precision product: product(s, As) must write As = A s (FP64, the exact matrix;
 // device arrays of rows doubles; it may throw); the copy's row sums come from its FP64 product
-// with ones. replace_copy() drops it (call compensate() again); off until called.
+// with ones (the off-diagonal block's too, on ones of the ghost columns, as the host twin's
+// caller). replace_copy() and set_offdiag() drop it (call compensate() again); off until called.
 cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream);
 // Solves A x = b from x's initial values (b, x: device arrays of rows doubles) on stream.
 // check_every >= 1: steps launched between two reads of the device's state.

@@ -2,7 +2,8 @@
 // (mixed_cg.hpp): the same reason, CG steps within 2, the same reliable updates within 1, the
 // same precision raises and FP64 fallback, a true residual (recomputed here in FP64) below the
 // tolerance; on a 3-D Laplacian, bcsstk14 with e8m10 (the guard raising to e8m22), the guard
-// straight to FP64, an indefinite matrix, and check_every 1 and 8 giving the same answer.
+// straight to FP64, an indefinite matrix, and check_every 1 and 8 giving the same answer; the
+// several-rank path (off-diagonal block, halo and reduction hooks) on a split Laplacian.
 // Suites MixedCgSmall* (sanitizer subset) and MixedCgLarge*.
 #include "gpu_test_util.hpp"
 #include "matrix_market.hpp"
@@ -252,4 +253,238 @@ TEST(MixedCgLarge, Bcsstk14GuardRaises) {
   device_solve(A, b, {"e8m10", "e8m22"}, p, 8, &d, true);
   compare("bcsstk14 e8m10 -> e8m22", h, d, 1e-8);
   EXPECT_EQ(d.res.raises, 1);
+}
+
+// The several-rank path of the device driver in one process: A (a 3-D Laplacian) split as a rank
+// of an MPI matrix would be: the diagonal block A_d (every coupling but the z ones) and an
+// off-diagonal block A_o (the z-couplings, columns numbered as a ghost vector that the halo hooks
+// gather from p through the host), with the
+// reductions' hooks set (one "rank": the identity, counted). The host twin with the same split
+// and hooks is the reference (compare()); the halo runs once per low-precision step; with the
+// guard at 1e-300 the raise rebuilds both blocks (replace_copy() then set_offdiag()) and the FP64
+// phase runs its deferred reductions.
+namespace {
+
+struct Split {
+  CsrMatrix Ad, Ao;
+  std::vector<int32_t> gcols; // A_o's column c is A's column gcols[c]
+};
+
+Split split_z(const CsrMatrix &A, int32_t plane) {
+  Split s;
+  std::vector<std::vector<pspmv_test::RowEntry>> d(size_t(A.rows)), o(size_t(A.rows));
+  std::vector<int32_t> ghost_of(size_t(A.cols), -1);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k) {
+      const int32_t j = A.colidx[size_t(k)];
+      if (std::abs(j - i) >= plane) {
+        if (ghost_of[size_t(j)] < 0) {
+          ghost_of[size_t(j)] = int32_t(s.gcols.size());
+          s.gcols.push_back(j);
+        }
+        o[size_t(i)].push_back({ghost_of[size_t(j)], A.values[size_t(k)]});
+      } else {
+        d[size_t(i)].push_back({j, A.values[size_t(k)]});
+      }
+    }
+  s.Ad = pspmv_test::csr_from_rows(A.cols, d);
+  s.Ao = pspmv_test::csr_from_rows(int32_t(s.gcols.size()), o);
+  return s;
+}
+
+struct SplitCopy {
+  ScaledCopy diag;
+  PackSellMatrix off;
+  std::vector<float> comp;
+};
+
+SplitCopy split_copy(const CsrMatrix &A, const Split &sp, const std::string &format) {
+  SplitCopy c;
+  c.diag = pspmv_test::test_scaled_copy(sp.Ad, format);
+  std::vector<double> t(sp.gcols.size());
+  for (size_t k = 0; k < t.size(); ++k) t[k] = c.diag.s[size_t(sp.gcols[k])];
+  PackSellOptions o;
+  o.value_format = ValueFormat::parse(format);
+  c.off = build_scaled_offdiag(sp.Ao.view(), c.diag.s.data(), t.data(), o);
+  const size_t n = size_t(A.rows);
+  std::vector<double> As(n), lp(n), tl(n), ones(n, 1.0), og(sp.gcols.size(), 1.0);
+  csr_spmv(A.view(), c.diag.s.data(), As.data(), false);
+  packsell_spmv(c.diag.op, ones.data(), lp.data(), false);
+  packsell_spmv(c.off, og.data(), tl.data(), false);
+  for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
+  c.comp = rowsum_compensation(n, c.diag.s.data(), As.data(), lp.data());
+  return c;
+}
+
+Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p) {
+  size_t level = 0;
+  SplitCopy c = split_copy(A, sp, ladder[0]);
+  const std::vector<double> s = c.diag.s;
+  std::vector<float> ghost(sp.gcols.size()), tmp(size_t(A.rows));
+  MixedCgOperators ops;
+  ops.lowp_product = [&](const float *x, float *y) {
+    packsell_spmv_f32(c.diag.op, x, y);
+    for (size_t k = 0; k < ghost.size(); ++k) ghost[k] = x[size_t(sp.gcols[k])];
+    packsell_spmv_f32(c.off, ghost.data(), tmp.data());
+    for (size_t i = 0; i < tmp.size(); ++i) y[i] += tmp[i];
+    for (size_t i = 0; i < tmp.size(); ++i) y[i] = std::fma(c.comp[i], x[i], y[i]);
+  };
+  ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
+  ops.allreduce_sum = [](double *, int) {};
+  ops.allreduce_max = [](double *, int) {};
+  ops.raise_precision = [&]() {
+    if (level + 1 >= ladder.size()) return false;
+    c = split_copy(A, sp, ladder[++level]);
+    return true;
+  };
+  std::vector<double> x(size_t(A.rows), 0.0);
+  Outcome o;
+  o.res = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
+  o.true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
+  return o;
+}
+
+void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, Outcome *o, int *halos, int *sums) {
+  const size_t n = size_t(A.rows), ng = sp.gcols.size();
+  size_t level = 0;
+  mcuda::DeviceMixedCg *d = nullptr;
+  std::vector<double> hx(n), hy(n);
+  std::vector<float> hp(n), hg(ng);
+  mcuda::DeviceMixedCgHooks h;
+  h.exact_product = [&](const double *x, double *y) {
+    if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
+    csr_spmv(A.view(), hx.data(), hy.data(), false);
+    if (cudaMemcpy(y, hy.data(), n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
+  };
+  // the split's blocks at a format: the diagonal copy (create or replace_copy), the off-diagonal
+  // block, the compensation with both
+  auto install = [&](const std::string &format, bool first) {
+    const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, format);
+    std::vector<double> t(ng);
+    for (size_t k = 0; k < ng; ++k) t[k] = c.s[size_t(sp.gcols[k])];
+    PackSellOptions opt;
+    opt.value_format = ValueFormat::parse(format);
+    const PackSellMatrix off = build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), opt);
+    mcuda::DeviceScaledCopy dc;
+    if (mcuda::upload(c, &dc) != cudaSuccess) throw std::runtime_error("upload");
+    if ((first ? mcuda::create(&dc, &d) : mcuda::replace_copy(d, &dc)) != cudaSuccess) throw std::runtime_error("create");
+    pspmv::cuda::DevicePackSell doff;
+    if (pspmv::cuda::upload(off, &doff) != cudaSuccess) throw std::runtime_error("upload off");
+    if (mcuda::set_offdiag(d, &doff) != cudaSuccess) throw std::runtime_error("set_offdiag");
+    if (mcuda::ghost_count(d) != int32_t(ng)) throw std::runtime_error("ghost_count");
+    if (mcuda::compensate(d, h.exact_product, nullptr) != cudaSuccess) throw std::runtime_error("compensate");
+  };
+  install(ladder[0], true);
+  ASSERT_NE(d, nullptr);
+  double *db = nullptr, *dx = nullptr;
+  CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
+  CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
+  CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
+  h.raise_precision = [&]() {
+    if (level + 1 >= ladder.size()) return false;
+    install(ladder[++level], false);
+    return true;
+  };
+  h.allreduce_sum = [&](double *, int k) {
+    EXPECT_GE(k, 1);
+    ++*sums;
+  };
+  h.allreduce_max = [](double *, int k) { EXPECT_EQ(k, 2); };
+  h.halo_begin = [&](const float *p, float *) {
+    ++*halos;
+    if (cudaMemcpy(hp.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
+  };
+  h.halo_end = [&](const float *, float *ghost) {
+    for (size_t k = 0; k < ng; ++k) hg[k] = hp[size_t(sp.gcols[k])];
+    if (cudaMemcpy(ghost, hg.data(), ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
+  };
+  CUDA_OK(mcuda::solve(d, db, dx, p, 8, h, nullptr, &o->res));
+  std::vector<double> x(n);
+  CUDA_OK(cudaMemcpy(x.data(), dx, n * sizeof(double), cudaMemcpyDeviceToHost));
+  o->true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaFree(dx));
+  CUDA_OK(mcuda::destroy(d));
+}
+
+} // namespace
+
+TEST(MixedCgSmall, SplitOperator) {
+  const int32_t m = 12;
+  const CsrMatrix A = pspmv_test::laplace3d(m, m, m);
+  const Split sp = split_z(A, m * m);
+  ASSERT_GT(sp.gcols.size(), 0u);
+  const std::vector<double> b = rhs(A);
+  {
+    MixedCgParams p;
+    const Outcome h = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);
+    Outcome d;
+    int halos = 0, sums = 0;
+    device_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, &d, &halos, &sums);
+    compare("lap 12^3 split", h, d, 1e-8);
+    EXPECT_EQ(int64_t(halos), d.res.lowp_its); // one halo per low-precision step
+    EXPECT_GE(int64_t(sums), 2 * d.res.its);    // (p, w) and (r', r'), (r', w) per step
+    // the whole matrix on one rank: the same steps within 2
+    Outcome whole;
+    device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &whole, true);
+    EXPECT_LE(std::llabs((long long)(whole.res.its - d.res.its)), 2);
+  }
+  {
+    MixedCgParams p;
+    p.guard_departure = 1e-300; // raise to e8m22 (both blocks rebuilt), then FP64
+    const Outcome h = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);
+    Outcome d;
+    int halos = 0, sums = 0;
+    device_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, &d, &halos, &sums);
+    compare("lap 12^3 split, raise then FP64", h, d, 1e-8);
+    EXPECT_EQ(d.res.raises, 2);
+    EXPECT_TRUE(d.res.fp64);
+  }
+}
+
+// A hook set half (allreduce_sum without allreduce_max, halo_begin without halo_end) or an
+// off-diagonal block without the halo hooks: cudaErrorInvalidValue, nothing run.
+TEST(MixedCgSmall, SplitHooksChecked) {
+  const CsrMatrix A = pspmv_test::laplace3d(6, 6, 6);
+  const Split sp = split_z(A, 36);
+  const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, "e8m14");
+  std::vector<double> t(sp.gcols.size());
+  for (size_t k = 0; k < t.size(); ++k) t[k] = c.s[size_t(sp.gcols[k])];
+  PackSellOptions opt;
+  opt.value_format = ValueFormat::parse("e8m14");
+  mcuda::DeviceScaledCopy dc;
+  CUDA_OK(mcuda::upload(c, &dc));
+  mcuda::DeviceMixedCg *d = nullptr;
+  CUDA_OK(mcuda::create(&dc, &d));
+  // an off-diagonal block of another value format is refused (and released)
+  {
+    PackSellOptions o16;
+    o16.value_format = ValueFormat::parse("fp16");
+    pspmv::cuda::DevicePackSell doff;
+    CUDA_OK(pspmv::cuda::upload(build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), o16), &doff));
+    EXPECT_EQ(mcuda::set_offdiag(d, &doff), cudaErrorInvalidValue);
+    EXPECT_EQ(doff.words, nullptr);
+    EXPECT_EQ(mcuda::ghost_count(d), 0);
+  }
+  pspmv::cuda::DevicePackSell doff;
+  CUDA_OK(pspmv::cuda::upload(build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), opt), &doff));
+  CUDA_OK(mcuda::set_offdiag(d, &doff));
+  EXPECT_EQ(mcuda::ghost_count(d), int32_t(sp.gcols.size()));
+  const size_t n = size_t(A.rows);
+  double *db = nullptr, *dx = nullptr;
+  CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
+  CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
+  MixedCgResult res;
+  mcuda::DeviceMixedCgHooks h;
+  h.exact_product = [](const double *, double *) { FAIL() << "ran"; };
+  EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // no halo
+  h.halo_begin = [](const float *, float *) {};
+  EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // half the halo
+  h.halo_end = [](const float *, float *) {};
+  h.allreduce_sum = [](double *, int) {};
+  EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // half the reductions
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaFree(dx));
+  CUDA_OK(mcuda::destroy(d));
 }

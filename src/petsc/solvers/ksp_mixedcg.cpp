@@ -9,7 +9,10 @@
 // off-diagonal block (columns numbered as MPIAIJ's halo, garray), with the halo of the FP32
 // direction exchanged through a PetscSF over the Pmat's column layout (MPI_FLOAT units); the
 // ghost entries of s = D^-1/2 come through the same SF. Dot products are summed over the ranks,
-// so every rank takes the same decisions.
+// so every rank takes the same decisions. Both backends: the host one on host arrays, the CUDA
+// one with the off-diagonal block (built here by the same builder) uploaded beside its device
+// copy, the halo exchanged on device memory (PetscSFBcastWithMemTypeBegin) and each step's
+// partial sums reduced over the ranks through the hooks.
 //
 // Errors: bad options, a Pmat whose diagonal is not positive and finite, a non-finite entry or a
 // scaled value outside double or the value format are PETSc errors (raised on every rank); a
@@ -122,14 +125,6 @@ PetscErrorCode UseCuda(KSP ksp, PetscBool *cuda)
 #if !defined(PETSCSPMV_HAVE_CUDA)
   PetscCheck(mc->backend_choice != BackendCuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_mixedcg_backend cuda: this petscspmv was built without CUDA");
   iscuda = PETSC_FALSE;
-#else
-  {
-    PetscMPIInt size;
-    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-    PetscCheck(!(iscuda && size > 1 && mc->backend_choice == BackendCuda), PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-               "-ksp_mixedcg_backend cuda runs on one rank only (its device loop reduces on the device without MPI): use -ksp_mixedcg_backend host on %d ranks", (int)size);
-    if (size > 1) iscuda = PETSC_FALSE; /* auto: the host backend on several ranks */
-  }
 #endif
   *cuda = iscuda;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -291,6 +286,35 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The scaled off-diagonal block of this rank's rows (several ranks; both backends build it here):
+   s on the ghost columns (*s_ghost) from the owners' s (the diagonal copy's, this rank's rows)
+   through the halo SF, then mixed::build_scaled_offdiag() of Ao (columns numbered as the halo's
+   ghost entries, garray their global numbers) with opt and the copy's dither; *has_off false
+   where the rank has no ghost columns. Collective: the build's errors are agreed on over the
+   ranks. */
+PetscErrorCode BuildOffDiag(KSP ksp, Mat Ao, const PetscInt *garray, const PackSellOptions &opt, const double *s, std::vector<double> *s_ghost, PackSellMatrix *off, bool *has_off)
+{
+  KspMixedCg    *mc   = Data(ksp);
+  PetscErrorCode ierr = PETSC_SUCCESS;
+  Mat            P;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
+  const PetscInt          row0 = P->rmap->rstart;
+  const mixed::CopyDither dither{mc->dither == PETSC_TRUE, (int64_t)row0};
+  *has_off = false;
+  s_ghost->assign((size_t)mc->nghost, 0.0);
+  PetscCall(PetscSFBcastBegin(mc->halo, MPIU_REAL, s, s_ghost->data(), MPI_REPLACE));
+  PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, s, s_ghost->data(), MPI_REPLACE));
+  if (Ao && mc->nghost > 0) {
+    const std::vector<int64_t> gcols(garray, garray + mc->nghost);
+    ierr     = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, row0, garray); });
+    *has_off = ierr == PETSC_SUCCESS;
+  }
+  PetscCall(Agree(ksp, ierr));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Builds (collectively) the host operator at the current level. */
 PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
 {
@@ -311,16 +335,7 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
     ierr = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt, dither); }, row0, nullptr); });
     PetscCall(Agree(ksp, ierr));
     if (mc->halo) {
-      /* s on the ghost columns: the owners' s through the halo SF */
-      op->s_ghost.assign((size_t)mc->nghost, 0.0);
-      PetscCall(PetscSFBcastBegin(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
-      PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, op->diag.s.data(), op->s_ghost.data(), MPI_REPLACE));
-      if (Ao && mc->nghost > 0) {
-        const std::vector<int64_t> gcols(garray, garray + mc->nghost);
-        ierr = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { op->off = mixed::build_scaled_offdiag(B, op->diag.s.data(), op->s_ghost.data(), opt, dither, gcols.data()); }, row0, garray); });
-        op->has_off = ierr == PETSC_SUCCESS;
-      }
-      PetscCall(Agree(ksp, ierr));
+      PetscCall(BuildOffDiag(ksp, Ao, garray, opt, op->diag.s.data(), &op->s_ghost, &op->off, &op->has_off));
       op->ghost.assign((size_t)mc->nghost, 0.0f);
       op->tmp.assign(op->diag.s.size(), 0.0f);
     }
@@ -357,6 +372,48 @@ std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
     MixedCgTry(KSPGetOperators(ksp, nullptr, &P));
     MixedCgTry(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, PETSC_TRUE, PETSC_FALSE));
   };
+}
+
+/* BuildDevice()'s stages, each agreed on over the ranks before the next collective one. */
+PetscErrorCode BuildDeviceStages(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool create, const PackSellOptions &opt)
+{
+  KspMixedCg *mc = Data(ksp);
+  Mat         P;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
+  PetscCall(Agree(ksp, create ? CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device) : mc->device->Rebuild(Ad, opt)));
+  if (mc->halo) {
+    std::vector<double> s, s_ghost;
+    PackSellMatrix      off;
+    bool                has_off = false;
+    PetscCall(Agree(ksp, mc->device->Scaling(&s)));
+    PetscCall(BuildOffDiag(ksp, Ao, garray, opt, s.data(), &s_ghost, &off, &has_off));
+    PetscCall(Agree(ksp, has_off ? mc->device->SetOffDiag(off) : PETSC_SUCCESS));
+  }
+  if (mc->compensate) PetscCall(Agree(ksp, mc->device->Compensate(PmatProductDevice(ksp))));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Builds (collectively) the CUDA backend's operator at the current level: the diagonal block's
+   copy on the device (created, or rebuilt for the guard's raise), on several ranks the
+   off-diagonal block beside it (BuildOffDiag(), the host backend's, uploaded), and the row-sum
+   compensation of both. A failed creation leaves no device operator. */
+PetscErrorCode BuildDevice(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool create)
+{
+  KspMixedCg     *mc = Data(ksp);
+  PackSellOptions opt;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  PetscCall(LevelOptions(mc, &opt));
+  ierr = BuildDeviceStages(ksp, Ad, Ao, garray, create, opt);
+  if (ierr && create) mc->device.reset();
+  PetscCall(ierr);
+  mc->nnz     = mc->device->Nnz();
+  mc->stats   = mc->device->Stats();
+  mc->current = opt.value_format;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
 
@@ -407,16 +464,7 @@ PetscErrorCode BuildOperator(KSP ksp, Mat P, Mat owned, Mat Ad, Mat Ao, const Pe
   }
 #if defined(PETSCSPMV_HAVE_CUDA)
   if (cuda) {
-    PackSellOptions opt;
-    PetscErrorCode  ierr;
-    PetscCall(LevelOptions(mc, &opt));
-    ierr = CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device);
-    if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
-    if (ierr) mc->device.reset();
-    PetscCall(Agree(ksp, ierr));
-    mc->nnz     = mc->device->Nnz();
-    mc->stats   = mc->device->Stats();
-    mc->current = opt.value_format;
+    PetscCall(BuildDevice(ksp, Ad, Ao, garray, PETSC_TRUE));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 #else
@@ -472,18 +520,10 @@ PetscErrorCode RaiseBuild(KSP ksp)
   PetscErrorCode  ierr = PETSC_SUCCESS;
 
   PetscFunctionBegin;
-#if defined(PETSCSPMV_HAVE_CUDA)
-  PackSellOptions opt;
-  if (mc->device) PetscCall(LevelOptions(mc, &opt));
-#endif
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
 #if defined(PETSCSPMV_HAVE_CUDA)
-  if (mc->device) {
-    ierr = mc->device->Rebuild(Ad, opt);
-    if (!ierr && mc->compensate) ierr = mc->device->Compensate(PmatProductDevice(ksp));
-    if (!ierr) mc->current = opt.value_format;
-    ierr = Agree(ksp, ierr);
-  } else
+  if (mc->device) ierr = BuildDevice(ksp, Ad, Ao, garray, PETSC_FALSE);
+  else
 #endif
     ierr = BuildHost(ksp, Ad, Ao, garray);
   PetscCall(MatDestroy(&owned));
@@ -544,7 +584,9 @@ MixedCgHooks Hooks(KSP ksp)
   KspMixedCg *mc   = Data(ksp);
   MPI_Comm    comm = PetscObjectComm((PetscObject)ksp);
   MixedCgHooks h;
+  PetscMPIInt  size = 1;
 
+  if (MPI_Comm_size(comm, &size) != MPI_SUCCESS) throw PetscFailure{PETSC_ERR_MPI};
   h.exact_product = [ksp, mc](const double *x, double *y) {
     Mat A;
     MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
@@ -557,8 +599,18 @@ MixedCgHooks Hooks(KSP ksp)
     MixedCgTry(PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE));
   };
 #endif
-  h.allreduce_sum = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_SUM)); };
-  h.allreduce_max = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_MAX)); };
+  if (size > 1) { /* one rank: unset (the device loop then adds no host round trip) */
+    h.allreduce_sum = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_SUM)); };
+    h.allreduce_max = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_MAX)); };
+  }
+#if defined(PETSCSPMV_HAVE_CUDA)
+  /* the FP32 halo of the direction on device arrays (the CUDA backend; PETSc stages it through
+     the host when MPI is not GPU-aware), on PETSc's stream as MatMult_MPIAIJCUSPARSE's scatter */
+  if (mc->halo) {
+    h.halo_begin_device = [mc](const float *p, float *ghost) { MixedCgTry(PetscSFBcastWithMemTypeBegin(mc->halo, MPI_FLOAT, PETSC_MEMTYPE_CUDA, p, PETSC_MEMTYPE_CUDA, ghost, MPI_REPLACE)); };
+    h.halo_end_device   = [mc](const float *p, float *ghost) { MixedCgTry(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, ghost, MPI_REPLACE)); };
+  }
+#endif
   h.raise_precision = [ksp]() {
     bool lowp = false;
     MixedCgTry(Raise(ksp, &lowp));
@@ -719,7 +771,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_ratio", "A segment is lossy when it needs more than this many times the iterations per decade of true residual that the iterated residual predicts (0: only a growing true residual)", "KSPMIXEDCG", ratio, &ratio, &set));
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
-  PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors, on one rank), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
+  PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend: CG steps launched between two host checks of the device's state", "KSPMIXEDCG", every, &every, &set));
@@ -787,7 +839,10 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->device ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
-  if (mc->device) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every %" PetscInt_FMT " steps\n", mc->check_every));
+  if (mc->device) {
+    if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every step (several ranks: each step's dot products are summed over the ranks on the host)\n"));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every %" PetscInt_FMT " steps\n", mc->check_every));
+  }
   if (mc->host || mc->device) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc), mc->rows, (PetscInt64)mc->nnz, mc->builds));
   if (mc->solves) {
     const mixed::MixedCgResult &r = mc->last;
@@ -884,9 +939,10 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
     residual predicts (0: only a growing true residual counts)
 . -ksp_mixedcg_guard_strikes <2> - lossy segments in a row that raise the precision
 . -ksp_mixedcg_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are CUDA vectors
-    and the KSP runs on one rank, else on the host
-- -ksp_mixedcg_check_every <8> - CUDA backend: CG steps launched between two reads of the device's
-    state (the only host synchronisations of the loop besides the reliable updates)
+    (at any number of ranks), else on the host
+- -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
+    the device's state (the only host synchronisations of the loop besides the reliable updates;
+    on several ranks the state is read after every step, which waits for its sums over the ranks)
 
   Notes:
   The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated
@@ -913,7 +969,8 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   symmetric are refused). On several ranks the
   low-precision operator is the whole matrix: the diagonal and off-diagonal blocks are scaled
   and stored in PackSELL, and the halo of the FP32 direction is exchanged through a PetscSF
-  (the host backend). The Pmat must be AIJ-based (others are converted) with a positive diagonal;
+  (by the CUDA backend on device memory, started before the diagonal block's product and ended
+  before the off-diagonal one's; each step's dot products are summed over the ranks on the host). The Pmat must be AIJ-based (others are converted) with a positive diagonal;
   a diagonal that is not positive and finite, a non-finite entry, or a scaled value outside the
   value format are PETSc errors on every rank (`PETSC_ERR_ARG_WRONG`, `PETSC_ERR_ARG_OUTOFRANGE`).
   `-ksp_view` shows the value format (LOSSY), delta, the guard, the backend and the last solve's

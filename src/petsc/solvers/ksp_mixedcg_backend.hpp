@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <new>
+#include <vector>
 
 namespace pspmv {
 namespace glue {
@@ -55,28 +56,39 @@ PetscErrorCode MixedCgCatch(F &&f)
 }
 
 /* What the solvers need from PETSc: the exact product y = A x with the Amat on host arrays or on
-   device arrays (the solution's layout), the sums and maxima over the ranks, the guard's raise
-   (true: a wider low-precision format was built; false: FP64 next), the KSP's convergence test
-   and monitor on the FP64 true residual. Each throws PetscFailure on a PETSc error. */
+   device arrays (the solution's layout), the sums and maxima over the ranks and the FP32 halo of
+   the direction on device arrays (several ranks only: unset on one), the guard's raise (true: a
+   wider low-precision format was built; false: FP64 next), the KSP's convergence test and monitor
+   on the FP64 true residual. Each throws PetscFailure on a PETSc error. */
 struct MixedCgHooks {
   std::function<void(const double *x, double *y)>                  exact_product, exact_product_device;
   std::function<void(double *v, int k)>                            allreduce_sum, allreduce_max;
+  std::function<void(const float *p, float *ghost)>                halo_begin_device, halo_end_device;
   std::function<bool()>                                            raise_precision;
   std::function<mixed::MixedCgReason(int64_t its, double rnorm)> converged;
   std::function<void(int64_t its, double rnorm)>                   monitor;
   std::function<double(double rnorm0)>                             target; /* the test's target after its call at step 0 */
 };
 
-/* The CUDA backend (one rank): the scaled copy built on the device from the Pmat's CSR, the
-   device driver of the solver (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors. */
+/* The CUDA backend: the scaled copy of the diagonal block built on the device from the Pmat's
+   CSR (on several ranks with the scaled off-diagonal block beside it, built on the host by the
+   host backend's builder and uploaded), the device driver of the solver
+   (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors. */
 class MixedCgDevice {
 public:
   virtual ~MixedCgDevice() = default;
   /* Solves with ksp's vec_rhs and vec_sol (CUDA vectors); p as the host twin's, check_every:
      steps launched between two reads of the device's state. */
   virtual PetscErrorCode Solve(KSP ksp, const mixed::MixedCgParams &p, const MixedCgHooks &h, PetscInt check_every, mixed::MixedCgResult *res) = 0;
-  /* The copy at another value format (the guard's raise), from the Pmat's block Ad. */
+  /* The copy at another value format (the guard's raise), from the Pmat's block Ad; the
+     off-diagonal block is dropped (SetOffDiag() again, at the same format). */
   virtual PetscErrorCode Rebuild(Mat Ad, const PackSellOptions &opt) = 0;
+  /* Several ranks: the scaled off-diagonal block (mixed::build_scaled_offdiag(), columns numbered
+     as the halo's ghost entries) uploaded beside the copy; drops the compensation (Compensate()
+     again). */
+  virtual PetscErrorCode SetOffDiag(const PackSellMatrix &off) = 0;
+  /* s = D^-1/2 of the local rows (the copy's), on the host. */
+  virtual PetscErrorCode Scaling(std::vector<double> *s) const = 0;
   /* The row-sum compensation of the current copy (mixed/mixed_cg.hpp): product(s, As) writes
      As = Pmat s on device arrays. */
   virtual PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) = 0;
@@ -85,7 +97,7 @@ public:
 };
 
 #if defined(PETSCSPMV_HAVE_CUDA)
-/* The device copy of Ad (the Pmat on one rank, SeqAIJ-based) with opt, its values dithered
+/* The device copy of Ad (the Pmat's diagonal block, SeqAIJ-based) with opt, its values dithered
    (mixed/scaled_copy.hpp's CopyDither) when dither is set, for this and every rebuild; errors of
    the core as PETSc errors naming the Pmat's rows from row0. */
 PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, std::unique_ptr<MixedCgDevice> *out);

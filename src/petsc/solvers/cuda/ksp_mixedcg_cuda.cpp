@@ -1,7 +1,10 @@
-// KSPMIXEDCG's CUDA backend (one rank): the scaled copy built on the device from the Pmat's CSR
-// (AIJCUSPARSE's own device arrays, or one upload of a host CSR), the device driver
-// (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors and PETSc's current stream; the
-// exact products through the hooks with the Amat on the same vectors (VecCUDAPlaceArray).
+// KSPMIXEDCG's CUDA backend: the scaled copy of the diagonal block built on the device from the
+// Pmat's CSR (AIJCUSPARSE's own device arrays, or one upload of a host CSR), on several ranks the
+// scaled off-diagonal block (built by the glue with the host backend's builder) uploaded beside
+// it, the device driver (src/mixed/mixed_cg_device.hpp) on the KSP's CUDA vectors and PETSc's
+// current stream; the exact products through the hooks with the Amat on the same vectors
+// (VecCUDAPlaceArray), and on several ranks the halo (PetscSF on device memory) and the
+// reductions over the ranks through the hooks too.
 #include "../ksp_mixedcg_backend.hpp"
 
 #include "block_csr.hpp"
@@ -92,6 +95,34 @@ public:
     PetscCall(Build(Ad, opt, row0_, &c));
     stats_ = c.stats;
     PetscCallCUDA(mixed::cuda::replace_copy(d_, &c));
+    off_nnz_ = 0;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode SetOffDiag(const PackSellMatrix &off) override
+  {
+    pspmv::cuda::DevicePackSell o;
+    cudaError_t                 cerr;
+
+    PetscFunctionBegin;
+    cerr = pspmv::cuda::upload(off, &o);
+    if (cerr != cudaSuccess) (void)pspmv::cuda::release(&o);
+    PetscCallCUDA(cerr);
+    const PetscLogDouble bytes = (PetscLogDouble)pspmv::cuda::upload_bytes(o);
+    PetscCallCUDA(mixed::cuda::set_offdiag(d_, &o)); /* takes o, also on errors */
+    PetscCall(PetscLogCpuToGpu(bytes));
+    off_nnz_ = off.stats().nnz;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+
+  PetscErrorCode Scaling(std::vector<double> *s) const override
+  {
+    const mixed::cuda::DeviceScaledCopy &c = mixed::cuda::copy_of(d_);
+
+    PetscFunctionBegin;
+    s->assign((size_t)c.op.rows, 0.0);
+    if (c.op.rows > 0) PetscCallCUDA(cudaMemcpy(s->data(), c.s, s->size() * sizeof(double), cudaMemcpyDeviceToHost));
+    PetscCall(PetscLogGpuToCpu((PetscLogDouble)(s->size() * sizeof(double))));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -121,6 +152,12 @@ public:
     dh.converged       = h.converged;
     dh.monitor         = h.monitor;
     dh.target          = h.target;
+    /* several ranks (the glue sets these there only): the sums and maxima over the ranks, the
+       FP32 halo of the direction on device arrays */
+    dh.allreduce_sum   = h.allreduce_sum;
+    dh.allreduce_max   = h.allreduce_max;
+    dh.halo_begin      = h.halo_begin_device;
+    dh.halo_end        = h.halo_end_device;
     /* The GPU time logged (to KSPSolve's event, beside the low-precision steps' flops below) is the
        device loop's own work only: the driver stops the timer around every hook, whose work is
        logged by its own events (the exact product's MatMult times itself: a timer around it
@@ -139,7 +176,7 @@ public:
     PetscCall(VecCUDARestoreArrayRead(b, &ba));
     PetscCall(ierr);
     PetscCallCUDA(cerr);
-    PetscCall(PetscLogGpuFlops((PetscLogDouble)res->lowp_its * (2.0 * (PetscLogDouble)nnz_ + 12.0 * (PetscLogDouble)stats_.rows)));
+    PetscCall(PetscLogGpuFlops((PetscLogDouble)res->lowp_its * (2.0 * (PetscLogDouble)Nnz() + 12.0 * (PetscLogDouble)stats_.rows)));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -158,13 +195,13 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  int64_t     Nnz() const override { return nnz_; }
+  int64_t     Nnz() const override { return nnz_ + off_nnz_; }
   FormatStats Stats() const override { return stats_; }
 
 private:
   DeviceCsrUpload             csr_;
   mixed::cuda::DeviceMixedCg *d_   = nullptr;
-  int64_t                     nnz_ = 0;
+  int64_t                     nnz_ = 0, off_nnz_ = 0; /* of the diagonal block's copy, of the off-diagonal one's */
   FormatStats                 stats_;
   PetscInt                    row0_ = 0;
   PetscBool                   dither_ = PETSC_FALSE;

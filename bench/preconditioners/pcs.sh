@@ -15,7 +15,7 @@
 # with its defaults (GMRES + ILU at 1 rank, block Jacobi at 2), formats PCS_TYPES (default
 # "aijcusparse rgcsrcuda packsellcuda"; the first is the baseline), each run PCS_REPEAT times
 # (default 1; the table takes the median; repetition k runs the formats rotated by k - 1); PCS_COMBOS (e.g. "jacobi ilu gamg") keeps those
-# combinations only, PCS_EX19=0 skips snes ex19, PCS_APPEND=1 adds to the runs of an earlier call
+# combinations only (none: snes ex19 alone), PCS_EX19=0 skips snes ex19, PCS_APPEND=1 adds to the runs of an earlier call
 # into OUTDIR (the table covers all). Every run: -ksp_rtol 1e-8 -dm_vec_type cuda -log_view
 # -ksp_converged_reason -ksp_monitor_true_residual (ex45: the last line's ||r||/||b|| is the true
 # relative residual of the operator, which the exact formats make the user's matrix).

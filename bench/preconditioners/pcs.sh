@@ -64,8 +64,9 @@ combos() {
   [ "$n" -ge 200 ] || echo "bicg_jacobi bicg jacobi|-ksp_type bicg -pc_type jacobi|-ksp_type bicg -pc_type jacobi"
 }
 
-# The formats in the order of repetition k: rotated by k - 1, so that over the repetitions each
-# format runs first, second, ... equally often (the ratios are not biased by the order).
+# The formats in the order of repetition k: rotated by k - 1, so that each format runs first,
+# second, ... in turn (equally often when PCS_REPEAT is a multiple of the number of formats),
+# rather than always in the same place.
 rotated() {
   local k=$1
   shift

@@ -690,6 +690,9 @@ cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out) {
   if (err == cudaSuccess) err = alloc(parts, &d->partials);
   if (err == cudaSuccess) err = alloc(1, &d->state);
   if (err == cudaSuccess) err = cudaMemset(d->state, 0, sizeof(McState));
+  // the pinned copy of a step's partial sums on several ranks: allocated here, where a failure
+  // is agreed on over the ranks, not inside a solve that the other ranks would wait in
+  if (err == cudaSuccess) err = cudaMallocHost(reinterpret_cast<void **>(&d->pinned), 4 * sizeof(double));
   if (err != cudaSuccess) {
     destroy(d);
     return err;
@@ -713,6 +716,9 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
     pspmv::cuda::detail::free_ptr(&d->comp, &first); // of the old copy
     PSPMV_CUDA_TRY(first);
     PSPMV_CUDA_TRY(pspmv::cuda::release(&d->off)); // at the old format: set_offdiag() again
+    pspmv::cuda::detail::free_ptr(&d->ghost, &first);
+    d->nghost = 0;
+    PSPMV_CUDA_TRY(first);
   }
   const unsigned int parts_before = std::max(d->grid, d->product_grid);
   PSPMV_CUDA_TRY(setup(d));
@@ -732,7 +738,8 @@ cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
   pspmv::cuda::DevicePackSell own = *off;
   *off = pspmv::cuda::DevicePackSell{};
   LowpArgs a;
-  if (own.rows != d->rows || own.cols < 0 || own.value_format.kind != d->copy.op.value_format.kind || !pspmv::cuda::detail::lowp_args(own, &a)) {
+  const ValueFormat &f = own.value_format, &g = d->copy.op.value_format;
+  if (own.rows != d->rows || own.cols < 0 || f.kind != g.kind || f.mantissa_bits != g.mantissa_bits || !pspmv::cuda::detail::lowp_args(own, &a)) {
     (void)pspmv::cuda::release(&own);
     return cudaErrorInvalidValue;
   }
@@ -744,8 +751,9 @@ cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
   if (err == cudaSuccess) err = first;
   d->nghost = 0;
   if (err == cudaSuccess) err = alloc(size_t(own.cols), &d->ghost);
-  if (err != cudaSuccess) {
+  if (err != cudaSuccess) { // no off-diagonal block is left half set
     (void)pspmv::cuda::release(&own);
+    (void)pspmv::cuda::release(&d->off);
     return err;
   }
   d->off = own;
@@ -758,7 +766,10 @@ int32_t ghost_count(const DeviceMixedCg *d) { return d ? d->nghost : 0; }
 
 cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) {
   if (d == nullptr || !product) return cudaErrorInvalidValue;
-  if (d->rows == 0) return cudaSuccess;
+  if (d->rows == 0) { // the product is collective on several ranks: a rank without rows takes part
+    product(nullptr, nullptr);
+    return cudaSuccess;
+  }
   if (d->comp == nullptr) PSPMV_CUDA_TRY(alloc(size_t(d->rows), &d->comp));
   if (d->scratch == nullptr) PSPMV_CUDA_TRY(alloc(2 * size_t(d->rows), &d->scratch));
   // called inside a solve (a raise): r (the true residual) must survive, so scratch only
@@ -789,7 +800,6 @@ cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgPar
   if (static_cast<bool>(h.timer_start) != static_cast<bool>(h.timer_stop)) return cudaErrorInvalidValue;
   if (static_cast<bool>(h.allreduce_sum) != static_cast<bool>(h.allreduce_max) || static_cast<bool>(h.halo_begin) != static_cast<bool>(h.halo_end)) return cudaErrorInvalidValue;
   if (d->off.rows > 0 && !h.halo_begin) return cudaErrorInvalidValue; // the ghost entries would never arrive
-  if (h.allreduce_sum && d->pinned == nullptr) PSPMV_CUDA_TRY(cudaMallocHost(reinterpret_cast<void **>(&d->pinned), 4 * sizeof(double)));
   Run run(d, b, x, p, check_every, h, stream);
   try {
     *res = run.solve();

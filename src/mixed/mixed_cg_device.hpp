@@ -53,7 +53,12 @@ struct DeviceMixedCgHooks {
   // ghost_count() floats, null when 0): begin starts the exchange, end completes it (on the
   // stream: the off-diagonal product follows it). Called on every rank at every low-precision
   // step, also where ghost_count() is 0 (the exchange is collective). Both or neither; needed
-  // when an off-diagonal block is set.
+  // when an off-diagonal block is set. end must leave ghost complete for work launched on the
+  // solve's stream after it (PETSc's PetscSF on device memory unpacks on the current device
+  // context's stream, which the glue passes as the solve's stream, as MatMult_MPIAIJCUSPARSE
+  // relies on). A CUDA error inside a solve returns on its rank only: ranks still in the loop's
+  // exchanges wait (as PETSc's own solvers on a device error); what can fail before the loop
+  // (allocations) fails in create() and set_offdiag(), which the caller agrees on.
   std::function<void(const float *p, float *ghost)> halo_begin, halo_end;
   // The caller's timer of the loop's own device work (e.g. PetscLogGpuTimeBegin/End): started
   // when solve() starts, stopped around every other hook (their work is their own: the exact
@@ -81,6 +86,8 @@ const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
 // device arrays of rows doubles; it may throw); the copy's row sums come from its FP64 product
 // with ones (the off-diagonal block's too, on ones of the ghost columns, as the host twin's
 // caller). replace_copy() and set_offdiag() drop it (call compensate() again); off until called.
+// product is called once per call on every rank, with null arrays on a rank without rows (on
+// several ranks it is the collective MatMult).
 cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream);
 // Solves A x = b from x's initial values (b, x: device arrays of rows doubles) on stream.
 // check_every >= 1: steps launched between two reads of the device's state.

@@ -15,8 +15,8 @@
 #define CHECK(cond, ...) \
   do { \
     if (!(cond)) { \
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAILED: " __VA_ARGS__)); \
-      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "\n")); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "FAILED: " __VA_ARGS__)); \
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "\n")); \
       failures++; \
     } \
   } while (0)
@@ -181,6 +181,8 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A1));
   PetscCall(MatDestroy(&A1exact));
   PetscCall(PetscFree(o));
+  /* a check that failed on any rank fails the test (each rank prints its own failures) */
+  PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &failures, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
   if (!failures) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "all checks passed\n"));
   PetscCall(PetscFinalize());
   return failures ? 1 : 0;

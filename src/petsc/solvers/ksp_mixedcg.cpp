@@ -774,7 +774,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
-  PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend: CG steps launched between two host checks of the device's state", "KSPMIXEDCG", every, &every, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend on one rank: CG steps launched between two host checks of the device's state (several ranks check after every step)", "KSPMIXEDCG", every, &every, &set));
   PetscOptionsHeadEnd();
   PetscCheck(delta > 0 && delta < 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_delta %g is out of range: use a reduction factor in (0, 1), e.g. 0.1", (double)delta);
   PetscCheck(ratio >= 0 && std::isfinite((double)ratio), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);

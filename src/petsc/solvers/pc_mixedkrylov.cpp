@@ -518,11 +518,17 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "PCMIXEDKRYLOV (petscspmv) options");
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_inner", "Inner solver: cg (inner-outer CG in FP32) or f3r (nested FGMRES/FGMRES/Richardson)", "PCMIXEDKRYLOV", InnerNames, 2, InnerNames[inner], &inner, &set));
-  PetscCall(PetscOptionsInt("-pc_mixedkrylov_max_it", "Inner CG steps per application (a fixed count unless -pc_mixedkrylov_rtol > 0)", "PCMIXEDKRYLOV", maxit, &maxit, &set));
-  PetscCall(PetscOptionsReal("-pc_mixedkrylov_rtol", "Inner CG early exit: stop once the inner residual is reduced by this factor (0: always max_it steps)", "PCMIXEDKRYLOV", rtol, &rtol, &set));
-  PetscCall(PetscOptionsIntArray("-pc_mixedkrylov_f3r_m", "F3R steps of levels 2, 3 and 4 (FGMRES FP32, FGMRES FP32, Richardson FP16)", "PCMIXEDKRYLOV", m, &nm, &set));
-  PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
-  PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
+  /* each inner method's options are read only when it is the one chosen, so that the other's,
+     given on the command line, stay unused (-options_left names them) rather than silently
+     ignored */
+  if (inner == 0) {
+    PetscCall(PetscOptionsInt("-pc_mixedkrylov_max_it", "Inner CG steps per application (a fixed count unless -pc_mixedkrylov_rtol > 0)", "PCMIXEDKRYLOV", maxit, &maxit, &set));
+    PetscCall(PetscOptionsReal("-pc_mixedkrylov_rtol", "Inner CG early exit: stop once the inner residual is reduced by this factor (0: always max_it steps)", "PCMIXEDKRYLOV", rtol, &rtol, &set));
+  } else {
+    PetscCall(PetscOptionsIntArray("-pc_mixedkrylov_f3r_m", "F3R steps of levels 2, 3 and 4 (FGMRES FP32, FGMRES FP32, Richardson FP16)", "PCMIXEDKRYLOV", m, &nm, &set));
+    PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
+    PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
+  }
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_allow_nonflexible", "Warn instead of refusing an outer KSP whose residual the varying preconditioner makes differ from the true one (not flexible, or a flexible one testing another norm)", "PCMIXEDKRYLOV",
@@ -653,10 +659,10 @@ PetscLogEvent EventMixedSetUp = 0;
 + -pc_mixedkrylov_inner <f3r,cg> - f3r (default): F3R's nested FGMRES(m2) FP32 / FGMRES(m3)
     FP32 / Richardson(m4) FP16-vector scheme (Suzuki, Iwashita); cg: inner-outer CG, a fixed
     number of FP32 CG steps (the PackSELL paper's mixed PCG; SPD Pmats only)
-. -pc_mixedkrylov_max_it <20> - inner CG steps per application
-. -pc_mixedkrylov_rtol <0> - inner CG early exit at this residual reduction (0: fixed count)
-. -pc_mixedkrylov_f3r_m <8,4,2> - F3R steps of levels 2, 3, 4
-. -pc_mixedkrylov_f3r_weight_period <64> - F3R: calls between Richardson weight updates
+. -pc_mixedkrylov_max_it <20> - inner CG steps per application (read with inner cg only)
+. -pc_mixedkrylov_rtol <0> - inner CG early exit at this residual reduction (0: fixed count; cg only)
+. -pc_mixedkrylov_f3r_m <8,4,2> - F3R steps of levels 2, 3, 4 (read with inner f3r only)
+. -pc_mixedkrylov_f3r_weight_period <64> - F3R: calls between Richardson weight updates (f3r only)
 . -pc_mixedkrylov_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are
     CUDA vectors (aijcusparse, rgcsrcuda, packsellcuda), else the host backend (the host twins
     of the device inner solvers)

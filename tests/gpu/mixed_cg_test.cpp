@@ -265,32 +265,7 @@ TEST(MixedCgLarge, Bcsstk14GuardRaises) {
 // phase runs its deferred reductions.
 namespace {
 
-struct Split {
-  CsrMatrix Ad, Ao;
-  std::vector<int32_t> gcols; // A_o's column c is A's column gcols[c]
-};
-
-Split split_z(const CsrMatrix &A, int32_t plane) {
-  Split s;
-  std::vector<std::vector<pspmv_test::RowEntry>> d(size_t(A.rows)), o(size_t(A.rows));
-  std::vector<int32_t> ghost_of(size_t(A.cols), -1);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k) {
-      const int32_t j = A.colidx[size_t(k)];
-      if (std::abs(j - i) >= plane) {
-        if (ghost_of[size_t(j)] < 0) {
-          ghost_of[size_t(j)] = int32_t(s.gcols.size());
-          s.gcols.push_back(j);
-        }
-        o[size_t(i)].push_back({ghost_of[size_t(j)], A.values[size_t(k)]});
-      } else {
-        d[size_t(i)].push_back({j, A.values[size_t(k)]});
-      }
-    }
-  s.Ad = pspmv_test::csr_from_rows(A.cols, d);
-  s.Ao = pspmv_test::csr_from_rows(int32_t(s.gcols.size()), o);
-  return s;
-}
+using Split = pspmv_test::SplitBlocks;
 
 struct SplitCopy {
   ScaledCopy diag;
@@ -413,7 +388,7 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
 TEST(MixedCgSmall, SplitOperator) {
   const int32_t m = 12;
   const CsrMatrix A = pspmv_test::laplace3d(m, m, m);
-  const Split sp = split_z(A, m * m);
+  const Split sp = pspmv_test::split_by_distance(A, m * m);
   ASSERT_GT(sp.gcols.size(), 0u);
   const std::vector<double> b = rhs(A);
   {
@@ -447,7 +422,7 @@ TEST(MixedCgSmall, SplitOperator) {
 // off-diagonal block without the halo hooks: cudaErrorInvalidValue, nothing run.
 TEST(MixedCgSmall, SplitHooksChecked) {
   const CsrMatrix A = pspmv_test::laplace3d(6, 6, 6);
-  const Split sp = split_z(A, 36);
+  const Split sp = pspmv_test::split_by_distance(A, 36);
   const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, "e8m14");
   std::vector<double> t(sp.gcols.size());
   for (size_t k = 0; k < t.size(); ++k) t[k] = c.s[size_t(sp.gcols[k])];

@@ -76,4 +76,26 @@ double norm2(const std::vector<double> &v) {
   return std::sqrt(s);
 }
 
+SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane) {
+  SplitBlocks s;
+  std::vector<std::vector<RowEntry>> d(size_t(A.rows)), o(size_t(A.rows));
+  std::vector<int32_t> ghost_of(size_t(A.cols), -1);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k) {
+      const int32_t j = A.colidx[size_t(k)];
+      if (std::abs(j - i) >= plane) {
+        if (ghost_of[size_t(j)] < 0) {
+          ghost_of[size_t(j)] = int32_t(s.gcols.size());
+          s.gcols.push_back(j);
+        }
+        o[size_t(i)].push_back({ghost_of[size_t(j)], A.values[size_t(k)]});
+      } else {
+        d[size_t(i)].push_back({j, A.values[size_t(k)]});
+      }
+    }
+  s.Ad = csr_from_rows(A.cols, d);
+  s.Ao = csr_from_rows(int32_t(s.gcols.size()), o);
+  return s;
+}
+
 } // namespace pspmv_test

@@ -23,6 +23,16 @@ CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed);
 // ("e8m14", the PC's default, ...).
 pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value = "e8m14");
 
+// A split as one rank's blocks of an MPI matrix would be: the diagonal block Ad (the couplings
+// with |i - j| < plane; all columns of A) and the off-diagonal block Ao (the others, its column c
+// being A's column gcols[c], numbered in order of first appearance as a halo's ghost vector).
+// With plane = nx * ny of a 3-D grid, Ao holds the z-couplings.
+struct SplitBlocks {
+  CsrMatrix Ad, Ao;
+  std::vector<int64_t> gcols;
+};
+SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane);
+
 // ||b - A x||_2 in FP64 with the CSR matrix.
 double residual_norm(const CsrMatrix &A, const double *b, const double *x);
 double norm2(const std::vector<double> &v);

@@ -527,39 +527,14 @@ TEST(MixedCg, NoRaiseOnShortSegments) {
 // non-finite entry is reported at its row and halo column.
 namespace {
 
-struct SplitZ {
-  CsrMatrix Ad, Ao;
-  std::vector<int64_t> gcols;
-};
-
-SplitZ split_z(const CsrMatrix &A, int32_t plane) {
-  SplitZ s;
-  std::vector<std::vector<RowEntry>> d(size_t(A.rows)), o(size_t(A.rows));
-  std::vector<int32_t> ghost_of(size_t(A.cols), -1);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k) {
-      const int32_t j = A.colidx[size_t(k)];
-      if (std::abs(j - i) >= plane) {
-        if (ghost_of[size_t(j)] < 0) {
-          ghost_of[size_t(j)] = int32_t(s.gcols.size());
-          s.gcols.push_back(j);
-        }
-        o[size_t(i)].push_back({ghost_of[size_t(j)], A.values[size_t(k)]});
-      } else {
-        d[size_t(i)].push_back({j, A.values[size_t(k)]});
-      }
-    }
-  s.Ad = csr_from_rows(A.cols, d);
-  s.Ao = csr_from_rows(int32_t(s.gcols.size()), o);
-  return s;
-}
+using SplitZ = pspmv_test::SplitBlocks;
 
 } // namespace
 
 TEST(MixedCgOffDiag, SplitProductIsTheWholeCopys) {
   const int32_t m = 8;
   const CsrMatrix A = laplace3d(m, m, m);
-  const SplitZ sp = split_z(A, m * m);
+  const SplitZ sp = pspmv_test::split_by_distance(A, m * m);
   ASSERT_GT(sp.gcols.size(), 0u);
   const size_t n = size_t(A.rows), ng = sp.gcols.size();
   for (const char *fmt : {"exact", "e8m14", "bf16"}) {
@@ -604,7 +579,7 @@ TEST(MixedCgOffDiag, SplitProductIsTheWholeCopys) {
 TEST(MixedCgOffDiag, SplitSolveTakesTheWholeSteps) {
   const int32_t m = 12;
   const CsrMatrix A = laplace3d(m, m, m);
-  const SplitZ sp = split_z(A, m * m);
+  const SplitZ sp = pspmv_test::split_by_distance(A, m * m);
   const size_t n = size_t(A.rows), ng = sp.gcols.size();
   std::vector<double> xe(n), b(n);
   for (size_t i = 0; i < n; ++i) xe[i] = 1.0 + std::sin(double(i));

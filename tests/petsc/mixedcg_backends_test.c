@@ -7,7 +7,8 @@
    matrix") with low-precision steps taken (KSPMixedCGGetStats()). Prints "all checks passed".
    Options: -f <file> a PETSc binary matrix, or -lap7 <n> (default 24) a variable-coefficient
    7-point Laplacian on an n^3 grid; -mat_type <aij> the solves' matrix type (aijcusparse with
-   -vec_type cuda: the CUDA backend's auto choice); -backend <cuda|host>; -rtol <1e-8>. */
+   -vec_type cuda: the CUDA backend's auto choice); -backend <cuda|host>; -rtol <1e-8>;
+   -rank0_empty: the matrices on PETSC_COMM_WORLD redistributed so that rank 0 owns no rows. */
 #include <petscksp.h>
 #include <petscspmv.h>
 #include "laplacian3d.h"
@@ -43,6 +44,33 @@ static PetscErrorCode Build(MPI_Comm comm, const char *file, PetscInt n, const c
     PetscCall(MatLoad(*A, v));
     PetscCall(PetscViewerDestroy(&v));
   } else PetscCall(Laplacian(n, PETSC_FALSE, PETSC_TRUE, *A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* *A redistributed (MatCreateSubMatrix) so that rank 0 owns no rows and the others share them
+   evenly; the same layout for rows and columns */
+static PetscErrorCode Rank0Empty(Mat *A)
+{
+  MPI_Comm    comm = PetscObjectComm((PetscObject)*A);
+  PetscMPIInt rank, size;
+  PetscInt    N, n = 0, first = 0;
+  IS          is;
+  Mat         B;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  PetscCall(MatGetSize(*A, &N, NULL));
+  if (size > 1 && rank > 0) {
+    const PetscInt q = N / (size - 1), r = N % (size - 1), k = rank - 1;
+    n     = q + (k < r ? 1 : 0);
+    first = k * q + PetscMin(k, r);
+  }
+  PetscCall(ISCreateStride(comm, n, first, 1, &is));
+  PetscCall(MatCreateSubMatrix(*A, is, is, MAT_INITIAL_MATRIX, &B));
+  PetscCall(ISDestroy(&is));
+  PetscCall(MatDestroy(A));
+  *A = B;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -135,6 +163,7 @@ int main(int argc, char **argv)
   char        file[PETSC_MAX_PATH_LEN] = "", mattype[64] = "aij", backend[16] = "cuda", backend_line[64];
   PetscInt    n = 24;
   PetscReal   rtol = 1e-8;
+  PetscBool   rank0_empty = PETSC_FALSE;
   PetscMPIInt size;
   Mat         A, Aexact, A1, A1exact;
   Outcome    *o;
@@ -153,6 +182,11 @@ int main(int argc, char **argv)
 
   PetscCall(Build(PETSC_COMM_WORLD, file, n, mattype, &A));
   PetscCall(Build(PETSC_COMM_WORLD, file, n, NULL, &Aexact));
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-rank0_empty", &rank0_empty, NULL));
+  if (rank0_empty) {
+    PetscCall(Rank0Empty(&A));
+    PetscCall(Rank0Empty(&Aexact));
+  }
   PetscCall(Build(PETSC_COMM_SELF, file, n, mattype, &A1));
   PetscCall(Build(PETSC_COMM_SELF, file, n, NULL, &A1exact));
 

@@ -784,6 +784,13 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
   if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
   PetscCall(ReadFormatOptions((PetscObject)ksp, "ksp_mixedcg_", PetscOptionsObject, &o));
+  const ValueFormat start = o.Of<PackSellModule>().value_format; /* the copy's start format, after both options */
+  if (vfset) {
+    ValueFormat a;
+    PetscCallCore(PETSC_ERR_ARG_WRONG, a = ValueFormat::parse(vf));
+    PetscCheck(a.kind == start.kind && a.mantissa_bits == start.mantissa_bits && a.exponent_bits == start.exponent_bits, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
+               "-ksp_mixedcg_value_format %s and -ksp_mixedcg_mat_packsell_value_format %s name different formats for the copy: give one of them", vf, start.name().c_str());
+  }
   if (gfset) {
     PetscBool none;
     PetscCall(PetscStrcmp(gf, "none", &none));
@@ -791,6 +798,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
       ValueFormat g;
       PetscCallCore(PETSC_ERR_ARG_WRONG, g = ValueFormat::parse(gf));
       PetscCheck(g.lossy(), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s: use a lossy format wider than the start format (e.g. e8m22), or none to go straight to FP64 CG", gf);
+      PetscCheck(!start.lossy() || g.mantissa_bits > start.mantissa_bits, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG,
+                 "-ksp_mixedcg_guard_value_format %s has no more mantissa bits than the start format %s: use a wider lossy format (e.g. e8m22), or none to go straight to FP64 CG", gf, start.name().c_str());
     }
   }
   if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate || dith != mc->dither) {
@@ -925,13 +934,14 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
     its largest value since the last update
 . -ksp_mixedcg_value_format <e8m14> - the copy's value format (fp16, bf16, e8m<m> with m in 7..22,
     or exact: FP64 values rounded to FP32 in the products); the other
-    -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too
+    -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too (a different
+    -ksp_mixedcg_mat_packsell_value_format beside it is an error)
 . -ksp_mixedcg_dither <true> - round the copy's values up or down by a symmetric pseudo-random
     dither (unbiased) instead of to nearest (equal values, equal errors)
 . -ksp_mixedcg_rowsum_compensation <true> - add the copy's rounding of each row sum back as an FP32
     diagonal (the smooth modes of PDE matrices then see no error of the copy)
-. -ksp_mixedcg_guard_value_format <e8m22> - the wider format the guard raises the copy to (none:
-    straight to FP64 CG)
+. -ksp_mixedcg_guard_value_format <e8m22> - the wider format the guard raises the copy to, with
+    more mantissa bits than the start format when given (none: straight to FP64 CG)
 . -ksp_mixedcg_guard_departure <0.05> - a segment is lossy (and raises at once) when the true
     residual departs from the iterated one by more than this relative norm
 . -ksp_mixedcg_guard_ratio <1.5> - a segment between two reliable updates is lossy when it needs

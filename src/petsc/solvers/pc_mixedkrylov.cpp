@@ -510,7 +510,7 @@ PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
 PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOptionsObject)
 {
   MixedKrylov *mk = Data(pc);
-  PetscInt     inner = (PetscInt)mk->params.method, m[3] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4}, nm = 3, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
+  PetscInt     inner = (PetscInt)mk->params.method, m[4] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4, 0}, nm = 4, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
   PetscReal    rtol = mk->params.cg.rtol;
   PetscInt     backend = mk->backend_choice;
   PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
@@ -526,7 +526,8 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     PetscCall(PetscOptionsReal("-pc_mixedkrylov_rtol", "Inner CG early exit: stop once the inner residual is reduced by this factor (0: always max_it steps)", "PCMIXEDKRYLOV", rtol, &rtol, &set));
   } else {
     PetscCall(PetscOptionsIntArray("-pc_mixedkrylov_f3r_m", "F3R steps of levels 2, 3 and 4 (FGMRES FP32, FGMRES FP32, Richardson FP16)", "PCMIXEDKRYLOV", m, &nm, &set));
-    PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %" PetscInt_FMT " given", nm);
+    /* read into 4 slots: PetscOptionsIntArray() stops at the array's size, so a fourth count shows only this way */
+    PetscCheck(!set || nm == 3, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONG, "-pc_mixedkrylov_f3r_m takes three step counts m2,m3,m4 (e.g. 8,4,2); %s given", nm > 3 ? "more" : std::to_string((long long)nm).c_str());
     PetscCall(PetscOptionsInt("-pc_mixedkrylov_f3r_weight_period", "F3R: innermost calls between recomputations of the Richardson weights", "PCMIXEDKRYLOV", period, &period, &set));
   }
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));

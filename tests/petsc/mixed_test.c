@@ -77,28 +77,21 @@ static PetscErrorCode MixedKSP(Mat A, KSPType kt, KSP *ksp)
 /* Solves A x = A xe from x = 0; *trueres = ||A xe - A x|| / ||A xe|| with A itself (lossless). */
 static PetscErrorCode Solve(KSP ksp, Mat A, PetscReal *trueres, PetscInt *its)
 {
-  Vec                x, b, r;
-  PetscReal          bn, rn;
+  Vec                x, b;
   KSPConvergedReason reason;
 
   PetscFunctionBegin;
   PetscCall(MatCreateVecs(A, &x, &b));
-  PetscCall(VecDuplicate(b, &r));
   PetscCall(TestRandomVec(x, 7));
   PetscCall(MatMult(A, x, b));
   PetscCall(VecSet(x, 0.0));
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
   PetscCall(KSPGetIterationNumber(ksp, its));
-  PetscCall(MatMult(A, x, r));
-  PetscCall(VecAYPX(r, -1.0, b));
-  PetscCall(VecNorm(r, NORM_2, &rn));
-  PetscCall(VecNorm(b, NORM_2, &bn));
-  *trueres = rn / bn;
+  PetscCall(TestTrueResidual(A, b, x, trueres));
   CHECK(reason > 0, "KSP did not converge: %s after %" PetscInt_FMT " iterations", KSPConvergedReasons[reason], *its);
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
-  PetscCall(VecDestroy(&r));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

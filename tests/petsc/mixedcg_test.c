@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <petscspmv.h>
 #include "laplacian3d.h"
+#include "spmv_test_util.h"
 
 #define CHECK(cond, ...) \
   do { \
@@ -24,23 +25,6 @@
   } while (0)
 
 static PetscInt failures = 0;
-
-/* ||b - Aexact x|| / ||b|| */
-static PetscErrorCode TrueResidual(Mat Aexact, Vec b, Vec x, PetscReal *rel)
-{
-  Vec       r;
-  PetscReal rn, bn;
-
-  PetscFunctionBeginUser;
-  PetscCall(VecDuplicate(b, &r));
-  PetscCall(MatMult(Aexact, x, r));
-  PetscCall(VecAYPX(r, -1.0, b));
-  PetscCall(VecNorm(r, NORM_2, &rn));
-  PetscCall(VecNorm(b, NORM_2, &bn));
-  *rel = bn > 0 ? rn / bn : rn;
-  PetscCall(VecDestroy(&r));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* Solves A x = b from 0 with a KSP of `type` (options prefix `prefix`), returns its iterations,
    reason and true residual, and the -ksp_view text in view (when not NULL). */
@@ -64,7 +48,7 @@ static PetscErrorCode Solve(Mat A, Mat Aexact, Vec b, const char *prefix, const 
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetIterationNumber(ksp, its));
   PetscCall(KSPGetConvergedReason(ksp, reason));
-  PetscCall(TrueResidual(Aexact, b, x, rel));
+  PetscCall(TestTrueResidual(Aexact, b, x, rel));
   if (st) PetscCall(KSPMixedCGGetStats(ksp, st));
   if (view) { /* the ASCII view (rank 0 writes it) through a temporary file, sent to every rank */
     PetscViewer v;
@@ -229,7 +213,7 @@ int main(int argc, char **argv)
       PetscCall(VecSet(x, 0.0));
       PetscCall(KSPSolve(ksp, b, x));
       PetscCall(KSPGetConvergedReason(ksp, &reason));
-      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      PetscCall(TestTrueResidual(Aexact, b, x, &rel));
       PetscCall(KSPMixedCGGetStats(ksp, &st));
       CHECK(reason > 0 && rel <= 1e-8 * 1.01, "solve %d with one KSP: reason %s, true residual %g", k, KSPConvergedReasons[reason], (double)rel);
       CHECK(st.builds == (k == 2 ? 2 : 1), "solve %d: %" PetscInt_FMT " builds", k, st.builds);
@@ -338,7 +322,7 @@ int main(int argc, char **argv)
     CHECK(ierr == PETSC_SUCCESS, "the solve after a failed exact product: error %d", (int)ierr);
     if (!ierr) {
       PetscCall(KSPGetConvergedReason(ksp, &reason));
-      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      PetscCall(TestTrueResidual(Aexact, b, x, &rel));
       CHECK(reason > 0 && rel <= 1e-8 * 1.01, "the solve after a failed exact product: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
     }
     PetscCall(KSPDestroy(&ksp));
@@ -386,7 +370,7 @@ int main(int argc, char **argv)
     CHECK(ierr == PETSC_SUCCESS, "the solve after a failed raise: error %d", (int)ierr);
     if (!ierr) {
       PetscCall(KSPGetConvergedReason(ksp, &reason));
-      PetscCall(TrueResidual(T, bt, x, &rel));
+      PetscCall(TestTrueResidual(T, bt, x, &rel));
       PetscCall(KSPMixedCGGetStats(ksp, &st));
       CHECK(reason > 0 && rel <= 1e-8 * 1.01, "the solve after a failed raise: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
       CHECK(st.mantissa_bits == 7 && st.raises == 0 && !st.fp64_fallback, "the solve after a failed raise: mantissa bits %" PetscInt_FMT " (the start format's 7), raises %" PetscInt_FMT, st.mantissa_bits, st.raises);
@@ -421,7 +405,7 @@ int main(int argc, char **argv)
       for (PetscInt i = lo; i < hi; i++) xa[i - lo] = (1.0 + PetscSinReal((PetscReal)i)) * (1.0 + 1e-2 * PetscSinReal(0.1 * (PetscReal)i));
       PetscCall(VecRestoreArrayWrite(x0, &xa));
     }
-    PetscCall(TrueResidual(Aexact, b, x0, &r0));
+    PetscCall(TestTrueResidual(Aexact, b, x0, &r0));
     PetscCall(VecNorm(b, NORM_2, &bn));
     for (int k = 0; k < 2; k++) {
       PetscCall(VecCopy(x0, x));
@@ -442,7 +426,7 @@ int main(int argc, char **argv)
       PetscCall(KSPSolve(ksp, b, x));
       PetscCall(KSPGetConvergedReason(ksp, &reason));
       PetscCall(KSPGetIterationNumber(ksp, k == 0 ? &its_ref : &its));
-      PetscCall(TrueResidual(Aexact, b, x, &rel));
+      PetscCall(TestTrueResidual(Aexact, b, x, &rel));
       PetscCall(KSPDestroy(&ksp));
     }
     PetscCall(PetscOptionsClearValue(NULL, "-tg_ksp_mixedcg_delta"));
@@ -477,7 +461,7 @@ int main(int argc, char **argv)
       PetscCall(KSPSetFromOptions(ksp));
       PetscCall(KSPSolve(ksp, bc, xc));
       PetscCall(KSPGetConvergedReason(ksp, &reason));
-      PetscCall(TrueResidual(Aexact, bc, xc, &rel));
+      PetscCall(TestTrueResidual(Aexact, bc, xc, &rel));
       PetscCall(PetscPrintf(PETSC_COMM_WORLD, "CUDA backend, host Pmat: reason %s, true residual %.3e\n", KSPConvergedReasons[reason], (double)rel));
       CHECK(reason > 0 && rel <= 1e-8 * 1.01, "CUDA backend, host Pmat: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
       PetscCall(PetscOptionsClearValue(NULL, "-hp_ksp_mixedcg_backend"));

@@ -65,6 +65,22 @@ PetscErrorCode TestCopyValues(Vec src, Vec dst)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode TestTrueResidual(Mat A, Vec b, Vec x, PetscReal *rel)
+{
+  Vec       r;
+  PetscReal rn, bn;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(MatMult(A, x, r));
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(VecNorm(r, NORM_2, &rn));
+  PetscCall(VecNorm(b, NORM_2, &bn));
+  *rel = bn > 0 ? rn / bn : rn;
+  PetscCall(VecDestroy(&r));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode TestRandomVec(Vec v, unsigned long seed)
 {
   PetscRandom r;

@@ -42,6 +42,9 @@ PetscErrorCode TestEventCount(const char *event, PetscInt *count);
 PetscErrorCode TestCopyValues(Vec src, Vec dst);
 /* Fills v with reproducible random values in [-1, 1]. */
 PetscErrorCode TestRandomVec(Vec v, unsigned long seed);
+/* *rel = ||b - A x|| / ||b|| (||b - A x|| when b = 0): a solve's true residual with A the exact
+   matrix. Collective. */
+PetscErrorCode TestTrueResidual(Mat A, Vec b, Vec x, PetscReal *rel);
 
 /* The arguments the matrix-file tests share: -f <file> (required), -types <families>
    (required, at most *ntypes), -value_formats <formats> (default exact,fp16,bf16; at most

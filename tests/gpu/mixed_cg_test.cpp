@@ -276,18 +276,10 @@ struct SplitCopy {
 SplitCopy split_copy(const CsrMatrix &A, const Split &sp, const std::string &format) {
   SplitCopy c;
   c.diag = pspmv_test::test_scaled_copy(sp.Ad, format);
-  std::vector<double> t(sp.gcols.size());
-  for (size_t k = 0; k < t.size(); ++k) t[k] = c.diag.s[size_t(sp.gcols[k])];
   PackSellOptions o;
   o.value_format = ValueFormat::parse(format);
-  c.off = build_scaled_offdiag(sp.Ao.view(), c.diag.s.data(), t.data(), o);
-  const size_t n = size_t(A.rows);
-  std::vector<double> As(n), lp(n), tl(n), ones(n, 1.0), og(sp.gcols.size(), 1.0);
-  csr_spmv(A.view(), c.diag.s.data(), As.data(), false);
-  packsell_spmv(c.diag.op, ones.data(), lp.data(), false);
-  packsell_spmv(c.off, og.data(), tl.data(), false);
-  for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
-  c.comp = rowsum_compensation(n, c.diag.s.data(), As.data(), lp.data());
+  c.off = pspmv_test::split_offdiag(sp, c.diag.s, o);
+  c.comp = pspmv_test::copy_compensation(A, c.diag.s, c.diag.op, &c.off);
   return c;
 }
 
@@ -335,11 +327,9 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
   // block, the compensation with both
   auto install = [&](const std::string &format, bool first) {
     const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, format);
-    std::vector<double> t(ng);
-    for (size_t k = 0; k < ng; ++k) t[k] = c.s[size_t(sp.gcols[k])];
     PackSellOptions opt;
     opt.value_format = ValueFormat::parse(format);
-    const PackSellMatrix off = build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), opt);
+    const PackSellMatrix off = pspmv_test::split_offdiag(sp, c.s, opt);
     mcuda::DeviceScaledCopy dc;
     if (mcuda::upload(c, &dc) != cudaSuccess) throw std::runtime_error("upload");
     if ((first ? mcuda::create(&dc, &d) : mcuda::replace_copy(d, &dc)) != cudaSuccess) throw std::runtime_error("create");

@@ -98,4 +98,22 @@ SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane) {
   return s;
 }
 
+pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt, const pspmv::mixed::CopyDither &dither) {
+  std::vector<double> t(sp.gcols.size());
+  for (size_t k = 0; k < t.size(); ++k) t[k] = s[size_t(sp.gcols[k])];
+  return pspmv::mixed::build_scaled_offdiag(sp.Ao.view(), s.data(), t.data(), opt, dither, sp.gcols.data());
+}
+
+std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off) {
+  const size_t n = size_t(A.rows);
+  std::vector<double> As(n), lp(n), ones(n, 1.0);
+  pspmv::csr_spmv(A.view(), s.data(), As.data(), false);
+  pspmv::packsell_spmv(op, ones.data(), lp.data(), false);
+  if (off) {
+    const std::vector<double> og(size_t(off->cols), 1.0);
+    pspmv::packsell_spmv(*off, og.data(), lp.data(), true);
+  }
+  return pspmv::mixed::rowsum_compensation(n, s.data(), As.data(), lp.data());
+}
+
 } // namespace pspmv_test

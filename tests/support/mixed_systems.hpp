@@ -2,6 +2,7 @@
 // varying diagonals (so that the symmetric scaling matters), and their scaled copies.
 #pragma once
 #include "csr_matrix.hpp"
+#include "mixed/mixed_cg.hpp"
 #include "mixed/scaled_copy.hpp"
 #include <cstdint>
 #include <string>
@@ -32,6 +33,14 @@ struct SplitBlocks {
   std::vector<int64_t> gcols;
 };
 SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane);
+// The scaled off-diagonal block of the split for the diagonal block's scaling s (D^-1/2 of all
+// of A's rows; the ghost columns' scaling gathered at gcols): mixed::build_scaled_offdiag().
+pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt,
+                                    const pspmv::mixed::CopyDither &dither = pspmv::mixed::CopyDither{});
+// The row-sum compensation (mixed::rowsum_compensation()) of a copy of A with the scaling s:
+// the row sums of the diagonal copy op and, on a split, of its off-diagonal block off (ghost
+// columns of ones); off null: op is the whole copy.
+std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off);
 
 // ||b - A x||_2 in FP64 with the CSR matrix.
 double residual_norm(const CsrMatrix &A, const double *b, const double *x);

@@ -544,9 +544,7 @@ TEST(MixedCgOffDiag, SplitProductIsTheWholeCopys) {
     const ScaledCopy whole = build_scaled_copy(A.view(), opt, dither);
     const ScaledCopy diag = build_scaled_copy(sp.Ad.view(), opt, dither);
     ASSERT_EQ(diag.s, whole.s) << fmt; // the same diagonal
-    std::vector<double> t(ng);
-    for (size_t k = 0; k < ng; ++k) t[k] = diag.s[size_t(sp.gcols[k])];
-    const PackSellMatrix off = build_scaled_offdiag(sp.Ao.view(), diag.s.data(), t.data(), opt, dither, sp.gcols.data());
+    const PackSellMatrix off = pspmv_test::split_offdiag(sp, diag.s, opt, dither);
     EXPECT_EQ(off.rows, A.rows);
     EXPECT_EQ(off.cols, int32_t(ng));
     EXPECT_EQ(off.stats().nnz, int64_t(sp.Ao.colidx.size()));
@@ -587,24 +585,12 @@ TEST(MixedCgOffDiag, SplitSolveTakesTheWholeSteps) {
   PackSellOptions opt;
   opt.value_format = ValueFormat::parse("e8m14");
   const CopyDither dither{true, 0};
-  auto comp_of = [&](const ScaledCopy &c, const PackSellMatrix *off) {
-    std::vector<double> As(n), lp(n), tl(n), ones(n, 1.0), og(ng, 1.0);
-    csr_spmv(A.view(), c.s.data(), As.data(), false);
-    packsell_spmv(c.op, ones.data(), lp.data(), false);
-    if (off) {
-      packsell_spmv(*off, og.data(), tl.data(), false);
-      for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
-    }
-    return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
-  };
   MixedCgResult res[2];
   int sums = 0;
   for (int split = 0; split < 2; ++split) {
     const ScaledCopy c = build_scaled_copy(split ? sp.Ad.view() : A.view(), opt, dither);
-    std::vector<double> t(ng);
-    for (size_t k = 0; k < ng; ++k) t[k] = c.s[size_t(sp.gcols[k])];
-    const PackSellMatrix off = split ? build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), opt, dither, sp.gcols.data()) : PackSellMatrix{};
-    const std::vector<float> comp = comp_of(c, split ? &off : nullptr);
+    const PackSellMatrix off = split ? pspmv_test::split_offdiag(sp, c.s, opt, dither) : PackSellMatrix{};
+    const std::vector<float> comp = pspmv_test::copy_compensation(A, c.s, c.op, split ? &off : nullptr);
     std::vector<float> ghost(ng), tmp(n);
     MixedCgOperators ops;
     ops.lowp_product = [&](const float *p, float *w) {

@@ -33,6 +33,8 @@ struct ValueFormat {
 
   int value_bits() const { return kind == ValueKind::Exact ? 0 : 1 + exponent_bits + mantissa_bits; }
   bool lossy() const { return kind != ValueKind::Exact; }
+  bool operator==(const ValueFormat &o) const { return kind == o.kind && mantissa_bits == o.mantissa_bits && exponent_bits == o.exponent_bits; }
+  bool operator!=(const ValueFormat &o) const { return !(*this == o); }
   double max_finite() const;   // largest finite magnitude (inf for Exact)
   // Unit roundoff: the relative error bound of one round-to-nearest into the format,
   // 2^-p with p = M + 1 significand bits: FP16 2^-11, BF16 2^-8, E8Mm 2^-(m+1), and for Exact

@@ -738,8 +738,7 @@ cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
   pspmv::cuda::DevicePackSell own = *off;
   *off = pspmv::cuda::DevicePackSell{};
   LowpArgs a;
-  const ValueFormat &f = own.value_format, &g = d->copy.op.value_format;
-  if (own.rows != d->rows || own.cols < 0 || f.kind != g.kind || f.mantissa_bits != g.mantissa_bits || !pspmv::cuda::detail::lowp_args(own, &a)) {
+  if (own.rows != d->rows || own.cols < 0 || own.value_format != d->copy.op.value_format || !pspmv::cuda::detail::lowp_args(own, &a)) {
     (void)pspmv::cuda::release(&own);
     return cudaErrorInvalidValue;
   }

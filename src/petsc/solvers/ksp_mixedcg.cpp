@@ -788,7 +788,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   if (vfset) {
     ValueFormat a;
     PetscCallCore(PETSC_ERR_ARG_WRONG, a = ValueFormat::parse(vf));
-    PetscCheck(a.kind == start.kind && a.mantissa_bits == start.mantissa_bits && a.exponent_bits == start.exponent_bits, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
+    PetscCheck(a == start, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
                "-ksp_mixedcg_value_format %s and -ksp_mixedcg_mat_packsell_value_format %s name different formats for the copy: give one of them", vf, start.name().c_str());
   }
   if (gfset) {

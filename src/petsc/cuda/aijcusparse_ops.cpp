@@ -125,6 +125,8 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
    reused by a later product is overwritten when that product is set up. */
 struct Phases {
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
+  PetscObjectState merged_state = 0;   /* OperandState() of MergedOperand() after the last phase */
+  PetscObjectState host_copy_state = 0; /* OperandState() of P when its host copy was refreshed */
 };
 std::map<const Mat_Product *, Phases> &PhasesOf()
 {
@@ -196,30 +198,171 @@ PetscErrorCode TransposedOperand(const Mat_Product *p, Mat *X)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The operand of an MPI PtAP of two sparse CUDA matrices (ours or AIJCUSPARSE) whose local rows
+   MPIAIJCUSPARSE's product code merges into one sequential copy (MatMPIAIJGetLocalMatMerge()) and
+   multiplies through that copy's explicit transpose: P; NULL for any other product. */
+Mat MergedOperand(const Mat_Product *p, Mat C)
+{
+  PetscBool cu = PETSC_FALSE;
+
+  if (!p || p->type != MATPRODUCT_PtAP || C->boundtocpu) return nullptr;
+  if (PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &cu) || !cu) return nullptr;
+  for (Mat X : {p->A, p->B}) {
+    PetscBool xcu = (PetscBool)(MPIGetState(X) != nullptr);
+    if (!xcu && PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &xcu)) return nullptr;
+    if (!xcu || X->boundtocpu) return nullptr;
+  }
+  return p->B;
+}
+
+/* The object states of X and of its two blocks (MPI), summed: changes with any value change of X. */
+PetscErrorCode OperandState(Mat X, PetscObjectState *state)
+{
+  Mat              blocks[2];
+  PetscObjectState s;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectStateGet((PetscObject)X, state));
+  PetscCall(SeqParts(X, blocks));
+  for (Mat b : blocks) {
+    if (!b || b == X) continue;
+    PetscCall(PetscObjectStateGet((PetscObject)b, &s));
+    *state += s;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode RecordMergedOperandState(Mat C)
+{
+  const Mat_Product *p = C->product;
+  Mat                P = MergedOperand(p, C);
+
+  PetscFunctionBegin;
+  if (P) PetscCall(OperandState(P, &PhasesOf()[p].merged_state));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Frees a product's intermediate data (MatProductReplaceMats() does the same before it re-runs
+   a symbolic phase); the destroy function takes the data (3.22) or, from PETSc 3.23 on
+   (PetscCtxDestroyFn), its address, as DeleteComposed() does. */
+PetscErrorCode DestroyProductData(Mat_Product *p)
+{
+  PetscFunctionBegin;
+#if PETSC_VERSION_LT(3, 23, 0)
+  if (p->destroy) PetscCall((*p->destroy)(p->data));
+#else
+  if (p->destroy) PetscCall((*p->destroy)(&p->data));
+#endif
+  p->data    = nullptr;
+  p->destroy = nullptr;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductSymbolicOnBase(Mat C);
+
+/* MPIAIJ's host PtAP of a host MPIAIJ A with P of ours (PETSc itself has no product of MPIAIJ and
+   MPIAIJCUSPARSE) transposes P's blocks with P's own MatTranspose(), AIJCUSPARSE's, whose results
+   keep their values on the device, and then reads host arrays of products of them directly:
+   non-finite results at 2 ranks. Such a product runs on a host MPIAIJ copy of P instead, composed
+   on C and refreshed (MatCopy()) before a phase when P's values changed. *Ph: the copy, NULL for
+   any other product. */
+const char kHostCopyOfP[] = "PetscSpMVHostCopyOfP";
+
+PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
+{
+  const Mat_Product *p     = C->product;
+  PetscBool          hostA = PETSC_FALSE;
+  PetscObjectState   state;
+
+  PetscFunctionBegin;
+  *Ph = nullptr;
+  if (!p || p->type != MATPRODUCT_PtAP || !MPIGetState(p->B)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectTypeCompare((PetscObject)p->A, MATMPIAIJ, &hostA));
+  if (!hostA) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(OperandState(p->B, &state));
+  PetscCall(PetscObjectQuery((PetscObject)C, kHostCopyOfP, (PetscObject *)Ph));
+  if (!*Ph) {
+    Mat h;
+    PetscCall(MatConvert(p->B, MATAIJ, MAT_INITIAL_MATRIX, &h));
+    PetscCall(PetscObjectCompose((PetscObject)C, kHostCopyOfP, (PetscObject)h));
+    *Ph = h;
+    PetscCall(MatDestroy(&h)); /* C holds it */
+  } else if (state != PhasesOf()[p].host_copy_state) PetscCall(MatCopy(p->B, *Ph, SAME_NONZERO_PATTERN));
+  PhasesOf()[p].host_copy_state = state;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Runs f with P replaced by its host copy where HostCopyOfP() gives one. */
+template <class F>
+PetscErrorCode WithHostCopyOfP(Mat C, F &&f)
+{
+  Mat_Product *p = C->product;
+  Mat          Ph;
+
+  PetscFunctionBegin;
+  PetscCall(HostCopyOfP(C, &Ph));
+  if (!Ph) {
+    PetscCall(f());
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  Mat P = p->B;
+  p->B  = Ph;
+  const PetscErrorCode ierr = f();
+  p->B                      = P;
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A MAT_REUSE_MATRIX MPI PtAP after a value change of P: MPIAIJCUSPARSE's numeric phase rewrites
+   the values of its merged copy of P's local rows but multiplies that copy's explicit transpose as
+   the symbolic phase formed it (PETSc 3.22 to 3.25), i.e. the product of the old P. The symbolic
+   phase is run again instead (the intermediate data freed first, as MatProductReplaceMats() does
+   for an operand of another type): the same result pattern, formed anew, so C's nonzero state
+   increases. With P unchanged (GAMG's reused interpolation) nothing is redone. */
+PetscErrorCode RedoSymbolicIfMergedOperandChanged(Mat C)
+{
+  Mat_Product     *p = C->product;
+  Mat              P = MergedOperand(p, C);
+  PetscObjectState state;
+
+  PetscFunctionBegin;
+  if (!P) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(OperandState(P, &state));
+  if (state == PhasesOf()[p].merged_state) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscInfo(C, "P changed since the last phase of this MatPtAP: symbolic phase run again\n"));
+  PetscCall(DestroyProductData(p));
+  PetscCall(ProductSymbolicOnBase(C));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode ProductNumericOnBase(Mat C)
 {
   const Mat_Product *p = C->product;
-  auto               it = PhasesOf().find(p);
 
   PetscFunctionBegin;
+  PetscCall(RedoSymbolicIfMergedOperandChanged(C));
+  auto it = PhasesOf().find(p);
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
-  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
-    Mat X;
+  PetscCall(WithHostCopyOfP(C, [&]() {
+    return WithOperandsOnBase(p, [&]() -> PetscErrorCode {
+      Mat X;
 
-    PetscFunctionBegin;
-    PetscCall(TransposedOperand(p, &X));
-    PetscCall(RefreshExplicitTranspose(X));
-    PetscCall(HostValuesForHostProducts(p));
-    PetscCall(f(C));
-    PetscCall(HostResultNewer(p, C));
-    PetscFunctionReturn(PETSC_SUCCESS);
+      PetscFunctionBegin;
+      PetscCall(TransposedOperand(p, &X));
+      PetscCall(RefreshExplicitTranspose(X));
+      PetscCall(HostValuesForHostProducts(p));
+      PetscCall(f(C));
+      PetscCall(HostResultNewer(p, C));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    });
   }));
   /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */
   if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
     PhasesOf()[p].numeric  = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
+  if (C->product == p) PetscCall(RecordMergedOperandState(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -231,11 +374,13 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
   PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  PetscCall(WithOperandsOnBase(p, [&]() -> PetscErrorCode {
-    PetscFunctionBegin;
-    PetscCall(HostValuesForHostProducts(p));
-    PetscCall(f(C));
-    PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(WithHostCopyOfP(C, [&]() {
+    return WithOperandsOnBase(p, [&]() -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCall(HostValuesForHostProducts(p));
+      PetscCall(f(C));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    });
   }));
   /* the symbolic phase installs the numeric one (C->product may be another product now: the
      one f set up) */
@@ -243,6 +388,7 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
     PhasesOf()[p].numeric  = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
+  if (C->product == p) PetscCall(RecordMergedOperandState(C));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -701,6 +701,14 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
     PetscCall(Adopt(B, t, o, PETSC_TRUE));
     sp = SeqGetState(B);
   }
+  else if (B->ops->assemblyend != MatAssemblyEnd_SeqSpMV) {
+    /* PETSc's hash assembly (MatSetUp() without preallocation) puts back, at the block's
+       MatAssemblyEnd(), the operations the block had when it began; a block adopted in between
+       (PETSc 3.25 at 2 ranks: an MPI matrix filled by MatSetValues()) comes out with the base
+       type's operations under our name. They are the base's again, ours go on top. */
+    sp->baseops = *B->ops;
+    InstallOps(B, *sp, PETSC_TRUE);
+  }
   sp->block  = PETSC_TRUE;
   sp->global = g;
   PetscCall(SeqSetOptions(B, o));

@@ -4,7 +4,8 @@ MatDiagonalScale and MatConvert(MAT_REUSE_MATRIX) refused with every later produ
 the PackSELL scale exponent over the blocks,\n\
 format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
 operations that keep the source's options against a conflicting options database, and failed\n\
-conversions that leave the input intact and free what they made (run with -malloc_dump).\n\
+conversions that leave the input intact and free what they made (run with -malloc_dump), and a\n\
+matrix filled through MatSetUp() + MatSetValues() (the hash assembly) multiplying with our product on every rank.\n\
   -cuda   test rgcsrcuda and packsellcuda instead of rgcsr and packsell\n\
   -no_gpu only: the CUDA types on a machine without a GPU refused in our words (with a GPU: they work)\n";
 
@@ -341,6 +342,76 @@ static PetscErrorCode CudaTypesNeedAGpu(void)
 }
 #endif
 
+/* A matrix filled through MatSetUp() without preallocation (PETSc's hash assembly) and
+   MatSetValues(): every rank's product is ours. A diagonal matrix (no off-diagonal block) in
+   e8m14, whose values 1/3 + i/1024 the 14-bit mantissa rounds: each rank's part of A x differs from
+   AIJ's by that rounding only, and not at all would mean that AIJ's product ran (PETSc 3.25 put back
+   the base type's operations on the blocks at such an assembly). */
+static PetscErrorCode HashAssemblyUsesOurProduct(PetscInt n)
+{
+  Mat         A, B;
+  Vec         x, ya, yb;
+  PetscInt    rs, re;
+  PetscReal   diff, ref, mindiff;
+  PetscMPIInt rows, nrows;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &B));
+  PetscCall(MatSetSizes(B, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(B, PackSELL));
+  PetscCall(MatPackSELLSetValueFormat(B, "e8m14"));
+  PetscCall(MatSetUp(B));
+  PetscCall(MatGetOwnershipRange(B, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) PetscCall(MatSetValue(B, i, i, 1.0 / 3.0 + i / 1024.0, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatConvert(B, MATAIJ, MAT_INITIAL_MATRIX, &A));
+  PetscCall(MatCreateVecs(A, &x, &ya));
+  PetscCall(MatCreateVecs(B, NULL, &yb));
+  PetscCall(VecSet(x, 1.0));
+  PetscCall(MatMult(A, x, ya));
+  {
+    Vec xb;
+    PetscCall(MatCreateVecs(B, &xb, NULL));
+    PetscCall(VecSet(xb, 1.0));
+    PetscCall(MatMult(B, xb, yb));
+    PetscCall(VecDestroy(&xb));
+  }
+  {
+    const PetscScalar *a, *b;
+    PetscInt           m;
+    Vec                ybh;
+    /* (the CUDA types' vector may live on the device: compare through a host copy) */
+    PetscCall(VecDuplicate(ya, &ybh));
+    PetscCall(TestCopyValues(yb, ybh));
+    PetscCall(VecGetLocalSize(ya, &m));
+    PetscCall(VecGetArrayRead(ya, &a));
+    PetscCall(VecGetArrayRead(ybh, &b));
+    diff = 0;
+    ref  = 0;
+    for (PetscInt i = 0; i < m; i++) {
+      diff = PetscMax(diff, PetscAbsScalar(a[i] - b[i]));
+      ref  = PetscMax(ref, PetscAbsScalar(a[i]));
+    }
+    PetscCall(VecRestoreArrayRead(ya, &a));
+    PetscCall(VecRestoreArrayRead(ybh, &b));
+    PetscCall(VecDestroy(&ybh));
+    rows = m > 0;
+  }
+  PetscCheck(diff <= 1e-3 * ref, PETSC_COMM_SELF, PETSC_ERR_PLIB, "e8m14 product after a hash assembly: ||A x - AIJ's||_inf = %g, more than its rounding (%g)", (double)diff, (double)(1e-3 * ref));
+  /* every rank with rows sees the rounding */
+  if (!rows) diff = PETSC_MAX_REAL;
+  PetscCallMPI(MPIU_Allreduce(&diff, &mindiff, 1, MPIU_REAL, MPIU_MIN, PETSC_COMM_WORLD));
+  PetscCallMPI(MPIU_Allreduce(&rows, &nrows, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
+  PetscCheck(nrows == 0 || mindiff > 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "e8m14 product after a hash assembly equals AIJ's exactly on a rank: that rank's diagonal block multiplied with AIJ's product, not PackSELL's");
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&yb));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   PetscMPIInt size;
@@ -375,6 +446,7 @@ int main(int argc, char **argv)
   PetscCall(RankDependentSetter());
   PetscCall(OptionsSurviveOperations());
   PetscCall(FailedConversions());
+  PetscCall(HashAssemblyUsesOurProduct(n));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
   PetscCall(PetscFinalize());
   return 0;

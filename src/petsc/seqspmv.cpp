@@ -701,12 +701,13 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
     PetscCall(Adopt(B, t, o, PETSC_TRUE));
     sp = SeqGetState(B);
   }
-  else if (B->ops->assemblyend != MatAssemblyEnd_SeqSpMV) {
+  else if (!B->hash_active && B->ops->assemblyend != MatAssemblyEnd_SeqSpMV && B->ops->mult != MatMult_SeqSpMV) {
     /* PETSc's hash assembly (MatSetUp() without preallocation) puts back, at the block's
        MatAssemblyEnd(), the operations the block had when it began; a block adopted in between
        (PETSc 3.25 at 2 ranks: an MPI matrix filled by MatSetValues()) comes out with the base
        type's operations under our name. They are the base's again, ours go on top. */
-    sp->baseops = *B->ops;
+    sp->baseops                   = *B->ops;
+    base_destroy[t->cuda ? 1 : 0] = sp->baseops.destroy;
     InstallOps(B, *sp, PETSC_TRUE);
   }
   sp->block  = PETSC_TRUE;

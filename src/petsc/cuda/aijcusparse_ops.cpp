@@ -123,10 +123,24 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
    product (Mat_Product, not the result matrix: MatProductSymbolic_ABC_Basic() runs an inner
    product's phase on the outer result with the inner product swapped in). An address freed and
    reused by a later product is overwritten when that product is set up. */
+/* Which matrix an operand is and how far its values are: the ids and object states of the matrix
+   and of its two blocks (MPI), which any value change of it (through the matrix or a block)
+   increases. */
+struct OperandStamp {
+  PetscObjectId    id[3]    = {};
+  PetscObjectState state[3] = {};
+  bool             operator==(const OperandStamp &o) const
+  {
+    for (int i = 0; i < 3; i++)
+      if (id[i] != o.id[i] || state[i] != o.state[i]) return false;
+    return true;
+  }
+};
+
 struct Phases {
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
-  PetscObjectState merged_state = 0;   /* OperandState() of MergedOperand() after the last phase */
-  PetscObjectState host_copy_state = 0; /* OperandState() of P when its host copy was refreshed */
+  OperandStamp merged;    /* MergedOperand() after the last phase */
+  OperandStamp host_copy; /* P when its host copy (HostCopyOfP()) was last made or refreshed */
 };
 std::map<const Mat_Product *, Phases> &PhasesOf()
 {
@@ -215,20 +229,36 @@ Mat MergedOperand(const Mat_Product *p, Mat C)
   return p->B;
 }
 
-/* The object states of X and of its two blocks (MPI), summed: changes with any value change of X. */
-PetscErrorCode OperandState(Mat X, PetscObjectState *state)
+PetscErrorCode StampOf(Mat X, OperandStamp *stamp)
 {
-  Mat              blocks[2];
-  PetscObjectState s;
+  Mat parts[3] = {X, nullptr, nullptr};
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)X, state));
-  PetscCall(SeqParts(X, blocks));
-  for (Mat b : blocks) {
-    if (!b || b == X) continue;
-    PetscCall(PetscObjectStateGet((PetscObject)b, &s));
-    *state += s;
+  PetscCall(SeqParts(X, parts + 1));
+  if (parts[1] == X) parts[1] = nullptr;
+  *stamp = OperandStamp();
+  for (int i = 0; i < 3; i++) {
+    if (!parts[i]) continue;
+    PetscCall(PetscObjectGetId((PetscObject)parts[i], &stamp->id[i]));
+    PetscCall(PetscObjectStateGet((PetscObject)parts[i], &stamp->state[i]));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Whether X differs from what *last recorded on any rank of C (the phases that follow are
+   collective: a value written into one rank's block alone must not make that rank act alone);
+   *last becomes X's stamp. */
+PetscErrorCode ChangedOnAnyRank(Mat C, Mat X, OperandStamp *last, PetscBool *changed)
+{
+  OperandStamp now;
+  int          mine, any;
+
+  PetscFunctionBegin;
+  PetscCall(StampOf(X, &now));
+  mine  = !(now == *last);
+  *last = now;
+  PetscCallMPI(MPIU_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, PetscObjectComm((PetscObject)C)));
+  *changed = (PetscBool)(any != 0);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -238,7 +268,7 @@ PetscErrorCode RecordMergedOperandState(Mat C)
   Mat                P = MergedOperand(p, C);
 
   PetscFunctionBegin;
-  if (P) PetscCall(OperandState(P, &PhasesOf()[p].merged_state));
+  if (P) PetscCall(StampOf(P, &PhasesOf()[p].merged));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -264,31 +294,32 @@ PetscErrorCode ProductSymbolicOnBase(Mat C);
    MPIAIJCUSPARSE) transposes P's blocks with P's own MatTranspose(), AIJCUSPARSE's, whose results
    keep their values on the device, and then reads host arrays of products of them directly:
    non-finite results at 2 ranks. Such a product runs on a host MPIAIJ copy of P instead, composed
-   on C and refreshed (MatCopy()) before a phase when P's values changed. *Ph: the copy, NULL for
-   any other product. */
+   on C, refreshed (MatCopy()) before a phase when P's values changed on any rank and made anew for
+   another P. *Ph: the copy, NULL for any other product. */
 const char kHostCopyOfP[] = "PetscSpMVHostCopyOfP";
 
 PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
 {
   const Mat_Product *p     = C->product;
-  PetscBool          hostA = PETSC_FALSE;
-  PetscObjectState   state;
+  PetscBool          hostA = PETSC_FALSE, changed;
+  OperandStamp       last;
 
   PetscFunctionBegin;
   *Ph = nullptr;
   if (!p || p->type != MATPRODUCT_PtAP || !MPIGetState(p->B)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)p->A, MATMPIAIJ, &hostA));
   if (!hostA) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(OperandState(p->B, &state));
+  last = PhasesOf()[p].host_copy;
+  PetscCall(ChangedOnAnyRank(C, p->B, &PhasesOf()[p].host_copy, &changed));
   PetscCall(PetscObjectQuery((PetscObject)C, kHostCopyOfP, (PetscObject *)Ph));
-  if (!*Ph) {
+  if (*Ph && changed && last.id[0] == PhasesOf()[p].host_copy.id[0]) PetscCall(MatCopy(p->B, *Ph, SAME_NONZERO_PATTERN));
+  else if (!*Ph || changed) { /* none yet, or the copy of another P (a product set up anew on C) */
     Mat h;
     PetscCall(MatConvert(p->B, MATAIJ, MAT_INITIAL_MATRIX, &h));
     PetscCall(PetscObjectCompose((PetscObject)C, kHostCopyOfP, (PetscObject)h));
     *Ph = h;
     PetscCall(MatDestroy(&h)); /* C holds it */
-  } else if (state != PhasesOf()[p].host_copy_state) PetscCall(MatCopy(p->B, *Ph, SAME_NONZERO_PATTERN));
-  PhasesOf()[p].host_copy_state = state;
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -321,14 +352,14 @@ PetscErrorCode WithHostCopyOfP(Mat C, F &&f)
    increases. With P unchanged (GAMG's reused interpolation) nothing is redone. */
 PetscErrorCode RedoSymbolicIfMergedOperandChanged(Mat C)
 {
-  Mat_Product     *p = C->product;
-  Mat              P = MergedOperand(p, C);
-  PetscObjectState state;
+  Mat_Product *p = C->product;
+  Mat          P = MergedOperand(p, C);
+  PetscBool    changed;
 
   PetscFunctionBegin;
   if (!P) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(OperandState(P, &state));
-  if (state == PhasesOf()[p].merged_state) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(ChangedOnAnyRank(C, P, &PhasesOf()[p].merged, &changed));
+  if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscInfo(C, "P changed since the last phase of this MatPtAP: symbolic phase run again\n"));
   PetscCall(DestroyProductData(p));
   PetscCall(ProductSymbolicOnBase(C));
@@ -437,7 +468,9 @@ PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C)
   }));
   /* PETSc's fallbacks (dense operands, MatProductSymbolic_Unsafe()) follow when nothing was set */
   if (C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolicOnBase) {
-    PhasesOf()[p]           = Phases{C->ops->productsymbolic, nullptr};
+    Phases ph;
+    ph.symbolic             = C->ops->productsymbolic;
+    PhasesOf()[p]           = ph;
     C->ops->productsymbolic = ProductSymbolicOnBase;
   }
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -295,7 +295,7 @@ PetscErrorCode ProductSymbolicOnBase(Mat C);
    keep their values on the device, and then reads host arrays of products of them directly:
    non-finite results at 2 ranks. Such a product runs on a host MPIAIJ copy of P instead, composed
    on C, refreshed (MatCopy()) before a phase when P's values changed on any rank and made anew for
-   another P. *Ph: the copy, NULL for any other product. */
+   another P (OnBasePhase() puts it in P's place). *Ph: the copy, NULL for any other product. */
 const char kHostCopyOfP[] = "PetscSpMVHostCopyOfP";
 
 PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
@@ -323,22 +323,18 @@ PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Runs f with P replaced by its host copy where HostCopyOfP() gives one. */
+/* Runs a phase f of C's product as the base type's code expects it: P replaced by its host copy
+   where HostCopyOfP() gives one, our operands presented as the base type. */
 template <class F>
-PetscErrorCode WithHostCopyOfP(Mat C, F &&f)
+PetscErrorCode OnBasePhase(Mat C, F &&f)
 {
   Mat_Product *p = C->product;
-  Mat          Ph;
+  Mat          Ph, P = p->B;
 
   PetscFunctionBegin;
   PetscCall(HostCopyOfP(C, &Ph));
-  if (!Ph) {
-    PetscCall(f());
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  Mat P = p->B;
-  p->B  = Ph;
-  const PetscErrorCode ierr = f();
+  if (Ph) p->B = Ph;
+  const PetscErrorCode ierr = WithOperandsOnBase(p, f);
   p->B                      = P;
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -375,18 +371,16 @@ PetscErrorCode ProductNumericOnBase(Mat C)
   auto it = PhasesOf().find(p);
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
-  PetscCall(WithHostCopyOfP(C, [&]() {
-    return WithOperandsOnBase(p, [&]() -> PetscErrorCode {
-      Mat X;
+  PetscCall(OnBasePhase(C, [&]() -> PetscErrorCode {
+    Mat X;
 
-      PetscFunctionBegin;
-      PetscCall(TransposedOperand(p, &X));
-      PetscCall(RefreshExplicitTranspose(X));
-      PetscCall(HostValuesForHostProducts(p));
-      PetscCall(f(C));
-      PetscCall(HostResultNewer(p, C));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    });
+    PetscFunctionBegin;
+    PetscCall(TransposedOperand(p, &X));
+    PetscCall(RefreshExplicitTranspose(X));
+    PetscCall(HostValuesForHostProducts(p));
+    PetscCall(f(C));
+    PetscCall(HostResultNewer(p, C));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */
   if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
@@ -405,13 +399,11 @@ PetscErrorCode ProductSymbolicOnBase(Mat C)
   PetscFunctionBegin;
   PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
   PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  PetscCall(WithHostCopyOfP(C, [&]() {
-    return WithOperandsOnBase(p, [&]() -> PetscErrorCode {
-      PetscFunctionBegin;
-      PetscCall(HostValuesForHostProducts(p));
-      PetscCall(f(C));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    });
+  PetscCall(OnBasePhase(C, [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(HostValuesForHostProducts(p));
+    PetscCall(f(C));
+    PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* the symbolic phase installs the numeric one (C->product may be another product now: the
      one f set up) */

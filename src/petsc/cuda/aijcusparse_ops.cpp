@@ -324,7 +324,8 @@ PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
 }
 
 /* Runs a phase f of C's product as the base type's code expects it: P replaced by its host copy
-   where HostCopyOfP() gives one, our operands presented as the base type. */
+   where HostCopyOfP() gives one, our operands presented as the base type. After f only a product
+   whose P was replaced is touched: another phase may free its product and set up another on C. */
 template <class F>
 PetscErrorCode OnBasePhase(Mat C, F &&f)
 {
@@ -333,7 +334,11 @@ PetscErrorCode OnBasePhase(Mat C, F &&f)
 
   PetscFunctionBegin;
   PetscCall(HostCopyOfP(C, &Ph));
-  if (Ph) p->B = Ph;
+  if (!Ph) {
+    PetscCall(WithOperandsOnBase(p, f));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  p->B                      = Ph; /* a PtAP: its phases keep their product */
   const PetscErrorCode ierr = WithOperandsOnBase(p, f);
   p->B                      = P;
   PetscCall(ierr);

@@ -115,7 +115,7 @@ PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn);
 /* The base-type matrix B (a result PETSc made from one of ours) becomes one of family t with
    options o, at its current stage. A lossy layout is built at once (a value out of the format's
    range is an error of the operation that made B; B is left as it was), a lossless one at its
-   first use: PETSc's intermediate matrices (GAMG's graphs, transposes) often have none. */
+   first use or next final assembly. */
 PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o);
 
 /* The options a matrix B of family t starts with when PETSc creates it by type name: those of an

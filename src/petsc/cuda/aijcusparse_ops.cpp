@@ -88,17 +88,17 @@ PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* After a numeric phase that ran on the host (a host operand): an AIJCUSPARSE result C (for MPI,
-   its blocks) got its values in the host arrays, but its device copy from an earlier phase stays
-   marked current (MatMatTransposeMult of ours and AIJ reused: C's MatMult multiplied the old
-   values); C's host is marked newer. */
-PetscErrorCode HostResultNewer(const Mat_Product *p, Mat C)
+/* After a numeric phase that ran on the host (a host operand, HasHostOperand() asked before the
+   phase, which may free the product): an AIJCUSPARSE result C (for MPI, its blocks) got its values
+   in the host arrays, but its device copy from an earlier phase stays marked current
+   (MatMatTransposeMult of ours and AIJ reused: C's MatMult multiplied the old values); C's host is
+   marked newer. */
+PetscErrorCode HostResultNewer(Mat C)
 {
-  PetscBool host, cu = PETSC_FALSE, mpicu = PETSC_FALSE;
+  PetscBool cu = PETSC_FALSE, mpicu = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(HasHostOperand(p, &host));
-  if (!host || C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
+  if (C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJCUSPARSE, &cu));
   PetscCall(PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &mpicu));
   if (cu || mpicu) {
@@ -119,10 +119,6 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
   return X->ops->productsetfromoptions;
 }
 
-/* The base type's symbolic and numeric phases of the products with operands of ours, by the
-   product (Mat_Product, not the result matrix: MatProductSymbolic_ABC_Basic() runs an inner
-   product's phase on the outer result with the inner product swapped in). An address freed and
-   reused by a later product is overwritten when that product is set up. */
 /* Which matrix an operand is and how far its values are: the ids and object states of the matrix
    and of its two blocks (MPI), which any value change of it (through the matrix or a block)
    increases. */
@@ -137,6 +133,12 @@ struct OperandStamp {
   }
 };
 
+/* The base type's symbolic and numeric phases of the products with operands of ours, by the
+   product (Mat_Product, not the result matrix: MatProductSymbolic_ABC_Basic() runs an inner
+   product's phase on the outer result with the inner product swapped in). An address freed and
+   reused by a later product is overwritten when that product is set up through ours; a product
+   a phase sets up on C without ours at the address of the one it freed takes over that entry
+   (its numeric phase recorded there, the stamps of the old one kept until its next phase). */
 struct Phases {
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
   OperandStamp merged;    /* MergedOperand() after the last phase */
@@ -324,8 +326,9 @@ PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
 }
 
 /* Runs a phase f of C's product as the base type's code expects it: P replaced by its host copy
-   where HostCopyOfP() gives one, our operands presented as the base type. After f only a product
-   whose P was replaced is touched: another phase may free its product and set up another on C. */
+   where HostCopyOfP() gives one, our operands presented as the base type. f may free C's product
+   and set up another on C (MPIAIJ's MatMatTransposeMult reused): after f, p is written back only
+   where P was replaced (a PtAP, whose phases keep their product), and read nowhere. */
 template <class F>
 PetscErrorCode OnBasePhase(Mat C, F &&f)
 {
@@ -377,14 +380,16 @@ PetscErrorCode ProductNumericOnBase(Mat C)
   PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
   PetscErrorCode (*f)(Mat) = it->second.numeric;
   PetscCall(OnBasePhase(C, [&]() -> PetscErrorCode {
-    Mat X;
+    Mat       X;
+    PetscBool host;
 
     PetscFunctionBegin;
     PetscCall(TransposedOperand(p, &X));
     PetscCall(RefreshExplicitTranspose(X));
     PetscCall(HostValuesForHostProducts(p));
-    PetscCall(f(C));
-    PetscCall(HostResultNewer(p, C));
+    PetscCall(HasHostOperand(p, &host));
+    PetscCall(f(C)); /* p is not read after this: f may free it */
+    if (host) PetscCall(HostResultNewer(C));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
   /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */

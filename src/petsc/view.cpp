@@ -87,7 +87,7 @@ PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, cons
   /* the options the builder resolves (PackSELL's sigma), as built */
   for (size_t i = 0; i < NumOptions(t->format); ++i) {
     const OptionInfo oi = OptionAt(t->format, i);
-    bool             resolved;
+    bool             resolved = false;
     PetscCallCore(PETSC_ERR_PLIB, resolved = o.ResolvedByBuild(oi.key));
     if (resolved) PetscCallCXX(built += std::string(", ") + oi.title + " " + std::to_string(o.BuiltValue(oi.key, s)));
   }

@@ -225,7 +225,36 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
 static PetscErrorCode OpMatMatMult(Ctx *c) { return Products(c, PR_AB); }
 static PetscErrorCode OpMatPtAP(Ctx *c) { return Products(c, PR_PTAP); }
 static PetscErrorCode OpMatRARt(Ctx *c) { return Products(c, PR_RARt); }
-static PetscErrorCode OpMatTransposeMatMult(Ctx *c) { return Products(c, PR_AtB); }
+/* P^T P, one matrix as both operands: at several ranks PETSc's CUDA product multiplies one merged
+   copy of P's local rows by itself, whose explicit transpose a reuse after a value change of P
+   must not keep (checked against AIJ's P^T P after MatScale of P). */
+static PetscErrorCode TransposeSelfProduct(Ctx *c)
+{
+  Mat P, PB, Ca, Cb;
+
+  PetscFunctionBegin;
+  PetscCall(Pair(c, KS, &P, &PB));
+  PetscCall(MatTransposeMatMult(P, P, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &Ca));
+  PetscCall(MatTransposeMatMult(PB, PB, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &Cb));
+  PetscCall(CheckResult(c, Cb, "P^T P", PETSC_FALSE));
+  PetscCall(CmpMat(c, Cb, Ca, 1e-13, "P^T P, MAT_INITIAL_MATRIX"));
+  PetscCall(MatScale(P, 0.5));
+  PetscCall(MatScale(PB, 0.5));
+  PetscCall(MatTransposeMatMult(P, P, MAT_REUSE_MATRIX, PETSC_DETERMINE, &Ca));
+  PetscCall(MatTransposeMatMult(PB, PB, MAT_REUSE_MATRIX, PETSC_DETERMINE, &Cb));
+  PetscCall(CmpMat(c, Cb, Ca, 1e-13, "P^T P, MAT_REUSE_MATRIX after MatScale(P)"));
+  CMP(c, TestCompareMult(Ca, Cb, "P^T P, MAT_REUSE_MATRIX"));
+  PetscCall(Destroy4(&Ca, &Cb, NULL, NULL));
+  PetscCall(Destroy4(&P, &PB, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+static PetscErrorCode OpMatTransposeMatMult(Ctx *c)
+{
+  PetscFunctionBegin;
+  PetscCall(Products(c, PR_AtB));
+  PetscCall(TransposeSelfProduct(c));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 static PetscErrorCode OpMatMatTransposeMult(Ctx *c) { return Products(c, PR_ABt); }
 static PetscErrorCode OpMatMatMatMult(Ctx *c) { return Products(c, PR_ABC); }
 

@@ -214,14 +214,17 @@ PetscErrorCode TransposedOperand(const Mat_Product *p, Mat *X)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The operand of an MPI PtAP of two sparse CUDA matrices (ours or AIJCUSPARSE) whose local rows
-   MPIAIJCUSPARSE's product code merges into one sequential copy (MatMPIAIJGetLocalMatMerge()) and
-   multiplies through that copy's explicit transpose: P; NULL for any other product. */
+/* The operand of an MPI product of sparse CUDA matrices (ours or AIJCUSPARSE) whose local rows
+   MPIAIJCUSPARSE's product code (MatProductSymbolic_MPIAIJBACKEND()) merges into one sequential
+   copy (MatMPIAIJGetLocalMatMerge()) and multiplies through that copy's explicit transpose: P of
+   a PtAP, and P of P^T P (an AtB whose two operands are one matrix, multiplied as the merged copy
+   by itself); NULL for any other product. */
 Mat MergedOperand(const Mat_Product *p, Mat C)
 {
   PetscBool cu = PETSC_FALSE;
 
-  if (!p || p->type != MATPRODUCT_PtAP || C->boundtocpu) return nullptr;
+  if (!p || C->boundtocpu) return nullptr;
+  if (p->type != MATPRODUCT_PtAP && !(p->type == MATPRODUCT_AtB && p->A == p->B)) return nullptr;
   if (PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &cu) || !cu) return nullptr;
   for (Mat X : {p->A, p->B}) {
     PetscBool xcu = (PetscBool)(MPIGetState(X) != nullptr);
@@ -348,12 +351,13 @@ PetscErrorCode OnBasePhase(Mat C, F &&f)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A MAT_REUSE_MATRIX MPI PtAP after a value change of P: MPIAIJCUSPARSE's numeric phase rewrites
-   the values of its merged copy of P's local rows but multiplies that copy's explicit transpose as
-   the symbolic phase formed it (PETSc 3.22 to 3.25), i.e. the product of the old P. The symbolic
-   phase is run again instead (the intermediate data freed first, as MatProductReplaceMats() does
-   for an operand of another type): the same result pattern, formed anew, so C's nonzero state
-   increases. With P unchanged (GAMG's reused interpolation) nothing is redone. */
+/* A MAT_REUSE_MATRIX MPI PtAP or P^T P after a value change of P: MPIAIJCUSPARSE's numeric phase
+   rewrites the values of its merged copy of P's local rows but multiplies that copy's explicit
+   transpose as the symbolic phase formed it (PETSc 3.22 to 3.25), i.e. the product of the old P.
+   The symbolic phase is run again instead (the intermediate data freed first, as
+   MatProductReplaceMats() does for an operand of another type): the same result pattern, formed
+   anew, so C's nonzero state increases. With P unchanged (GAMG's reused interpolation) nothing is
+   redone. */
 PetscErrorCode RedoSymbolicIfMergedOperandChanged(Mat C)
 {
   Mat_Product *p = C->product;
@@ -364,7 +368,8 @@ PetscErrorCode RedoSymbolicIfMergedOperandChanged(Mat C)
   if (!P) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(ChangedOnAnyRank(C, P, &PhasesOf()[p].merged, &changed));
   if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscInfo(C, "P changed since the last phase of this MatPtAP: symbolic phase run again\n"));
+  const char *what = p->type == MATPRODUCT_PtAP ? "MatPtAP" : "MatTransposeMatMult(P, P)";
+  PetscCall(PetscInfo(C, "P changed since the last phase of this %s: symbolic phase run again\n", what));
   PetscCall(DestroyProductData(p));
   PetscCall(ProductSymbolicOnBase(C));
   PetscFunctionReturn(PETSC_SUCCESS);

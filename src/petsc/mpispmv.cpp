@@ -198,14 +198,37 @@ PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2], PetscInt64
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether every block of this rank has a layout (SeqHasLayout()). */
+PetscErrorCode LocalHasLayouts(Mat A, PetscBool *has)
+{
+  Mat blocks[2];
+
+  PetscFunctionBegin;
+  *has = PETSC_TRUE;
+  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
+  for (Mat blk : blocks) {
+    PetscBool b;
+    if (!blk) continue;
+    PetscCall(SeqHasLayout(blk, &b));
+    if (!b) *has = PETSC_FALSE;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
 {
   MPIState *mp = State(A);
-  PetscBool info;
+  PetscBool info, mine = PETSC_FALSE, has = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(ViewWantsFormatInfo(viewer, &info));
   if (info && A->assembled) {
+    /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
+    PetscCall(Collective(A, LocalHasLayouts(A, &mine)));
+    PetscCallMPI(MPIU_Allreduce(&mine, &has, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    if (!has) PetscCall(ViewNoLayout(A, viewer, mp->type));
+  }
+  if (has) {
     FormatStats local, global;
     PetscInt64  sums[9], tot[9], device[2];
     PetscInt    ints[4], maxints[4], scale[2];

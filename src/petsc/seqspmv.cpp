@@ -306,11 +306,13 @@ PetscErrorCode MatCopy_SeqSpMV(Mat A, Mat B, MatStructure str)
 PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
 {
   SeqState *sp = State(A);
-  PetscBool info;
+  PetscBool info, has = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(ViewWantsFormatInfo(viewer, &info));
-  if (info && A->assembled) {
+  if (info && A->assembled) PetscCall(SeqHasLayout(A, &has));
+  if (info && A->assembled && !has) PetscCall(ViewNoLayout(A, viewer, sp->type));
+  if (has) {
     FormatStats stats;
     PetscInt    scale[2];
     PetscInt64  device[2];
@@ -579,6 +581,14 @@ PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
   PetscCheck(State(A)->shadow, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the %s matrix is bound to the CPU and its layout not built yet (it is built at the first use on the GPU, after MatBindToCPU(A, PETSC_FALSE))", ((PetscObject)A)->type_name);
   *s = State(A)->shadow->Stats();
   if (scale_exponent) *scale_exponent = State(A)->shadow->ScaleExponent();
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SeqHasLayout(Mat A, PetscBool *has)
+{
+  PetscFunctionBegin;
+  PetscCall(SeqSync(A, PETSC_FALSE));
+  *has = State(A)->shadow ? PETSC_TRUE : PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -153,6 +153,9 @@ PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o);
 /* Statistics of the (synced) layout and its PackSELL scale exponent (0 for RgCSR). */
 PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent);
 PetscErrorCode SeqLayoutStats(Mat A, FormatStats *s);
+/* Whether the assembled A has a layout after SeqSync(): false only for a CUDA matrix bound to the
+   CPU before its first build (PETSc's DMDA preallocation assembles its matrices bound to the CPU). */
+PetscErrorCode SeqHasLayout(Mat A, PetscBool *has);
 /* Device bytes of the layout and of AIJCUSPARSE's device CSR when it is resident (0 for the host
    families). */
 PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr);
@@ -295,6 +298,9 @@ PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg);
    (scale[0] > scale[1]: no block has any); device[0..1]: device bytes of the layouts and of
    AIJCUSPARSE's resident device CSR (CUDA families). */
 PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const FormatOptions &o, const FormatStats &s, const PetscInt scale[2], const PetscInt64 device[2], PetscBool free_device_csr, const char *scope);
+/* The INFO view of a matrix without a layout yet (SeqHasLayout() false on some block): one line
+   that says so and when it is built, in place of ViewFormat()'s statistics. */
+PetscErrorCode ViewNoLayout(Mat A, PetscViewer viewer, const TypeInfo *t);
 /* One PetscInfo() line on a layout just built for A with options o (format, sizes, options,
    hybrid width and tail, what the builder resolved, scale exponent, backend, bytes per
    nonzero). */

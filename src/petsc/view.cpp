@@ -49,6 +49,13 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ViewNoLayout(Mat A, PetscViewer viewer, const TypeInfo *t)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels): not built yet (the matrix is bound to the CPU; the layout is built at its first use on the GPU)\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The views that list a matrix's entries (ASCII default, common, dense, index; not the INFO
    formats, which ViewFormat() covers, nor machine-read ones such as MATLAB or Matrix Market) of a
    matrix whose products use a lossy copy (PackSELL with a lossy value format): one line first,

@@ -238,6 +238,7 @@ static PetscErrorCode TransposeSelfProduct(Ctx *c)
   PetscCall(MatTransposeMatMult(PB, PB, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &Cb));
   PetscCall(CheckResult(c, Cb, "P^T P", PETSC_FALSE));
   PetscCall(CmpMat(c, Cb, Ca, 1e-13, "P^T P, MAT_INITIAL_MATRIX"));
+  CMP(c, TestCompareMult(Ca, Cb, "P^T P, MAT_INITIAL_MATRIX"));
   PetscCall(MatScale(P, 0.5));
   PetscCall(MatScale(PB, 0.5));
   PetscCall(MatTransposeMatMult(P, P, MAT_REUSE_MATRIX, PETSC_DETERMINE, &Ca));

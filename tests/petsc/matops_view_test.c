@@ -93,7 +93,67 @@ static PetscErrorCode OpMatView(Ctx *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Whether the text file (rank 0) holds the string. */
+static PetscBool FileHas(const char *file, const char *what)
+{
+  FILE     *f = fopen(file, "r");
+  char      line[4096];
+  PetscBool found = PETSC_FALSE;
+
+  while (f && !found && fgets(line, sizeof(line), f))
+    if (strstr(line, what)) found = PETSC_TRUE;
+  if (f) fclose(f);
+  return found;
+}
+
+/* ASCII_INFO of a matrix assembled while bound to the CPU (PETSc's DMDA preallocation does that,
+   so -mat_view ::ascii_info meets it at DMCreateMatrix()): a CUDA matrix says its layout is not
+   built yet, a host one describes it; after MatBindToCPU(M, PETSC_FALSE) and a product the view
+   describes the layout and the product is AIJ's. */
+static PetscErrorCode OpMatViewBoundToCPU(Ctx *c)
+{
+  Mat         A, M;
+  PetscInt    m, n, rs, re;
+  char        fb[PETSC_MAX_PATH_LEN];
+  const char *notbuilt = "not built yet";
+  PetscBool   cuda     = strstr(c->family, "cuda") ? PETSC_TRUE : PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(Generate(c, KN, NULL, &A));
+  PetscCall(PetscSNPrintf(fb, sizeof(fb), "spmv_matops_%s_%s_np%d_bound.txt", c->family, c->config, (int)c->size));
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatCreate(c->comm, &M));
+  PetscCall(MatSetSizes(M, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(M, c->family));
+  PetscCall(ApplyOpts(c, M));
+  PetscCall(MatSetUp(M));
+  PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatBindToCPU(M, PETSC_TRUE));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscInt           nc;
+    PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
+    PetscCall(MatSetValues(M, 1, &i, nc, cols, vals, INSERT_VALUES));
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
+  }
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  /* the view is written by rank 0; CHK is collective */
+  PetscCall(ViewToFile(M, fb, PETSC_VIEWER_ASCII_INFO));
+  if (cuda) CHK(c, c->rank != 0 || FileHas(fb, notbuilt), "ASCII_INFO MatView of a CUDA matrix assembled bound to the CPU does not say its layout is not built yet (%s)", fb);
+  else CHK(c, c->rank != 0 || (FileHas(fb, "layout (") && !FileHas(fb, notbuilt)), "ASCII_INFO MatView of a host matrix assembled under MatBindToCPU() does not describe its layout (%s)", fb);
+  PetscCall(MatBindToCPU(M, PETSC_FALSE));
+  PetscCall(Post(c, A, M, "assembled bound to the CPU, then unbound"));
+  PetscCall(ViewToFile(M, fb, PETSC_VIEWER_ASCII_INFO));
+  CHK(c, c->rank != 0 || (FileHas(fb, "layout (") && !FileHas(fb, notbuilt) && (!cuda || FileHas(fb, "device_bytes"))), "ASCII_INFO MatView after MatBindToCPU(M, PETSC_FALSE) and a product does not describe the layout (%s)", fb);
+  PetscCall(Destroy4(&A, &M, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 const Op kOpsView[] = {
-  {"MatView",  OpMatView },
-  {NULL,       NULL      },
+  {"MatView",             OpMatView           },
+  {"MatViewBoundToCPU",   OpMatViewBoundToCPU },
+  {NULL,                  NULL                },
 };

@@ -77,6 +77,7 @@ public:
 
   PetscErrorCode Release() override { return PETSC_SUCCESS; }
   FormatStats    Stats() const override { return M_.stats(); }
+  PetscInt64     DeviceBytes() const override { return 0; }
   PetscInt       ScaleExponent() const override { return M::scale_exponent(M_); }
   std::string    Backend() const override { return "host kernels"; }
 

@@ -607,7 +607,7 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
   PetscFunctionBegin;
   *layout = *csr = 0;
   if (!sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
-  if (sp->shadow) *layout = sp->shadow->Stats().stored_bytes;
+  if (sp->shadow) *layout = sp->shadow->DeviceBytes();
   /* AIJCUSPARSE's CSR: 32-bit row offsets and columns, FP64 values, when its device copy is
      current or our builds keep it */
   if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH || (sp->shadow && !sp->free_device_csr)) {

@@ -49,6 +49,9 @@ public:
   // Frees device memory (host memory goes with the object).
   virtual PetscErrorCode Release() = 0;
   virtual FormatStats Stats() const = 0;
+  // Bytes of device memory the layout holds (its arrays, diagonal, value-update maps and staging
+  // buffers; 0 for the host backend).
+  virtual PetscInt64 DeviceBytes() const = 0;
   // PackSELL: the values are stored times 2^ScaleExponent() (0 for RgCSR).
   virtual PetscInt ScaleExponent() const = 0;
   // The backend's choices for the built layout, for -info: "host kernels", "CUDA kernels,

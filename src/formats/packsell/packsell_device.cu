@@ -392,6 +392,11 @@ int64_t upload_bytes(const DevicePackSell &A) {
          detail::tail_bytes(A.tail);
 }
 
+int64_t device_bytes(const DevicePackSell &A) {
+  const int64_t source = A.word_source ? A.num_words * static_cast<int64_t>(sizeof(int32_t)) : 0;
+  return upload_bytes(A) - detail::tail_bytes(A.tail) + detail::tail_held_bytes(A.tail) + source;
+}
+
 int64_t value_upload_bytes(const DevicePackSell &A) {
   // the words carry the values: all of them are copied
   return value_array_bytes(A) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);

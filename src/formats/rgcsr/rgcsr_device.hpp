@@ -44,6 +44,9 @@ int64_t stored_bytes(const DeviceRgCsr &A);
 // upload_values() copies into it: what the glue logs as host-to-device traffic (-log_view).
 int64_t upload_bytes(const DeviceRgCsr &A);
 int64_t value_upload_bytes(const DeviceRgCsr &A);
+// Bytes of device memory A holds: every array, the diagonal and the device builds' tail sources
+// included (stored_bytes() counts only what a product reads).
+int64_t device_bytes(const DeviceRgCsr &A);
 
 template <>
 struct DeviceLayoutOf<RgCsrMatrix> {

@@ -189,6 +189,7 @@ public:
   }
 
   FormatStats Stats() const override { return info_.stats; }
+  PetscInt64  DeviceBytes() const override { return (PetscInt64)cuda::device_bytes(D_) + (PetscInt64)sizeof(double) * (PetscInt64)(cap_x_ + cap_y_); }
   PetscInt    ScaleExponent() const override { return info_.scale_exponent; }
   std::string Backend() const override
   {

@@ -67,10 +67,10 @@ int64_t tail_bytes(const DeviceCooTail &t) {
 
 int64_t tail_value_bytes(const DeviceCooTail &t) { return t.nnz * static_cast<int64_t>(sizeof(double)); }
 
-int64_t tail_held_bytes(const DeviceCooTail &t) {
+int64_t tail_map_bytes(const DeviceCooTail &t) {
   const int64_t source = t.source ? t.nnz * static_cast<int64_t>(sizeof(int32_t)) : 0;
   const int64_t sync = t.sync ? 2 * static_cast<int64_t>(sizeof(unsigned int)) : 0;
-  return tail_bytes(t) + source + sync;
+  return source + sync;
 }
 
 cudaError_t plan_separate_tail(DeviceCooTail *d) {

@@ -61,7 +61,7 @@ cudaError_t upload_tail_values(const CooTail &h, DeviceCooTail *d); // same nnz,
 void release_tail(DeviceCooTail *d, cudaError_t *first);
 int64_t tail_bytes(const DeviceCooTail &t);       // row, col, val: read by a product, copied by upload_tail
 int64_t tail_value_bytes(const DeviceCooTail &t); // val: copied by upload_tail_values
-int64_t tail_held_bytes(const DeviceCooTail &t);  // every device array the tail holds (source, sync too)
+int64_t tail_map_bytes(const DeviceCooTail &t);   // source and sync: held, not read by a product
 
 // The tail's own kernel (the default path): d->chunk for d->nnz entries on the current device
 // (enough warps to fill it, each with >= 32 entries). Called by upload_tail and by the device

@@ -310,8 +310,10 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
 
   PetscFunctionBegin;
   PetscCall(ViewWantsFormatInfo(viewer, &info));
-  if (info && A->assembled) PetscCall(SeqHasLayout(A, &has));
-  if (info && A->assembled && !has) PetscCall(ViewNoLayout(A, viewer, sp->type));
+  if (info && A->assembled) {
+    PetscCall(SeqHasLayout(A, &has));
+    if (!has) PetscCall(ViewNoLayout(A, viewer, sp->type));
+  }
   if (has) {
     FormatStats stats;
     PetscInt    scale[2];
@@ -575,10 +577,12 @@ PetscErrorCode SeqSetOptions(Mat A, const FormatOptions &o)
 
 PetscErrorCode SeqGetStats(Mat A, FormatStats *s, PetscInt *scale_exponent)
 {
+  PetscBool has;
+
   PetscFunctionBegin;
   PetscCheck(A->assembled, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the layout of a %s matrix exists once the matrix is assembled", ((PetscObject)A)->type_name);
-  PetscCall(SeqSync(A, PETSC_FALSE));
-  PetscCheck(State(A)->shadow, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the %s matrix is bound to the CPU and its layout not built yet (it is built at the first use on the GPU, after MatBindToCPU(A, PETSC_FALSE))", ((PetscObject)A)->type_name);
+  PetscCall(SeqHasLayout(A, &has));
+  PetscCheck(has, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "the %s matrix is bound to the CPU and its layout not built yet (it is built at the first use on the GPU, after MatBindToCPU(A, PETSC_FALSE))", ((PetscObject)A)->type_name);
   *s = State(A)->shadow->Stats();
   if (scale_exponent) *scale_exponent = State(A)->shadow->ScaleExponent();
   PetscFunctionReturn(PETSC_SUCCESS);

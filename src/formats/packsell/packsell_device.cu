@@ -394,7 +394,7 @@ int64_t upload_bytes(const DevicePackSell &A) {
 
 int64_t device_bytes(const DevicePackSell &A) {
   const int64_t source = A.word_source ? A.num_words * static_cast<int64_t>(sizeof(int32_t)) : 0;
-  return upload_bytes(A) - detail::tail_bytes(A.tail) + detail::tail_held_bytes(A.tail) + source;
+  return upload_bytes(A) + detail::tail_map_bytes(A.tail) + source;
 }
 
 int64_t value_upload_bytes(const DevicePackSell &A) {

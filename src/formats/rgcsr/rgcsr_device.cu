@@ -253,9 +253,7 @@ int64_t upload_bytes(const DeviceRgCsr &A) {
          A.num_slots * static_cast<int64_t>(sizeof(int32_t) + sizeof(double)) + diagonal_bytes(A) + detail::tail_bytes(A.tail);
 }
 
-int64_t device_bytes(const DeviceRgCsr &A) {
-  return upload_bytes(A) - detail::tail_bytes(A.tail) + detail::tail_held_bytes(A.tail);
-}
+int64_t device_bytes(const DeviceRgCsr &A) { return upload_bytes(A) + detail::tail_map_bytes(A.tail); }
 
 int64_t value_upload_bytes(const DeviceRgCsr &A) {
   return A.num_slots * static_cast<int64_t>(sizeof(double)) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);

@@ -340,13 +340,9 @@ PetscErrorCode OnBasePhase(Mat C, F &&f)
 
   PetscFunctionBegin;
   PetscCall(HostCopyOfP(C, &Ph));
-  if (!Ph) {
-    PetscCall(WithOperandsOnBase(p, f));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  p->B                      = Ph; /* a PtAP: its phases keep their product */
+  if (Ph) p->B = Ph; /* a PtAP: its phases keep their product */
   const PetscErrorCode ierr = WithOperandsOnBase(p, f);
-  p->B                      = P;
+  if (Ph) p->B = P;
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,5 +1,5 @@
-// Shared pieces of the device builders (src/formats/*/*_device_build.cu; PETSc-free): stream
-// ordered scratch memory, CUB calls with their temporary storage, row lengths, histograms of
+// Shared pieces of the device builders (src/formats/*/*_device_build.cu; PETSc-free): CUB calls
+// with their temporary storage (scratch memory: scratch_memory.cuh), row lengths, histograms of
 // small integers (for the hybrid width rule run on the host), CSR checks, the COO tail of the
 // hybrid split and the positions of the diagonal entries. Everything runs on the stream it is
 // given; functions that return a host value synchronize that stream.
@@ -9,6 +9,7 @@
 #include "cuda/device_coo_tail.hpp"
 #include "cuda/device_csr.hpp"
 #include "cuda/device_memory.cuh"
+#include "cuda/scratch_memory.cuh"
 #include <cuda_runtime.h>
 #include <cstdint>
 #include <vector>
@@ -28,44 +29,6 @@ BuildError device_error(cudaError_t e, const char *what);
     const cudaError_t pspmv_device_error_ = (call); \
     if (pspmv_device_error_ != cudaSuccess) return ::pspmv::cuda::detail::device_error(pspmv_device_error_, what); \
   } while (0)
-
-// Stream-ordered scratch array of n elements (cudaMallocAsync; nothing for n == 0), freed on
-// the same stream when it goes out of scope. status() is the allocation's error.
-template <class T>
-class Scratch {
-public:
-  Scratch() = default;
-  Scratch(size_t n, cudaStream_t s) { allocate(n, s); }
-  ~Scratch() { reset(); }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  cudaError_t allocate(size_t n, cudaStream_t s) {
-    reset();
-    stream_ = s;
-    n_ = n;
-    if (n == 0) return status_ = cudaSuccess;
-    status_ = cudaMallocAsync(reinterpret_cast<void **>(&p_), n * sizeof(T), s);
-    if (status_ != cudaSuccess) {
-      p_ = nullptr;
-      n_ = 0;
-    }
-    return status_;
-  }
-  void reset() {
-    if (p_) (void)cudaFreeAsync(p_, stream_);
-    p_ = nullptr;
-    n_ = 0;
-  }
-  T *get() const { return p_; }
-  size_t size() const { return n_; }
-  cudaError_t status() const { return status_; }
-
-private:
-  T *p_ = nullptr;
-  size_t n_ = 0;
-  cudaStream_t stream_ = nullptr;
-  cudaError_t status_ = cudaSuccess;
-};
 
 // Runs a CUB device algorithm: f(void *temp, size_t &bytes) is called once to size the
 // temporary storage (temp null) and once to run (temp at least 1 byte, so CUB never mistakes

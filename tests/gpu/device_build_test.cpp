@@ -292,49 +292,6 @@ TEST(DeviceBuildSmall, UpdatePatternChanged) {
   EXPECT_CUDA(cuda::release(&P));
 }
 
-// device_bytes() is the device memory a built layout holds: what cudaMemGetInfo() loses across a
-// device build once the builders' scratch went back to the pool and the pool was trimmed, and
-// gets back at release(), within the allocation granularity (2 MiB per array at most).
-template <class Dev, class Opt>
-void check_device_bytes(const DevCsr &dA, const Opt &opt, const char *w) {
-  constexpr int64_t kSlack = int64_t(2) << 20;
-  constexpr int kArrays = 10; // more than either layout allocates
-  int dev = 0;
-  cudaMemPool_t pool;
-  ASSERT_CUDA(cudaGetDevice(&dev));
-  ASSERT_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev));
-  auto free_bytes = [&](int64_t *f) {
-    size_t fr = 0, total = 0;
-    ASSERT_CUDA(cudaDeviceSynchronize());
-    ASSERT_CUDA(cudaMemPoolTrimTo(pool, 0));
-    ASSERT_CUDA(cudaMemGetInfo(&fr, &total));
-    *f = int64_t(fr);
-  };
-  int64_t before = 0, built = 0, after = 0;
-  free_bytes(&before);
-  Dev D{};
-  cuda::DeviceBuildInfo info;
-  ASSERT_BUILT(cuda::build_on_device(dA.v, opt, test_stream(), &D, &info));
-  free_bytes(&built);
-  const int64_t held = cuda::device_bytes(D);
-  EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
-  EXPECT_GE(before - built, held - kSlack) << w << ": device_bytes() " << held << " above what the build took, " << before - built;
-  EXPECT_LE(before - built, held + kArrays * kSlack) << w << ": the build took " << before - built << " bytes, device_bytes() says " << held;
-  EXPECT_CUDA(cuda::release(&D));
-  free_bytes(&after);
-  EXPECT_LE(before - after, kSlack) << w << ": release() left " << before - after << " bytes";
-}
-
-TEST(DeviceBuildMemory, DeviceBytesIsWhatTheLayoutHolds) {
-  const HostCsr A = pspmv_test::laplace3d(96, 96, 96); // 884736 rows, 6.1M nonzeros: 70-100 MB per layout
-  DevCsr dA(A);
-  check_device_bytes<cuda::DeviceRgCsr>(dA, RgCsrOptions{}, "rgcsr");
-  check_device_bytes<cuda::DevicePackSell>(dA, PackSellOptions{}, "packsell exact");
-  PackSellOptions fp16;
-  fp16.value_format = ValueFormat::fp16();
-  check_device_bytes<cuda::DevicePackSell>(dA, fp16, "packsell fp16");
-}
-
 // Bad options: the host's FormatError messages.
 TEST(DeviceBuildSmall, BadOptionsLikeHost) {
   const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}}});

@@ -126,12 +126,18 @@ PetscErrorCode Invalidate(SeqState *sp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
+
 PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
 {
   SeqState *sp = State(A);
   PetscBool lazy;
 
   PetscFunctionBegin;
+  if (sp->bind_after_hash) { /* the operations PETSc's hash assembly put back are the unbound ones */
+    sp->bind_after_hash = PETSC_FALSE;
+    PetscCall(MatBindToCPU_SeqSpMV(A, A->boundtocpu));
+  }
   PetscCall(sp->baseops.assemblyend(A, mode));
   /* a block's MPI matrix brings it up to date once its own assembly is done */
   if (mode == MAT_FLUSH_ASSEMBLY || sp->block) PetscFunctionReturn(PETSC_SUCCESS);
@@ -356,7 +362,6 @@ PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
 PetscErrorCode (*base_destroy[2])(Mat) = {};
 template <int Cuda>
 PetscErrorCode MatDestroy_SeqSpMV(Mat A);
-PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
 /* The operations our seq types replace (ours) or the base type's (restore). */
 void InstallOps(Mat A, const SeqState &sp, PetscBool ours)
@@ -410,12 +415,20 @@ PetscErrorCode SnapshotBase(Mat A, SeqState *sp)
 
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* MatBindToCPU(): AIJCUSPARSE switches its operations between its device and SeqAIJ's host code;
-   ours are installed on top of whichever it chose (bound: the base type's products). */
+   ours are installed on top of whichever it chose (bound: the base type's products). During
+   PETSc's hash assembly (MatSetUp() without preallocation) A's operations are the hash's, and
+   its MatAssemblyEnd() puts back the ones A had at MatSetUp(): the switch waits for that
+   MatAssemblyEnd() (MatAssemblyEnd_SeqSpMV()). */
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg)
 {
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
+  if (A->hash_active) {
+    A->boundtocpu       = flg;
+    sp->bind_after_hash = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   InstallOps(A, *sp, PETSC_FALSE);
   PetscCall(ComposeWrappers(A, *sp, PETSC_FALSE));
   const PetscErrorCode ierr = sp->baseops.bindtocpu(A, flg);

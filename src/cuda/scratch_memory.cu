@@ -8,15 +8,29 @@ namespace pspmv {
 namespace cuda {
 namespace detail {
 
+namespace {
+
+// The pools created so far, by device ordinal.
+struct Pools {
+  std::mutex lock;
+  std::map<int, cudaMemPool_t> by_device;
+};
+
+Pools &pools() {
+  static Pools p;
+  return p;
+}
+
+} // namespace
+
 cudaError_t scratch_pool(cudaMemPool_t *pool) {
-  static std::mutex lock;
-  static std::map<int, cudaMemPool_t> pools;
   int dev = 0;
   const cudaError_t e = cudaGetDevice(&dev);
   if (e != cudaSuccess) return e;
-  std::lock_guard<std::mutex> hold(lock);
-  const auto it = pools.find(dev);
-  if (it != pools.end()) {
+  Pools &ps = pools();
+  std::lock_guard<std::mutex> hold(ps.lock);
+  const auto it = ps.by_device.find(dev);
+  if (it != ps.by_device.end()) {
     *pool = it->second;
     return cudaSuccess;
   }
@@ -34,14 +48,30 @@ cudaError_t scratch_pool(cudaMemPool_t *pool) {
     (void)cudaMemPoolDestroy(p);
     return err;
   }
-  pools[dev] = p;
+  ps.by_device[dev] = p;
   *pool = p;
   return cudaSuccess;
 }
 
+bool existing_scratch_pool(int device, cudaMemPool_t *pool) {
+  Pools &ps = pools();
+  std::lock_guard<std::mutex> hold(ps.lock);
+  const auto it = ps.by_device.find(device);
+  if (it == ps.by_device.end()) return false;
+  *pool = it->second;
+  return true;
+}
+
+ScratchRelease::ScratchRelease(cudaStream_t stream) : stream_(stream) {
+  if (cudaGetDevice(&device_) != cudaSuccess) device_ = -1;
+}
+
 ScratchRelease::~ScratchRelease() {
   cudaMemPool_t pool;
-  if (cudaStreamSynchronize(stream_) != cudaSuccess || scratch_pool(&pool) != cudaSuccess) return;
+  uint64_t reserved = 0;
+  if (device_ < 0 || !existing_scratch_pool(device_, &pool)) return;
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess || reserved == 0) return;
+  if (cudaStreamSynchronize(stream_) != cudaSuccess) return;
   (void)cudaMemPoolTrimTo(pool, 0);
 }
 

@@ -16,6 +16,9 @@ namespace detail {
 // within one build reuse memory; ScratchRelease gives it back at the end.
 cudaError_t scratch_pool(cudaMemPool_t *pool);
 
+// The scratch pool of device `device` if one was created (*pool set, true), else false.
+bool existing_scratch_pool(int device, cudaMemPool_t *pool);
+
 // Stream-ordered scratch array of n elements (from scratch_pool(); nothing for n == 0), freed on
 // the same stream when it goes out of scope. status() is the allocation's error.
 template <class T>
@@ -56,19 +59,22 @@ private:
   cudaError_t status_ = cudaSuccess;
 };
 
-// Declared first in a function that builds or updates on `stream` (so destroyed after every
-// Scratch of it): at scope exit, waits for the stream and trims the scratch pool to nothing
-// (what is still allocated, e.g. by an enclosing build, stays). Errors are ignored: the
-// functions it guards synchronize and report the stream's errors themselves.
+// Declared first in a function that builds or updates on `stream`, a stream of the current
+// device (so destroyed after every Scratch of it): at scope exit, if the current device's scratch
+// pool holds memory, waits for the stream and trims the pool to nothing. A trim releases only
+// memory that is free and whose frees have completed, so what an enclosing build (a nested guard)
+// or another stream still holds stays. Errors are ignored: the functions it guards synchronize and
+// report the stream's errors themselves.
 class ScratchRelease {
 public:
-  explicit ScratchRelease(cudaStream_t stream) : stream_(stream) {}
+  explicit ScratchRelease(cudaStream_t stream);
   ~ScratchRelease();
   ScratchRelease(const ScratchRelease &) = delete;
   ScratchRelease &operator=(const ScratchRelease &) = delete;
 
 private:
   cudaStream_t stream_;
+  int device_ = -1;
 };
 
 } // namespace detail

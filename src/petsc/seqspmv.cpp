@@ -128,16 +128,25 @@ PetscErrorCode Invalidate(SeqState *sp)
 
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
+/* A MatBindToCPU() that came during PETSc's hash assembly (MatBindToCPU_SeqSpMV()), applied once
+   the hash is done: the operations the hash put back are those of MatSetUp()'s time. */
+PetscErrorCode ApplyBindAfterHash(Mat A, SeqState *sp)
+{
+  PetscFunctionBegin;
+  if (sp->bind_after_hash && !A->hash_active) {
+    sp->bind_after_hash = PETSC_FALSE;
+    PetscCall(MatBindToCPU_SeqSpMV(A, A->boundtocpu));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
 {
   SeqState *sp = State(A);
   PetscBool lazy;
 
   PetscFunctionBegin;
-  if (sp->bind_after_hash) { /* the operations PETSc's hash assembly put back are the unbound ones */
-    sp->bind_after_hash = PETSC_FALSE;
-    PetscCall(MatBindToCPU_SeqSpMV(A, A->boundtocpu));
-  }
+  PetscCall(ApplyBindAfterHash(A, sp));
   PetscCall(sp->baseops.assemblyend(A, mode));
   /* a block's MPI matrix brings it up to date once its own assembly is done */
   if (mode == MAT_FLUSH_ASSEMBLY || sp->block) PetscFunctionReturn(PETSC_SUCCESS);
@@ -416,9 +425,9 @@ PetscErrorCode SnapshotBase(Mat A, SeqState *sp)
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* MatBindToCPU(): AIJCUSPARSE switches its operations between its device and SeqAIJ's host code;
    ours are installed on top of whichever it chose (bound: the base type's products). During
-   PETSc's hash assembly (MatSetUp() without preallocation) A's operations are the hash's, and
-   its MatAssemblyEnd() puts back the ones A had at MatSetUp(): the switch waits for that
-   MatAssemblyEnd() (MatAssemblyEnd_SeqSpMV()). */
+   PETSc's hash assembly (MatSetUp() without preallocation) A's operations are the hash's; the
+   hash ends at MatAssemblyEnd() (or a preallocation call), which puts back the ones A had at
+   MatSetUp(): the switch waits for the next MatAssemblyEnd() (ApplyBindAfterHash()). */
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg)
 {
   SeqState *sp = State(A);
@@ -736,6 +745,7 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
     sp->baseops                   = *B->ops;
     base_destroy[t->cuda ? 1 : 0] = sp->baseops.destroy;
     InstallOps(B, *sp, PETSC_TRUE);
+    PetscCall(ApplyBindAfterHash(B, sp));
   }
   sp->block  = PETSC_TRUE;
   sp->global = g;

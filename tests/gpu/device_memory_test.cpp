@@ -1,8 +1,11 @@
-// Device memory of the device builders, value updates and the scaled copy: a layout holds what
-// device_bytes() says and nothing more stays with the process after a build or an update, even
-// with the device's default memory pool keeping what it frees (PETSc sets its release threshold
-// to the maximum; this test does the same). Measured with cudaMemGetInfo(), which counts every
-// process on the device: ctest runs this executable alone (RUN_SERIAL, tests/gpu/CMakeLists.txt).
+// Device memory of the device builders, value updates and the scaled copy: after a build, a value
+// update or a release the builders' scratch pool holds nothing and the device's default pool no
+// more than before (PETSc sets that pool's release threshold to the maximum, as this test does,
+// so scratch taken from it would stay with the process), and a layout takes from the device what
+// device_bytes() says. The pools' reservations are exact and per process; the device's free
+// memory (cudaMemGetInfo()) counts every process on the device: ctest runs this executable alone
+// (RUN_SERIAL, tests/gpu/CMakeLists.txt).
+#include "cuda/scratch_memory.cuh"
 #include "device_compare.hpp"
 #include "formats/device_formats.hpp"
 #include "mixed/scaled_copy_device.hpp"
@@ -15,104 +18,124 @@ using namespace pspmv;
 namespace {
 
 constexpr int64_t kSlack = int64_t(2) << 20; // allocation granularity: 2 MiB per array at most
-constexpr int kArrays = 10;                  // more than either layout allocates
+constexpr int kArrays = 12;                  // more than any layout or scaled copy allocates
 
-// Free device memory once the test stream is idle, with the default pool set as PETSc sets it.
-int64_t free_bytes() {
+// What the device and the two pools hold, once the test stream is idle.
+struct Memory {
+  int64_t free = 0;              // the device's free memory
+  uint64_t scratch_reserved = 0; // the builders' scratch pool (0 before its first use)
+  uint64_t default_reserved = 0; // the device's default pool
+};
+
+Memory memory() {
+  Memory m;
   int dev = 0;
   cudaMemPool_t pool;
+  size_t fr = 0, total = 0;
+  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
   EXPECT_CUDA(cudaGetDevice(&dev));
   EXPECT_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev));
-  uint64_t keep = UINT64_MAX;
-  EXPECT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
-  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
-  EXPECT_CUDA(cudaDeviceSynchronize());
-  size_t fr = 0, total = 0;
+  EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.default_reserved));
+  if (cuda::detail::existing_scratch_pool(dev, &pool))
+    EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.scratch_reserved));
   EXPECT_CUDA(cudaMemGetInfo(&fr, &total));
-  return int64_t(fr);
+  m.free = int64_t(fr);
+  return m;
 }
 
-// Builds D from dA, updates its values, releases it: the build takes device_bytes() (within the
-// granularity), the update takes nothing, release() gives everything back.
+// Nothing kept by the pools since `before`.
+void expect_pools_empty(const Memory &before, const Memory &now, const std::string &w) {
+  EXPECT_EQ(now.scratch_reserved, 0u) << w << ": the builders' scratch pool keeps " << now.scratch_reserved << " bytes";
+  EXPECT_LE(now.default_reserved, before.default_reserved) << w << ": the default pool grew from " << before.default_reserved
+                                                           << " to " << now.default_reserved << " bytes";
+}
+
+// The default pool keeps what it frees, as PETSc's CUDA device context sets it.
+void keep_default_pool() {
+  int dev = 0;
+  cudaMemPool_t pool;
+  uint64_t keep = UINT64_MAX;
+  ASSERT_CUDA(cudaGetDevice(&dev));
+  ASSERT_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev));
+  ASSERT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+}
+
+// Builds D from dA, updates its values, releases it. measure: the build takes device_bytes()
+// (within the granularity) and nothing else stays, the update and the release leave nothing.
+// Without measure, a warm-up: CUDA loads a kernel's code into device memory at its first
+// launch, and CUB picks its kernels by size, so the measured matrix runs once unmeasured.
 template <class Dev, class Opt>
-void check_device_bytes(const DevCsr &dA, const Opt &opt, const char *w) {
-  const int64_t before = free_bytes();
+void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w, bool measure) {
+  const Memory before = memory();
   Dev D{};
   cuda::DeviceBuildInfo info;
   ASSERT_BUILT(cuda::build_on_device(dA.v, opt, test_stream(), &D, &info));
-  const int64_t built = free_bytes();
+  const Memory built = memory();
   const int64_t held = cuda::device_bytes(D);
-  EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
-  EXPECT_GE(before - built, held - kSlack) << w << ": device_bytes() " << held << " above what the build took, " << before - built;
-  EXPECT_LE(before - built, held + kArrays * kSlack) << w << ": the build took " << before - built << " bytes, device_bytes() says " << held;
   bool changed = true;
   int32_t scale = 0;
   ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale));
   EXPECT_FALSE(changed) << w;
-  const int64_t updated = free_bytes();
-  EXPECT_LE(built - updated, kSlack) << w << ": a value update kept " << built - updated << " bytes";
+  const Memory updated = memory();
   EXPECT_CUDA(cuda::release(&D));
-  const int64_t after = free_bytes();
-  EXPECT_LE(before - after, kSlack) << w << ": release() left " << before - after << " bytes";
+  const Memory after = memory();
+  if (!measure) return;
+  EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
+  EXPECT_GE(before.free - built.free, held - kSlack) << w << ": device_bytes() " << held << " above what the build took, " << before.free - built.free;
+  EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << w << ": the build took " << before.free - built.free << " bytes, device_bytes() says " << held;
+  expect_pools_empty(before, built, w + ", after the build");
+  EXPECT_LE(built.free - updated.free, kSlack) << w << ": a value update kept " << built.free - updated.free << " bytes";
+  expect_pools_empty(before, updated, w + ", after a value update");
+  EXPECT_LE(before.free - after.free, kSlack) << w << ": release() left " << before.free - after.free << " bytes";
+  expect_pools_empty(before, after, w + ", after the release");
 }
 
-// Every kernel the checks launch, once on a small matrix of the same family: CUDA loads a kernel's
-// code into device memory at its first launch, which the checks must not count.
-void warm_up(const HostCsr &A) {
-  DevCsr dA(A);
-  cuda::DeviceRgCsr R{};
-  cuda::DevicePackSell P{}, H{};
+// The same for the mixed-precision scaled copy (its own scratch: the scaling, the scaled values).
+void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &opt, int64_t rows, bool measure) {
+  const Memory before = memory();
   mixed::cuda::DeviceScaledCopy c{};
-  cuda::DeviceBuildInfo info;
-  PackSellOptions fp16;
-  fp16.value_format = ValueFormat::fp16();
-  bool changed = false;
-  int32_t scale = 0;
-  ASSERT_BUILT(cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info));
-  ASSERT_BUILT(cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info));
-  ASSERT_BUILT(cuda::build_on_device(dA.v, fp16, test_stream(), &H, &info));
-  ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &R, &changed, &scale));
-  ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &P, &changed, &scale));
-  ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &H, &changed, &scale));
-  ASSERT_CUDA(mixed::cuda::build_scaled_copy_on_device(dA.v, fp16, test_stream(), &c));
+  ASSERT_CUDA(mixed::cuda::build_scaled_copy_on_device(dA.v, opt, test_stream(), &c));
+  const Memory built = memory();
+  const int64_t held = cuda::device_bytes(c.op) + int64_t(sizeof(double)) * rows;
+  bool changed = true;
   ASSERT_CUDA(mixed::cuda::update_scaled_copy_on_device(dA.v, test_stream(), &c, &changed));
-  EXPECT_CUDA(cuda::release(&R));
-  EXPECT_CUDA(cuda::release(&P));
-  EXPECT_CUDA(cuda::release(&H));
+  EXPECT_FALSE(changed);
+  const Memory updated = memory();
   EXPECT_CUDA(mixed::cuda::release(&c));
+  const Memory after = memory();
+  if (!measure) return;
+  EXPECT_GE(before.free - built.free, held - kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
+  EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
+  expect_pools_empty(before, built, "scaled copy, after the build");
+  EXPECT_LE(built.free - updated.free, kSlack) << "a value update of the scaled copy kept " << built.free - updated.free << " bytes";
+  expect_pools_empty(before, updated, "scaled copy, after a value update");
+  EXPECT_LE(before.free - after.free, kSlack) << "release() of the scaled copy left " << before.free - after.free << " bytes";
+  expect_pools_empty(before, after, "scaled copy, after the release");
+}
+
+PackSellOptions fp16_options() {
+  PackSellOptions o;
+  o.value_format = ValueFormat::fp16();
+  return o;
 }
 
 } // namespace
 
 TEST(DeviceBuildMemory, DeviceBytesIsWhatTheLayoutHolds) {
-  warm_up(pspmv_test::laplace3d(8, 8, 8));
-  const HostCsr A = pspmv_test::laplace3d(96, 96, 96); // 884736 rows, 6.1M nonzeros: 70-100 MB per layout
+  ASSERT_NO_FATAL_FAILURE(keep_default_pool());
+  const HostCsr A = pspmv_test::laplace3d(160, 160, 160); // 4096000 rows, 28.5M nonzeros: 330-450 MB per layout
   DevCsr dA(A);
-  check_device_bytes<cuda::DeviceRgCsr>(dA, RgCsrOptions{}, "rgcsr");
-  check_device_bytes<cuda::DevicePackSell>(dA, PackSellOptions{}, "packsell exact");
-  PackSellOptions fp16;
-  fp16.value_format = ValueFormat::fp16();
-  check_device_bytes<cuda::DevicePackSell>(dA, fp16, "packsell fp16");
+  for (bool measure : {false, true}) {
+    ASSERT_NO_FATAL_FAILURE(build_update_release<cuda::DeviceRgCsr>(dA, RgCsrOptions{}, "rgcsr", measure));
+    ASSERT_NO_FATAL_FAILURE(build_update_release<cuda::DevicePackSell>(dA, PackSellOptions{}, "packsell exact", measure));
+    ASSERT_NO_FATAL_FAILURE(build_update_release<cuda::DevicePackSell>(dA, fp16_options(), "packsell fp16", measure));
+  }
 }
 
-// The mixed-precision scaled copy (its own scratch: the scaling, the scaled values) leaves
-// nothing behind once released, after a build and after a value update.
 TEST(DeviceBuildMemory, ScaledCopyLeavesNothing) {
-  warm_up(pspmv_test::laplace3d(8, 8, 8));
-  const HostCsr A = pspmv_test::laplace3d(96, 96, 96);
+  ASSERT_NO_FATAL_FAILURE(keep_default_pool());
+  const HostCsr A = pspmv_test::laplace3d(160, 160, 160);
   DevCsr dA(A);
-  PackSellOptions fp16;
-  fp16.value_format = ValueFormat::fp16();
-  const int64_t before = free_bytes();
-  mixed::cuda::DeviceScaledCopy c{};
-  ASSERT_CUDA(mixed::cuda::build_scaled_copy_on_device(dA.v, fp16, test_stream(), &c));
-  const int64_t built = free_bytes();
-  const int64_t held = cuda::device_bytes(c.op) + int64_t(sizeof(double)) * A.rows;
-  EXPECT_LE(before - built, held + kArrays * kSlack) << "the scaled copy's build took " << before - built << " bytes, it holds " << held;
-  bool changed = true;
-  ASSERT_CUDA(mixed::cuda::update_scaled_copy_on_device(dA.v, test_stream(), &c, &changed));
-  EXPECT_FALSE(changed);
-  EXPECT_LE(built - free_bytes(), kSlack) << "a value update of the scaled copy kept memory";
-  EXPECT_CUDA(mixed::cuda::release(&c));
-  EXPECT_LE(before - free_bytes(), kSlack) << "release() left memory";
+  for (bool measure : {false, true})
+    ASSERT_NO_FATAL_FAILURE(scaled_copy_build_update_release(dA, fp16_options(), A.rows, measure));
 }

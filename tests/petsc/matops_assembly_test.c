@@ -1,7 +1,7 @@
 /* spmv_matops, assembly: values set through MatSetValues (insert, add through a flush assembly,
-   new nonzeros, stashed rows), MatSetOption, MatResetPreallocation, COO assembly and
-   MatSetValuesLocal through MatGetLocalSubMatrix; after each, the entries equal AIJ's and the
-   products follow them. */
+   new nonzeros, stashed rows), MatSetOption, MatResetPreallocation, COO assembly,
+   MatSetValuesLocal through MatGetLocalSubMatrix and MatBindToCPU during a hash assembly; after
+   each, the entries equal AIJ's and the products follow them. */
 #include "matops_util.h"
 
 static PetscErrorCode Assemble2(Mat A, Mat B, MatAssemblyType t)
@@ -249,11 +249,51 @@ static PetscErrorCode OpMatGetLocalSubMatrix(Ctx *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* MatBindToCPU() while PETSc's hash assembly is active (MatSetUp() without preallocation): bound
+   and unbound before the values are set; bound, then destroyed unassembled (a leak fails under
+   -malloc_dump); bound, then a preallocation call, which ends the hash, the values, the assembly,
+   unbound. Each assembled matrix against AIJ. */
+static PetscErrorCode OpMatBindToCPUDuringHash(Ctx *c)
+{
+  Mat A, M;
+
+  PetscFunctionBegin;
+  PetscCall(Generate(c, KN, NULL, &A));
+  PetscCall(CreateUnpreallocated(c, A, &M));
+  PetscCall(MatBindToCPU(M, PETSC_TRUE));
+  PetscCall(MatBindToCPU(M, PETSC_FALSE));
+  PetscCall(SetRowsOf(A, M));
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(Post(c, A, M, "bound and unbound during the hash assembly"));
+  PetscCall(CheckStillOurs(c, M, "MatBindToCPU during the hash assembly"));
+  PetscCall(MatDestroy(&M));
+
+  PetscCall(CreateUnpreallocated(c, A, &M));
+  PetscCall(MatBindToCPU(M, PETSC_TRUE));
+  PetscCall(MatDestroy(&M));
+
+  PetscCall(CreateUnpreallocated(c, A, &M));
+  PetscCall(MatBindToCPU(M, PETSC_TRUE));
+  PetscCall(MatSeqAIJSetPreallocation(M, 8, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(M, 8, NULL, 8, NULL));
+  PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(SetRowsOf(A, M));
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatBindToCPU(M, PETSC_FALSE));
+  PetscCall(Post(c, A, M, "bound during the hash assembly, preallocated, assembled, unbound"));
+  PetscCall(CheckStillOurs(c, M, "MatBindToCPU during the hash assembly, then a preallocation"));
+  PetscCall(Destroy4(&A, &M, NULL, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 const Op kOpsAssembly[] = {
   {"MatSetValues",           OpMatSetValues          },
   {"MatSetOption",           OpMatSetOption          },
   {"MatResetPreallocation",  OpMatResetPreallocation },
   {"MatSetValuesCOO",        OpMatSetValuesCOO       },
   {"MatGetLocalSubMatrix",   OpMatGetLocalSubMatrix  },
+  {"MatBindToCPUDuringHash", OpMatBindToCPUDuringHash},
   {NULL,                     NULL                    },
 };

@@ -207,6 +207,37 @@ PetscErrorCode RVec(Mat A, Mat B, PetscBool right, unsigned long seed, Vec *va, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode CreateUnpreallocated(Ctx *c, Mat A, Mat *M)
+{
+  PetscInt m, n;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatCreate(c->comm, M));
+  PetscCall(MatSetSizes(*M, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
+  PetscCall(MatSetType(*M, c->family));
+  PetscCall(ApplyOpts(c, *M));
+  PetscCall(MatSetUp(*M));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode SetRowsOf(Mat A, Mat M)
+{
+  PetscInt rs, re;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) {
+    const PetscInt    *cols;
+    const PetscScalar *vals;
+    PetscInt           nc;
+    PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
+    PetscCall(MatSetValues(M, 1, &i, nc, cols, vals, INSERT_VALUES));
+    PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode Destroy4(Mat *a, Mat *b, Vec *x, Vec *y)
 {
   PetscFunctionBegin;

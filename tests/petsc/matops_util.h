@@ -112,6 +112,13 @@ PetscErrorCode Generate(Ctx *c, Kind kind, const char *type, Mat *A);
 /* The AIJ matrix and the same matrix of ours (built as the context says). */
 PetscErrorCode Pair(Ctx *c, Kind kind, Mat *A, Mat *B);
 
+/* A matrix of the context's family with A's local sizes, set up without preallocation (PETSc's
+   hash assembly), nothing set yet. */
+PetscErrorCode CreateUnpreallocated(Ctx *c, Mat A, Mat *M);
+
+/* Sets A's entries into M, row by row (INSERT_VALUES; no assembly). */
+PetscErrorCode SetRowsOf(Mat A, Mat M);
+
 /* Random vectors of A's (right: column, else row) layout, and a copy of B's type. */
 PetscErrorCode RVec(Mat A, Mat B, PetscBool right, unsigned long seed, Vec *va, Vec *vb);
 

@@ -113,7 +113,6 @@ static PetscBool FileHas(const char *file, const char *what)
 static PetscErrorCode OpMatViewBoundToCPU(Ctx *c)
 {
   Mat         A, M;
-  PetscInt    m, n, rs, re;
   char        fb[PETSC_MAX_PATH_LEN];
   const char *notbuilt = "not built yet";
   PetscBool   cuda     = strstr(c->family, "cuda") ? PETSC_TRUE : PETSC_FALSE;
@@ -121,23 +120,10 @@ static PetscErrorCode OpMatViewBoundToCPU(Ctx *c)
   PetscFunctionBegin;
   PetscCall(Generate(c, KN, NULL, &A));
   PetscCall(PetscSNPrintf(fb, sizeof(fb), "spmv_matops_%s_%s_np%d_bound.txt", c->family, c->config, (int)c->size));
-  PetscCall(MatGetLocalSize(A, &m, &n));
-  PetscCall(MatCreate(c->comm, &M));
-  PetscCall(MatSetSizes(M, m, n, PETSC_DETERMINE, PETSC_DETERMINE));
-  PetscCall(MatSetType(M, c->family));
-  PetscCall(ApplyOpts(c, M));
-  PetscCall(MatSetUp(M));
+  PetscCall(CreateUnpreallocated(c, A, &M));
   PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatBindToCPU(M, PETSC_TRUE));
-  PetscCall(MatGetOwnershipRange(A, &rs, &re));
-  for (PetscInt i = rs; i < re; i++) {
-    const PetscInt    *cols;
-    const PetscScalar *vals;
-    PetscInt           nc;
-    PetscCall(MatGetRow(A, i, &nc, &cols, &vals));
-    PetscCall(MatSetValues(M, 1, &i, nc, cols, vals, INSERT_VALUES));
-    PetscCall(MatRestoreRow(A, i, &nc, &cols, &vals));
-  }
+  PetscCall(SetRowsOf(A, M));
   PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
   /* the view is written by rank 0; CHK is collective */

@@ -177,7 +177,7 @@ cudaError_t build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s
 
 cudaError_t build_scaled_copy_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream,
                                         DeviceScaledCopy *c, const CopyDither &dither) {
-  pd::ScratchRelease release_scratch(stream); // the scratch goes back to the device at the end
+  pd::ScratchRelease release_scratch(stream);
   PSPMV_CUDA_TRY(cudaStreamSynchronize(stream)); // a solve may still read what *c holds
   PSPMV_CUDA_TRY(release(c));
   cudaError_t err;
@@ -197,7 +197,7 @@ cudaError_t build_scaled_copy_on_device(const DeviceCsr &A, const PackSellOption
 
 cudaError_t update_scaled_copy_on_device(const DeviceCsr &A, cudaStream_t stream, DeviceScaledCopy *c,
                                          bool *pattern_changed) {
-  pd::ScratchRelease release_scratch(stream); // the scratch goes back to the device at the end
+  pd::ScratchRelease release_scratch(stream);
   *pattern_changed = false;
   PSPMV_CUDA_TRY(check_square(A, stream));
   if (A.rows != c->op.rows || A.cols != c->op.cols || A.nnz != c->nnz) {

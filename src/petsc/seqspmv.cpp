@@ -129,7 +129,8 @@ PetscErrorCode Invalidate(SeqState *sp)
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
 /* A MatBindToCPU() that came during PETSc's hash assembly (MatBindToCPU_SeqSpMV()), applied once
-   the hash is done: the operations the hash put back are those of MatSetUp()'s time. */
+   the hash is done: the operations the hash put back are those of MatSetUp()'s time, ours over
+   the base type's unbound ones. */
 PetscErrorCode ApplyBindAfterHash(Mat A, SeqState *sp)
 {
   PetscFunctionBegin;

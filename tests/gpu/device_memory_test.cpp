@@ -60,10 +60,11 @@ void keep_default_pool() {
   ASSERT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
-// Builds D from dA, updates its values, releases it. measure: the build takes device_bytes()
-// (within the granularity) and nothing else stays, the update and the release leave nothing.
-// Without measure, a warm-up: CUDA loads a kernel's code into device memory at its first
-// launch, and CUB picks its kernels by size, so the measured matrix runs once unmeasured.
+// Builds D from dA, updates its values, releases it: after each the pools keep nothing. measure:
+// also the device's free memory, the build taking device_bytes() (within the granularity), the
+// update and the release nothing. Without measure, a warm-up of the free-memory checks: CUDA
+// loads a kernel's code into device memory at its first launch, and CUB picks its kernels by
+// size, so the measured matrix runs once before.
 template <class Dev, class Opt>
 void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w, bool measure) {
   const Memory before = memory();
@@ -79,15 +80,15 @@ void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w
   const Memory updated = memory();
   EXPECT_CUDA(cuda::release(&D));
   const Memory after = memory();
+  expect_pools_empty(before, built, w + ", after the build");
+  expect_pools_empty(before, updated, w + ", after a value update");
+  expect_pools_empty(before, after, w + ", after the release");
   if (!measure) return;
   EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
   EXPECT_GE(before.free - built.free, held - kSlack) << w << ": device_bytes() " << held << " above what the build took, " << before.free - built.free;
   EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << w << ": the build took " << before.free - built.free << " bytes, device_bytes() says " << held;
-  expect_pools_empty(before, built, w + ", after the build");
   EXPECT_LE(built.free - updated.free, kSlack) << w << ": a value update kept " << built.free - updated.free << " bytes";
-  expect_pools_empty(before, updated, w + ", after a value update");
   EXPECT_LE(before.free - after.free, kSlack) << w << ": release() left " << before.free - after.free << " bytes";
-  expect_pools_empty(before, after, w + ", after the release");
 }
 
 // The same for the mixed-precision scaled copy (its own scratch: the scaling, the scaled values).
@@ -103,14 +104,14 @@ void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &o
   const Memory updated = memory();
   EXPECT_CUDA(mixed::cuda::release(&c));
   const Memory after = memory();
+  expect_pools_empty(before, built, "scaled copy, after the build");
+  expect_pools_empty(before, updated, "scaled copy, after a value update");
+  expect_pools_empty(before, after, "scaled copy, after the release");
   if (!measure) return;
   EXPECT_GE(before.free - built.free, held - kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
   EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
-  expect_pools_empty(before, built, "scaled copy, after the build");
   EXPECT_LE(built.free - updated.free, kSlack) << "a value update of the scaled copy kept " << built.free - updated.free << " bytes";
-  expect_pools_empty(before, updated, "scaled copy, after a value update");
   EXPECT_LE(before.free - after.free, kSlack) << "release() of the scaled copy left " << before.free - after.free << " bytes";
-  expect_pools_empty(before, after, "scaled copy, after the release");
 }
 
 PackSellOptions fp16_options() {

@@ -251,8 +251,10 @@ static PetscErrorCode OpMatGetLocalSubMatrix(Ctx *c)
 
 /* MatBindToCPU() while PETSc's hash assembly is active (MatSetUp() without preallocation): bound
    and unbound before the values are set; bound, then destroyed unassembled (a leak fails under
-   -malloc_dump); bound, then a preallocation call, which ends the hash, the values, the assembly,
-   unbound. Each assembled matrix against AIJ. */
+   -malloc_dump); bound through the assembly, with and without a preallocation call (which ends
+   the hash), used while bound, then unbound. Each assembled matrix against AIJ. The use while
+   bound runs at 1 rank: at several ranks the blocks of the MPI matrix are bound by PETSc itself
+   (MatBindToCPU_MPIAIJ) during the hash, before they are ours. */
 static PetscErrorCode OpMatBindToCPUDuringHash(Ctx *c)
 {
   Mat A, M;
@@ -273,18 +275,24 @@ static PetscErrorCode OpMatBindToCPUDuringHash(Ctx *c)
   PetscCall(MatBindToCPU(M, PETSC_TRUE));
   PetscCall(MatDestroy(&M));
 
-  PetscCall(CreateUnpreallocated(c, A, &M));
-  PetscCall(MatBindToCPU(M, PETSC_TRUE));
-  PetscCall(MatSeqAIJSetPreallocation(M, 8, NULL));
-  PetscCall(MatMPIAIJSetPreallocation(M, 8, NULL, 8, NULL));
-  PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
-  PetscCall(SetRowsOf(A, M));
-  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatBindToCPU(M, PETSC_FALSE));
-  PetscCall(Post(c, A, M, "bound during the hash assembly, preallocated, assembled, unbound"));
-  PetscCall(CheckStillOurs(c, M, "MatBindToCPU during the hash assembly, then a preallocation"));
-  PetscCall(Destroy4(&A, &M, NULL, NULL));
+  for (int prealloc = 0; prealloc < 2; prealloc++) {
+    PetscCall(CreateUnpreallocated(c, A, &M));
+    PetscCall(MatBindToCPU(M, PETSC_TRUE));
+    if (prealloc) {
+      PetscCall(MatSeqAIJSetPreallocation(M, 8, NULL));
+      PetscCall(MatMPIAIJSetPreallocation(M, 8, NULL, 8, NULL));
+      PetscCall(MatSetOption(M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+    }
+    PetscCall(SetRowsOf(A, M));
+    PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+    if (c->size == 1) PetscCall(Post(c, A, M, prealloc ? "bound during the hash assembly, preallocated, assembled" : "bound during the hash assembly, assembled"));
+    PetscCall(MatBindToCPU(M, PETSC_FALSE));
+    PetscCall(Post(c, A, M, prealloc ? "bound during the hash assembly, preallocated, assembled, unbound" : "bound during the hash assembly, assembled, unbound"));
+    PetscCall(CheckStillOurs(c, M, "MatBindToCPU during the hash assembly, then unbound"));
+    PetscCall(MatDestroy(&M));
+  }
+  PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

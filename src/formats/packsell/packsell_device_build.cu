@@ -489,7 +489,7 @@ BuildError build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s,
 
 BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
                            DeviceBuildInfo *info) {
-  detail::ScratchRelease release_scratch(stream); // the scratch goes back to the device at the end
+  detail::ScratchRelease release_scratch(stream);
   PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), DeviceExecutor::kWhat); // a product may still read what *d holds
   PSPMV_DEVICE_TRY(release(d), DeviceExecutor::kWhat);
   const BuildError e = build(A, opt, stream, d, info);
@@ -502,7 +502,7 @@ BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaS
 
 BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DevicePackSell *d, bool *pattern_changed,
                                    int32_t *scale_exponent) {
-  detail::ScratchRelease release_scratch(s); // the scratch goes back to the device at the end
+  detail::ScratchRelease release_scratch(s);
   constexpr const char *what = "PackSELL device value update";
   *pattern_changed = A.rows != d->rows || A.cols != d->cols || A.nnz != d->nnz ||
                      (d->num_words > 0 && !d->word_source) || (d->tail.nnz > 0 && !d->tail.source);

@@ -189,7 +189,7 @@ BuildError build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, De
 
 BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
                            DeviceBuildInfo *info) {
-  detail::ScratchRelease release_scratch(stream); // the scratch goes back to the device at the end
+  detail::ScratchRelease release_scratch(stream);
   PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), kWhat); // a product may still read what *d holds
   PSPMV_DEVICE_TRY(release(d), kWhat);
   const BuildError e = build(A, opt, stream, d, info);
@@ -202,7 +202,7 @@ BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStre
 
 BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DeviceRgCsr *d, bool *pattern_changed,
                                    int32_t *scale_exponent) {
-  detail::ScratchRelease release_scratch(s); // the scratch goes back to the device at the end
+  detail::ScratchRelease release_scratch(s);
   constexpr const char *what = "RgCSR device value update";
   *scale_exponent = 0;
   *pattern_changed = A.rows != d->rows || A.cols != d->cols || A.nnz != d->nnz || (d->tail.nnz > 0 && !d->tail.source);

@@ -21,6 +21,14 @@ Pools &pools() {
   return p;
 }
 
+// The pool of `device` if created (*pool set, true); the caller holds ps.lock.
+bool find_locked(Pools &ps, int device, cudaMemPool_t *pool) {
+  const auto it = ps.by_device.find(device);
+  if (it == ps.by_device.end()) return false;
+  *pool = it->second;
+  return true;
+}
+
 } // namespace
 
 cudaError_t scratch_pool(cudaMemPool_t *pool) {
@@ -29,11 +37,7 @@ cudaError_t scratch_pool(cudaMemPool_t *pool) {
   if (e != cudaSuccess) return e;
   Pools &ps = pools();
   std::lock_guard<std::mutex> hold(ps.lock);
-  const auto it = ps.by_device.find(dev);
-  if (it != ps.by_device.end()) {
-    *pool = it->second;
-    return cudaSuccess;
-  }
+  if (find_locked(ps, dev, pool)) return cudaSuccess;
   cudaMemPoolProps props{};
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
@@ -56,10 +60,7 @@ cudaError_t scratch_pool(cudaMemPool_t *pool) {
 bool existing_scratch_pool(int device, cudaMemPool_t *pool) {
   Pools &ps = pools();
   std::lock_guard<std::mutex> hold(ps.lock);
-  const auto it = ps.by_device.find(device);
-  if (it == ps.by_device.end()) return false;
-  *pool = it->second;
-  return true;
+  return find_locked(ps, device, pool);
 }
 
 ScratchRelease::ScratchRelease(cudaStream_t stream) : stream_(stream) {

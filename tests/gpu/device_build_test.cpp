@@ -7,7 +7,6 @@
 #include "formats/device_formats.hpp"
 #include "device_compare.hpp"
 #include "matrix_market.hpp"
-#include "mixed_systems.hpp"
 #include "shared_matrices.hpp"
 #include "random_matrices.hpp"
 #include <algorithm>

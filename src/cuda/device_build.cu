@@ -80,20 +80,7 @@ struct TailCount {
 
 __global__ void diagonal_positions_kernel(DeviceCsr A, int32_t n, int32_t *__restrict__ pos) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r >= n) return;
-  int32_t lo = A.rowptr[r], hi = A.rowptr[r + 1]; // columns strictly increasing: binary search
-  int32_t found = -1;
-  while (lo < hi) {
-    const int32_t mid = lo + (hi - lo) / 2;
-    const int32_t c = A.colidx[mid];
-    if (c == r) {
-      found = mid;
-      break;
-    }
-    if (c < r) lo = mid + 1;
-    else hi = mid;
-  }
-  pos[r] = found;
+  if (r < n) pos[r] = diagonal_position(A, static_cast<int32_t>(r));
 }
 
 __global__ void row_of_position_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int64_t k, int32_t *row) {

@@ -96,7 +96,20 @@ BuildError check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
 // t->val (values left to the caller: fill_tail_values) and the fused-launch counters, as
 // upload_tail does; t->nnz = entries, t->chunk planned (plan_separate_tail). len: the row lengths.
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s);
-// pos[r] = CSR position of A(r, r), or -1 where the pattern has none, for r < n = min(rows, cols).
+// CSR position of A(r, r), or -1 where row r's pattern has none (0 <= r < min(rows, cols); a
+// valid CSR: columns strictly increasing within a row, so a binary search).
+__device__ inline int32_t diagonal_position(const DeviceCsr &A, int32_t r) {
+  int32_t lo = A.rowptr[r], hi = A.rowptr[r + 1];
+  while (lo < hi) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    const int32_t c = A.colidx[mid];
+    if (c == r) return mid;
+    if (c < r) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+// pos[r] = diagonal_position(A, r) for r < n = min(rows, cols).
 cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s);
 // Row of CSR position k (0 <= k < nnz): the r with rowptr[r] <= k < rowptr[r+1].
 cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStream_t s);

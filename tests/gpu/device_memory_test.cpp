@@ -1,7 +1,8 @@
 // Device memory of the device builders, value updates and the scaled copy: after a build, a value
 // update or a release the builders' scratch pool holds nothing and the device's default pool no
 // more than before (PETSc sets that pool's release threshold to the maximum, as this test does,
-// so scratch taken from it would stay with the process), and a layout takes from the device what
+// so scratch taken from it would stay with the process); a value update of an exact layout takes
+// no scratch at all (none to map and unmap at every update); a layout takes from the device what
 // device_bytes() says. The pools' reservations are exact and per process; the device's free
 // memory (cudaMemGetInfo()) counts every process on the device: ctest runs this executable alone
 // (RUN_SERIAL, tests/gpu/CMakeLists.txt).
@@ -50,6 +51,23 @@ void expect_pools_empty(const Memory &before, const Memory &now, const std::stri
                                                            << " to " << now.default_reserved << " bytes";
 }
 
+// The most the builders' scratch pool has had in use at once since the previous call (its
+// high-water mark, reset here), once the test stream is idle; 0 before the pool exists.
+uint64_t scratch_peak() {
+  int dev = 0;
+  cudaMemPool_t pool;
+  uint64_t high = 0, zero = 0;
+  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
+  EXPECT_CUDA(cudaGetDevice(&dev));
+  if (!cuda::detail::existing_scratch_pool(dev, &pool)) return 0;
+  EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
+  EXPECT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
+  return high;
+}
+
+bool lossy(const RgCsrOptions &) { return false; }
+bool lossy(const PackSellOptions &o) { return o.value_format.lossy(); }
+
 // The default pool keeps what it frees, as PETSc's CUDA device context sets it.
 void keep_default_pool() {
   int dev = 0;
@@ -60,7 +78,9 @@ void keep_default_pool() {
   ASSERT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
-// Builds D from dA, updates its values, releases it: after each the pools keep nothing. measure:
+// Builds D from dA, updates its values, releases it: after each the pools keep nothing; the build
+// takes scratch, and a value update of an exact layout none (a value update of a lossy one
+// checks the values' range with CUB's reductions, whose temporary storage is scratch). measure:
 // also the device's free memory, the build taking device_bytes() (within the granularity), the
 // update and the release nothing. Without measure, a warm-up of the free-memory checks: CUDA
 // loads a kernel's code into device memory at its first launch, and CUB picks its kernels by
@@ -68,16 +88,21 @@ void keep_default_pool() {
 template <class Dev, class Opt>
 void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w, bool measure) {
   const Memory before = memory();
+  (void)scratch_peak();
   Dev D{};
   cuda::DeviceBuildInfo info;
   ASSERT_BUILT(cuda::build_on_device(dA.v, opt, test_stream(), &D, &info));
+  const uint64_t build_scratch = scratch_peak();
   const Memory built = memory();
   const int64_t held = cuda::device_bytes(D);
   bool changed = true;
   int32_t scale = 0;
   ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale));
   EXPECT_FALSE(changed) << w;
+  const uint64_t update_scratch = scratch_peak();
   const Memory updated = memory();
+  EXPECT_GT(build_scratch, 0u) << w << ": the build took no scratch (or the pool's high-water mark is not read)";
+  if (!lossy(opt)) EXPECT_EQ(update_scratch, 0u) << w << ": a value update of an exact layout took " << update_scratch << " bytes of scratch";
   EXPECT_CUDA(cuda::release(&D));
   const Memory after = memory();
   expect_pools_empty(before, built, w + ", after the build");

@@ -202,16 +202,14 @@ __global__ void update_words_kernel(int64_t nwords, const int32_t *__restrict__ 
 
 // d[r] = decoded A(r, r) (packsell_diagonal): the word's value times 2^-s in the regular part,
 // the rounded tail value in the tail, 0 without a diagonal entry.
-__global__ void diagonal_kernel(int32_t n, const int32_t *__restrict__ pos, const int32_t *__restrict__ rowptr,
-                                const double *__restrict__ values, int32_t K, Codec c, double inv_scale,
-                                double *__restrict__ d) {
+__global__ void diagonal_kernel(DeviceCsr A, int32_t n, int32_t K, Codec c, double inv_scale, double *__restrict__ d) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= n) return;
-  const int32_t k = pos[t];
+  const int32_t k = detail::diagonal_position(A, static_cast<int32_t>(t));
   double v = 0.0;
   if (k >= 0) {
-    const double a = values[k];
-    if (k - rowptr[t] >= K) v = c.tail_value(a);
+    const double a = A.values[k];
+    if (k - A.rowptr[t] >= K) v = c.tail_value(a);
     else v = (c.lossy ? codec::decode_bits(c.E, c.M, c.encode(a)) : a) * inv_scale;
   }
   d[t] = v;
@@ -399,10 +397,7 @@ private:
 cudaError_t fill_diagonal(const DeviceCsr &A, int32_t K, const Codec &c, double inv_scale, double *diag, cudaStream_t s) {
   const int32_t n = std::min(A.rows, A.cols);
   if (n <= 0) return cudaSuccess;
-  Scratch<int32_t> pos(size_t(n), s);
-  PSPMV_CUDA_TRY(pos.status());
-  PSPMV_CUDA_TRY(detail::diagonal_positions(A, n, pos.get(), s));
-  diagonal_kernel<<<detail::grid_for(n), kBuildThreads, 0, s>>>(n, pos.get(), A.rowptr, A.values, K, c, inv_scale, diag);
+  diagonal_kernel<<<detail::grid_for(n), kBuildThreads, 0, s>>>(A, n, K, c, inv_scale, diag);
   return cudaGetLastError();
 }
 

@@ -54,11 +54,13 @@ __global__ void values_kernel(int32_t rows, const int32_t *__restrict__ rowptr, 
   for (int32_t k = 0; k < row_length[r]; ++k) values[rgcsr::slot(first, k, G)] = csr_values[start + k];
 }
 
-// d[r] = A(r, r) (CSR value: RgCSR stores values as they are, regular part or tail).
-__global__ void diagonal_kernel(int32_t n, const int32_t *__restrict__ pos, const double *__restrict__ values,
-                                double *__restrict__ d) {
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < n) d[r] = pos[r] >= 0 ? values[pos[r]] : 0.0;
+// d[r] = A(r, r) (CSR value: RgCSR stores values as they are, regular part or tail), 0 where the
+// pattern has none; r < n = min(rows, cols).
+__global__ void diagonal_kernel(DeviceCsr A, int32_t n, double *__restrict__ d) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= n) return;
+  const int32_t k = detail::diagonal_position(A, static_cast<int32_t>(t));
+  d[t] = k >= 0 ? A.values[k] : 0.0;
 }
 
 struct Identity {
@@ -68,10 +70,7 @@ struct Identity {
 cudaError_t fill_diagonal(const DeviceCsr &A, double *diag, cudaStream_t s) {
   const int32_t n = std::min(A.rows, A.cols);
   if (n <= 0) return cudaSuccess;
-  Scratch<int32_t> pos(size_t(n), s);
-  PSPMV_CUDA_TRY(pos.status());
-  PSPMV_CUDA_TRY(detail::diagonal_positions(A, n, pos.get(), s));
-  diagonal_kernel<<<detail::grid_for(n), kBuildThreads, 0, s>>>(n, pos.get(), A.values, diag);
+  diagonal_kernel<<<detail::grid_for(n), kBuildThreads, 0, s>>>(A, n, diag);
   return cudaGetLastError();
 }
 

@@ -128,9 +128,9 @@ PetscErrorCode Invalidate(SeqState *sp)
 
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
-/* A MatBindToCPU() that came during PETSc's hash assembly (MatBindToCPU_SeqSpMV()), applied once
-   the hash is done: the operations the hash put back are those of MatSetUp()'s time, ours over
-   the base type's unbound ones. */
+/* A MatBindToCPU() owed (one that came during PETSc's hash assembly, MatBindToCPU_SeqSpMV(), or
+   an adoption of a bound matrix, Adopt()), applied once no hash is under way: the operations a
+   hash puts back are those of MatSetUp()'s time, ours over the base type's unbound ones. */
 PetscErrorCode ApplyBindAfterHash(Mat A, SeqState *sp)
 {
   PetscFunctionBegin;
@@ -522,6 +522,14 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
   PetscCall(ComposeWrappers(B, *sp, PETSC_TRUE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
   PetscCall(ComposeAll(B, t, PETSC_TRUE));
+  /* B bound to the CPU: its bind is applied again, ours on top (now, or after a hash assembly
+     under way). The base's operations may not be the bound ones: an MPI matrix bound during its
+     hash assembly binds its blocks, each block's hash then puts back its unbound operations, and
+     the MPI assembly's MatBindToCPU() of the blocks returns at once (already flagged). */
+  if (t->cuda && B->boundtocpu) {
+    sp->bind_after_hash = PETSC_TRUE;
+    PetscCall(ApplyBindAfterHash(B, sp));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

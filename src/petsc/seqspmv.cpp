@@ -129,14 +129,17 @@ PetscErrorCode Invalidate(SeqState *sp)
 PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg);
 
 /* A MatBindToCPU() owed (one that came during PETSc's hash assembly, MatBindToCPU_SeqSpMV(), or
-   an adoption of a bound matrix, Adopt()), applied once no hash is under way: the operations a
-   hash puts back are those of MatSetUp()'s time, ours over the base type's unbound ones. */
+   the adoption of a bound matrix during it, Adopt()), applied once the hash is done: the
+   operations a hash puts back are those of MatSetUp()'s time, the base type's unbound ones (with
+   ours over them, or not: SeqSetUpBlock()). */
 PetscErrorCode ApplyBindAfterHash(Mat A, SeqState *sp)
 {
   PetscFunctionBegin;
   if (sp->bind_after_hash && !A->hash_active) {
     sp->bind_after_hash = PETSC_FALSE;
-    PetscCall(MatBindToCPU_SeqSpMV(A, A->boundtocpu));
+    const PetscErrorCode ierr = MatBindToCPU_SeqSpMV(A, A->boundtocpu);
+    if (ierr) sp->bind_after_hash = PETSC_TRUE; /* still owed */
+    PetscCall(ierr);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -506,10 +509,17 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
   PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_seq, &isbase));
   PetscCheck(isbase, PETSC_COMM_SELF, PETSC_ERR_SUP, "cannot convert a %s matrix to %s in place: only %s is", ((PetscObject)B)->type_name, t->seq, t->base_seq);
   PetscCheck(!SeqGetState(B), PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s matrix that is already of a petscspmv type", t->base_seq);
+  /* B flagged bound to the CPU: the base's bind runs again before ours go on top (after the hash
+     assembly, when one is under way). B's operations may be the unbound ones: PETSc binds an MPI
+     matrix's blocks during its hash assembly, each block's hash then puts back the operations of
+     MatSetUp()'s time, and MatBindToCPU() of a block already flagged returns at once. */
+  const PetscBool rebind = (PetscBool)(t->cuda && B->boundtocpu);
+  if (rebind && !B->hash_active && B->ops->bindtocpu) PetscCall((*B->ops->bindtocpu)(B, PETSC_TRUE));
   PetscCallCXX(sp = new SeqState);
-  sp->type  = t;
-  sp->opts  = opts;
-  sp->block = block;
+  sp->type            = t;
+  sp->opts            = opts;
+  sp->block           = block;
+  sp->bind_after_hash = (PetscBool)(rebind && B->hash_active);
   {
     PetscErrorCode ierr = SnapshotBase(B, sp);
     if (!ierr && t->cuda) ierr = ReadFreeDeviceCsr(B, nullptr, &sp->free_device_csr);
@@ -522,14 +532,6 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
   PetscCall(ComposeWrappers(B, *sp, PETSC_TRUE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
   PetscCall(ComposeAll(B, t, PETSC_TRUE));
-  /* B bound to the CPU: its bind is applied again, ours on top (now, or after a hash assembly
-     under way). The base's operations may not be the bound ones: an MPI matrix bound during its
-     hash assembly binds its blocks, each block's hash then puts back its unbound operations, and
-     the MPI assembly's MatBindToCPU() of the blocks returns at once (already flagged). */
-  if (t->cuda && B->boundtocpu) {
-    sp->bind_after_hash = PETSC_TRUE;
-    PetscCall(ApplyBindAfterHash(B, sp));
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -69,7 +69,7 @@ struct SeqState {
   PetscBool               info_transpose = PETSC_FALSE; /* the host transpose was reported (-info) */
   PetscBool               bind_after_hash = PETSC_FALSE; /* CUDA: MatBindToCPU(A, A->boundtocpu) is owed, from
                                                            a call during PETSc's hash assembly or an
-                                                           adoption while bound (Adopt()) */
+                                                           adoption while bound during it (Adopt()) */
   PetscErrorCode (*base_retrieve)(Mat) = nullptr;       /* the base type's MatRetrieveValues_C */
   struct _MatOps          baseops;                      /* the base type's operations */
   std::map<std::string, std::string> names;           /* strings returned by the getters, by option */

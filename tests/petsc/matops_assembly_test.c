@@ -254,8 +254,8 @@ static PetscErrorCode OpMatGetLocalSubMatrix(Ctx *c)
    -malloc_dump); bound through the assembly, with and without a preallocation call (which ends
    the hash), used while bound, then unbound. Each assembled matrix against AIJ. At several ranks
    PETSc binds the blocks of the MPI matrix during the hash (MatBindToCPU_MPIAIJ), before they
-   are ours, and each block's hash puts back its unbound operations: the use while bound checks
-   that the blocks run bound all the same. */
+   are ours, and a block's hash puts back its unbound operations: the use while bound fails where
+   a CUDA block kept them (AIJCUSPARSE's device operations refuse a bound matrix). */
 static PetscErrorCode OpMatBindToCPUDuringHash(Ctx *c)
 {
   Mat A, M;

@@ -78,10 +78,7 @@ struct TailCount {
   __host__ __device__ int64_t operator()(int64_t r) const { return len[r] > K ? int64_t(len[r]) - K : 0; }
 };
 
-__global__ void diagonal_positions_kernel(DeviceCsr A, int32_t n, int32_t *__restrict__ pos) {
-  const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < n) pos[r] = diagonal_position(A, static_cast<int32_t>(r));
-}
+__global__ void diagonal_position_kernel(DeviceCsr A, int32_t r, int32_t *k) { *k = diagonal_position(A, r); }
 
 __global__ void row_of_position_kernel(const int32_t *__restrict__ rowptr, int32_t rows, int64_t k, int32_t *row) {
   // largest r in [0, rows) with rowptr[r] <= k (k < nnz = rowptr[rows], so rowptr[r+1] > k)
@@ -281,10 +278,14 @@ cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, Device
   return cudaGetLastError();
 }
 
-cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s) {
-  if (n <= 0) return cudaSuccess;
-  diagonal_positions_kernel<<<grid_for(n), kBuildThreads, 0, s>>>(A, n, pos);
-  return cudaGetLastError();
+cudaError_t fetch_diagonal_position(const DeviceCsr &A, int32_t r, int32_t *k, cudaStream_t s) {
+  *k = -1;
+  if (r < 0 || r >= A.rows || r >= A.cols) return cudaErrorInvalidValue;
+  Scratch<int32_t> d(1, s);
+  PSPMV_CUDA_TRY(d.status());
+  diagonal_position_kernel<<<1, 1, 0, s>>>(A, r, d.get());
+  PSPMV_CUDA_TRY(cudaGetLastError());
+  return fetch(d.get(), k, s);
 }
 
 cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStream_t s) {

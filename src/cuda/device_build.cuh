@@ -109,8 +109,8 @@ __device__ inline int32_t diagonal_position(const DeviceCsr &A, int32_t r) {
   }
   return -1;
 }
-// pos[r] = diagonal_position(A, r) for r < n = min(rows, cols).
-cudaError_t diagonal_positions(const DeviceCsr &A, int32_t n, int32_t *pos, cudaStream_t s);
+// *k = diagonal_position(A, r), computed on the device (0 <= r < min(rows, cols)).
+cudaError_t fetch_diagonal_position(const DeviceCsr &A, int32_t r, int32_t *k, cudaStream_t s);
 // Row of CSR position k (0 <= k < nnz): the r with rowptr[r] <= k < rowptr[r+1].
 cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStream_t s);
 

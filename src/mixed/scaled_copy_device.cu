@@ -30,15 +30,14 @@ namespace pd = pspmv::cuda::detail;
 using pd::kBuildThreads;
 using pd::Scratch;
 
-// r when row r has no diagonal entry (pos[r] < 0) or one that is not positive and finite
+// r when row r has no diagonal entry or one that is not positive and finite
 // (inverse_sqrt_diagonal's test), INT32_MAX otherwise.
 struct BadDiagonalRow {
-  const int32_t *pos;
-  const double  *values;
-  __host__ __device__ int32_t operator()(int32_t r) const {
-    const int32_t k = pos[r];
+  DeviceCsr A;
+  __device__ int32_t operator()(int32_t r) const {
+    const int32_t k = pd::diagonal_position(A, r);
     if (k < 0) return r;
-    const double d = values[k];
+    const double d = A.values[k];
     return (!(d > 0.0) || !isfinite(d)) ? r : INT32_MAX;
   }
 };
@@ -53,10 +52,10 @@ struct BadEntryPosition {
   }
 };
 
-__global__ void inverse_sqrt_kernel(int32_t n, const int32_t *__restrict__ pos, const double *__restrict__ values,
-                                    double *__restrict__ s) {
+// s[r] = 1 / sqrt(a_rr) for every row (after BadDiagonalRow found every a_rr present).
+__global__ void inverse_sqrt_kernel(DeviceCsr A, double *__restrict__ s) {
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (r < n) s[r] = 1.0 / sqrt(values[pos[r]]);
+  if (r < A.rows) s[r] = 1.0 / sqrt(A.values[pd::diagonal_position(A, static_cast<int32_t>(r))]);
 }
 
 // v[k] = scaled_value(a_ij, s_i, s_j), one warp per row (scaled_values).
@@ -100,20 +99,17 @@ cudaError_t check_square(const DeviceCsr &A, cudaStream_t st) {
 cudaError_t inverse_sqrt_diagonal(const DeviceCsr &A, double *s, cudaStream_t st) {
   const int32_t n = A.rows;
   if (n == 0) return cudaSuccess;
-  Scratch<int32_t> pos(size_t(n), st);
-  PSPMV_CUDA_TRY(pos.status());
-  PSPMV_CUDA_TRY(pd::diagonal_positions(A, n, pos.get(), st));
   int32_t bad = INT32_MAX;
-  auto rows = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), BadDiagonalRow{pos.get(), A.values});
+  auto rows = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), BadDiagonalRow{A});
   PSPMV_CUDA_TRY(min_of(rows, n, int32_t(INT32_MAX), &bad, st));
   if (bad != INT32_MAX) {
     int32_t k = -1;
     double d = 0.0;
-    PSPMV_CUDA_TRY(pd::fetch(pos.get() + bad, &k, st));
+    PSPMV_CUDA_TRY(pd::fetch_diagonal_position(A, bad, &k, st));
     if (k >= 0) PSPMV_CUDA_TRY(pd::fetch(A.values + k, &d, st));
     throw detail::diagonal_error(bad, k >= 0, d);
   }
-  inverse_sqrt_kernel<<<pd::grid_for(n), kBuildThreads, 0, st>>>(n, pos.get(), A.values, s);
+  inverse_sqrt_kernel<<<pd::grid_for(n), kBuildThreads, 0, st>>>(A, s);
   return cudaGetLastError();
 }
 

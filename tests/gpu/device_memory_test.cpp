@@ -20,6 +20,9 @@ namespace {
 
 constexpr int64_t kSlack = int64_t(2) << 20; // allocation granularity: 2 MiB per array at most
 constexpr int kArrays = 12;                  // more than any layout or scaled copy allocates
+// A few small scratch arrays (flags, CUB's storage), each counted at most at the allocation
+// granularity: far below one integer per row of the measured matrix (16 MiB).
+constexpr uint64_t kSmallScratch = 4 * uint64_t(kSlack);
 
 // What the device and the two pools hold, once the test stream is idle.
 struct Memory {
@@ -80,8 +83,8 @@ void keep_default_pool() {
 
 // Builds D from dA, updates its values, releases it: after each the pools keep nothing; the build
 // takes scratch, a value update of an exact layout none, one of a lossy layout a few bytes (the
-// range check's flag; with automatic scaling also CUB's storage for the largest magnitude), far
-// below one integer per row. measure:
+// range check's flag; with automatic scaling also CUB's storage for the largest magnitude: below
+// kSmallScratch). measure:
 // also the device's free memory, the build taking device_bytes() (within the granularity), the
 // update and the release nothing. Without measure, a warm-up of the free-memory checks: CUDA
 // loads a kernel's code into device memory at its first launch, and CUB picks its kernels by
@@ -104,7 +107,7 @@ void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w
   const Memory updated = memory();
   EXPECT_GT(build_scratch, 0u) << w << ": the build took no scratch (or the pool's high-water mark is not read)";
   if (!lossy(opt)) EXPECT_EQ(update_scratch, 0u) << w << ": a value update of an exact layout took " << update_scratch << " bytes of scratch";
-  else EXPECT_LT(update_scratch, uint64_t(1) << 20) << w << ": a value update of a lossy layout took " << update_scratch << " bytes of scratch";
+  else EXPECT_LT(update_scratch, kSmallScratch) << w << ": a value update of a lossy layout took " << update_scratch << " bytes of scratch";
   EXPECT_CUDA(cuda::release(&D));
   const Memory after = memory();
   expect_pools_empty(before, built, w + ", after the build");
@@ -118,7 +121,8 @@ void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w
   EXPECT_LE(before.free - after.free, kSlack) << w << ": release() left " << before.free - after.free << " bytes";
 }
 
-// The same for the mixed-precision scaled copy (its own scratch: the scaling, the scaled values).
+// The same for the mixed-precision scaled copy: its value update takes as scratch the scaling and
+// the scaled values (rows + nnz doubles) and, beyond them, no more than a lossy layout's update.
 void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &opt, int64_t rows, bool measure) {
   const Memory before = memory();
   mixed::cuda::DeviceScaledCopy c{};
@@ -126,8 +130,13 @@ void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &o
   const Memory built = memory();
   const int64_t held = cuda::device_bytes(c.op) + int64_t(sizeof(double)) * rows;
   bool changed = true;
+  (void)scratch_peak();
   ASSERT_CUDA(mixed::cuda::update_scaled_copy_on_device(dA.v, test_stream(), &c, &changed));
   EXPECT_FALSE(changed);
+  const uint64_t update_scratch = scratch_peak();
+  const uint64_t scaled = sizeof(double) * uint64_t(rows + dA.v.nnz);
+  EXPECT_LT(update_scratch, scaled + kSmallScratch) << "a value update of the scaled copy took " << update_scratch
+                                                          << " bytes of scratch, the scaling and scaled values are " << scaled;
   const Memory updated = memory();
   EXPECT_CUDA(mixed::cuda::release(&c));
   const Memory after = memory();

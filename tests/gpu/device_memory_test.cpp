@@ -54,6 +54,25 @@ void expect_pools_empty(const Memory &before, const Memory &now, const std::stri
                                                            << " to " << now.default_reserved << " bytes";
 }
 
+// What a build, a value update and a release leave, for an object that holds `held` bytes: after
+// each the pools keep nothing; measure: also the device's free memory, the build taking `held`
+// (within the granularity), the update and the release nothing.
+struct Phases {
+  Memory before, built, updated, after;
+};
+
+void expect_phases(const Phases &p, int64_t held, const std::string &w, bool measure) {
+  expect_pools_empty(p.before, p.built, w + ", after the build");
+  expect_pools_empty(p.before, p.updated, w + ", after a value update");
+  expect_pools_empty(p.before, p.after, w + ", after the release");
+  if (!measure) return;
+  const int64_t took = p.before.free - p.built.free;
+  EXPECT_GE(took, held - kSlack) << w << ": it holds " << held << " bytes, above what the build took, " << took;
+  EXPECT_LE(took, held + kArrays * kSlack) << w << ": the build took " << took << " bytes, it holds " << held;
+  EXPECT_LE(p.built.free - p.updated.free, kSlack) << w << ": a value update kept " << p.built.free - p.updated.free << " bytes";
+  EXPECT_LE(p.before.free - p.after.free, kSlack) << w << ": release() left " << p.before.free - p.after.free << " bytes";
+}
+
 // The most the builders' scratch pool has had in use at once since the previous call (its
 // high-water mark, reset here), once the test stream is idle; 0 before the pool exists.
 uint64_t scratch_peak() {
@@ -81,53 +100,47 @@ void keep_default_pool() {
   ASSERT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 }
 
-// Builds D from dA, updates its values, releases it: after each the pools keep nothing; the build
-// takes scratch, a value update of an exact layout none, one of a lossy layout a few bytes (the
-// range check's flag; with automatic scaling also CUB's storage for the largest magnitude: below
-// kSmallScratch). measure:
-// also the device's free memory, the build taking device_bytes() (within the granularity), the
-// update and the release nothing. Without measure, a warm-up of the free-memory checks: CUDA
-// loads a kernel's code into device memory at its first launch, and CUB picks its kernels by
-// size, so the measured matrix runs once before.
+// Builds D from dA, updates its values, releases it (expect_phases, held = device_bytes()): the
+// build takes scratch, a value update of an exact layout none, one of a lossy layout a few bytes
+// (the range check's flag; with automatic scaling also CUB's storage for the largest magnitude:
+// below kSmallScratch). Without measure, a warm-up of the free-memory checks: CUDA loads a
+// kernel's code into device memory at its first launch, and CUB picks its kernels by size, so the
+// measured matrix runs once before.
 template <class Dev, class Opt>
 void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w, bool measure) {
-  const Memory before = memory();
+  Phases p;
+  p.before = memory();
   (void)scratch_peak();
   Dev D{};
   cuda::DeviceBuildInfo info;
   ASSERT_BUILT(cuda::build_on_device(dA.v, opt, test_stream(), &D, &info));
   const uint64_t build_scratch = scratch_peak();
-  const Memory built = memory();
+  p.built = memory();
   const int64_t held = cuda::device_bytes(D);
   bool changed = true;
   int32_t scale = 0;
   ASSERT_BUILT(cuda::update_values_on_device(dA.v, test_stream(), &D, &changed, &scale));
   EXPECT_FALSE(changed) << w;
   const uint64_t update_scratch = scratch_peak();
-  const Memory updated = memory();
+  p.updated = memory();
   EXPECT_GT(build_scratch, 0u) << w << ": the build took no scratch (or the pool's high-water mark is not read)";
   if (!lossy(opt)) EXPECT_EQ(update_scratch, 0u) << w << ": a value update of an exact layout took " << update_scratch << " bytes of scratch";
   else EXPECT_LT(update_scratch, kSmallScratch) << w << ": a value update of a lossy layout took " << update_scratch << " bytes of scratch";
   EXPECT_CUDA(cuda::release(&D));
-  const Memory after = memory();
-  expect_pools_empty(before, built, w + ", after the build");
-  expect_pools_empty(before, updated, w + ", after a value update");
-  expect_pools_empty(before, after, w + ", after the release");
-  if (!measure) return;
-  EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
-  EXPECT_GE(before.free - built.free, held - kSlack) << w << ": device_bytes() " << held << " above what the build took, " << before.free - built.free;
-  EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << w << ": the build took " << before.free - built.free << " bytes, device_bytes() says " << held;
-  EXPECT_LE(built.free - updated.free, kSlack) << w << ": a value update kept " << built.free - updated.free << " bytes";
-  EXPECT_LE(before.free - after.free, kSlack) << w << ": release() left " << before.free - after.free << " bytes";
+  p.after = memory();
+  if (measure) EXPECT_GE(held, info.stats.stored_bytes) << w << ": device_bytes() counts less than the layout's stored bytes";
+  expect_phases(p, held, w, measure);
 }
 
-// The same for the mixed-precision scaled copy: its value update takes as scratch the scaling and
-// the scaled values (rows + nnz doubles) and, beyond them, no more than a lossy layout's update.
+// The same for the mixed-precision scaled copy (held: its layout and its scaling): its value
+// update takes as scratch the scaling and the scaled values (rows + nnz doubles) and, beyond them,
+// no more than a lossy layout's update.
 void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &opt, int64_t rows, bool measure) {
-  const Memory before = memory();
+  Phases p;
+  p.before = memory();
   mixed::cuda::DeviceScaledCopy c{};
   ASSERT_CUDA(mixed::cuda::build_scaled_copy_on_device(dA.v, opt, test_stream(), &c));
-  const Memory built = memory();
+  p.built = memory();
   const int64_t held = cuda::device_bytes(c.op) + int64_t(sizeof(double)) * rows;
   bool changed = true;
   (void)scratch_peak();
@@ -136,18 +149,11 @@ void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &o
   const uint64_t update_scratch = scratch_peak();
   const uint64_t scaled = sizeof(double) * uint64_t(rows + dA.v.nnz);
   EXPECT_LT(update_scratch, scaled + kSmallScratch) << "a value update of the scaled copy took " << update_scratch
-                                                          << " bytes of scratch, the scaling and scaled values are " << scaled;
-  const Memory updated = memory();
+                                                    << " bytes of scratch, the scaling and scaled values are " << scaled;
+  p.updated = memory();
   EXPECT_CUDA(mixed::cuda::release(&c));
-  const Memory after = memory();
-  expect_pools_empty(before, built, "scaled copy, after the build");
-  expect_pools_empty(before, updated, "scaled copy, after a value update");
-  expect_pools_empty(before, after, "scaled copy, after the release");
-  if (!measure) return;
-  EXPECT_GE(before.free - built.free, held - kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
-  EXPECT_LE(before.free - built.free, held + kArrays * kSlack) << "the scaled copy's build took " << before.free - built.free << " bytes, it holds " << held;
-  EXPECT_LE(built.free - updated.free, kSlack) << "a value update of the scaled copy kept " << built.free - updated.free << " bytes";
-  EXPECT_LE(before.free - after.free, kSlack) << "release() of the scaled copy left " << before.free - after.free << " bytes";
+  p.after = memory();
+  expect_phases(p, held, "scaled copy", measure);
 }
 
 PackSellOptions fp16_options() {

@@ -31,17 +31,23 @@ struct Memory {
   uint64_t default_reserved = 0; // the device's default pool
 };
 
+// Waits for the test stream; *dev = the current device, *scratch = its builders' scratch pool if
+// one was created (true), else false.
+bool idle_device(int *dev, cudaMemPool_t *scratch) {
+  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
+  EXPECT_CUDA(cudaGetDevice(dev));
+  return cuda::detail::existing_scratch_pool(*dev, scratch);
+}
+
 Memory memory() {
   Memory m;
   int dev = 0;
-  cudaMemPool_t pool;
+  cudaMemPool_t scratch, pool;
   size_t fr = 0, total = 0;
-  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
-  EXPECT_CUDA(cudaGetDevice(&dev));
+  if (idle_device(&dev, &scratch))
+    EXPECT_CUDA(cudaMemPoolGetAttribute(scratch, cudaMemPoolAttrReservedMemCurrent, &m.scratch_reserved));
   EXPECT_CUDA(cudaDeviceGetDefaultMemPool(&pool, dev));
   EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.default_reserved));
-  if (cuda::detail::existing_scratch_pool(dev, &pool))
-    EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &m.scratch_reserved));
   EXPECT_CUDA(cudaMemGetInfo(&fr, &total));
   m.free = int64_t(fr);
   return m;
@@ -79,9 +85,7 @@ uint64_t scratch_peak() {
   int dev = 0;
   cudaMemPool_t pool;
   uint64_t high = 0, zero = 0;
-  EXPECT_CUDA(cudaStreamSynchronize(test_stream()));
-  EXPECT_CUDA(cudaGetDevice(&dev));
-  if (!cuda::detail::existing_scratch_pool(dev, &pool)) return 0;
+  if (!idle_device(&dev, &pool)) return 0;
   EXPECT_CUDA(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high));
   EXPECT_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero));
   return high;
@@ -135,7 +139,8 @@ void build_update_release(const DevCsr &dA, const Opt &opt, const std::string &w
 // The same for the mixed-precision scaled copy (held: its layout and its scaling): its value
 // update takes as scratch the scaling and the scaled values (rows + nnz doubles) and, beyond them,
 // no more than a lossy layout's update.
-void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &opt, int64_t rows, bool measure) {
+void scaled_copy_build_update_release(const DevCsr &dA, const PackSellOptions &opt, bool measure) {
+  const int64_t rows = dA.v.rows;
   Phases p;
   p.before = memory();
   mixed::cuda::DeviceScaledCopy c{};
@@ -180,5 +185,5 @@ TEST(DeviceBuildMemory, ScaledCopyLeavesNothing) {
   const HostCsr A = pspmv_test::laplace3d(160, 160, 160);
   DevCsr dA(A);
   for (bool measure : {false, true})
-    ASSERT_NO_FATAL_FAILURE(scaled_copy_build_update_release(dA, fp16_options(), A.rows, measure));
+    ASSERT_NO_FATAL_FAILURE(scaled_copy_build_update_release(dA, fp16_options(), measure));
 }

@@ -8,7 +8,8 @@
      |y_i - y_ref_i| <= rel * (|A| |x|)_i + abs * (pattern(A) |x|)_i
    rel = 1e-13 for lossless layouts; for PackSELL with a lossy value format rel = 2^-(M+1) +
    1e-13 (one rounding of each value to M mantissa bits, accumulation in double) and abs is
-   half the spacing of the format's subnormals, times 2^-s when values are scaled by 2^s. */
+   half the spacing of the format's subnormals, times 2^-s when values are scaled by 2^s. A CUDA
+   matrix bound to the CPU multiplies with its base type's host AIJ kernels: rel = 1e-13. */
 typedef struct {
   PetscReal rel, abs;
   PetscBool lossy;

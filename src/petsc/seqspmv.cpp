@@ -416,13 +416,33 @@ PetscErrorCode ComposeWrappers(Mat A, const SeqState &sp, PetscBool ours)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The base type's operations and composed functions as they are now on A. */
+/* The base type's MatRetrieveValues_C, from a new matrix of the base type t->base_seq (no sizes,
+   no data). */
+PetscErrorCode BaseRetrieveOfType(const TypeInfo *t, PetscErrorCode (**fn)(Mat))
+{
+  Mat T;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+  PetscErrorCode ierr = MatSetType(T, t->base_seq);
+  if (!ierr) ierr = PetscObjectQueryFunction((PetscObject)T, "MatRetrieveValues_C", fn);
+  PetscCall(MatDestroy(&T));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The base type's operations and composed functions as they are now on A. A matrix that PETSc's
+   duplicate made from one of ours (MatDuplicate(), MatConvert() to the same type) carries the
+   source's composed functions (PetscFunctionListDuplicate()), our wrapper among them: the base
+   type's retrieve is then taken from the base type itself (a wrapper calling itself would recurse
+   until the stack overflows). */
 PetscErrorCode SnapshotBase(Mat A, SeqState *sp)
 {
   PetscFunctionBegin;
   sp->baseops = *A->ops;
   PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatRetrieveValues_C", &sp->base_retrieve));
-  PetscCheck(sp->base_retrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without MatRetrieveValues_C", sp->type->base_seq);
+  if (sp->base_retrieve == MatRetrieveValues_SeqSpMV) PetscCall(BaseRetrieveOfType(sp->type, &sp->base_retrieve));
+  PetscCheck(sp->base_retrieve && sp->base_retrieve != MatRetrieveValues_SeqSpMV, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s without MatRetrieveValues_C", sp->type->base_seq);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

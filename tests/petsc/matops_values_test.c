@@ -226,6 +226,31 @@ static PetscErrorCode OpMatStoreValues(Ctx *c)
   CMP(c, TestCheckZeroMult(B, "zeroed after MatStoreValues"));
   PetscCall(MatRetrieveValues(B));
   PetscCall(Post(c, A0, B, "after the second MatRetrieveValues"));
+  /* the same on matrices of ours made from B by MatDuplicate(), MatConvert() to its own type and
+     MatFilter() (the first two carry B's composed functions: a store/retrieve that took ours for
+     the base type's recursed until the stack overflowed) */
+  for (int k = 0; k < 3; k++) {
+    const char *how[] = {"MatDuplicate", "MatConvert to its own type", "MatFilter"};
+    Mat         M, M0;
+    char        what[128];
+
+    if (k == 0) PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &M));
+    else if (k == 1) PetscCall(MatConvert(B, MATSAME, MAT_INITIAL_MATRIX, &M));
+    else {
+      PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &M));
+      PetscCall(MatFilter(M, 0.0, PETSC_FALSE, PETSC_FALSE));
+    }
+    PetscCall(CheckResult(c, M, how[k], PETSC_FALSE));
+    PetscCall(MatDuplicate(M, MAT_COPY_VALUES, &M0));
+    PetscCall(MatSetOption(M, MAT_NEW_NONZERO_LOCATIONS, PETSC_FALSE));
+    PetscCall(MatStoreValues(M));
+    PetscCall(MatScale(M, 3.0));
+    PetscCall(MatRetrieveValues(M));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "after MatStoreValues, MatScale, MatRetrieveValues of a matrix made by %s", how[k]));
+    PetscCall(Post(c, M0, M, what));
+    PetscCall(MatDestroy(&M0));
+    PetscCall(MatDestroy(&M));
+  }
   PetscCall(Destroy4(&A, &B, NULL, NULL));
   PetscCall(MatDestroy(&A0));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -332,6 +332,44 @@ static PetscErrorCode ExpectRefused(Mat A, PetscErrorCode code, const char *expe
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* KSPSolve() before KSPSetOperators() and after KSPReset(): a PETSc error on every rank, as
+   PCJACOBI gives (PCMIXEDKRYLOV read the type name of the empty Pmat PETSc creates: SEGV). A
+   fresh KSP for each: PETSc's KSPSetUp() makes the KSP's work vectors from that empty Pmat before
+   the PC's setup, and keeps them after a later KSPSetOperators() (with PCJACOBI too). */
+static PetscErrorCode NoOperators(MatType type, PetscInt n)
+{
+  Mat            A;
+  Vec            x, b;
+  PetscErrorCode ierr;
+  char           msg[2048];
+
+  PetscFunctionBegin;
+  PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 1.0));
+  for (int k = 0; k < 2; k++) {
+    const char *when = k == 0 ? "KSPSolve() before KSPSetOperators()" : "KSPSolve() after KSPReset()";
+    KSP         ksp;
+    PC          pc;
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetType(ksp, KSPFGMRES)); /* (KSPDestroy() of an FCG whose first setup failed: VecDestroyVecs() of an unset count, PETSc 3.22) */
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCMIXEDKRYLOV));
+    if (k == 1) { /* solves with operators, then loses them */
+      PetscCall(KSPSetOperators(ksp, A, A));
+      PetscCall(KSPSolve(ksp, b, x));
+      PetscCall(KSPReset(ksp));
+    }
+    TRY(KSPSolve(ksp, b, x), &ierr, msg);
+    CHECK(ierr == PETSC_ERR_ARG_WRONGSTATE && strstr(msg, "PCMIXEDKRYLOV has no operators: call KSPSetOperators()"), "%s: error %d (%s), want PETSC_ERR_ARG_WRONGSTATE naming KSPSetOperators()", when, (int)ierr, msg);
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode Refusals(MatType type, PetscInt n)
 {
   Mat      A;
@@ -882,6 +920,7 @@ int main(int argc, char **argv)
     PetscCall(Solves(type, n));
     PetscCall(Breakdown(type, n));
     PetscCall(Refusals(type, n));
+    PetscCall(NoOperators(type, n));
     PetscCall(Retry(type, n));
     PetscCall(DenseMovedZero(type));
   }

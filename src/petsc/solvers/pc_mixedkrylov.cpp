@@ -123,6 +123,7 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
 
   PetscFunctionBegin;
   *owned = nullptr;
+  PetscCheck(P && ((PetscObject)P)->type_name, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCMIXEDKRYLOV has no operators: call KSPSetOperators() (or PCSetOperators()) with an assembled Pmat before KSPSolve() or PCSetUp()");
   {
     PetscBool matfree;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &matfree, MATSHELL, MATMFFD, ""));
@@ -130,6 +131,7 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
                "PCMIXEDKRYLOV builds its copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ, BAIJ, SBAIJ, SELL, dense or petscspmv matrix)",
                ((PetscObject)P)->type_name);
   }
+  PetscCheck(P->assembled, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCMIXEDKRYLOV builds its copy from the Pmat's entries, and this Pmat is not assembled: call MatAssemblyBegin()/MatAssemblyEnd() first");
   PetscCall(MatGetSize(P, &M, &N));
   PetscCheck(M == N, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_SIZ, "PCMIXEDKRYLOV needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
   PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,

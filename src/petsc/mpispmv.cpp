@@ -92,7 +92,7 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks
      build at the numeric phase's assembly or at their first use */
   {
-    const PetscBool build = (PetscBool)!mp->placeholder_values;
+    const PetscBool build = (PetscBool)(!mp->placeholder_values && !mp->defer_value_check); /* deferred: MPICheckValues() at the operation's end */
     mp->placeholder_values = PETSC_FALSE;
     PetscCall(Collective(A, SetUpBlocks(A)));
     if (build) PetscCall(MPISyncBlocks(A, PETSC_TRUE));

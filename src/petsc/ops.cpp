@@ -159,22 +159,60 @@ struct Wrap {
   }
 };
 
-/* ops->op of a matrix of ours that changes values: the base type's, then the values checked. */
-template <class K, class F, F _MatOps::*M>
+/* The diagonal of A (ours) read from the base type's arrays, without a layout: a matrix whose
+   values a lossy layout refuses has one too. */
+PetscErrorCode BaseDiagonal(Mat A, Vec d)
+{
+  Mat parts[2];
+
+  PetscFunctionBegin;
+  PetscCall(SeqParts(A, parts)); /* the diagonal block of an MPI matrix writes d's local part */
+  const SeqState *sp = SeqGetState(parts[0]);
+  PetscCheck(sp && sp->baseops.getdiagonal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no base MatGetDiagonal");
+  PetscCall(sp->baseops.getdiagonal(parts[0], d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ops->op of a matrix of ours that changes values: the base type's, then the values checked.
+   The check of the assemblies the base operation makes (MatShift() and MatDiagonalSet() of a
+   missing diagonal entry: MatSetValues() and a final assembly) waits for the operation's end: a
+   refusal raised inside MatAssemblyEnd() would leave A unassembled, in PETSc's middle of an
+   assembly, refusing every later call. A refused MatShift() or MatDiagonalSet(), which change
+   the diagonal only, puts the diagonal back: A is as it was. Other refused operations leave
+   the new values, which the products refuse until an operation repairs them (MatScale() and
+   MatDiagonalScale() by the inverse factors). */
+template <class K, bool Diagonal, class F, F _MatOps::*M>
 struct Checking;
-template <class K, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
-struct Checking<K, PetscErrorCode (*)(Mat, Args...), M> {
+template <class K, bool Diagonal, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
+struct Checking<K, Diagonal, PetscErrorCode (*)(Mat, Args...), M> {
   static PetscErrorCode Call(Mat A, Args... args)
   {
     typename K::State *st = K::Get(A);
+    Vec                d  = nullptr;
 
     PetscFunctionBegin;
-    PetscCall((st->baseops.*M)(A, args...));
-    if (!Presented<K>(A, *st)) PetscCall(K::Check(A));
+    if (Presented<K>(A, *st) || !st->opts.Lossy() || !A->assembled) return (st->baseops.*M)(A, args...);
+    if (Diagonal) {
+      PetscCall(MatCreateVecs(A, nullptr, &d));
+      PetscCall(BaseDiagonal(A, d));
+    }
+    st->defer_value_check++;
+    PetscErrorCode ierr = (st->baseops.*M)(A, args...);
+    st->defer_value_check--;
+    if (ierr) PetscCall(VecDestroy(&d));
+    PetscCall(ierr);
+    ierr = K::Check(A);
+    if (ierr && d) {
+      PetscCall(PetscInfo(A, "the refused operation's diagonal is put back\n"));
+      PetscCall(MatDiagonalSet(A, d, INSERT_VALUES));
+    }
+    PetscCall(VecDestroy(&d));
+    PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 };
-#define PSPMV_CHECKING(K, op) Checking<K, decltype(_MatOps::op), &_MatOps::op>::Call
+/* Diagonal: the operation changes only the diagonal (put back when refused) */
+#define PSPMV_CHECKING(K, op, Diagonal) Checking<K, Diagonal, decltype(_MatOps::op), &_MatOps::op>::Call
 
 template <class K>
 void InstallWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
@@ -187,12 +225,12 @@ void InstallWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
   PSPMV_SET(createsubmatrix, Wrap<K>::CreateSubMatrix);
   PSPMV_SET(createsubmatrices, Wrap<K>::CreateSubMatrices);
   PSPMV_SET(axpy, Wrap<K>::AXPY);
-  PSPMV_SET(scale, PSPMV_CHECKING(K, scale));
-  PSPMV_SET(shift, PSPMV_CHECKING(K, shift));
-  PSPMV_SET(diagonalscale, PSPMV_CHECKING(K, diagonalscale));
-  PSPMV_SET(diagonalset, PSPMV_CHECKING(K, diagonalset));
-  PSPMV_SET(zerorows, PSPMV_CHECKING(K, zerorows));
-  PSPMV_SET(zerorowscolumns, PSPMV_CHECKING(K, zerorowscolumns));
+  PSPMV_SET(scale, PSPMV_CHECKING(K, scale, false));
+  PSPMV_SET(shift, PSPMV_CHECKING(K, shift, true));
+  PSPMV_SET(diagonalscale, PSPMV_CHECKING(K, diagonalscale, false));
+  PSPMV_SET(diagonalset, PSPMV_CHECKING(K, diagonalset, true));
+  PSPMV_SET(zerorows, PSPMV_CHECKING(K, zerorows, false));
+  PSPMV_SET(zerorowscolumns, PSPMV_CHECKING(K, zerorowscolumns, false));
 #undef PSPMV_SET
 }
 

@@ -154,7 +154,8 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
   PetscCall(sp->baseops.assemblyend(A, mode));
   /* a block's MPI matrix brings it up to date once its own assembly is done */
   if (mode == MAT_FLUSH_ASSEMBLY || sp->block) PetscFunctionReturn(PETSC_SUCCESS);
-  if (OnHostBase(A, sp)) { /* bound to the CPU: rebuilt at the first use on the GPU */
+  if (OnHostBase(A, sp) || sp->defer_value_check) { /* bound to the CPU: rebuilt at the first use on the GPU;
+                                                        inside a value-changing operation: synced at its end */
     PetscCall(Invalidate(sp));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

@@ -70,6 +70,9 @@ struct SeqState {
   PetscBool               bind_after_hash = PETSC_FALSE; /* CUDA: MatBindToCPU(A, A->boundtocpu) is owed, from
                                                            a call during PETSc's hash assembly or an
                                                            adoption while bound during it (Adopt()) */
+  PetscInt                defer_value_check = 0;        /* inside a value-changing operation (ops.cpp's Checking): its
+                                                           assemblies leave the lossy value check to
+                                                           the operation's end */
   PetscErrorCode (*base_retrieve)(Mat) = nullptr;       /* the base type's MatRetrieveValues_C */
   struct _MatOps          baseops;                      /* the base type's operations */
   std::map<std::string, std::string> names;           /* strings returned by the getters, by option */
@@ -84,6 +87,7 @@ struct MPIState {
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
+  PetscInt  defer_value_check  = 0;           /* as SeqState's */
   /* the last collective sync of the blocks (MPISyncBlocks()) failed on some rank, the same on
      every rank: the products sync collectively until one succeeds */
   PetscBool values_refused = PETSC_FALSE;

@@ -1,6 +1,7 @@
 static const char help[] = "Contracts of the petscspmv types that the other tests do not reach, at 1-3 ranks:\n\
 value range errors named by global row and column, values out of range through MatScale,\n\
 MatDiagonalScale and MatConvert(MAT_REUSE_MATRIX) refused with every later product on every rank,\n\
+MatShift and MatDiagonalSet out of range refused with the matrix left as it was,\n\
 the PackSELL scale exponent over the blocks,\n\
 format setters given different values on different ranks (an error, not a hang), results of PETSc\n\
 operations that keep the source's options against a conflicting options database, and failed\n\
@@ -10,6 +11,7 @@ matrix filled through MatSetUp() + MatSetValues() (the hash assembly) multiplyin
   -no_gpu only: the CUDA types on a machine without a GPU refused in our words (with a GPU: they work)\n";
 
 #include "spmv_test_util.h"
+#include <petsc/private/matimpl.h> /* assembled, insertmode: the state a refused operation must not leave behind */
 
 #include <string.h>
 
@@ -67,6 +69,84 @@ static PetscErrorCode ExpectOutOfRange(PetscErrorCode ierr, const char *msg, con
 {
   PetscFunctionBegin;
   PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: error %d, expected PETSC_ERR_ARG_OUTOFRANGE on every rank (%s)", what, (int)ierr, msg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A MatShift() or MatDiagonalSet() whose values the lossy format refuses leaves the matrix as it
+   was: assembled, its products AIJ's, open to MatSetValues() and to the same operation with a
+   value that fits. Also on a matrix with a missing diagonal entry (PETSc's shift then sets values
+   and assembles: a refusal inside that assembly left the matrix unassembled in ADD_VALUES mode). */
+static PetscErrorCode DiagonalChangesRefusedKeepMatrix(PetscInt n)
+{
+  Mat            A, B;
+  Vec            d;
+  PetscErrorCode ierr;
+  char           msg[1024], what[160];
+  PetscInt       rs, re;
+
+  PetscFunctionBegin;
+  for (int missing = 0; missing < 2; missing++) {
+    PetscCall(Build(n, 4.0, -1.0, n - 1, 0, 2.0, &A));
+    if (missing) { /* no diagonal entry in row 1 (an explicit zero is an entry: the pattern is rebuilt) */
+      Mat      T;
+      PetscInt nz, *rows;
+      PetscCall(MatGetOwnershipRange(A, &rs, &re));
+      nz = (1 >= rs && 1 < re) ? 1 : 0;
+      PetscCall(PetscMalloc1(nz, &rows));
+      if (nz) rows[0] = 1;
+      PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, re - rs, re - rs, n, n, 4, NULL, 3, NULL, &T));
+      for (PetscInt i = rs; i < re; i++) {
+        PetscInt           ncols;
+        const PetscInt    *cols;
+        const PetscScalar *vals;
+        PetscCall(MatGetRow(A, i, &ncols, &cols, &vals));
+        for (PetscInt k = 0; k < ncols; k++)
+          if (!(i == 1 && cols[k] == 1)) PetscCall(MatSetValue(T, i, cols[k], vals[k], INSERT_VALUES));
+        PetscCall(MatRestoreRow(A, i, &ncols, &cols, &vals));
+      }
+      PetscCall(MatAssemblyBegin(T, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatAssemblyEnd(T, MAT_FINAL_ASSEMBLY));
+      PetscCall(MatDestroy(&A));
+      A = T;
+      PetscCall(PetscFree(rows));
+    }
+    PetscCall(MatConvert(A, PackSELL, MAT_INITIAL_MATRIX, &B));
+    PetscCall(MatPackSELLSetValueFormat(B, "fp16"));
+    PetscCall(MatCreateVecs(B, NULL, &d));
+    for (int way = 0; way < 2; way++) {
+      const char *op = way == 0 ? "MatShift" : "MatDiagonalSet(ADD_VALUES)";
+      if (way == 0) TRY(MatShift(B, 1e300), &ierr, msg);
+      else {
+        PetscCall(VecSet(d, 1e6));
+        TRY(MatDiagonalSet(B, d, ADD_VALUES), &ierr, msg);
+      }
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s out of fp16's range%s", op, missing ? ", a diagonal entry missing" : ""));
+      PetscCall(ExpectOutOfRange(ierr, msg, what));
+      PetscCheck(B->assembled && B->insertmode == NOT_SET_VALUES, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: left unassembled or in a values mode", what);
+      PetscCall(PetscStrlcat(what, ": the matrix as it was", sizeof(what)));
+      PetscCall(TestCompareProducts(A, B, what));
+    }
+    /* the same operations with values that fit, and values set afterwards */
+    PetscCall(MatShift(B, 1.0));
+    PetscCall(MatShift(A, 1.0));
+    PetscCall(VecSet(d, 0.5));
+    PetscCall(MatDiagonalSet(B, d, ADD_VALUES));
+    PetscCall(MatDiagonalSet(A, d, ADD_VALUES));
+    PetscCall(MatGetOwnershipRange(A, &rs, &re));
+    if (rs < re) {
+      PetscCall(MatSetValue(A, rs, rs, 3.0, INSERT_VALUES));
+      PetscCall(MatSetValue(B, rs, rs, 3.0, INSERT_VALUES));
+    }
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+    PetscCall(TestCompareProducts(A, B, missing ? "shifted, diagonal set and assembled after the refusals (a diagonal entry missing)" : "shifted, diagonal set and assembled after the refusals"));
+    PetscCall(VecDestroy(&d));
+    PetscCall(MatDestroy(&B));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MatShift and MatDiagonalSet out of range: refused, the matrix as it was and usable: ok\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -422,6 +502,7 @@ int main(int argc, char **argv)
   PetscCall(RangeErrorNamesGlobalEntry(n, n - 2, n - 1)); /* last rank, diagonal block */
   PetscCall(RangeErrorNamesGlobalEntry(n, 1, n - 1));     /* first rank, off-diagonal block */
   PetscCall(ValueChangesRefusedEverywhere(n));
+  PetscCall(DiagonalChangesRefusedKeepMatrix(n));
   PetscCall(ScaleExponent());
   PetscCall(RankDependentSetter());
   PetscCall(OptionsSurviveOperations());

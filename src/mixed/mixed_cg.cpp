@@ -297,8 +297,8 @@ private:
       const double rho_new = d[0], rn = std::sqrt(rho_new);
       maxrr_ = std::max(maxrr_, rn);
       const bool trig = reliable_trigger(rn, maxrr_, p_.delta, tau_) || res_.its >= p_.max_it;
-      const double pr = -double(alpha) * d[1];
-      const T beta = T(((pr >= 0.0) ? pr : rho_new) / rho_);
+      // Fletcher-Reeves, as PETSc's KSPCG; d[1] = (r', w) is no longer used (mixed_cg.hpp)
+      const T beta = T(rho_new / rho_);
       const double c = sigma_ * double(alpha);
       for (size_t i = 0; i < n_; ++i) {
         dy_[i] += c * double(pv[i]);

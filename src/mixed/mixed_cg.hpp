@@ -19,8 +19,10 @@
 //   r = fma(-alpha, w, r);  rho' = (r, r);  rw = (r, w)                        [one kernel]
 //   trigger = sqrt(rho') < delta * max sqrt(rho) since the update, or sqrt(rho') <= tau
 //   dy += (sigma * alpha) * p;  unless trigger: p = fma(beta, p, r)             [one kernel]
-//     beta = float(max(-alpha rw, 0 -> rho') / rho)  (Polak-Ribiere's (r', r' - r) = -alpha (r', w),
-//     Fletcher-Reeves' rho' where that is negative, as QUDA's axpyCGNorm)
+//     beta = float(rho' / rho)  (Fletcher-Reeves', as PETSc's KSPCG, so that the steps follow FP64
+//     CG's also on a Pmat that is not symmetric, e.g. with Dirichlet rows kept as PETSc's ksp
+//     ex45 keeps them; Polak-Ribiere's (r', r' - r) / rho = -alpha rw / rho, QUDA's axpyCGNorm,
+//     agrees with it only where (r', r) = 0: docs/mixed.md. rw is still reduced, unused)
 // tau = the iterated residual at which the true one would reach the convergence test's target
 // (MixedCgOperators::target: the KSP's own, e.g. KSPConvergedDefault's max(rtol ||b||, atol) with
 // a nonzero initial guess; absent: max(rtol ||r_0||, atol), the params' test): ||s .* r|| / ||r||

@@ -146,8 +146,8 @@ __device__ __forceinline__ void finish_update(McState *st, double rho_new, doubl
   const double rn = sqrt(rho_new);
   st->maxrr = fmax(st->maxrr, rn);
   st->trigger = (reliable_trigger(rn, st->maxrr, st->delta, st->tau) || st->its >= st->max_it) ? 1 : 0;
-  const double pr = -st->alpha * rwt;
-  const double b = (pr >= 0.0 ? pr : rho_new) / st->rho;
+  (void)rwt; // Fletcher-Reeves' beta, as the host twin (mixed_cg.hpp): (r', w) is not used
+  const double b = rho_new / st->rho;
   st->beta = lowp ? static_cast<double>(__double2float_rn(b)) : b;
   st->rho_prev = st->rho;
   st->rho = rho_new;

@@ -55,24 +55,22 @@ void check_square(const CsrView &A) {
 namespace detail {
 
 FormatError not_square_error(int32_t rows, int32_t cols) {
-  return FormatError("the mixed-precision preconditioner needs a square matrix (this one is " + std::to_string(rows) + " x " +
+  return FormatError("the scaled copy needs a square matrix (this one is " + std::to_string(rows) + " x " +
                      std::to_string(cols) + ")");
 }
 
 DiagonalError diagonal_error(int64_t row, bool found, double d) {
   if (!found)
-    return DiagonalError(row, 0.0, "row " + std::to_string(row) +
-                                       " has no diagonal entry: the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs a positive diagonal");
+    return DiagonalError(row, 0.0, "has no diagonal entry: the scaled copy D^-1/2 A D^-1/2 needs a positive diagonal");
   char v[32];
   std::snprintf(v, sizeof(v), "%.17g", d);
-  return DiagonalError(row, d, "row " + std::to_string(row) + " has the diagonal entry " + v +
-                                   ": the mixed-precision preconditioner scales the matrix by its diagonal (D^-1/2 A D^-1/2) and needs it positive and finite (an SPD matrix)");
+  return DiagonalError(row, d, std::string("has the diagonal entry ") + v + ": the scaled copy D^-1/2 A D^-1/2 needs it positive and finite (an SPD matrix)");
 }
 
 ValueRangeError non_finite_error(int64_t row, int64_t col, double value) {
   char b[32];
   std::snprintf(b, sizeof(b), "%g", value);
-  return ValueRangeError(row, col, std::string("the entry is ") + b + ": the mixed-precision preconditioner's copy needs finite values");
+  return ValueRangeError(row, col, std::string("the entry is ") + b + ": the scaled copy needs finite values");
 }
 
 ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v, double si, double sj) {
@@ -81,7 +79,7 @@ ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v,
   const long double dii = 1.0L / ((long double)si * si), djj = 1.0L / ((long double)sj * sj);
   std::snprintf(b, sizeof(b), "the entry %.6g scaled by 1/sqrt(a_ii a_jj) (diagonal entries %.6Lg and %.6Lg)", a, dii, djj);
   if (v != 0.0)
-    return ValueRangeError(row, col, std::string(b) + " exceeds the largest double: no diagonal scaling makes this matrix fit the mixed-precision preconditioner's copy (is it SPD?)");
+    return ValueRangeError(row, col, std::string(b) + " exceeds the largest double: no diagonal scaling makes this matrix fit the scaled copy (is it SPD?)");
   return ValueRangeError(row, col, std::string(b) + " is below the smallest double and would be stored as 0: drop the entry or rescale the matrix's rows and columns");
 }
 

@@ -16,11 +16,14 @@ namespace mixed {
 
 // A row whose diagonal entry is missing, zero, negative or not finite: no symmetric scaling.
 // row is the CSR row (local: the PETSc glue adds its offset), value the entry (0 when missing).
+// A diagonal entry the scaling cannot take: what() is "row <row> " + problem (the row in the
+// CSR's own numbering); the glue names the row in the user's numbering before the problem.
 struct DiagonalError : FormatError {
-  DiagonalError(int64_t row_, double value_, const std::string &what)
-      : FormatError(what), row(row_), value(value_) {}
-  int64_t row;
-  double  value;
+  DiagonalError(int64_t row_, double value_, const std::string &problem_)
+      : FormatError("row " + std::to_string(row_) + " " + problem_), row(row_), value(value_), problem(problem_) {}
+  int64_t     row;
+  double      value;
+  std::string problem; // "has the diagonal entry 0: ..."
 };
 
 struct ScaledCopy {

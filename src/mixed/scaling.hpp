@@ -93,13 +93,16 @@ PSPMV_HD double pair_hash01(int64_t i, int64_t j) {
 // position between the two neighbours: unbiased, and symmetric in (gi, gj). Rounding to nearest
 // makes the errors of equal values equal (a constant-coefficient stencil's copy is then a scaled
 // matrix on its interior, whose error CG meets again at every reliable update); dithered, they
-// are uncorrelated. v itself on the diagonal (gi == gj), for 0 and non-finite v, and for m <= 0
-// (the exact format). (u - 1/2) 2^k is exact, so the one rounding is the sum's: host and device
+// are uncorrelated. v itself on the diagonal (gi == gj), for 0 and non-finite v, for m <= 0
+// (the exact format), and below the format's smallest subnormal 2^(emin - m) (a dither there
+// could flip its sign or make a value the format cannot hold look like one: the format rounds
+// it, and a refusal names v itself). (u - 1/2) 2^k is exact, so the one rounding is the sum's: host and device
 // agree bit for bit (a fused multiply-add gives the same result).
 PSPMV_HD double dithered_value(double v, int64_t gi, int64_t gj, int m, int emin) {
   if (gi == gj || m <= 0 || v == 0.0 || !finite_value(v)) return v;
   int e = 0;
   (void)frexp(v, &e); // |v| in [2^(e-1), 2^e)
+  if (e - 1 < emin - m) return v;
   const int binade = e - 1 < emin ? emin : e - 1;
   return v + (pair_hash01(gi, gj) - 0.5) * ldexp(1.0, binade - m);
 }

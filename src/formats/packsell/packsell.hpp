@@ -112,11 +112,21 @@ namespace detail {
 void check_packsell_options(const PackSellOptions &opt);
 // The exponent scaling auto stores values with when the largest finite magnitude is m.
 int32_t packsell_auto_scale(const ValueFormat &f, double m);
+// The remedies of a matrix that format f cannot hold, each checked on every value of the matrix
+// (packsell_plan.hpp): scaling auto with f (asked only when the scaling is none), and up to two
+// of bf16, e8m14, e8m22 (wider than f or of another exponent range) with the same scaling. The
+// value format exact always holds the matrix.
+struct PackSellRangeRemedies {
+  bool auto_scaling = false;
+  std::vector<std::string> formats;
+};
+// The candidate formats of PackSellRangeRemedies::formats, in the order they are named.
+std::vector<ValueFormat> packsell_remedy_candidates(const ValueFormat &f);
 // The ValueRangeError build_packsell throws for value v at (row, col) of A that format f
 // cannot hold at exponent s (overflow, or a nonzero rounded to zero; m: the largest finite
-// magnitude of A, used by scaling auto's remedy).
+// magnitude of A with scaling auto), naming the remedies r (and always the value format exact).
 ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
-                                           double v, int32_t s, double m);
+                                           double v, int32_t s, double m, const PackSellRangeRemedies &r);
 // The automatic sigma's pick among candidates of modelled bytes cost[] (in candidate order
 // 1, C, 2C, 4C, ...): the first within 2% of the cheapest.
 size_t packsell_pick_sigma(const std::vector<double> &cost);

@@ -60,48 +60,33 @@ int32_t auto_scale(const ValueFormat &f, double m) {
   return std::min(s, kMaxScaleExponent); // a smaller s: m still fits
 }
 
-// Whether format g stores v as a finite nonzero (or v is 0) when the values are scaled by 2^s.
-bool holds(const ValueFormat &g, double v, int32_t s) {
-  EncodeStatus st;
-  const uint32_t bits = encode_value(g, std::ldexp(v, s), &st);
-  return st == EncodeStatus::Ok && (v == 0.0 || decode_value(g, bits) != 0.0);
+// The formats of r that hold the matrix ("a wider value format such as bf16 or e8m14"), else
+// the value format exact, which holds any matrix.
+std::string wider_formats(const detail::PackSellRangeRemedies &r) {
+  if (r.formats.empty()) return "the value format exact";
+  std::string fit = r.formats[0];
+  for (size_t i = 1; i < r.formats.size(); ++i) fit += " or " + r.formats[i];
+  return "a wider value format such as " + fit;
 }
 
-// A remedy for value v that f cannot hold: the first two of bf16, e8m14, e8m22 that hold it
-// (FP32's exponent range, wider subnormals with more mantissa bits), else exact (FP64 values).
-// With scaling auto a candidate is tried at the exponent auto would give it for the largest
-// magnitude m of the matrix (a matrix's range, not one value, is what has to fit).
-std::string wider_formats(const ValueFormat &f, double v, PackSellScaling scaling, double m) {
-  std::string fit;
-  int found = 0;
-  for (const ValueFormat &g : {ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)}) {
-    if (found == 2 || g.name() == f.name()) continue;
-    if (!holds(g, v, scaling == PackSellScaling::Auto ? auto_scale(g, m) : 0)) continue; // overflow, underflow
-    fit += (found++ ? " or " : "") + g.name();
-  }
-  return found ? "a wider value format such as " + fit : "the value format exact";
-}
-
-ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v) {
+ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, const detail::PackSellRangeRemedies &r) {
   return ValueRangeError(row, col,
                          "value " + format_double(v) + " overflows the PackSELL value format " + f.name() +
-                             " (largest finite magnitude " + format_double(f.max_finite()) + "); use " +
-                             wider_formats(f, v, PackSellScaling::None, 0.0) + ", or -mat_packsell_scaling auto");
+                             " (largest finite magnitude " + format_double(f.max_finite()) + "); use " + wider_formats(r) +
+                             (r.auto_scaling ? ", or -mat_packsell_scaling auto" : ""));
 }
 
 ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, PackSellScaling scaling,
-                                int32_t s, double m) {
+                                int32_t s, double m, const detail::PackSellRangeRemedies &r) {
   if (scaling == PackSellScaling::None)
     return ValueRangeError(row, col,
                            "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
-                               " to zero; use -mat_packsell_scaling auto or " +
-                               wider_formats(f, v, scaling, m));
+                               " to zero; use " + (r.auto_scaling ? "-mat_packsell_scaling auto or " : "") + wider_formats(r));
   return ValueRangeError(row, col,
                          "value " + format_double(v) + " underflows the PackSELL value format " + f.name() +
                              " to zero with -mat_packsell_scaling auto (values stored times 2^" + std::to_string(s) +
                              " so that the largest magnitude " + format_double(m) +
-                             " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " +
-                             wider_formats(f, v, scaling, m));
+                             " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " + wider_formats(r));
 }
 
 // A larger window scatters the y writes and loses x locality, so the smallest window within 2%
@@ -115,11 +100,18 @@ namespace detail {
 void check_packsell_options(const PackSellOptions &opt) { check_options(opt); }
 int32_t packsell_auto_scale(const ValueFormat &f, double m) { return auto_scale(f, m); }
 
+std::vector<ValueFormat> packsell_remedy_candidates(const ValueFormat &f) {
+  std::vector<ValueFormat> c;
+  for (const ValueFormat &g : {ValueFormat::bf16(), ValueFormat::e8m(14), ValueFormat::e8m(22)})
+    if (g.name() != f.name() && !(g.exponent_bits == f.exponent_bits && g.mantissa_bits <= f.mantissa_bits)) c.push_back(g);
+  return c;
+}
+
 ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
-                                           double v, int32_t s, double m) {
+                                           double v, int32_t s, double m, const PackSellRangeRemedies &r) {
   EncodeStatus st;
   encode_value(f, std::ldexp(v, s), &st);
-  return st != EncodeStatus::Ok ? overflow_error(f, row, col, v) : underflow_error(f, row, col, v, scaling, s, m);
+  return st != EncodeStatus::Ok ? overflow_error(f, row, col, v, r) : underflow_error(f, row, col, v, scaling, s, m, r);
 }
 
 size_t packsell_pick_sigma(const std::vector<double> &cost) {

@@ -90,7 +90,20 @@ template <class X> BuildError plan_packsell_scale(X &x, const ValueFormat &f, Pa
     int32_t row = 0, col = 0;
     double v = 0.0;
     PSPMV_BUILD_TRY(x.entry(k, &row, &col, &v));
-    return BuildError::value_range(detail::packsell_value_range_error(f, scaling, row, col, v, s, m));
+    // the remedies the message names, each checked on every value (only on this error path)
+    detail::PackSellRangeRemedies r;
+    int64_t kr = -1;
+    if (scaling == PackSellScaling::None) {
+      double mm = 0.0;
+      PSPMV_BUILD_TRY(x.max_abs_finite(&mm));
+      PSPMV_BUILD_TRY(x.first_unencodable(f, detail::packsell_auto_scale(f, mm), &kr));
+      r.auto_scaling = kr < 0;
+    }
+    for (const ValueFormat &g : detail::packsell_remedy_candidates(f)) {
+      PSPMV_BUILD_TRY(x.first_unencodable(g, scaling == PackSellScaling::Auto ? detail::packsell_auto_scale(g, m) : 0, &kr));
+      if (kr < 0 && r.formats.size() < 2) r.formats.push_back(g.name());
+    }
+    return BuildError::value_range(detail::packsell_value_range_error(f, scaling, row, col, v, s, m, r));
   }
   *scale = s;
   return BuildError{};

@@ -26,9 +26,11 @@
 #include "ksp_mixedcg_backend.hpp"
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaled_copy.hpp"
+#include "solver_place.hpp"
 #include "spmvimpl.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -77,6 +79,11 @@ struct KspMixedCg {
   Vec                            w1 = nullptr, w2 = nullptr; /* work vectors the exact product places arrays in */
   mixed::MixedCgResult           last;                       /* the last solve */
   PetscInt                       solves = 0;
+  /* the last build refused the Pmat's data (a diagonal entry, a non-finite entry, a scaled
+     value out of range): why, in the user's numbering; a block solver ends its solve with
+     KSP_DIVERGED_PC_FAILED instead of an error (KSPSolve_MixedCG()) */
+  PetscBool                      refused = PETSC_FALSE;
+  std::string                    refusal;
 };
 
 KspMixedCg *Data(KSP ksp) { return static_cast<KspMixedCg *>(ksp->data); }
@@ -246,29 +253,35 @@ std::string UnderKspOptions(std::string msg, const char *prefix)
   return msg;
 }
 
-/* Runs a build of the core; its exceptions become PETSc errors of this rank naming the Pmat's
-   global rows and columns (gcols: the off-diagonal block's garray, else columns start at row0). */
-PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, const PetscInt *gcols)
+/* The CopyRunner of the KSP: runs a build of the core's copy; its exceptions become PETSc errors
+   of this rank naming the Pmat's rows in the user's numbering (PlaceOf(); gcols: the off-diagonal
+   block's garray, its columns' global numbers) and the KSP's options. A refusal of the Pmat's
+   data is also kept in mc->refused and mc->refusal. */
+PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt *gcols)
 {
+  KspMixedCg    *mc = Data(ksp);
   std::string    msg;
   PetscErrorCode code = PETSC_SUCCESS;
+  bool           data = false;
   const char    *prefix = ((PetscObject)ksp)->prefix;
+  const std::string pre = prefix ? prefix : "";
+  Mat            P;
 
   PetscFunctionBegin;
+  PetscCall(KSPGetOperators(ksp, nullptr, &P));
   try {
     f();
   } catch (const mixed::DiagonalError &e) {
     code = PETSC_ERR_ARG_WRONG;
-    const std::string w = e.what();
-    msg = "KSPMIXEDCG: Pmat row " + std::to_string((long long)(row0 + e.row)) + w.substr(w.find(' ', 4));
-    const std::string from = "the mixed-precision preconditioner";
-    for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from)) msg.replace(at, from.size(), "KSPMIXEDCG");
+    data = true;
+    const Place at = PlaceOf((PetscObject)ksp, ksp->nestlevel, P, e.row, e.row);
+    msg = "KSPMIXEDCG" + at.where + ": " + at.row + " " + e.problem;
   } catch (const ValueRangeError &e) {
     code = PETSC_ERR_ARG_OUTOFRANGE;
-    const long long col = gcols ? (long long)gcols[e.col] : (long long)(row0 + e.col);
-    const std::string pre = prefix ? prefix : "";
-    msg = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string(col) + ": " + UnderKspOptions(e.message(), prefix) +
-          (Data(ksp)->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + Data(ksp)->guard_format + ": use a format that holds these values, or none to go to FP64 CG)" : " (or a wider -" + pre + "ksp_mixedcg_value_format)");
+    data = true;
+    const Place at = PlaceOf((PetscObject)ksp, ksp->nestlevel, P, e.row, e.col);
+    msg = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (gcols ? "column " + std::to_string((long long)gcols[e.col]) : at.col) + ": " + UnderKspOptions(e.message(), prefix) +
+          (mc->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + mc->guard_format + ": give it a format that holds these values, or none to go to FP64 CG)" : " (the copy's value format: -" + pre + "ksp_mixedcg_value_format)") + at.where;
   } catch (const FormatError &e) {
     code = PETSC_ERR_ARG_WRONG;
     msg  = UnderKspOptions(e.what(), prefix);
@@ -281,6 +294,10 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, PetscInt row0, 
   } catch (...) {
     code = PETSC_ERR_LIB;
     msg  = "KSPMIXEDCG: an unknown C++ exception while building the low-precision copy";
+  }
+  if (data) {
+    mc->refused = PETSC_TRUE;
+    mc->refusal = msg;
   }
   PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -308,7 +325,7 @@ PetscErrorCode BuildOffDiag(KSP ksp, Mat Ao, const PetscInt *garray, const PackS
   PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, s, s_ghost->data(), MPI_REPLACE));
   if (Ao && mc->nghost > 0) {
     const std::vector<int64_t> gcols(garray, garray + mc->nghost);
-    ierr     = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, row0, garray); });
+    ierr     = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, garray); });
     *has_off = ierr == PETSC_SUCCESS;
   }
   PetscCall(Agree(ksp, ierr));
@@ -332,7 +349,7 @@ PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
     PetscCall(KSPGetOperators(ksp, nullptr, &P));
     const PetscInt row0 = P->rmap->rstart;
     const mixed::CopyDither dither{mc->dither == PETSC_TRUE, (int64_t)row0};
-    ierr = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt, dither); }, row0, nullptr); });
+    ierr = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt, dither); }, nullptr); });
     PetscCall(Agree(ksp, ierr));
     if (mc->halo) {
       PetscCall(BuildOffDiag(ksp, Ao, garray, opt, op->diag.s.data(), &op->s_ghost, &op->off, &op->has_off));
@@ -382,7 +399,8 @@ PetscErrorCode BuildDeviceStages(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray
 
   PetscFunctionBegin;
   PetscCall(KSPGetOperators(ksp, nullptr, &P));
-  PetscCall(Agree(ksp, create ? CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, &mc->device) : mc->device->Rebuild(Ad, opt)));
+  const CopyRunner run = [ksp](const std::function<void()> &f) { return RunBuild(ksp, f, nullptr); };
+  PetscCall(Agree(ksp, create ? CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, run, &mc->device) : mc->device->Rebuild(Ad, opt)));
   if (mc->halo) {
     std::vector<double> s, s_ghost;
     PackSellMatrix      off;
@@ -656,25 +674,101 @@ void HostProduct(KspMixedCg *mc, const float *p, float *w)
   for (size_t i = 0; i < op.comp.size(); ++i) w[i] = std::fma(op.comp[i], p[i], w[i]);
 }
 
-PetscErrorCode KSPSetUp_MixedCG_Body(KSP ksp)
+/* Whether the PC's type is PETSc's default, which PCSetFromOptions() or PCSetUp() gives a PC
+   without a type (ILU or ICC on one rank, block Jacobi on several, PCMAT for a matrix with a
+   solve), rather than one the user chose: no -pc_type in the options database under the PC's
+   prefix and a type among those defaults. (PETSc records no difference: a program's
+   PCSetType(pc, PCILU) without the option reads as the default too.) */
+PetscErrorCode PCTypeIsDefault(PC pc, PetscBool *isdefault)
+{
+  PetscBool set = PETSC_FALSE, deflt = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsHasName(((PetscObject)pc)->options, ((PetscObject)pc)->prefix, "-pc_type", &set));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &deflt, PCILU, PCICC, PCBJACOBI, PCMAT, ""));
+  *isdefault = (PetscBool)(!set && deflt);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The method is Jacobi-preconditioned CG with its own scaling: the PC must be PCNONE or PCJACOBI
+   on the diagonal (-pc_jacobi_abs and -pc_jacobi_fixdiagonal change nothing on the positive
+   diagonal the method needs); a default PC the user did not choose gives way to PCJACOBI. */
+PetscErrorCode CheckPC(KSP ksp)
 {
   PC          pc;
-  PetscBool   ok;
+  PetscBool   ok, isjacobi, isdefault;
+  const char *prefix = ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "";
 
   PetscFunctionBegin;
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &ok, PCNONE, PCJACOBI, ""));
-  PetscCheck(ok, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-             "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type none (or jacobi, the same method)", ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)",
-             ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "");
+  if (!ok) {
+    PetscCall(PCTypeIsDefault(pc, &isdefault));
+    PetscCheck(isdefault, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+               "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type jacobi (or none, the same method)", ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)", prefix);
+    PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
+    PetscCall(PCSetType(pc, PCJACOBI));
+  }
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &isjacobi));
+  if (isjacobi) {
+    PCJacobiType type;
+    PetscCall(PCJacobiGetType(pc, &type));
+    std::string name = PCJacobiTypes[type]; /* upper case, as PETSc's enum names */
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return (char)std::tolower(ch); });
+    PetscCheck(type == PC_JACOBI_DIAGONAL, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
+               "KSPMIXEDCG scales by the diagonal (D = diag(A)) and cannot use -%spc_jacobi_type %s: use -%spc_jacobi_type diagonal (the default) or -%spc_type none", prefix, name.c_str(), prefix, prefix);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPSetUp_MixedCG_Body(KSP ksp)
+{
+  PetscFunctionBegin;
+  PetscCall(CheckPC(ksp));
   PetscCall(EnsureOperator(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Runs body (the setup or the solve). A block solver (PCBJACOBI's, PCASM's: on one rank of a
+   parallel solve) does not raise a refusal of its block's data, which would stop this rank
+   alone while the others wait: the solve ends with KSP_DIVERGED_PC_FAILED, which PETSc's block
+   preconditioners turn into a failed PC on every rank (PETSc's convention for a failed
+   preconditioner; -ksp_error_if_not_converged raises it instead). Its other errors are raised
+   as they are. */
+template <class Body>
+PetscErrorCode RunRefusable(KSP ksp, Body &&body)
+{
+  KspMixedCg *mc   = Data(ksp);
+  int         rank = 0;
+  const bool  block = IsBlockSolver((PetscObject)ksp, ksp->nestlevel, &rank) && !ksp->errorifnotconverged;
+
+  PetscFunctionBegin;
+  mc->refused = PETSC_FALSE;
+  if (!block) {
+    PetscCall(MixedCgCatch(body));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr)); /* nothing printed for a refusal */
+  const PetscErrorCode ierr = MixedCgCatch(body);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr && mc->refused) {
+    ksp->reason = KSP_DIVERGED_PC_FAILED;
+    ksp->its    = 0;
+    PetscCall(PetscInfo(ksp, "KSPMIXEDCG refused its block (KSP_DIVERGED_PC_FAILED): %s\n", mc->refusal.c_str()));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (ierr) {
+    PetscSpMVErrorText text = nullptr;
+    PetscCall(PetscErrorMessage(ierr, nullptr, &text));
+    SETERRQ(PETSC_COMM_SELF, ierr, "%s", text ? text : "KSPMIXEDCG failed");
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(MixedCgCatch([ksp]() { return KSPSetUp_MixedCG_Body(ksp); }));
+  PetscCall(RunRefusable(ksp, [ksp]() { return KSPSetUp_MixedCG_Body(ksp); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -745,10 +839,14 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* KSPSolve() locks b for reading before it calls this and unlocks it only when this succeeds:
+   on an error the lock is released here, so that the caller's b stays usable (VecSet(b)). */
 PetscErrorCode KSPSolve_MixedCG(KSP ksp)
 {
   PetscFunctionBegin;
-  PetscCall(MixedCgCatch([ksp]() { return KSPSolve_MixedCG_Body(ksp); }));
+  const PetscErrorCode ierr = RunRefusable(ksp, [ksp]() { return KSPSolve_MixedCG_Body(ksp); });
+  if (ierr) PetscCall(VecLockReadPop(ksp->vec_rhs));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1007,6 +1105,8 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
      apply the PC to the solution (wrong with PCJACOBI): -ksp_pc_side right and symmetric are
      refused by KSPSetUp() */
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 3));
+  /* a smoother's or a coarse solver's use (PCMG): a fixed number of steps, KSPConvergedSkip()'s */
+  PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
   ksp->ops->setup          = KSPSetUp_MixedCG;
   ksp->ops->solve          = KSPSolve_MixedCG;
   ksp->ops->setfromoptions = KSPSetFromOptions_MixedCG;

@@ -96,11 +96,15 @@ public:
   virtual FormatStats    Stats() const = 0;
 };
 
+/* Runs a build of the core's copy (C++ that may throw its refusals) and returns its exceptions as
+   the KSP's PETSc errors, in the user's numbering and naming the KSP's options (ksp_mixedcg.cpp). */
+using CopyRunner = std::function<PetscErrorCode(const std::function<void()> &build)>;
+
 #if defined(PETSCSPMV_HAVE_CUDA)
-/* The device copy of Ad (the Pmat's diagonal block, SeqAIJ-based) with opt, its values dithered
-   (mixed/scaled_copy.hpp's CopyDither) when dither is set, for this and every rebuild; errors of
-   the core as PETSc errors naming the Pmat's rows from row0. */
-PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, std::unique_ptr<MixedCgDevice> *out);
+/* The device copy of Ad (the Pmat's diagonal block, SeqAIJ-based; its rows start at the Pmat's
+   row0) with opt, its values dithered (mixed/scaled_copy.hpp's CopyDither) when dither is set,
+   for this and every rebuild; the core's builds run through run. */
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, const CopyRunner &run, std::unique_ptr<MixedCgDevice> *out);
 #endif
 
 } // namespace glue

@@ -18,6 +18,7 @@
 
 #include "mixed/scaled_copy.hpp"
 #include "pc_mixedkrylov_backend.hpp"
+#include "solver_place.hpp"
 #include "spmvimpl.hpp"
 
 #include <cmath>
@@ -69,40 +70,6 @@ PetscErrorCode Agree(PC pc, PetscErrorCode ierr)
   PetscCall(ierr);
   PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the PCMIXEDKRYLOV setup failed on another rank (see the error reported there)");
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* A block solver: a PC on one rank that solves with a block of a larger matrix, as the blocks of
-   PCBJACOBI and PCASM do; its Pmat has the block's own numbering, and no PETSc object tells the
-   block where its rows lie in the user's matrix. PETSc marks such a PC differently in different
-   versions and PC types (PCGetKSPNestLevel() > 0 for PCBJACOBI but not PCASM, a tab level > 0 in
-   3.22 but not 3.25, the options prefix "sub_" of both), so any of these marks it, and so does
-   a one-rank PC in a parallel run. */
-bool IsBlockSolver(PC pc, int *world_rank)
-{
-  int         size = 1, world = 1;
-  const char *prefix = ((PetscObject)pc)->prefix;
-
-  (void)MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size);
-  (void)MPI_Comm_size(PETSC_COMM_WORLD, &world);
-  (void)MPI_Comm_rank(PETSC_COMM_WORLD, world_rank);
-  return size == 1 && (world > 1 || pc->kspnestlevel > 0 || ((PetscObject)pc)->tablevel > 0 || (prefix && std::strstr(prefix, "sub_")));
-}
-
-/* How messages name local row r and column c of the rank's diagonal block: the Pmat's global
-   row and column; for a block solver the block's row and column, with `where` saying so (empty
-   otherwise). */
-struct Place {
-  std::string row, col, where;
-};
-
-Place PlaceOf(PC pc, int64_t r, int64_t c)
-{
-  int rank = 0;
-
-  if (!IsBlockSolver(pc, &rank)) return Place{"Pmat row " + std::to_string(pc->pmat->rmap->rstart + r), "column " + std::to_string(pc->pmat->cmap->rstart + c), ""};
-  return Place{"row " + std::to_string(r) + " of its block", "column " + std::to_string(c),
-               " (a block solver on rank " + std::to_string(rank) +
-                 ", e.g. of PCBJACOBI or PCASM: rows and columns are numbered from the block's first row; with PCBJACOBI's one block per rank, add the first row the rank owns in the user's matrix)"};
 }
 
 /* The core's option names are the matrix ones; the copy's live under the PC's infix. */
@@ -169,14 +136,12 @@ PetscErrorCode RunCore(PC pc, const std::function<void()> &f, bool *refused)
   } catch (const mixed::DiagonalError &e) {
     code = PETSC_ERR_ARG_WRONG;
     data = true;
-    /* e.what() is "row <local> ...": name the row in the user's numbering instead */
-    const std::string w = e.what();
-    const Place       at = PlaceOf(pc, e.row, e.row);
-    msg                  = "PCMIXEDKRYLOV" + at.where + ": " + at.row + w.substr(w.find(' ', 4));
+    const Place at = PlaceOf((PetscObject)pc, pc->kspnestlevel, pc->pmat, e.row, e.row);
+    msg            = "PCMIXEDKRYLOV" + at.where + ": " + at.row + " " + e.problem;
   } catch (const ValueRangeError &e) {
     code = PETSC_ERR_ARG_OUTOFRANGE;
     data = true;
-    const Place at = PlaceOf(pc, e.row, e.col);
+    const Place at = PlaceOf((PetscObject)pc, pc->kspnestlevel, pc->pmat, e.row, e.col);
     msg = "the PCMIXEDKRYLOV copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + at.col + ": " + UnderPCOptions(e.message(), ((PetscObject)pc)->prefix) + at.where;
   } catch (const FormatError &e) {
     code = PETSC_ERR_ARG_WRONG;

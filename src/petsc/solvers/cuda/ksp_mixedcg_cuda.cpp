@@ -35,30 +35,9 @@ public:
     PetscCall(AIJCusparseOnDevice(Ad, &dev));
     auto build = [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
       cudaError_t cerr = cudaSuccess;
-      std::string msg;
-      PetscErrorCode code = PETSC_SUCCESS;
 
       PetscFunctionBegin;
-      try {
-        cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, c, mixed::CopyDither{dither_ == PETSC_TRUE, (int64_t)row0});
-      } catch (const mixed::DiagonalError &e) {
-        code = PETSC_ERR_ARG_WRONG;
-        msg  = std::string("KSPMIXEDCG (Pmat row ") + std::to_string((long long)(row0 + e.row)) + "): " + e.what();
-      } catch (const ValueRangeError &e) {
-        code = PETSC_ERR_ARG_OUTOFRANGE;
-        msg  = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2, Pmat row " + std::to_string((long long)(row0 + e.row)) + ", column " + std::to_string((long long)(row0 + e.col)) + ": " + e.message() +
-              " (use a wider -ksp_mixedcg_value_format)";
-      } catch (const std::bad_alloc &) {
-        code = PETSC_ERR_MEM;
-        msg  = "out of host memory while building the KSPMIXEDCG copy";
-      } catch (const std::exception &e) {
-        code = PETSC_ERR_LIB;
-        msg  = e.what();
-      } catch (...) {
-        code = PETSC_ERR_LIB;
-        msg  = "KSPMIXEDCG: an unknown C++ exception while building the low-precision copy";
-      }
-      PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
+      PetscCall(run_([&] { cerr = mixed::cuda::build_scaled_copy_on_device(A, opt, stream, c, mixed::CopyDither{dither_ == PETSC_TRUE, (int64_t)row0}); }));
       PetscCallCUDA(cerr);
       PetscFunctionReturn(PETSC_SUCCESS);
     };
@@ -74,12 +53,13 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither)
+  PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, const CopyRunner &run)
   {
     mixed::cuda::DeviceScaledCopy c;
 
     PetscFunctionBegin;
     dither_ = dither;
+    run_    = run;
     PetscCall(Build(Ad, opt, row0, &c));
     nnz_   = c.nnz;
     stats_ = c.stats;
@@ -205,15 +185,16 @@ private:
   FormatStats                 stats_;
   PetscInt                    row0_ = 0;
   PetscBool                   dither_ = PETSC_FALSE;
+  CopyRunner                  run_;
 };
 
 } // namespace
 
-PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, std::unique_ptr<MixedCgDevice> *out)
+PetscErrorCode CreateMixedCgDevice(Mat Ad, const PackSellOptions &opt, PetscInt row0, PetscBool dither, const CopyRunner &run, std::unique_ptr<MixedCgDevice> *out)
 {
   PetscFunctionBegin;
   auto b = std::make_unique<CudaMixedCg>();
-  PetscCall(b->Create(Ad, opt, row0, dither));
+  PetscCall(b->Create(Ad, opt, row0, dither, run));
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,0 +1,362 @@
+static const char help[] = "KSPMIXEDCG where users type -ksp_type mixedcg, at 1-3 ranks:\n\
+a program that set its operators before KSPSetFromOptions() (PETSc's default PC given way to\n\
+Jacobi, a PC the user chose refused), -pc_jacobi_type rowsum refused, KSP_NORM_NONE with a fixed\n\
+number of steps (a PCMG coarse solver), a block solver of PCBJACOBI that refuses its block ending\n\
+as KSP_DIVERGED_PC_FAILED on every rank and naming the user's row, the right-hand side usable\n\
+after a refused solve, and the remedies a range refusal names working on that matrix.\n\
+  -mat_type <aij>   the Pmat's type (aij, rgcsr, packsell, aijcusparse, rgcsrcuda, packsellcuda)\n";
+
+#include <petscksp.h>
+#include <petscspmv.h>
+#include <string.h>
+#include "spmv_test_util.h"
+
+#define CHECK(cond, ...) PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_PLIB, __VA_ARGS__)
+
+static char mattype[64] = MATAIJ;
+
+/* tridiag(-1, 2, -1) of size N in mattype; diagonal entry dval at row drow (drow >= 0); the
+   symmetric pair -tiny at (1, N - 2) and (N - 2, 1) (tiny != 0). */
+static PetscErrorCode Tridiag(PetscInt N, PetscInt drow, PetscScalar dval, PetscReal tiny, Mat *T)
+{
+  PetscInt lo, hi;
+  Mat      A;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 4, NULL, 4, NULL, &A));
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    if (i > 0) PetscCall(MatSetValue(A, i, i - 1, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(A, i, i, i == drow ? dval : 2.0, INSERT_VALUES));
+    if (i + 1 < N) PetscCall(MatSetValue(A, i, i + 1, -1.0, INSERT_VALUES));
+    if (tiny != 0 && i == 1) PetscCall(MatSetValue(A, 1, N - 2, -tiny, INSERT_VALUES));
+    if (tiny != 0 && i == N - 2) PetscCall(MatSetValue(A, N - 2, 1, -tiny, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatConvert(A, mattype, MAT_INITIAL_MATRIX, T));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A KSP on A with options prefix `prefix` whose options come from the database (set before). */
+static PetscErrorCode FromOptions(Mat A, const char *prefix, KSP *ksp)
+{
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, ksp));
+  PetscCall(KSPSetOptionsPrefix(*ksp, prefix));
+  PetscCall(KSPSetOperators(*ksp, A, A)); /* before KSPSetFromOptions(), as most programs */
+  PetscCall(KSPSetFromOptions(*ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Solves with ksp from x = 0; reason and the true residual with A. */
+static PetscErrorCode SolveTrue(KSP ksp, Mat A, Vec b, KSPConvergedReason *reason, PetscReal *rel)
+{
+  Vec x;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x));
+  PetscCall(VecSet(x, 0.0));
+  {
+    const PetscErrorCode ierr = KSPSolve(ksp, b, x);
+    if (ierr) PetscCall(VecDestroy(&x)); /* (a refusal tested by the caller) */
+    PetscCall(ierr);
+  }
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(TestTrueResidual(A, b, x, rel));
+  PetscCall(VecDestroy(&x));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* PETSc's default PC (ILU/ICC at 1 rank, block Jacobi at more) gives way to Jacobi; a PC chosen
+   with -pc_type, and Jacobi on row sums, are refused. */
+static PetscErrorCode DefaultPC(Mat A, Vec b)
+{
+  KSP                ksp;
+  PC                 pc;
+  KSPConvergedReason reason;
+  PetscReal          rel;
+  PetscBool          jacobi;
+  PCType             pctype;
+  PetscErrorCode     ierr;
+  char               msg[2048];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsSetValue(NULL, "-dp_ksp_type", "mixedcg"));
+  PetscCall(PetscOptionsSetValue(NULL, "-dp_ksp_rtol", "1e-8"));
+  PetscCall(FromOptions(A, "dp_", &ksp));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &jacobi));
+  PetscCall(PCGetType(pc, &pctype));
+  CHECK(reason > 0 && rel <= 1e-8 * 1.01 && jacobi, "default PC: reason %s, true residual %g, PC %s (want jacobi)", KSPConvergedReasons[reason], (double)rel, pctype);
+  PetscCall(KSPDestroy(&ksp));
+  for (int k = 0; k < 2; k++) {
+    const char *opt = k == 0 ? "-dq_pc_type" : "-dq_pc_jacobi_type", *val = k == 0 ? "ilu" : "rowsum";
+    const char *want = k == 0 ? "cannot use the preconditioner ilu" : "cannot use -dq_pc_jacobi_type rowsum";
+    PetscCall(PetscOptionsSetValue(NULL, "-dq_ksp_type", "mixedcg"));
+    if (k == 1) PetscCall(PetscOptionsSetValue(NULL, "-dq_pc_type", "jacobi"));
+    PetscCall(PetscOptionsSetValue(NULL, opt, val));
+    PetscCall(FromOptions(A, "dq_", &ksp));
+    TRY(KSPSetUp(ksp), &ierr, msg);
+    CHECK(ierr == PETSC_ERR_SUP && strstr(msg, want), "%s %s: error %d (%s), want PETSC_ERR_SUP saying \"%s\"", opt, val, (int)ierr, msg, want);
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(PetscOptionsClearValue(NULL, opt));
+  }
+  PetscCall(PetscOptionsClearValue(NULL, "-dq_pc_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-dq_ksp_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-dp_ksp_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-dp_ksp_rtol"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "default PC taken as Jacobi, chosen PC and rowsum refused: ok\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* KSP_NORM_NONE: a fixed number of steps (KSPConvergedSkip), as a smoother; a PCMG coarse solver
+   (PCMG sets that norm) inside a solve to the true residual. */
+static PetscErrorCode NormNone(Mat A, Vec b)
+{
+  KSP                ksp, coarse;
+  PC                 pc;
+  Vec                x;
+  PetscInt           its;
+  KSPConvergedReason reason;
+  PetscReal          rel, rel_cg;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecDuplicate(b, &x));
+  for (int k = 0; k < 2; k++) { /* FP64 CG + Jacobi, then KSPMIXEDCG: 7 steps each */
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, k == 0 ? KSPCG : KSPMIXEDCG));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCJACOBI));
+    PetscCall(KSPSetNormType(ksp, KSP_NORM_NONE));
+    PetscCall(KSPSetConvergenceTest(ksp, KSPConvergedSkip, NULL, NULL));
+    PetscCall(KSPSetTolerances(ksp, PETSC_CURRENT, PETSC_CURRENT, PETSC_CURRENT, 7));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(KSPGetConvergedReason(ksp, &reason));
+    PetscCall(KSPGetIterationNumber(ksp, &its));
+    PetscCall(TestTrueResidual(A, b, x, k == 0 ? &rel_cg : &rel));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  CHECK(reason == KSP_CONVERGED_ITS && its == 7 && rel <= 1.01 * rel_cg, "KSP_NORM_NONE, 7 steps: reason %s after %" PetscInt_FMT " steps, true residual %g (FP64 CG's after 7 steps %g)", KSPConvergedReasons[reason], its, (double)rel, (double)rel_cg);
+  PetscCall(VecDestroy(&x));
+
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPFGMRES));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 200));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCMG));
+  PetscCall(PCMGSetLevels(pc, 1, NULL));
+  PetscCall(PCMGGetCoarseSolve(pc, &coarse));
+  PetscCall(KSPSetType(coarse, KSPMIXEDCG));
+  PetscCall(KSPSetTolerances(coarse, PETSC_CURRENT, PETSC_CURRENT, PETSC_CURRENT, 30));
+  {
+    PC cpc;
+    PetscCall(KSPGetPC(coarse, &cpc));
+    PetscCall(PCSetType(cpc, PCJACOBI));
+  }
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  CHECK(reason > 0 && rel <= 1e-8 * 1.01, "PCMG with a KSPMIXEDCG coarse solver: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSP_NORM_NONE (7 steps; PCMG coarse solver): ok\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A zero diagonal entry at the user's row N - 1 (the last rank's block): as PCBJACOBI's block
+   solver KSPMIXEDCG ends with KSP_DIVERGED_PC_FAILED, and the outer solve stops on every rank
+   (no error, no hang); a block solver that raises (-ksp_error_if_not_converged) names the row in
+   the user's numbering for a matrix of ours, the block's own with the way to the user's for
+   others. */
+static PetscErrorCode BlockRefusal(PetscInt N, Vec b)
+{
+  Mat                A, Ad;
+  KSP                ksp;
+  KSPConvergedReason reason;
+  PetscErrorCode     ierr;
+  PetscReal          rel;
+  char               msg[2048], want[256];
+  PetscInt           lo, hi;
+  PetscBool          ours;
+
+  PetscFunctionBeginUser;
+  PetscCall(Tridiag(N, N - 1, 0.0, 0, &A));
+  PetscCall(PetscOptionsSetValue(NULL, "-bj_ksp_type", "fgmres"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bj_pc_type", "bjacobi"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bj_sub_ksp_type", "mixedcg"));
+  PetscCall(PetscOptionsSetValue(NULL, "-bj_sub_pc_type", "none"));
+  PetscCall(FromOptions(A, "bj_", &ksp));
+  TRY(SolveTrue(ksp, A, b, &reason, &rel), &ierr, msg);
+  CHECK(ierr == 0 && reason == KSP_DIVERGED_PC_FAILED, "PCBJACOBI + KSPMIXEDCG on a zero diagonal: error %d (%s), reason %s, want KSP_DIVERGED_PC_FAILED on every rank", (int)ierr, msg, ierr ? "-" : KSPConvergedReasons[reason]);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(PetscOptionsClearValue(NULL, "-bj_ksp_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-bj_pc_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-bj_sub_ksp_type"));
+  PetscCall(PetscOptionsClearValue(NULL, "-bj_sub_pc_type"));
+
+  /* each rank's block solved alone (no collective), raising */
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  PetscCall(MatGetDiagonalBlock(A, &Ad));
+  PetscCall(KSPCreate(PETSC_COMM_SELF, &ksp));
+  PetscCall(KSPSetOptionsPrefix(ksp, "sub_"));
+  PetscCall(KSPSetOperators(ksp, Ad, Ad));
+  PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+  PetscCall(KSPSetErrorIfNotConverged(ksp, PETSC_TRUE));
+  {
+    Vec bl, xl;
+    PetscCall(MatCreateVecs(Ad, &xl, &bl));
+    PetscCall(VecSet(bl, 1.0));
+    TRY(KSPSolve(ksp, bl, xl), &ierr, msg);
+    PetscCall(VecDestroy(&bl));
+    PetscCall(VecDestroy(&xl));
+  }
+  PetscCall(PetscStrbeginswith(mattype, "aij", &ours));
+  ours = (PetscBool)(!ours && lo + N > hi); /* a block of an MPI matrix of ours (several ranks) */
+  if (ours) PetscCall(PetscSNPrintf(want, sizeof(want), "row %" PetscInt_FMT " of the user's matrix has the diagonal entry 0", N - 1));
+  else PetscCall(PetscSNPrintf(want, sizeof(want), "row %" PetscInt_FMT " of its block has the diagonal entry 0", N - 1 - lo));
+  if (hi == N && lo < hi) CHECK(ierr == PETSC_ERR_ARG_WRONG && strstr(msg, want), "the block solver with the zero diagonal: error %d (%s), want \"%s\"", (int)ierr, msg, want);
+  else CHECK(ierr == 0, "a block solver without the zero diagonal: error %d (%s)", (int)ierr, msg);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "block solver refusal: KSP_DIVERGED_PC_FAILED everywhere, the user's row named: ok\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* After a solve, new values with a zero diagonal: refused with a PETSc error on every rank, the
+   right-hand side not left locked (VecSet() works), the next solve with repaired values fine. */
+static PetscErrorCode RefusedSolveReleasesRhs(PetscInt N, Vec b)
+{
+  Mat                A;
+  KSP                ksp;
+  KSPConvergedReason reason;
+  PetscErrorCode     ierr;
+  PetscReal          rel;
+  char               msg[2048];
+  PetscInt           lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(Tridiag(N, -1, 0, 0, &A));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 1000));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  CHECK(reason > 0 && rel <= 1e-8 * 1.01, "first solve: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  for (int k = 0; k < 2; k++) {
+    if (N / 2 >= lo && N / 2 < hi) PetscCall(MatSetValue(A, N / 2, N / 2, k == 0 ? 0.0 : 2.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+    if (k == 0) {
+      TRY(SolveTrue(ksp, A, b, &reason, &rel), &ierr, msg);
+      CHECK(ierr == PETSC_ERR_ARG_WRONG, "zero diagonal: error %d (%s), want PETSC_ERR_ARG_WRONG on every rank", (int)ierr, msg);
+      TRY(VecSet(b, 1.0), &ierr, msg);
+      CHECK(ierr == 0, "VecSet(b) after the refused solve: error %d (%s)", (int)ierr, msg);
+    } else {
+      PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+      CHECK(reason > 0 && rel <= 1e-8 * 1.01, "solve after the repair: reason %s, true residual %g", KSPConvergedReasons[reason], (double)rel);
+    }
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "refused solve: the right-hand side released, the next solve fine: ok\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A scaled entry no low-precision format holds (-1e-300 against a unit diagonal): the refusal
+   names the scaled value itself, and every remedy it names solves; a NaN names KSPMIXEDCG's copy,
+   not a preconditioner. */
+static PetscErrorCode RangeRemedies(PetscInt N)
+{
+  Mat                A;
+  Vec                b;
+  KSP                ksp;
+  KSPConvergedReason reason;
+  PetscErrorCode     ierr;
+  PetscReal          rel;
+  char               msg[2048], use[2048];
+  int                tried = 0;
+  const char *const  remedy[][2] = {
+    {"-ksp_mixedcg_mat_packsell_scaling auto", "-tn_ksp_mixedcg_mat_packsell_scaling"},
+    {"bf16",                                   "-tn_ksp_mixedcg_value_format"         },
+    {"e8m14",                                  "-tn_ksp_mixedcg_value_format"         },
+    {"e8m22",                                  "-tn_ksp_mixedcg_value_format"         },
+    {"value format exact",                     "-tn_ksp_mixedcg_value_format"         },
+  };
+  const char *const value[] = {"auto", "bf16", "e8m14", "e8m22", "exact"};
+
+  PetscFunctionBeginUser;
+  PetscCall(Tridiag(N, -1, 0, 1e-300, &A));
+  PetscCall(MatCreateVecs(A, NULL, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(FromOptions(A, "tn_", &ksp));
+  PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 1000));
+  TRY(SolveTrue(ksp, A, b, &reason, &rel), &ierr, msg);
+  PetscCall(KSPDestroy(&ksp));
+  { /* the owner of row 1 names the entry, the others point to it: its message on every rank */
+    PetscMPIInt rank, mine, owner;
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    mine = strstr(msg, "another rank") ? -1 : rank;
+    PetscCallMPI(MPIU_Allreduce(&mine, &owner, 1, MPI_INT, MPI_MAX, PETSC_COMM_WORLD));
+    CHECK(owner >= 0, "-1e-300 scaled: no rank names the entry (%s)", msg);
+    PetscCallMPI(MPI_Bcast(msg, sizeof(msg), MPI_CHAR, owner, PETSC_COMM_WORLD));
+  }
+  CHECK(ierr == PETSC_ERR_ARG_OUTOFRANGE && strstr(msg, "value -5e-301 underflows"), "-1e-300 scaled: error %d (%s), want PETSC_ERR_ARG_OUTOFRANGE naming the scaled value -5e-301", (int)ierr, msg);
+  PetscCall(PetscStrncpy(use, strstr(msg, "; use ") ? strstr(msg, "; use ") : "", sizeof(use))); /* the remedies */
+  for (int k = 0; k < 5; k++) {
+    if (!strstr(use, remedy[k][0])) continue;
+    tried++;
+    PetscCall(PetscOptionsSetValue(NULL, remedy[k][1], value[k]));
+    PetscCall(FromOptions(A, "tn_", &ksp));
+    PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+    PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, 1000));
+    PetscCall(KSPSetFromOptions(ksp));
+    TRY(SolveTrue(ksp, A, b, &reason, &rel), &ierr, msg);
+    CHECK(ierr == 0 && reason > 0 && rel <= 1e-8 * 1.01, "the remedy %s %s the message names: error %d (%s), reason %s, true residual %g", remedy[k][1], value[k], (int)ierr, msg, ierr ? "-" : KSPConvergedReasons[reason], (double)rel);
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(PetscOptionsClearValue(NULL, remedy[k][1]));
+  }
+  CHECK(tried > 0, "the refusal names no remedy: %s", use);
+  PetscCall(MatDestroy(&A));
+  /* a NaN */
+  PetscCall(Tridiag(N, 2, NAN, 0, &A));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPMIXEDCG));
+  TRY(KSPSetUp(ksp), &ierr, msg);
+  CHECK(ierr != 0 && !strstr(msg, "preconditioner") && (strstr(msg, "KSPMIXEDCG") || strstr(msg, "another rank")), "a NaN diagonal: error %d (%s), want KSPMIXEDCG's message without a preconditioner", (int)ierr, msg);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(MatDestroy(&A));
+  PetscCall(VecDestroy(&b));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "range refusal: the scaled value named, %d named remedies solve: ok\n", tried));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+int main(int argc, char **argv)
+{
+  Mat      A;
+  Vec      b;
+  PetscInt N = 64;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscSpMVInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", mattype, sizeof(mattype), NULL));
+  PetscCall(Tridiag(N, -1, 0, 0, &A));
+  PetscCall(MatCreateVecs(A, NULL, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(DefaultPC(A, b));
+  PetscCall(NormNone(A, b));
+  PetscCall(BlockRefusal(N, b));
+  PetscCall(RefusedSolveReleasesRhs(N, b));
+  PetscCall(RangeRemedies(N));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));
+  PetscCall(PetscFinalize());
+  return 0;
+}

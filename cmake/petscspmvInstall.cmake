@@ -4,6 +4,8 @@
 #   P/lib/pkgconfig/petscspmv.pc                                   (Requires: PETSc)
 #   P/lib/cmake/petscspmv/petscspmv{Config,ConfigVersion,Targets,Targets-<config>}.cmake
 #                                                                  (find_package(petscspmv CONFIG), target petscspmv::petscspmv)
+#   P/share/doc/petscspmv/manual/*.md                              (the man pages, docs/manual: CMAKE_INSTALL_DOCDIR)
+#   P/share/petscspmv/tutorials/{ex1.c,ex2.c,*.h}                  (the tutorials' sources: CMAKE_INSTALL_DATADIR)
 # tests/install checks the installed tree with a downstream program (pkg-config and find_package).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -71,3 +73,13 @@ install(CODE "
   set(PETSCSPMV_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
   configure_file(\"${PROJECT_BINARY_DIR}/cmake/petscspmv.pc.in\" \"${PROJECT_BINARY_DIR}/cmake/petscspmv.pc\" @ONLY)")
 install(FILES ${PROJECT_BINARY_DIR}/cmake/petscspmv.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# ------------------------------------------------------------------ documentation and tutorials
+# The man pages as rendered in docs/manual by scripts/manpages.py (the test manpages_up_to_date
+# keeps them in step with the sources); their "Location:" links point into the source tree.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/manual/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/manual
+  FILES_MATCHING PATTERN "*.md")
+# The tutorials' sources, to read and to copy from (built with the project, not from here):
+# the programs and their headers, and a README.md when the folder has one.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/tutorials/ DESTINATION ${CMAKE_INSTALL_DATADIR}/petscspmv/tutorials
+  FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "README.md")

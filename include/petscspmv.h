@@ -32,6 +32,8 @@
 PETSC_EXTERN PetscErrorCode PetscSpMVInitializePackage(void);
 /* Marks the package as not initialized; PetscFinalize() calls it */
 PETSC_EXTERN PetscErrorCode PetscSpMVFinalizePackage(void);
+/* The version of the library the program runs ("petscspmv 0.1.0, PETSc 3.22.5, CUDA") (register.cpp) */
+PETSC_EXTERN PetscErrorCode PetscSpMVGetVersion(char version[], size_t len);
 /* The entry point of -dll_append libpetscspmv.so: calls PetscSpMVInitializePackage() */
 PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscspmv(void);
 

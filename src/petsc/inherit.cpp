@@ -30,7 +30,17 @@ PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
     }
   }
   *o = FormatOptions(t->format);
-  PetscCall(ReadOptions(B, nullptr, o));
+  PetscBool help = PETSC_FALSE;
+  PetscCall(PetscOptionsHasHelp(((PetscObject)B)->options, &help));
+  if (help) {
+    /* listed by -help as MatSetFromOptions() lists them: a matrix PETSc creates by type name
+       (DMCreateMatrix() with -dm_mat_type) may never see MatSetFromOptions() */
+    /* a title of its own: -help prints a (prefix, title) once, and the base type's constructor
+       printed "Matrix (Mat) options" already */
+    PetscOptionsBegin(PetscObjectComm((PetscObject)B), ((PetscObject)B)->prefix, "Matrix (Mat) options of the petscspmv types", "Mat");
+    PetscCall(ReadOptions(B, PetscOptionsObject, o));
+    PetscOptionsEnd();
+  } else PetscCall(ReadOptions(B, nullptr, o));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

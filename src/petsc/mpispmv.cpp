@@ -126,6 +126,7 @@ PetscErrorCode SyncBlocksForProduct(Mat A)
 PetscErrorCode MatMult_MPISpMV(Mat A, Vec x, Vec y)
 {
   PetscFunctionBegin;
+  PetscCall(WarnLossyOperator(A, State(A)->opts, &State(A)->warned_lossy));
   PetscCall(SyncBlocksForProduct(A));
   PetscCall(State(A)->baseops.mult(A, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -161,6 +162,7 @@ PetscErrorCode MatEliminateZeros_MPISpMVCUDA(Mat A, PetscBool keep)
 PetscErrorCode MatMultAdd_MPISpMV(Mat A, Vec x, Vec y, Vec z)
 {
   PetscFunctionBegin;
+  PetscCall(WarnLossyOperator(A, State(A)->opts, &State(A)->warned_lossy));
   PetscCall(SyncBlocksForProduct(A));
   PetscCall(State(A)->baseops.multadd(A, x, y, z));
   PetscFunctionReturn(PETSC_SUCCESS);

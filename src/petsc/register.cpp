@@ -82,6 +82,8 @@ PetscErrorCode PetscSpMVInitializePackage(void)
   PetscCall(PetscLogEventRegister("PCMixedKSetUp", PC_CLASSID, &EventMixedSetUp));
   PetscCall(PCRegister(PCMIXEDKRYLOV, PCCreate_MixedKrylov));
   PetscCall(KSPInitializePackage());
+  PetscCall(PetscLogEventRegister("KSPMixedCGCopy", KSP_CLASSID, &EventMixedCGCopy));
+  PetscCall(PetscLogEventRegister("KSPMixedCGFP32", KSP_CLASSID, &EventMixedCGFP32));
   PetscCall(KSPRegister(KSPMIXEDCG, KSPCreate_MixedCG));
   for (PetscInt i = 0; i < n; i++) {
     const TypeInfo *t = types[i];
@@ -94,6 +96,45 @@ PetscErrorCode PetscSpMVInitializePackage(void)
 #endif
   }
   PetscCall(PetscRegisterFinalize(PetscSpMVFinalizePackage));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@C
+  PetscSpMVGetVersion - Gets the version of the petscspmv library the program runs (which, loaded
+  with -dll_append, need not be the one its headers came from), with the PETSc it was built
+  against and whether it has the CUDA types, e.g. "petscspmv 0.1.0 (PETSc 3.22.5, CUDA)".
+
+  Not Collective
+
+  Input Parameter:
+. len - the length of version, in characters
+
+  Output Parameter:
+. version - the version string, truncated to len - 1 characters
+
+  Level: beginner
+
+  Notes:
+  The compile-time version is in petscspmvversion.h (`PETSCSPMV_VERSION_MAJOR` ...). The views
+  of the library's objects (`-ksp_view` of `KSPMIXEDCG` and `PCMIXEDKRYLOV`, `-mat_view
+  ::ascii_info` of its Mat types) name it.
+
+  Errors:
+  None (`PETSC_ERR_ARG_NULL` for a NULL version).
+
+.seealso: `PetscSpMVInitializePackage()`
+@*/
+PetscErrorCode PetscSpMVGetVersion(char version[], size_t len)
+{
+  PetscFunctionBegin;
+  PetscAssertPointer(version, 1);
+  PetscCall(PetscSNPrintf(version, len, "petscspmv %s (PETSc %d.%d.%d, %s)", PETSCSPMV_VERSION_STRING, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR,
+#if defined(PETSCSPMV_HAVE_CUDA)
+                          "CUDA"
+#else
+                          "host only"
+#endif
+                          ));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

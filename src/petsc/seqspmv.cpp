@@ -177,6 +177,7 @@ PetscErrorCode MatAssemblyEnd_SeqSpMV(Mat A, MatAssemblyType mode)
 PetscErrorCode Product(Mat A, SeqState *sp, Vec x, Vec y, PetscBool add)
 {
   PetscFunctionBegin;
+  if (!sp->block) PetscCall(WarnLossyOperator(A, sp->opts, &sp->warned_lossy)); /* an MPI matrix warns for its blocks */
   PetscCall(SeqSync(A, PETSC_FALSE));
   PetscCall(sp->shadow->Mult(x, y, add));
   PetscFunctionReturn(PETSC_SUCCESS);

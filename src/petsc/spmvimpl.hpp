@@ -67,6 +67,7 @@ struct SeqState {
   GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
   PetscBool               free_device_csr = PETSC_FALSE; /* CUDA: builds do not keep AIJCUSPARSE's device CSR */
   PetscBool               info_transpose = PETSC_FALSE; /* the host transpose was reported (-info) */
+  PetscBool               warned_lossy = PETSC_FALSE;   /* WarnLossyOperator() ran */
   PetscBool               bind_after_hash = PETSC_FALSE; /* CUDA: MatBindToCPU(A, A->boundtocpu) is owed, from
                                                            a call during PETSc's hash assembly or an
                                                            adoption while bound during it (Adopt()) */
@@ -88,6 +89,7 @@ struct MPIState {
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
   PetscInt  defer_value_check  = 0;           /* as SeqState's */
+  PetscBool warned_lossy       = PETSC_FALSE;
   /* the last collective sync of the blocks (MPISyncBlocks()) failed on some rank, the same on
      every rank: the products sync collectively until one succeeds */
   PetscBool values_refused = PETSC_FALSE;
@@ -314,6 +316,12 @@ PetscErrorCode ViewNoLayout(Mat A, PetscViewer viewer, const TypeInfo *t);
 PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow);
 void           AddStats(FormatStats *sum, const FormatStats &s);
 void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out);
+/* Once per matrix (*warned), at its first product with a lossy layout (o): a warning on stderr
+   (A's communicator) that its products, and so the residuals of a KSP with A as its operator,
+   are those of the rounded values, and how to keep the exact operator (-mat_packsell_lossy_warning
+   false under A's prefix: none). PETSc gives a matrix type no hook at KSPSolve(): a KSP operator's
+   first product is in its first KSPSolve(). */
+PetscErrorCode WarnLossyOperator(Mat A, const FormatOptions &o, PetscBool *warned);
 /* The LOSSY line of the views that list a lossy matrix's entries (MatView_SeqSpMV/MPISpMV call it
    before the base type's view; it prints nothing in the other cases). */
 PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o);
@@ -323,8 +331,10 @@ extern PetscLogEvent EventBuild, EventValues;
 /* solvers/pc_mixedkrylov.cpp */
 extern PetscLogEvent EventMixedSetUp;
 PetscErrorCode       PCCreate_MixedKrylov(PC pc);
-/* solvers/ksp_mixedcg.cpp */
-PetscErrorCode KSPCreate_MixedCG(KSP ksp);
+/* solvers/ksp_mixedcg.cpp: the copy's builds (KSPMixedCGCopy) and the low-precision steps of a
+   solve (KSPMixedCGFP32, the solve without its exact products and builds) */
+extern PetscLogEvent EventMixedCGCopy, EventMixedCGFP32;
+PetscErrorCode       KSPCreate_MixedCG(KSP ksp);
 
 /* A composed container's deleter of a T allocated with new (PetscObjectContainerCompose()): its
    argument is the pointer (3.22), the address of the pointer (3.23, 3.24), the same as a PetscCtxRt

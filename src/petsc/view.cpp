@@ -30,7 +30,9 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
   PetscCallCXX(options = o.Describe());
   PetscCallCXX(values = o.ValuesNote());
   PetscCallCXX(stats = s.to_string());
-  PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels; %s):\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host", scope));
+  char version[128];
+  PetscCall(PetscSpMVGetVersion(version, sizeof(version)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "%s layout (%s, %s kernels; %s) [%s]:\n", FormatTitle(t->format), ((PetscObject)A)->type_name, t->cuda ? "CUDA" : "host", scope, version));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "options: %s\n", options.c_str()));
   if (!values.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "values: %s\n", values.c_str()));
@@ -75,6 +77,26 @@ PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o)
   if (format != PETSC_VIEWER_DEFAULT && format != PETSC_VIEWER_ASCII_COMMON && format != PETSC_VIEWER_ASCII_DENSE && format != PETSC_VIEWER_ASCII_INDEX) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallCXX(values = o.ValuesNote());
   PetscCall(PetscViewerASCIIPrintf(viewer, "values: %s (the entries listed are the matrix's own FP64 values)\n", values.c_str()));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode WarnLossyOperator(Mat A, const FormatOptions &o, PetscBool *warned)
+{
+  PetscBool   on = PETSC_TRUE;
+  const char *name, *prefix = ((PetscObject)A)->prefix ? ((PetscObject)A)->prefix : "";
+  std::string values;
+
+  PetscFunctionBegin;
+  if (*warned || !o.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  *warned = PETSC_TRUE;
+  PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_packsell_lossy_warning", &on, nullptr));
+  if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscObjectGetName((PetscObject)A, &name));
+  PetscCallCXX(values = o.ValuesNote());
+  PetscCall(PetscFPrintf(PetscObjectComm((PetscObject)A), PETSC_STDERR,
+                         "WARNING (petscspmv): the %s matrix %s multiplies with %s. The residuals of a KSP that has it as its operator are those of the rounded matrix, not of the one assembled. "
+                         "For the exact operator keep -%smat_packsell_value_format exact (the default) and let a rounded copy be the preconditioner (-pc_type mixedkrylov or -ksp_type mixedcg); -%smat_packsell_lossy_warning false silences this warning\n",
+                         ((PetscObject)A)->type_name, name, values.c_str(), prefix, prefix));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

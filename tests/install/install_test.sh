@@ -5,7 +5,8 @@
 #   install_test.sh find_package   build downstream.c with find_package(petscspmv CONFIG), run it
 #   install_test.sh dll_append     downstream.c linked with PETSc only, run with -dll_append $PREFIX/lib/libpetscspmv.so
 # Environment: BUILD_DIR (the petscspmv build tree), PREFIX, WORK (scratch dir of the step), SOURCE_DIR
-# (this folder), PETSC_DIR, PETSC_LIBDIR (where libpetsc is), VERSION (project() VERSION), CMAKE, MPIEXEC (command and options), LIBDIR (lib).
+# (this folder), PETSC_DIR, PETSC_LIBDIR (where libpetsc is), VERSION (project() VERSION), CMAKE, MPIEXEC (command and options), LIBDIR (lib);
+# DOCDIR (share/doc/petscspmv) and DATADIR (share) as GNUInstallDirs set them, these defaults when unset.
 # Any missing file or wrong field fails the step (exit 1) with a message naming it.
 set -euo pipefail
 step=${1:?usage: install_test.sh install|pkgconfig|find_package|dll_append}
@@ -14,6 +15,8 @@ for v in BUILD_DIR PREFIX WORK SOURCE_DIR PETSC_DIR PETSC_LIBDIR VERSION CMAKE M
 done
 major=${VERSION%%.*}
 lib=$PREFIX/$LIBDIR
+DOCDIR=${DOCDIR:-share/doc/petscspmv}
+DATADIR=${DATADIR:-share}
 fail() { echo "FAIL ($step): $*" >&2; exit 1; }
 run() { echo "+ $*"; "$@"; }
 # run_pass <log> <command...>: runs it; it must succeed and print PASS
@@ -82,13 +85,40 @@ install)
   grep -Eqx 'Requires: PETSc = [0-9]+\.[0-9]+\.[0-9]+' "$pc" || fail "$pc: no 'Requires: PETSc = <the version built with>'"
   grep -qx 'Libs: -L${libdir} -lpetscspmv' "$pc" || fail "$pc: Libs"
   grep -qx 'Cflags: -I${includedir}' "$pc" || fail "$pc: Cflags"
-  # nothing installed refers to the build or source tree (but for the prefix, which here lies in the build tree)
   top=$(cd "$SOURCE_DIR/../.." && pwd)
+  # the man pages (docs/manual, as scripts/manpages.py rendered them): the index, the solver's and
+  # the four types', and every page of docs/manual unchanged
+  man=$PREFIX/$DOCDIR/manual
+  for p in README.md KSPMIXEDCG.md PCMIXEDKRYLOV.md MATRGCSR.md MATPACKSELL.md MATRGCSRCUDA.md MATPACKSELLCUDA.md; do
+    [ -f "$man/$p" ] || fail "the man page $man/$p is missing"
+  done
+  pages=0
+  for p in "$top"/docs/manual/*.md; do
+    cmp -s "$p" "$man/${p##*/}" || fail "$man/${p##*/} is missing or differs from docs/manual/${p##*/}"
+    pages=$((pages + 1))
+  done
+  # every page the index links to is installed
+  for p in $(sed -n 's/^- \[[^]]*\](\([^)]*\))$/\1/p' "$man/README.md"); do
+    [ -f "$man/$p" ] || fail "$man/README.md links to $p, which is not installed"
+  done
+  echo "man pages: $pages in $man"
+  # the tutorials' sources, with the headers they include (the build files are not installed)
+  tut=$PREFIX/$DATADIR/petscspmv/tutorials
+  for f in ex1.c ex2.c; do
+    [ -f "$tut/$f" ] || fail "the tutorial $tut/$f is missing"
+    cmp -s "$top/tutorials/$f" "$tut/$f" || fail "$tut/$f differs from tutorials/$f"
+    for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$tut/$f"); do
+      [ -f "$tut/$inc" ] || fail "$f includes \"$inc\", which is not installed beside it"
+    done
+  done
+  [ ! -e "$tut/CMakeLists.txt" ] || fail "$tut/CMakeLists.txt is installed (it builds only inside the project)"
+  echo "tutorials: $(cd "$tut" && echo *)"
+  # nothing installed refers to the build or source tree (but for the prefix, which here lies in the build tree)
   while IFS= read -r f; do
     text=$(cat "$f")
     text=${text//"$PREFIX"/}
     case $text in *"$BUILD_DIR"* | *"$top/"*) fail "$f names the build tree $BUILD_DIR or the source tree $top";; esac
-  done < <(find "$PREFIX/include" "$lib/pkgconfig" "$lib/cmake" -type f)
+  done < <(find "$PREFIX/include" "$lib/pkgconfig" "$lib/cmake" "$man" "$tut" -type f)
   echo PASS
   ;;
 pkgconfig)

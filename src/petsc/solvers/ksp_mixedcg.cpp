@@ -84,9 +84,39 @@ struct KspMixedCg {
      KSP_DIVERGED_PC_FAILED instead of an error (KSPSolve_MixedCG()) */
   PetscBool                      refused = PETSC_FALSE;
   std::string                    refusal;
+  PetscBool                      fp32_logged = PETSC_FALSE; /* inside -log_view's KSPMixedCGFP32 event */
 };
 
 KspMixedCg *Data(KSP ksp) { return static_cast<KspMixedCg *>(ksp->data); }
+
+/* -log_view's KSPMixedCGFP32: the solve's time outside the exact Amat's products (PETSc's MatMult)
+   and the copy's builds (KSPMixedCGCopy), i.e. its low-precision steps; opened at the start of a
+   solve and closed around each of those (idempotent). */
+PetscErrorCode Fp32Log(KSP ksp, PetscBool open)
+{
+  KspMixedCg *mc = Data(ksp);
+
+  PetscFunctionBegin;
+  if (open == mc->fp32_logged) PetscFunctionReturn(PETSC_SUCCESS);
+  mc->fp32_logged = open;
+  if (open) PetscCall(PetscLogEventBegin(EventMixedCGFP32, ksp, 0, 0, 0));
+  else PetscCall(PetscLogEventEnd(EventMixedCGFP32, ksp, 0, 0, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* f() outside the KSPMixedCGFP32 event (an exact product or a build inside a solve). */
+template <class F>
+PetscErrorCode OutsideFp32(KSP ksp, F &&f)
+{
+  const PetscBool was = Data(ksp)->fp32_logged;
+
+  PetscFunctionBegin;
+  PetscCall(Fp32Log(ksp, PETSC_FALSE));
+  const PetscErrorCode ierr = f();
+  PetscCall(Fp32Log(ksp, was));
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* The PackSELL options of the copy at the current level. */
 PetscErrorCode LevelOptions(KspMixedCg *mc, PackSellOptions *opt)
@@ -516,10 +546,12 @@ PetscErrorCode EnsureOperator(KSP ksp)
   PetscCall(VecDestroy(&mc->w1));
   PetscCall(VecDestroy(&mc->w2));
   PetscCall(CreateWorkVecs(ksp, P, cuda, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
+  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, P, 0, 0));
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
   {
     const PetscErrorCode ierr = BuildOperator(ksp, P, owned, Ad, Ao, garray, cuda);
     PetscCall(MatDestroy(&owned)); /* on every path */
+    PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, P, 0, 0));
     PetscCall(ierr);
   }
   mc->pmat_state = state;
@@ -538,6 +570,7 @@ PetscErrorCode RaiseBuild(KSP ksp)
   PetscErrorCode  ierr = PETSC_SUCCESS;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
 #if defined(PETSCSPMV_HAVE_CUDA)
   if (mc->device) ierr = BuildDevice(ksp, Ad, Ao, garray, PETSC_FALSE);
@@ -545,6 +578,7 @@ PetscErrorCode RaiseBuild(KSP ksp)
 #endif
     ierr = BuildHost(ksp, Ad, Ao, garray);
   PetscCall(MatDestroy(&owned));
+  PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -608,13 +642,13 @@ MixedCgHooks Hooks(KSP ksp)
   h.exact_product = [ksp, mc](const double *x, double *y) {
     Mat A;
     MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE));
+    MixedCgTry(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE); }));
   };
 #if defined(PETSCSPMV_HAVE_CUDA)
   h.exact_product_device = [ksp, mc](const double *x, double *y) {
     Mat A;
     MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE));
+    MixedCgTry(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE); }));
   };
 #endif
   if (size > 1) { /* one rank: unset (the device loop then adds no host round trip) */
@@ -631,7 +665,7 @@ MixedCgHooks Hooks(KSP ksp)
 #endif
   h.raise_precision = [ksp]() {
     bool lowp = false;
-    MixedCgTry(Raise(ksp, &lowp));
+    MixedCgTry(OutsideFp32(ksp, [&] { return Raise(ksp, &lowp); }));
     return lowp;
   };
   h.converged = [ksp](int64_t its, double rn) {
@@ -791,6 +825,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   p.max_it     = (int64_t)ksp->max_it;
   p.start_fp64 = mc->level == 2;
   MixedCgHooks hooks = Hooks(ksp);
+  PetscCall(Fp32Log(ksp, PETSC_TRUE));
   if (mc->device) {
 #if defined(PETSCSPMV_HAVE_CUDA)
     ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, &res);
@@ -823,6 +858,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
     /* the flops of the low-precision steps: the product and about 12 vector flops per row */
     PetscCall(PetscLogFlops((PetscLogDouble)res.lowp_its * (2.0 * (PetscLogDouble)mc->nnz + 12.0 * (PetscLogDouble)mc->rows)));
   }
+  PetscCall(Fp32Log(ksp, PETSC_FALSE));
   PetscCall(ierr);
   mc->last = res;
   mc->solves++;
@@ -845,6 +881,7 @@ PetscErrorCode KSPSolve_MixedCG(KSP ksp)
 {
   PetscFunctionBegin;
   const PetscErrorCode ierr = RunRefusable(ksp, [ksp]() { return KSPSolve_MixedCG_Body(ksp); });
+  PetscCall(Fp32Log(ksp, PETSC_FALSE)); /* (closed already unless the solve stopped early) */
   if (ierr) PetscCall(VecLockReadPop(ksp->vec_rhs));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -936,6 +973,11 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
+  {
+    char version[128];
+    PetscCall(PetscSpMVGetVersion(version, sizeof(version)));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", version));
+  }
   PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g\n", mc->params.delta));
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
@@ -1018,6 +1060,8 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
 
 } // namespace
 
+PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
+
 /*MC
   KSPMIXEDCG - "mixedcg": CG on the symmetrically scaled system D^-1/2 A D^-1/2 (D = diag(A):
   Jacobi-preconditioned CG) whose iteration runs on FP32 vectors with a low-precision PackSELL
@@ -1073,17 +1117,25 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   `KSP_DIVERGED_NANORINF` (non-finite numbers).
 
   The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or
-  `PCJACOBI` (the same method); the norm is the unpreconditioned one, the PC side left (right and
-  symmetric are refused). On several ranks the
+  `PCJACOBI` on the diagonal (the same method; other `-pc_jacobi_type`s are refused). PETSc's
+  default PC of a program that set its operators before `KSPSetFromOptions()` (ILU, ICC, block
+  Jacobi), when no -pc_type chose it, gives way to `PCJACOBI` (a -info line says so). The norm is
+  the unpreconditioned one, or `KSP_NORM_NONE` with a fixed number of steps (a PCMG smoother or
+  coarse solver); the PC side left (right and symmetric are refused). As a block solver (the
+  sub-KSP of `PCBJACOBI` or `PCASM`) a refusal of its block's data ends the solve with
+  `KSP_DIVERGED_PC_FAILED` instead of an error on one rank, so that the outer solve stops on every
+  rank. On several ranks the
   low-precision operator is the whole matrix: the diagonal and off-diagonal blocks are scaled
   and stored in PackSELL, and the halo of the FP32 direction is exchanged through a PetscSF
   (by the CUDA backend on device memory, started before the diagonal block's product and ended
   before the off-diagonal one's; each step's dot products are summed over the ranks on the host). The Pmat must be AIJ-based (others are converted) with a positive diagonal;
   a diagonal that is not positive and finite, a non-finite entry, or a scaled value outside the
   value format are PETSc errors on every rank (`PETSC_ERR_ARG_WRONG`, `PETSC_ERR_ARG_OUTOFRANGE`).
-  `-ksp_view` shows the value format (LOSSY), delta, the guard, the backend and the last solve's
-  CG steps, reliable updates, precision raises and whether the FP64 fallback was taken;
-  `-ksp_monitor` prints the true residual at the start and at every reliable update.
+  `-ksp_view` shows the library's version, the value format (LOSSY), delta, the guard, the backend
+  and the last solve's CG steps, reliable updates, precision raises and whether the FP64 fallback
+  was taken; `-ksp_monitor` prints the true residual at the start and at every reliable update;
+  `-log_view` shows the copy's builds (`KSPMixedCGCopy`) and the low-precision steps
+  (`KSPMixedCGFP32`: the solve without its exact products and builds).
 
   Reference:
   Sleijpen, van der Vorst, Reliable updated residuals in hybrid Bi-CG methods (1996); Clark,

@@ -297,7 +297,7 @@ private:
       const double rho_new = d[0], rn = std::sqrt(rho_new);
       maxrr_ = std::max(maxrr_, rn);
       const bool trig = reliable_trigger(rn, maxrr_, p_.delta, tau_) || res_.its >= p_.max_it;
-      // Fletcher-Reeves, as PETSc's KSPCG; d[1] = (r', w) is no longer used (mixed_cg.hpp)
+      // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
       const T beta = T(rho_new / rho_);
       const double c = sigma_ * double(alpha);
       for (size_t i = 0; i < n_; ++i) {

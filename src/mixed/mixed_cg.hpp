@@ -22,7 +22,8 @@
 //     beta = float(rho' / rho)  (Fletcher-Reeves', as PETSc's KSPCG, so that the steps follow FP64
 //     CG's also on a Pmat that is not symmetric, e.g. with Dirichlet rows kept as PETSc's ksp
 //     ex45 keeps them; Polak-Ribiere's (r', r' - r) / rho = -alpha rw / rho, QUDA's axpyCGNorm,
-//     agrees with it only where (r', r) = 0: docs/mixed.md. rw is still reduced, unused)
+//     agrees with it only where (r', r) = 0: docs/mixed.md. rw is reduced with rho' in one
+//     pass and not used by beta)
 // tau = the iterated residual at which the true one would reach the convergence test's target
 // (MixedCgOperators::target: the KSP's own, e.g. KSPConvergedDefault's max(rtol ||b||, atol) with
 // a nonzero initial guess; absent: max(rtol ||r_0||, atol), the params' test): ||s .* r|| / ||r||

@@ -20,6 +20,7 @@ struct SeqKind {
   static const char    *Base(const TypeInfo *t) { return t->base_seq; }
   static PetscErrorCode Check(Mat A) { return SeqCheckValues(A); }
   static PetscErrorCode NewData(Mat) { return PETSC_SUCCESS; }
+  static bool           Block(const State &s) { return s.block; } /* its MPI matrix checks it */
 };
 
 struct MPIKind {
@@ -28,6 +29,7 @@ struct MPIKind {
   static const char    *Base(const TypeInfo *t) { return t->base_mpi; }
   static PetscErrorCode Check(Mat A) { return MPICheckValues(A); }
   static PetscErrorCode NewData(Mat A) { return MPIAdoptBlocks(A); }
+  static bool           Block(const State &) { return false; }
 };
 
 /* Whether A (of ours) currently carries its base type's name. */
@@ -91,7 +93,10 @@ struct Wrap {
     typename K::State *st = K::Get(A);
 
     PetscFunctionBegin;
-    if (Presented<K>(A, *st)) return st->baseops.duplicate(A, op, B);
+    if (Presented<K>(A, *st)) {
+      PetscCall(st->baseops.duplicate(A, op, B));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     const Source src = SourceOf<K>(A);
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.duplicate(A, op, B); }));
     PetscCall(AdoptResult(*B, src));
@@ -103,7 +108,10 @@ struct Wrap {
     typename K::State *st = K::Get(A);
 
     PetscFunctionBegin;
-    if (Presented<K>(A, *st)) return st->baseops.transpose(A, reuse, B);
+    if (Presented<K>(A, *st)) {
+      PetscCall(st->baseops.transpose(A, reuse, B));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     const Source src = SourceOf<K>(A);
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.transpose(A, reuse, B); }));
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
@@ -116,7 +124,10 @@ struct Wrap {
     typename K::State *st = K::Get(A);
 
     PetscFunctionBegin;
-    if (Presented<K>(A, *st)) return st->baseops.createsubmatrix(A, isrow, iscol, reuse, B);
+    if (Presented<K>(A, *st)) {
+      PetscCall(st->baseops.createsubmatrix(A, isrow, iscol, reuse, B));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     const Source src = SourceOf<K>(A);
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.createsubmatrix(A, isrow, iscol, reuse, B); }));
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
@@ -128,7 +139,10 @@ struct Wrap {
     typename K::State *st = K::Get(A);
 
     PetscFunctionBegin;
-    if (Presented<K>(A, *st)) return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B);
+    if (Presented<K>(A, *st)) {
+      PetscCall(st->baseops.createsubmatrices(A, n, irow, icol, reuse, B));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     const Source src = SourceOf<K>(A);
     /* reused: the base type writes the submatrices' host arrays directly and may assemble them
        (MPIAIJ's), so their host values are marked the newer ones before (for the assembly's
@@ -147,7 +161,10 @@ struct Wrap {
     typename K::State *st = K::Get(Y);
 
     PetscFunctionBegin;
-    if (Presented<K>(Y, *st)) return st->baseops.axpy(Y, a, X, str);
+    if (Presented<K>(Y, *st)) {
+      PetscCall(st->baseops.axpy(Y, a, X, str));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     const Source src = SourceOf<K>(Y);
     BaseNames    bx;
     if (X != Y) PetscCall(PresentAsBase(X, &bx));
@@ -159,17 +176,26 @@ struct Wrap {
   }
 };
 
-/* The diagonal of A (ours) read from the base type's arrays, without a layout: a matrix whose
-   values a lossy layout refuses has one too. */
-PetscErrorCode BaseDiagonal(Mat A, Vec d)
+/* The diagonal of A (ours) read from the base type's arrays, without a layout (a matrix whose
+   values a lossy layout refuses has one too), in *d; NULL where a diagonal set would not put it
+   back: a non-square A or rows and columns split differently (MatShift() shifts the entries
+   (r, r), a block's diagonal is (r, c) with c in the column layout). */
+PetscErrorCode SaveDiagonal(Mat A, Vec *d)
 {
-  Mat parts[2];
+  Mat       parts[2];
+  PetscBool congruent;
 
   PetscFunctionBegin;
+  *d = nullptr;
+  PetscCall(MatHasCongruentLayouts(A, &congruent));
+  if (!congruent) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(SeqParts(A, parts)); /* the diagonal block of an MPI matrix writes d's local part */
   const SeqState *sp = SeqGetState(parts[0]);
   PetscCheck(sp && sp->baseops.getdiagonal, PETSC_COMM_SELF, PETSC_ERR_PLIB, "no base MatGetDiagonal");
-  PetscCall(sp->baseops.getdiagonal(parts[0], d));
+  PetscCall(MatCreateVecs(A, nullptr, d));
+  const PetscErrorCode ierr = sp->baseops.getdiagonal(parts[0], *d);
+  if (ierr) PetscCall(VecDestroy(d));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -177,10 +203,11 @@ PetscErrorCode BaseDiagonal(Mat A, Vec d)
    The check of the assemblies the base operation makes (MatShift() and MatDiagonalSet() of a
    missing diagonal entry: MatSetValues() and a final assembly) waits for the operation's end: a
    refusal raised inside MatAssemblyEnd() would leave A unassembled, in PETSc's middle of an
-   assembly, refusing every later call. A refused MatShift() or MatDiagonalSet(), which change
-   the diagonal only, puts the diagonal back: A is as it was. Other refused operations leave
-   the new values, which the products refuse until an operation repairs them (MatScale() and
-   MatDiagonalScale() by the inverse factors). */
+   assembly, refusing every later call. A refused MatShift() or MatDiagonalSet() (Diagonal: they
+   change the diagonal only) puts the diagonal's values back, unchecked (they were A's; a
+   missing diagonal entry comes back as an explicit zero), and the next product syncs them.
+   Other refused operations leave the new values, which the products refuse until an operation
+   repairs them (MatScale() and MatDiagonalScale() by the inverse factors). */
 template <class K, bool Diagonal, class F, F _MatOps::*M>
 struct Checking;
 template <class K, bool Diagonal, class... Args, PetscErrorCode (*_MatOps::*M)(Mat, Args...)>
@@ -191,20 +218,23 @@ struct Checking<K, Diagonal, PetscErrorCode (*)(Mat, Args...), M> {
     Vec                d  = nullptr;
 
     PetscFunctionBegin;
-    if (Presented<K>(A, *st) || !st->opts.Lossy() || !A->assembled) return (st->baseops.*M)(A, args...);
-    if (Diagonal) {
-      PetscCall(MatCreateVecs(A, nullptr, &d));
-      PetscCall(BaseDiagonal(A, d));
+    if (Presented<K>(A, *st) || !st->opts.Lossy() || !A->assembled) {
+      PetscCall((st->baseops.*M)(A, args...));
+      PetscFunctionReturn(PETSC_SUCCESS);
     }
+    if (Diagonal && !st->restoring_diagonal && !K::Block(*st)) PetscCall(SaveDiagonal(A, &d));
     st->defer_value_check++;
     PetscErrorCode ierr = (st->baseops.*M)(A, args...);
     st->defer_value_check--;
-    if (ierr) PetscCall(VecDestroy(&d));
-    PetscCall(ierr);
-    ierr = K::Check(A);
-    if (ierr && d) {
-      PetscCall(PetscInfo(A, "the refused operation's diagonal is put back\n"));
-      PetscCall(MatDiagonalSet(A, d, INSERT_VALUES));
+    if (!ierr && !st->restoring_diagonal) {
+      ierr = K::Check(A);
+      if (ierr && d) {
+        PetscCall(PetscInfo(A, "the refused operation's diagonal is put back\n"));
+        st->restoring_diagonal = PETSC_TRUE;
+        const PetscErrorCode rerr = MatDiagonalSet(A, d, INSERT_VALUES);
+        st->restoring_diagonal = PETSC_FALSE;
+        if (rerr) ierr = rerr;
+      }
     }
     PetscCall(VecDestroy(&d));
     PetscCall(ierr);

@@ -71,8 +71,9 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   PetscCallCoreAt(sp->global, PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(A->rmap->n, A->cmap->n, (int64_t)info.nz_used));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
-  PetscCall(fresh->Build(SourceOf(A, sp), opts));
+  const PetscErrorCode ierr = fresh->Build(SourceOf(A, sp), opts); /* a refusal: the event ended too */
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
+  PetscCall(ierr);
   PetscCall(InfoLayout(A, sp->type, opts, *fresh));
   *out = std::move(fresh);
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -587,8 +588,9 @@ PetscErrorCode SeqSync(Mat A, PetscBool force)
     PetscBool pattern_changed;
 
     PetscCall(PetscLogEventBegin(EventValues, A, 0, 0, 0));
-    PetscCall(sp->shadow->UpdateValues(SourceOf(A, sp), &pattern_changed));
+    const PetscErrorCode ierr = sp->shadow->UpdateValues(SourceOf(A, sp), &pattern_changed);
     PetscCall(PetscLogEventEnd(EventValues, A, 0, 0, 0));
+    PetscCall(ierr);
     if (!pattern_changed) {
       sp->synced = StampOf(A);
       PetscFunctionReturn(PETSC_SUCCESS);

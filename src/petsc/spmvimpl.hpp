@@ -74,6 +74,7 @@ struct SeqState {
   PetscInt                defer_value_check = 0;        /* inside a value-changing operation (ops.cpp's Checking): its
                                                            assemblies leave the lossy value check to
                                                            the operation's end */
+  PetscBool               restoring_diagonal = PETSC_FALSE; /* ops.cpp's Checking puts a refused operation's diagonal back */
   PetscErrorCode (*base_retrieve)(Mat) = nullptr;       /* the base type's MatRetrieveValues_C */
   struct _MatOps          baseops;                      /* the base type's operations */
   std::map<std::string, std::string> names;           /* strings returned by the getters, by option */
@@ -89,6 +90,7 @@ struct MPIState {
   PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
   PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
   PetscInt  defer_value_check  = 0;           /* as SeqState's */
+  PetscBool restoring_diagonal = PETSC_FALSE; /* as SeqState's */
   PetscBool warned_lossy       = PETSC_FALSE;
   /* the last collective sync of the blocks (MPISyncBlocks()) failed on some rank, the same on
      every rank: the products sync collectively until one succeeds */

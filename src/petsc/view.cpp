@@ -87,10 +87,11 @@ PetscErrorCode WarnLossyOperator(Mat A, const FormatOptions &o, PetscBool *warne
   std::string values;
 
   PetscFunctionBegin;
-  if (*warned || !o.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
+  if (*warned) PetscFunctionReturn(PETSC_SUCCESS);
   *warned = PETSC_TRUE;
+  /* read for every matrix of ours (-options_left: used), at its first product */
   PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, ((PetscObject)A)->prefix, "-mat_packsell_lossy_warning", &on, nullptr));
-  if (!on) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!on || !o.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectGetName((PetscObject)A, &name));
   PetscCallCXX(values = o.ValuesNote());
   PetscCall(PetscFPrintf(PetscObjectComm((PetscObject)A), PETSC_STDERR,

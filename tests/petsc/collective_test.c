@@ -197,6 +197,12 @@ static PetscErrorCode ValueChangesRefusedEverywhere(PetscInt n)
       TRY(MatGetDiagonal(B, y), &ierr, msg);
       PetscCall(ExpectOutOfRange(ierr, msg, what));
     }
+    /* a MatShift() of the refused values is refused as well, its diagonal put back (it put
+       the refused diagonal back by a MatDiagonalSet() that refused and put back in turn, until
+       the stack overflowed) */
+    PetscCall(PetscSNPrintf(what, sizeof(what), "MatShift after a refused %s", op));
+    TRY(MatShift(B, 1.0), &ierr, msg);
+    PetscCall(ExpectOutOfRange(ierr, msg, what));
     /* repaired by the inverse operation (1e5 / 100 = 1e3 exactly, the others as before) or by a
        conversion from A */
     if (way == 0) PetscCall(MatScale(B, 0.01));

@@ -546,12 +546,12 @@ PetscErrorCode EnsureOperator(KSP ksp)
   PetscCall(VecDestroy(&mc->w1));
   PetscCall(VecDestroy(&mc->w2));
   PetscCall(CreateWorkVecs(ksp, P, cuda, &mc->w1, &mc->w2)); /* the exact products place arrays in these */
-  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, P, 0, 0));
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
+  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, P, 0, 0));
   {
     const PetscErrorCode ierr = BuildOperator(ksp, P, owned, Ad, Ao, garray, cuda);
-    PetscCall(MatDestroy(&owned)); /* on every path */
-    PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, P, 0, 0));
+    PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, P, 0, 0)); /* on every path, */
+    PetscCall(MatDestroy(&owned));                                /* as this */
     PetscCall(ierr);
   }
   mc->pmat_state = state;
@@ -570,15 +570,15 @@ PetscErrorCode RaiseBuild(KSP ksp)
   PetscErrorCode  ierr = PETSC_SUCCESS;
 
   PetscFunctionBegin;
-  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
+  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
 #if defined(PETSCSPMV_HAVE_CUDA)
   if (mc->device) ierr = BuildDevice(ksp, Ad, Ao, garray, PETSC_FALSE);
   else
 #endif
     ierr = BuildHost(ksp, Ad, Ao, garray);
-  PetscCall(MatDestroy(&owned));
   PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
+  PetscCall(MatDestroy(&owned));
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1119,10 +1119,12 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
   The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or
   `PCJACOBI` on the diagonal (the same method; other `-pc_jacobi_type`s are refused). PETSc's
   default PC of a program that set its operators before `KSPSetFromOptions()` (ILU, ICC, block
-  Jacobi), when no -pc_type chose it, gives way to `PCJACOBI` (a -info line says so). The norm is
+  Jacobi: PETSc before 3.25 sets it before reading -ksp_type), when no -pc_type chose it, gives
+  way to `PCJACOBI` (a -info line says so). The norm is
   the unpreconditioned one, or `KSP_NORM_NONE` with a fixed number of steps (a PCMG smoother or
   coarse solver); the PC side left (right and symmetric are refused). As a block solver (the
-  sub-KSP of `PCBJACOBI` or `PCASM`) a refusal of its block's data ends the solve with
+  sub-KSP of `PCBJACOBI` or `PCASM`; any one-rank KSP in a parallel run and any KSP nested in a
+  PC counts as one) a refusal of its block's data ends the solve with
   `KSP_DIVERGED_PC_FAILED` instead of an error on one rank, so that the outer solve stops on every
   rank. On several ranks the
   low-precision operator is the whole matrix: the diagonal and off-diagonal blocks are scaled

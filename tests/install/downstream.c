@@ -118,6 +118,14 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petscspmv %s, linked with PETSc only (the types come from -dll_append)\n", have));
 #else
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "petscspmv %s, linked with libpetscspmv\n", have));
+  { /* the library it runs says the same version, and the PETSc it was built against */
+    char runs[128], want[64];
+    PetscCall(PetscSpMVGetVersion(runs, sizeof(runs)));
+    PetscCall(PetscSNPrintf(want, sizeof(want), "petscspmv %s (PETSc %d.%d.%d, ", have, PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR));
+    PetscCall(PetscStrbeginswith(runs, want, &same));
+    PetscCheck(same, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "PetscSpMVGetVersion() says \"%s\", expected it to begin with \"%s\"", runs, want);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PetscSpMVGetVersion(): %s\n", runs));
+  }
 #endif
   PetscCall(Generate(PETSC_COMM_WORLD, n, &A));
   PetscCall(CheckType(A, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR));

@@ -318,6 +318,8 @@ PetscErrorCode ViewNoLayout(Mat A, PetscViewer viewer, const TypeInfo *t);
 PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, const Shadow &shadow);
 void           AddStats(FormatStats *sum, const FormatStats &s);
 void           ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *out);
+/* The line "  petscspmv <version> (PETSc ..., CUDA)" of the solvers' ASCII views. */
+PetscErrorCode ViewVersion(PetscViewer viewer);
 /* Once per matrix (*warned), at its first product with a lossy layout (o): a warning on stderr
    (A's communicator) that its products, and so the residuals of a KSP with A as its operator,
    are those of the rounded values, and how to keep the exact operator (-mat_packsell_lossy_warning

@@ -204,12 +204,9 @@ M*/
 PSPMV_DEFINE_FAMILY(PackSELL, kPackSELL)
 #if defined(PETSCSPMV_HAVE_CUDA)
 /*MC
-  MATRGCSRCUDA - "rgcsrcuda": row-grouped CSR, the layout of `MATRGCSR`, whose products run on
-  the GPU with PETSc's CUDA vectors. Groups of G consecutive rows are stored column-major, so
-  that the threads of a warp read neighbouring slots, each row with its true length (padding
-  is never multiplied); 12 bytes per stored nonzero (FP64 value and 32-bit column), read fully
-  coalesced, lossless. A hybrid split keeps the first K nonzeros of every row in the groups and
-  puts the rest in a load-balanced COO tail, which runs in a kernel of its own.
+  MATRGCSRCUDA - "rgcsrcuda": the row-grouped CSR layout of `MATRGCSR` (its page describes the
+  format), whose products run on the GPU with PETSc's CUDA vectors; the COO tail of the hybrid
+  split runs in a kernel of its own.
 
   The type resolves to `MATSEQRGCSRCUDA` ("seqaijrgcsrcuda") on a one-process communicator and
   to `MATMPIRGCSRCUDA` ("mpiaijrgcsrcuda") otherwise, like `MATAIJCUSPARSE`; these are
@@ -239,19 +236,9 @@ PSPMV_DEFINE_FAMILY(PackSELL, kPackSELL)
   CUDA-aware MPI a run on several ranks needs `-use_gpu_aware_mpi 0`; on a machine without an
   NVIDIA GPU the type is an error that says so (a matrix being converted is left as it was).
   `-mat_view ::ascii_info` prints the layout's statistics and the device memory it holds, and
-  `MatSpMVGetStats()` returns the statistics.
-
-  The options are read under the matrix's prefix when the type is set (`MatSetType()`,
-  `MatConvert()`) and by `MatSetFromOptions()`, which lists them with `-help`; their setters may
-  be called before or after assembly (after: the layout is rebuilt at once). On an MPI matrix
-  a value applies to the diagonal and off-diagonal blocks of every rank.
-
-  The type exists once the library is registered: `PetscSpMVInitializePackage()` in a program
-  linked with libpetscspmv, or `-dll_append` with the path of libpetscspmv.so on the command line
-  of any PETSc program. A matrix gets it from `-mat_type` (`MatSetFromOptions()`) or
-  `-dm_mat_type`, `MatSetType()` (an assembled AIJ matrix is converted in place) or
-  `MatConvert()` from AIJ or AIJCUSPARSE in every reuse mode; `MatConvert()` to
-  `MATAIJCUSPARSE` or `MATAIJ` gives a plain matrix back.
+  `MatSpMVGetStats()` returns the statistics. When the options are read and how a matrix gets
+  the type: as `MATRGCSR`, and also by `MatConvert()` from AIJCUSPARSE, to which `MatConvert()`
+  gives a plain matrix back.
 
   References:
   Oberhuber, Suzuki, Vacata, New Row-grouped CSR format for storing the sparse matrices on GPU
@@ -262,15 +249,9 @@ M*/
 PSPMV_DEFINE_FAMILY(RgCSRCUDA, kRgCSRCUDA)
 
 /*MC
-  MATPACKSELLCUDA - "packsellcuda": PackSELL, the layout of `MATPACKSELL`, whose products run
-  on the GPU with PETSc's CUDA vectors. PackSELL is SELL-C-sigma whose column deltas and values
-  share one 32-bit word: slices of C rows (rows sorted by length inside windows of sigma rows),
-  each word holding the column step from the row's previous nonzero. In the default value
-  format exact the FP64 values sit beside the words (12 bytes per word, lossless: the same
-  products as AIJ); the lossy formats fp16, bf16 and `e8m<m>` put a rounded value inside the word
-  (4 bytes per nonzero). A column jump too large for the word's delta field costs an extra
-  "dummy" word. A hybrid split keeps the first K nonzeros of every row in the slices and puts
-  the rest in a load-balanced COO tail, which runs in a kernel of its own.
+  MATPACKSELLCUDA - "packsellcuda": the PackSELL layout of `MATPACKSELL` (its page describes the
+  format and its value formats), whose products run on the GPU with PETSc's CUDA vectors; the
+  COO tail of the hybrid split runs in a kernel of its own.
 
   The type resolves to `MATSEQPACKSELLCUDA` ("seqaijpacksellcuda") on a one-process
   communicator and to `MATMPIPACKSELLCUDA` ("mpiaijpacksellcuda") otherwise, like
@@ -313,29 +294,10 @@ PSPMV_DEFINE_FAMILY(RgCSRCUDA, kRgCSRCUDA)
   the GPU. Without CUDA-aware MPI a run on several ranks needs `-use_gpu_aware_mpi 0`; on a
   machine without an NVIDIA GPU the type is an error that says so (a matrix being converted is
   left as it was). `-mat_view ::ascii_info` prints the layout's statistics and the device memory
-  it holds, and `MatSpMVGetStats()` returns the statistics.
-
-  With a lossy value format the products use a rounded copy of the matrix: a Krylov solve with
-  it as its operator converges on that copy, and its residuals say nothing about the matrix
-  assembled (judge a solve by its true residual with the exact matrix). The lossy formats are
-  for the low-precision copies of `PCMIXEDKRYLOV` and `KSPMIXEDCG`, whose FP64 iteration uses
-  the exact matrix. The views mark a lossy matrix LOSSY with its unit roundoff. A value outside
-  the format's range (fp16: above 65504, or a nonzero that would round to 0) is an error that
-  names it, unless `-mat_packsell_scaling auto` makes it fit; a nonzero that would still round
-  to 0 is always an error.
-
-  The options are read under the matrix's prefix when the type is set (`MatSetType()`,
-  `MatConvert()`) and by `MatSetFromOptions()`, which lists them with `-help`
-  (`-mat_packsell_lossy_warning` is read at the first product); their setters may be called
-  before or after assembly (after: the layout is rebuilt at once). On an MPI matrix a value
-  applies to the diagonal and off-diagonal blocks of every rank.
-
-  The type exists once the library is registered: `PetscSpMVInitializePackage()` in a program
-  linked with libpetscspmv, or `-dll_append` with the path of libpetscspmv.so on the command line
-  of any PETSc program. A matrix gets it from `-mat_type` (`MatSetFromOptions()`) or
-  `-dm_mat_type`, `MatSetType()` (an assembled AIJ matrix is converted in place) or
-  `MatConvert()` from AIJ or AIJCUSPARSE in every reuse mode; `MatConvert()` to
-  `MATAIJCUSPARSE` or `MATAIJ` gives a plain matrix back.
+  it holds, and `MatSpMVGetStats()` returns the statistics. A lossy value format, the range
+  refusals, when the options are read and how a matrix gets the type: as `MATPACKSELL` (a lossy
+  matrix's products use its rounded values), and also by `MatConvert()` from AIJCUSPARSE, to
+  which `MatConvert()` gives a plain matrix back.
 
   References:
   K. Suzuki, T. Iwashita, "PackSELL: A Sparse Matrix Format for Precision-Agnostic

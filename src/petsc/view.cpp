@@ -80,6 +80,16 @@ PetscErrorCode ViewLossyNote(PetscViewer viewer, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode ViewVersion(PetscViewer viewer)
+{
+  char version[128];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSpMVGetVersion(version, sizeof(version)));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", version));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode WarnLossyOperator(Mat A, const FormatOptions &o, PetscBool *warned)
 {
   PetscBool   on = PETSC_TRUE;

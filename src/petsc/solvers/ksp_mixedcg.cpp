@@ -973,11 +973,7 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
-  {
-    char version[128];
-    PetscCall(PetscSpMVGetVersion(version, sizeof(version)));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", version));
-  }
+  PetscCall(ViewVersion(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g\n", mc->params.delta));
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));

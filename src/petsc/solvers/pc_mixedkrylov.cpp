@@ -541,11 +541,7 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
   if (!ascii) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
-  {
-    char version[128];
-    PetscCall(PetscSpMVGetVersion(version, sizeof(version)));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  %s\n", version));
-  }
+  PetscCall(ViewVersion(viewer));
   const PackSellOptions &po = mk->copy_opts.Of<PackSellModule>();
   if (mk->params.method == InnerMethod::CG) {
     if (mk->params.cg.rtol > 0)

@@ -85,6 +85,21 @@ def family_colours(fmts):
     return colours
 
 
+def save_png(fig, path, dpi=130):
+    """Writes fig as PNG; with Pillow (Debian's python3-pil) as an 8-bit palette PNG: the plots
+    hold few colours, and the palette file is a third of the RGB one (docs/ stays under 1 MB)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        fig.savefig(path, dpi=dpi)
+        return
+    import io
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
+    buf.seek(0)
+    Image.open(buf).convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(path, optimize=True)
+
+
 def heatmap(order, fmts, data, mats, clip, path):
     shown = [f for f in fmts if f != "aijcusparse"]
     grid = [[num(data[m].get(f, {}).get("speedup_vs_aijcusparse")) for f in shown] for m in order]
@@ -113,7 +128,7 @@ def heatmap(order, fmts, data, mats, clip, path):
     ax.set_title("SpMV speedup over aijcusparse (median time; >1 faster; rows: matrix (nonzeros))")
     fig.colorbar(im, ax=ax, fraction=0.03, pad=0.02, label=f"speedup (linear, centred at 1, clipped to [{1 / clip:.2g}, {clip:g}])")
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path)
     plt.close(fig)
     print(f"plot.py: wrote {path}")
 
@@ -145,7 +160,7 @@ def bars_large(order, fmts, data, mats, large, path):
     ax.set_title(f"SpMV speedup over aijcusparse, matrices with >= {large / 1e6:g}M nonzeros")
     ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path)
     plt.close(fig)
     print(f"plot.py: wrote {path}")
 
@@ -173,7 +188,7 @@ def copy_share(order, fmts, data, mats, large, path):
     if not first:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=130)
+    save_png(fig, path)
     plt.close(fig)
     print(f"plot.py: wrote {path}")
 

@@ -15,7 +15,7 @@ if [ -n "$missing" ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
-if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! ldconfig -p | grep -q "libmpi.so.40 "; then
+if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] || ! grep -q "libmpi.so.40 " <<< "$(ldconfig -p)"; then
   sh "$shared/petsc/install.sh"
 fi
 if [ "${PETSC_DIR:-}" = /opt/petsc-3.25-cuda ] && [ ! -f /opt/petsc-3.25-cuda/lib/libpetsc.so ]; then

@@ -54,7 +54,7 @@ install)
   [ "$(readlink "$lib/libpetscspmv.so")" = "libpetscspmv.so.$major" ] || fail "$lib/libpetscspmv.so is not a link to libpetscspmv.so.$major"
   dyn=$(readelf -d "$lib/libpetscspmv.so.$VERSION")
   echo "$dyn" | grep -E 'SONAME|RUNPATH|RPATH|NEEDED'
-  echo "$dyn" | grep -q "(SONAME) *Library soname: \[libpetscspmv.so.$major\]" || fail "SONAME is not libpetscspmv.so.$major"
+  grep -q "(SONAME) *Library soname: \[libpetscspmv.so.$major\]" <<< "$dyn" || fail "SONAME is not libpetscspmv.so.$major"
   rpath=$(echo "$dyn" | sed -n 's/.*(\(RUNPATH\|RPATH\)).*\[\(.*\)\]/\2/p')
   case ":$rpath:" in *":$PETSC_LIBDIR:"*) ;; *) fail "RUNPATH '$rpath' lacks PETSc's $PETSC_LIBDIR";; esac
   case ":$rpath:" in *':$ORIGIN:'*) ;; *) fail "RUNPATH '$rpath' lacks \$ORIGIN";; esac
@@ -64,7 +64,7 @@ install)
   # the -dll_append entry point and the package initializer are exported
   syms=$(nm -D --defined-only "$lib/libpetscspmv.so.$VERSION")
   for s in PetscDLLibraryRegister_petscspmv PetscSpMVInitializePackage PetscSpMVFinalizePackage MatSpMVGetStats; do
-    echo "$syms" | grep -q " T $s\$" || fail "$s is not exported by the installed library"
+    grep -q " T $s\$" <<< "$syms" || fail "$s is not exported by the installed library"
   done
   # every header the public headers include is installed or one of PETSc's
   for h in petscspmv.h petscspmvversion.h; do
@@ -172,7 +172,7 @@ dll_append)
   # shellcheck disable=SC2086
   run ${cc:-mpicc} -DPETSCSPMV_DOWNSTREAM_DLL -o downstream_dll "$SOURCE_DIR/downstream.c" -I"$PREFIX/include" \
     $(pkg-config --cflags --libs PETSc) -Wl,-rpath,"$PETSC_LIBDIR"
-  if readelf -d downstream_dll | grep -q 'libpetscspmv'; then fail "downstream_dll is linked with libpetscspmv"; fi
+  if grep -q 'libpetscspmv' <<< "$(readelf -d downstream_dll)"; then fail "downstream_dll is linked with libpetscspmv"; fi
   for np in 1 2; do
     # shellcheck disable=SC2086
     run_pass np$np.log $MPIEXEC -n $np ./downstream_dll -dll_append "$lib/libpetscspmv.so" -expect_version "$VERSION"

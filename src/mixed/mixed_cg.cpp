@@ -33,16 +33,65 @@ bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *loss
   return false;
 }
 
-bool finish_update(MixedCgResult &res, PrecisionGuard &guard, const MixedCgParams &p, bool judge, double sigma_old, double sigma_new,
-                   double rho_start, double rho_end, double dev, bool *raise) {
-  const double f_true = sigma_old > 0 ? sigma_new / sigma_old : 1.0;
-  const double f_iter = rho_start > 0 ? std::sqrt(rho_end / rho_start) : 1.0;
+MixedCgDecisions::MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged,
+                                   std::function<void(int64_t, double)> monitor, std::function<double(double)> target)
+    : p_(p), converged_(std::move(converged)), monitor_(std::move(monitor)), target_(std::move(target)) {
+  guard_.ratio = p.guard_ratio;
+  guard_.strikes = p.guard_strikes;
+  guard_.departure = p.guard_departure;
+  guard_.judge_below = guard_judge_below(p.delta);
+}
+
+MixedCgReason MixedCgDecisions::test(int64_t its, double r) const {
+  if (converged_) return converged_(its, r);
+  if (!std::isfinite(r)) return MixedCgReason::DivergedNanOrInf;
+  if (r <= ttol) return r < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
+  if (its > 0 && p_.dtol > 0 && r > p_.dtol * res.rnorm0) return MixedCgReason::DivergedDtol;
+  return MixedCgReason::Iterating;
+}
+
+bool MixedCgDecisions::start(double rn0) {
+  rn = res.rnorm0 = res.rnorm = rn0;
+  ttol = std::max(p_.rtol * rn0, p_.atol);
+  if (monitor_) monitor_(0, rn0);
+  res.reason = test(0, rn0);
+  if (target_) ttol = target_(rn0); // the test's own target (set by its call at step 0)
+  if (res.reason == MixedCgReason::Iterating && p_.max_it <= 0) res.reason = MixedCgReason::DivergedIts;
+  restart = true; // p = r at the start
+  return res.reason == MixedCgReason::Iterating;
+}
+
+void MixedCgDecisions::record(double r) {
+  rn = res.rnorm = r;
+  ++res.reliable_updates;
+  if (monitor_) monitor_(res.its, r);
+  res.reason = test(res.its, r);
+}
+
+bool MixedCgDecisions::finish_update(bool judge, double sigma_new, double dev, bool *raise) {
+  const double f_true = seg.sigma > 0 ? sigma_new / seg.sigma : 1.0;
+  const double f_iter = seg.rho_start > 0 ? std::sqrt(seg.rho / seg.rho_start) : 1.0;
   bool lossy = false;
   *raise = false;
-  if (judge && p.guard) *raise = guard.update(f_iter, f_true, dev, &lossy);
+  if (judge && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
   res.updates.push_back({res.its, res.rnorm, f_iter, f_true, dev, lossy});
-  if (res.reason == MixedCgReason::Iterating && res.its >= p.max_it) res.reason = MixedCgReason::DivergedIts;
+  if (res.reason == MixedCgReason::Iterating && res.its >= p_.max_it) res.reason = MixedCgReason::DivergedIts;
   return res.reason != MixedCgReason::Iterating;
+}
+
+bool MixedCgDecisions::restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta) {
+  const double sig = sigma_new > 0 ? sigma_new : 1.0;
+  const bool   r   = restart || !(seg.rho_prev > 0) || !(seg.sigma > 0);
+  // CG's beta = (r', r') / (r, r) of the step that ended the segment (r its residual before the
+  // step: p is still that step's direction), with the change of units
+  *coef = r ? 0.0 : rp / rho_true;
+  *beta = r ? 0.0 : (sig * rho_true) / (seg.sigma * seg.rho_prev);
+  restart = false;
+  seg.sigma = sig;
+  seg.rho = seg.rho_start = rho_true;
+  seg.maxrr = std::sqrt(rho_true);
+  seg.tau = rn > 0 ? seg.maxrr * (ttol / rn) : 0.0;
+  return r;
 }
 
 std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums) {
@@ -83,31 +132,18 @@ namespace {
 class Run {
 public:
   Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops)
-      : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0) {
-    guard_.ratio = p.guard_ratio;
-    guard_.strikes = p.guard_strikes;
-    guard_.departure = p.guard_departure;
-    guard_.judge_below = guard_judge_below(p.delta);
-  }
+      : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0), dc_(p, ops.converged, ops.monitor, ops.target) {}
 
   MixedCgResult solve() {
-    rn_ = true_residual();
-    res_.rnorm0 = res_.rnorm = rn_;
-    ttol_ = std::max(p_.rtol * rn_, p_.atol);
-    if (ops_.monitor) ops_.monitor(0, rn_);
-    res_.reason = test(0, rn_);
-    if (ops_.target) ttol_ = ops_.target(rn_); // the test's own target (set by its call at step 0)
-    if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
-    if (res_.reason != MixedCgReason::Iterating) return res_;
+    if (!dc_.start(true_residual())) return dc_.res;
     sigma_new_ = scaled_residual_norm();
-    restart_ = true; // p = r at the start
     std::vector<float> p32;
-    if (!p_.start_fp64 && phase<float>(p32)) return res_;
+    if (!p_.start_fp64 && phase<float>(p32)) return dc_.res;
     // the FP64 fallback from the current x (the direction restarts after a raise)
-    res_.fp64 = true;
+    dc_.res.fp64 = true;
     std::vector<double> p64(p32.begin(), p32.end());
     phase<double>(p64);
-    return res_;
+    return dc_.res;
   }
 
 private:
@@ -146,14 +182,6 @@ private:
   }
   double scaled_residual_norm() const { return global_norm(s_, r_.data()); }
 
-  MixedCgReason test(int64_t its, double rn) const {
-    if (ops_.converged) return ops_.converged(its, rn);
-    if (!std::isfinite(rn)) return MixedCgReason::DivergedNanOrInf;
-    if (rn <= ttol_) return rn < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
-    if (its > 0 && p_.dtol > 0 && rn > p_.dtol * res_.rnorm0) return MixedCgReason::DivergedDtol;
-    return MixedCgReason::Iterating;
-  }
-
   // x += s .* dy, dy = 0
   void flush() {
     for (size_t i = 0; i < n_; ++i) {
@@ -167,25 +195,21 @@ private:
   template <class T>
   bool true_update(bool judge, bool *raise, const std::vector<T> *rit = nullptr) {
     flush();
-    rn_ = true_residual();
-    res_.rnorm = rn_;
-    ++res_.reliable_updates;
-    if (ops_.monitor) ops_.monitor(res_.its, rn_);
-    res_.reason = test(res_.its, rn_);
+    dc_.record(true_residual());
     sigma_new_ = scaled_residual_norm();
     // departure: ||s .* r_true - sigma r_iter|| / ||s .* r_true||
     double dev = 0.0;
     if (rit && rit->size() == n_ && sigma_new_ > 0) {
       double dd[2] = {0.0, 0.0};
       for (size_t i = 0; i < n_; ++i) {
-        const double t = s_[i] * r_[i] / sigma_, e = t - double((*rit)[i]);
+        const double t = s_[i] * r_[i] / dc_.seg.sigma, e = t - double((*rit)[i]);
         dd[0] += e * e;
         dd[1] += t * t;
       }
       sum2(dd);
       dev = dd[1] > 0 ? std::sqrt(dd[0] / dd[1]) : 0.0;
     }
-    return finish_update(res_, guard_, p_, judge && std::is_same<T, float>::value, sigma_, sigma_new_, rho_start_, rho_, dev, raise);
+    return dc_.finish_update(judge && std::is_same<T, float>::value, sigma_new_, dev, raise);
   }
 
   // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), and p re-orthogonalised
@@ -203,23 +227,16 @@ private:
       d[1] += double(ri) * double(pv[i]);
     }
     sum2(d);
-    const double rho_true = d[0];
-    if (restart_ || !(rho_prev_ > 0) || !(sigma_ > 0)) {
+    double coef, beta;
+    if (dc_.restart_coefficients(sigma_new_, d[0], d[1], &coef, &beta)) {
       pv = rv;
-    } else {
-      // CG's beta = (r', r') / (r, r) of the step that ended the segment (r its residual before
-      // the step: p is still that step's direction), with the change of units
-      const T coef = T(d[1] / rho_true), beta = T((sig * rho_true) / (sigma_ * rho_prev_));
-      for (size_t i = 0; i < n_; ++i) {
-        const T po = std::fma(-coef, rv[i], pv[i]);
-        pv[i] = std::fma(beta, po, rv[i]);
-      }
+      return;
     }
-    restart_ = false;
-    sigma_ = sig;
-    rho_ = rho_start_ = rho_true;
-    maxrr_ = std::sqrt(rho_true);
-    tau_ = rn_ > 0 ? maxrr_ * (ttol_ / rn_) : 0.0;
+    const T c = T(coef), b = T(beta);
+    for (size_t i = 0; i < n_; ++i) {
+      const T po = std::fma(-c, rv[i], pv[i]);
+      pv[i] = std::fma(b, po, rv[i]);
+    }
   }
 
   void product(const std::vector<float> &p, std::vector<float> &w) { ops_.lowp_product(p.data(), w.data()); }
@@ -246,7 +263,10 @@ private:
   template <class T>
   bool phase(std::vector<T> &pv) {
     constexpr bool lowp = std::is_same<T, float>::value;
+    MixedCgResult &res = dc_.res;
+    MixedCgSegment &seg = dc_.seg;
     std::vector<T> rv, w(n_);
+    auto raise = [this] { return ops_.raise_precision && ops_.raise_precision(); };
     restart_vectors<T>(rv, pv);
     for (;;) {
       product(pv, w);
@@ -257,7 +277,7 @@ private:
       T alpha = T(0);
       double d[2] = {0.0, 0.0};
       if (broke == Breakdown::None) {
-        alpha = T(rho_ / pw);
+        alpha = T(seg.rho / pw);
         if (alpha == T(0)) broke = Breakdown::Curvature;
       }
       if (broke == Breakdown::None) {
@@ -270,50 +290,33 @@ private:
         sum2(d);
         if (!std::isfinite(d[0])) broke = Breakdown::NonFinite;
       }
+      PhaseNext next = PhaseNext::Continue;
       if (broke != Breakdown::None) {
-        bool raise;
-        if constexpr (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
-          if (true_update<T>(false, &raise)) return true;
-          res_.reason = fp64_breakdown_reason(broke);
-          return true;
-        } else {
-          ++res_.lowp_breakdowns;
-          if (true_update<T>(false, &raise)) return true;
-          const double c = exact_curvature(pv);
-          if (std::isfinite(c) && !(c > 0.0)) {
-            res_.reason = MixedCgReason::DivergedIndefinite;
-            return true;
-          }
-          // the copy failed where A did not: a wider format, or FP64; the direction restarts
-          ++res_.raises;
-          restart_ = true;
-          if (!(ops_.raise_precision && ops_.raise_precision())) return false;
-          restart_vectors<T>(rv, pv);
-          continue;
+        next = dc_.after_breakdown(
+            lowp, broke, [&](bool judge, bool *r) { return true_update<T>(judge, r); },
+            [&] {
+              if constexpr (lowp) return exact_curvature(pv);
+              return 0.0;
+            },
+            raise);
+      } else {
+        ++res.its;
+        if (lowp) ++res.lowp_its;
+        // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
+        const double sigma = seg.sigma;
+        double beta_d;
+        const bool trig = end_step(d[0], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rho_prev, &beta_d);
+        const T beta = T(beta_d);
+        const double c = sigma * double(alpha);
+        for (size_t i = 0; i < n_; ++i) {
+          dy_[i] += c * double(pv[i]);
+          if (!trig) pv[i] = std::fma(beta, pv[i], rv[i]);
         }
+        if (!trig) continue;
+        next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, &rv); }, raise);
       }
-      ++res_.its;
-      if (lowp) ++res_.lowp_its;
-      const double rho_new = d[0], rn = std::sqrt(rho_new);
-      maxrr_ = std::max(maxrr_, rn);
-      const bool trig = reliable_trigger(rn, maxrr_, p_.delta, tau_) || res_.its >= p_.max_it;
-      // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
-      const T beta = T(rho_new / rho_);
-      const double c = sigma_ * double(alpha);
-      for (size_t i = 0; i < n_; ++i) {
-        dy_[i] += c * double(pv[i]);
-        if (!trig) pv[i] = std::fma(beta, pv[i], rv[i]);
-      }
-      rho_prev_ = rho_;
-      rho_      = rho_new;
-      if (!trig) continue;
-      bool raise = false;
-      if (true_update<T>(true, &raise, &rv)) return true;
-      if (raise) {
-        ++res_.raises;
-        restart_ = true; // the direction was built with the copy judged lossy: p = r
-        if (!(ops_.raise_precision && ops_.raise_precision())) return false;
-      }
+      if (next == PhaseNext::End) return true;
+      if (next == PhaseNext::Fp64) return false;
       restart_vectors<T>(rv, pv);
     }
   }
@@ -324,12 +327,8 @@ private:
   const MixedCgParams &p_;
   const MixedCgOperators &ops_;
   std::vector<double> r_, t_, dy_;
-  MixedCgResult res_;
-  PrecisionGuard guard_;
-  double rn_ = 0, ttol_ = 0;
-  double sigma_ = 0, sigma_new_ = 0; // ||s .* r|| of the last update, and of the new one
-  double rho_ = 0, rho_prev_ = 0, rho_start_ = 0, maxrr_ = 0, tau_ = 0;
-  bool restart_ = true;
+  MixedCgDecisions dc_;
+  double sigma_new_ = 0; // ||s .* r|| of the new true residual
 };
 
 } // namespace

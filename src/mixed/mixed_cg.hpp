@@ -63,6 +63,7 @@
 #pragma once
 #include "core/host_device.hpp"
 #include "scaled_copy.hpp"
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -173,15 +174,6 @@ struct PrecisionGuard {
   bool update(double f_iter, double f_true, double dev, bool *lossy);
 };
 
-// The end of a reliable update, shared by the host twin and the device driver (host code):
-// the segment's reductions f_true = sigma_new / sigma_old and f_iter = sqrt(rho_end /
-// rho_start), the guard's verdict when judge (the low-precision phase after a trigger), the
-// record in res.updates, and DivergedIts at max_it when the test left the solve iterating.
-// res.its, res.rnorm and res.reason are the update's. Returns whether the solve ends; *raise:
-// the guard asks for a wider operator.
-bool finish_update(MixedCgResult &res, PrecisionGuard &guard, const MixedCgParams &p, bool judge, double sigma_old, double sigma_new,
-                   double rho_start, double rho_end, double dev, bool *raise);
-
 // A step's breakdown (host and device): none, a curvature p^T A p <= 0 or a step alpha that is 0
 // (finite numbers: the operator is not positive definite on p), or a non-finite p^T A p or
 // (r', r') (NaN or Inf in the iteration).
@@ -195,6 +187,108 @@ PSPMV_HD Breakdown curvature_breakdown(double pw) {
 PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b) {
   return b == Breakdown::NonFinite ? MixedCgReason::DivergedNanOrInf : MixedCgReason::DivergedIndefinite;
 }
+
+// The end of a step (host and device) from rho_new = (r', r') (finite): the largest iterated
+// residual maxrr since the update, the reliable-update trigger (reliable_trigger(), or its >=
+// max_it: its counts this step), Fletcher-Reeves' beta = rho_new / rho in double (the caller
+// rounds it to its vectors' precision), then rho_prev = rho, rho = rho_new. Returns the trigger.
+PSPMV_HD bool end_step(double rho_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho,
+                       double &rho_prev, double *beta) {
+  const double rn = sqrt(rho_new);
+  maxrr = fmax(maxrr, rn);
+  const bool trigger = reliable_trigger(rn, maxrr, delta, tau) || its >= max_it;
+  *beta = rho_new / rho;
+  rho_prev = rho;
+  rho = rho_new;
+  return trigger;
+}
+
+// The scalars of the recurrence since the last reliable update (the device driver mirrors them in
+// its device state).
+struct MixedCgSegment {
+  double sigma = 0, rho = 0, rho_prev = 0, rho_start = 0, maxrr = 0, tau = 0;
+};
+
+// What a phase does after a step's breakdown or trigger (MixedCgDecisions::after_breakdown(),
+// after_trigger()): restart the direction from the true residual and go on, end the solve, or go
+// on in FP64 (no wider low-precision operator left).
+enum class PhaseNext { Continue, End, Fp64 };
+
+// The decisions of a solve, written once for the host twin and the device driver (which do the
+// vector work and call these, host code): the convergence test, the start, the record of each
+// true residual, the guard, the restart of the direction, the breakdown and trigger handling.
+// The caller's test, monitor and target are MixedCgOperators' (absent: the params'); the device
+// driver passes them wrapped so that its timer stops around them.
+class MixedCgDecisions {
+public:
+  MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged,
+                   std::function<void(int64_t, double)> monitor, std::function<double(double)> target);
+
+  MixedCgResult  res;
+  MixedCgSegment seg;
+  double         rn = 0, ttol = 0; // the last true residual; the test's target
+  bool           restart = true;   // the direction restarts (p = r) at the next restart_coefficients()
+
+  // The test on the true residual rn at step its: the caller's, else max(rtol ||r_0||, atol) and
+  // dtol relative to ||r_0||.
+  MixedCgReason test(int64_t its, double rn) const;
+  // The start from the true residual rn0 = ||b - A x_0||: the monitor and test at step 0, the
+  // target. Returns whether the solve iterates (not converged, max_it > 0).
+  bool start(double rn0);
+  // A reliable update's true residual rn: counted, monitored, tested (res.reason).
+  void record(double rn);
+  // The end of a reliable update: the segment's reductions f_true = sigma_new / seg.sigma and
+  // f_iter = sqrt(seg.rho / seg.rho_start), the guard's verdict when judge (the low-precision
+  // phase after a trigger), the record in res.updates, and DivergedIts at max_it when the test
+  // left the solve iterating. Returns whether the solve ends; *raise: the guard asks for a wider
+  // operator.
+  bool finish_update(bool judge, double sigma_new, double dev, bool *raise);
+  // The new segment from the true residual (sigma_new = ||s .* r||, units of the FP32 vectors;
+  // rho_true = (r_T, r_T), rp = (r_T, p) of r_T = s .* r / sigma'): p = r_T + beta (p - coef r_T),
+  // re-orthogonalised and in the new units, or p = r_T (*coef = *beta = 0) after a restart;
+  // the segment's scalars set. Returns whether the direction restarts.
+  bool restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta);
+
+  // After a step's breakdown (kind) in the low-precision (lowp) or FP64 phase. true_update(judge,
+  // &raise) makes the reliable update (true: the solve ends), curvature() is p^T A_hat p with the
+  // exact matrix, raise() the caller's raise of the precision (false: none wider).
+  template <class TrueUpdate, class Curvature, class Raise>
+  PhaseNext after_breakdown(bool lowp, Breakdown kind, TrueUpdate &&true_update, Curvature &&curvature, Raise &&raise) {
+    bool r = false;
+    if (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
+      if (!true_update(false, &r)) res.reason = fp64_breakdown_reason(kind);
+      return PhaseNext::End;
+    }
+    ++res.lowp_breakdowns;
+    if (true_update(false, &r)) return PhaseNext::End;
+    const double c = curvature();
+    if (std::isfinite(c) && !(c > 0.0)) {
+      res.reason = MixedCgReason::DivergedIndefinite;
+      return PhaseNext::End;
+    }
+    // the copy failed where A did not: a wider format, or FP64; the direction restarts
+    ++res.raises;
+    restart = true;
+    return raise() ? PhaseNext::Continue : PhaseNext::Fp64;
+  }
+  // After a step that triggered a reliable update (the low-precision phase judges its segment).
+  template <class TrueUpdate, class Raise>
+  PhaseNext after_trigger(TrueUpdate &&true_update, Raise &&raise) {
+    bool r = false;
+    if (true_update(true, &r)) return PhaseNext::End;
+    if (!r) return PhaseNext::Continue;
+    ++res.raises;
+    restart = true; // the direction was built with the copy judged lossy: p = r
+    return raise() ? PhaseNext::Continue : PhaseNext::Fp64;
+  }
+
+private:
+  const MixedCgParams &p_;
+  std::function<MixedCgReason(int64_t, double)> converged_;
+  std::function<void(int64_t, double)> monitor_;
+  std::function<double(double)> target_;
+  PrecisionGuard guard_;
+};
 
 // The row-sum compensation of a low-precision copy: c_i = (A_hat 1)_i - (A_lp 1)_i, the rounding
 // of row i's values summed, kept in FP32 and added to the copy's product as a diagonal:

@@ -134,23 +134,20 @@ __global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double
   detail::grid_reduce(acc, partials, &st->counter, [st, defer](double pw) { finish_or_defer_pw(st, pw, false, defer); });
 }
 
-// The end of a step from (r', r') and (r', w): the non-finite breakdown, the step count, the
-// trigger, beta (rounded to the vectors' precision when lowp)
-__device__ __forceinline__ void finish_update(McState *st, double rho_new, double rwt, bool lowp) {
+// The end of a step from (r', r') and (r', w): the non-finite breakdown, the step count, then
+// end_step() (mixed_cg.hpp, the host twin's): the trigger and beta (rounded to the vectors'
+// precision when lowp)
+__device__ __forceinline__ void finish_step(McState *st, double rho_new, double rwt, bool lowp) {
   if (!isfinite(rho_new)) {
     st->breakdown = static_cast<int>(Breakdown::NonFinite);
     st->stop = 1;
     return;
   }
   st->its += 1;
-  const double rn = sqrt(rho_new);
-  st->maxrr = fmax(st->maxrr, rn);
-  st->trigger = (reliable_trigger(rn, st->maxrr, st->delta, st->tau) || st->its >= st->max_it) ? 1 : 0;
   (void)rwt; // Fletcher-Reeves' beta, as the host twin (mixed_cg.hpp): (r', w) is not used
-  const double b = rho_new / st->rho;
+  double b;
+  st->trigger = end_step(rho_new, st->its, st->max_it, st->delta, st->tau, st->maxrr, st->rho, st->rho_prev, &b) ? 1 : 0;
   st->beta = lowp ? static_cast<double>(__double2float_rn(b)) : b;
-  st->rho_prev = st->rho;
-  st->rho = rho_new;
 }
 
 // r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta (defer: the two sums left in
@@ -171,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st
       st->red[0] = rho_new;
       st->red[1] = rwt;
     } else {
-      finish_update(st, rho_new, rwt, std::is_same<T, float>::value);
+      finish_step(st, rho_new, rwt, std::is_same<T, float>::value);
     }
   });
 }
@@ -181,9 +178,9 @@ __global__ void finish_pw_kernel(McState *st, int lowp) {
   if (st->stop || st->trigger) return;
   finish_pw(st, st->red[0], lowp != 0);
 }
-__global__ void finish_update_kernel(McState *st, int lowp) {
+__global__ void finish_step_kernel(McState *st, int lowp) {
   if (st->stop || st->trigger) return;
-  finish_update(st, st->red[0], st->red[1], lowp != 0);
+  finish_step(st, st->red[0], st->red[1], lowp != 0);
 }
 
 // dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r). Runs only in
@@ -360,12 +357,10 @@ cudaError_t setup(DeviceMixedCg *d) {
 class Run {
 public:
   Run(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int every, const DeviceMixedCgHooks &h, cudaStream_t st)
-      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows), multi_(static_cast<bool>(h.allreduce_sum)) {
-    guard_.ratio = p.guard_ratio;
-    guard_.departure = p.guard_departure;
-    guard_.strikes = p.guard_strikes;
-    guard_.judge_below = guard_judge_below(p.delta);
-  }
+      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows), multi_(static_cast<bool>(h.allreduce_sum)),
+        dc_(p, h.converged ? std::function<MixedCgReason(int64_t, double)>([this](int64_t its, double rn) { return outside([&] { return h_.converged(its, rn); }); }) : nullptr,
+            h.monitor ? std::function<void(int64_t, double)>([this](int64_t its, double rn) { outside([&] { h_.monitor(its, rn); }); }) : nullptr,
+            h.target ? std::function<double(double)>([this](double rn0) { return outside([&] { return h_.target(rn0); }); }) : nullptr) {}
 
   // The caller's timer runs over the loop's own work only: stopped around every hook (outside()).
   void timer_start() {
@@ -423,22 +418,14 @@ public:
     timer_start();
     MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
     host_ = McState{};
-    rn_ = true_residual();
-    res_.rnorm0 = res_.rnorm = rn_;
-    ttol_ = std::max(p_.rtol * rn_, p_.atol);
-    if (h_.monitor) outside([&] { h_.monitor(0, rn_); });
-    res_.reason = test(0, rn_);
-    if (h_.target) ttol_ = outside([&] { return h_.target(rn_); });
-    if (res_.reason == MixedCgReason::Iterating && p_.max_it <= 0) res_.reason = MixedCgReason::DivergedIts;
-    if (res_.reason != MixedCgReason::Iterating) return res_;
-    restart_ = true;
-    if (!p_.start_fp64 && phase<float>()) return res_;
-    res_.fp64 = true;
+    if (!dc_.start(true_residual())) return dc_.res;
+    if (!p_.start_fp64 && phase<float>()) return dc_.res;
+    dc_.res.fp64 = true;
     ensure_fp64();
-    if (!restart_) widen_kernel<float><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->p32, d_->p64);
+    if (!dc_.restart) widen_kernel<float><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->p32, d_->p64);
     MC_TRY(cudaGetLastError());
     phase<double>();
-    return res_;
+    return dc_.res;
   }
 
 private:
@@ -456,13 +443,6 @@ private:
     host_.counter = 0;
     MC_TRY(cudaMemcpyAsync(d_->state, &host_, sizeof(McState), cudaMemcpyHostToDevice, stream_));
     MC_TRY(cudaStreamSynchronize(stream_)); // host_ is reused
-  }
-  MixedCgReason test(int64_t its, double rn) {
-    if (h_.converged) return outside([&] { return h_.converged(its, rn); });
-    if (!std::isfinite(rn)) return MixedCgReason::DivergedNanOrInf;
-    if (rn <= ttol_) return rn < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
-    if (its > 0 && p_.dtol > 0 && rn > p_.dtol * res_.rnorm0) return MixedCgReason::DivergedDtol;
-    return MixedCgReason::Iterating;
   }
   // r = b - A x; ||r|| and sigma_new_ = ||s .* r|| (scaled sums as entry_norm)
   double true_residual() {
@@ -492,11 +472,7 @@ private:
   bool true_update(bool judge, bool *raise, bool with_departure) {
     flush_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->dy, x_);
     MC_TRY(cudaGetLastError());
-    rn_ = true_residual();
-    res_.rnorm = rn_;
-    ++res_.reliable_updates;
-    if (h_.monitor) outside([&] { h_.monitor(res_.its, rn_); });
-    res_.reason = test(res_.its, rn_);
+    dc_.record(true_residual());
     double dev = 0.0;
     if (with_departure && host_.sigma > 0 && sigma_new_ > 0) {
       departure_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, host_.sigma, rv<T>(), d_->state, d_->partials);
@@ -507,7 +483,7 @@ private:
       dev = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
       host_ = keep;
     }
-    return finish_update(res_, guard_, p_, judge && std::is_same<T, float>::value, host_.sigma, sigma_new_, rho_start_, host_.rho, dev, raise);
+    return dc_.finish_update(judge && std::is_same<T, float>::value, sigma_new_, dev, raise);
   }
 
   template <class T>
@@ -520,17 +496,18 @@ private:
     global_sum(host_.red, 2);
     const double rho_true = host_.red[0], rp = host_.red[1];
     host_ = keep;
-    const bool restart = restart_ || !(host_.rho_prev > 0) || !(host_.sigma > 0);
-    const T coef = restart ? T(0) : T(rp / rho_true), beta = restart ? T(0) : T((sig * rho_true) / (host_.sigma * host_.rho_prev));
-    direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, coef, beta, restart ? 1 : 0, rv<T>(), pv<T>());
+    double coef, beta;
+    const bool restart = dc_.restart_coefficients(sigma_new_, rho_true, rp, &coef, &beta);
+    direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, T(coef), T(beta), restart ? 1 : 0, rv<T>(), pv<T>());
     MC_TRY(cudaGetLastError());
-    restart_ = false;
-    host_.sigma = sig;
-    host_.rho = rho_start_ = rho_true;
-    host_.maxrr = std::sqrt(rho_true);
-    host_.tau = rn_ > 0 ? host_.maxrr * (ttol_ / rn_) : 0.0;
+    const MixedCgSegment &seg = dc_.seg;
+    host_.sigma = seg.sigma;
+    host_.rho = seg.rho;
+    host_.rho_prev = seg.rho_prev;
+    host_.maxrr = seg.maxrr;
+    host_.tau = seg.tau;
     host_.trigger = host_.stop = host_.breakdown = 0;
-    host_.its = res_.its;
+    host_.its = dc_.res.its;
     host_.delta = p_.delta;
     host_.max_it = p_.max_it;
     push();
@@ -589,7 +566,7 @@ private:
     MC_TRY(cudaGetLastError());
     if (multi_) { // (r', r') and (r', w) over the ranks, then the trigger and beta
       global_sum_on_device(2);
-      finish_update_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
+      finish_step_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
       MC_TRY(cudaGetLastError());
     }
     xp_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, expected, pv<T>(), rv<T>(), d_->dy);
@@ -599,9 +576,11 @@ private:
   template <class T>
   bool phase() {
     constexpr bool lowp = std::is_same<T, float>::value;
+    MixedCgResult &res = dc_.res;
+    auto raise = [this] { return h_.raise_precision && outside([&] { return h_.raise_precision(); }); };
     restart_vectors<T>();
     for (;;) {
-      const long long base = res_.its;
+      const long long base = res.its;
       // FP64 phase: one step per check (a step past a trigger would still run its exact product);
       // several ranks: one step per check too (a step waits for its reductions anyway, and a
       // step past a trigger would still exchange its halo and reductions)
@@ -609,38 +588,22 @@ private:
       for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
       pull();
       const long long done = host_.its - base;
-      res_.its = host_.its;
-      if (lowp) res_.lowp_its += done;
-      if (host_.breakdown) {
-        bool raise;
-        if constexpr (!lowp) {
-          const Breakdown kind = static_cast<Breakdown>(host_.breakdown);
-          if (true_update<T>(false, &raise, false)) return true;
-          res_.reason = fp64_breakdown_reason(kind);
-          return true;
-        } else {
-          ++res_.lowp_breakdowns;
-          if (true_update<T>(false, &raise, false)) return true;
-          const double c = exact_curvature();
-          if (std::isfinite(c) && !(c > 0.0)) {
-            res_.reason = MixedCgReason::DivergedIndefinite;
-            return true;
-          }
-          ++res_.raises;
-          restart_ = true;
-          if (!(h_.raise_precision && outside([&] { return h_.raise_precision(); }))) return false;
-          restart_vectors<T>();
-          continue;
-        }
-      }
-      if (!host_.trigger) continue;
-      bool raise = false;
-      if (true_update<T>(true, &raise, true)) return true;
-      if (raise) {
-        ++res_.raises;
-        restart_ = true; // as the host twin: p = r after a raise
-        if (!(h_.raise_precision && outside([&] { return h_.raise_precision(); }))) return false;
-      }
+      res.its = host_.its;
+      if (lowp) res.lowp_its += done;
+      dc_.seg.rho = host_.rho; // the device's end_step() moved these
+      dc_.seg.rho_prev = host_.rho_prev;
+      dc_.seg.maxrr = host_.maxrr;
+      PhaseNext next = PhaseNext::Continue;
+      if (host_.breakdown)
+        next = dc_.after_breakdown(
+            lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); },
+            [&] { return exact_curvature(); }, raise);
+      else if (host_.trigger)
+        next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, true); }, raise);
+      else
+        continue;
+      if (next == PhaseNext::End) return true;
+      if (next == PhaseNext::Fp64) return false;
       restart_vectors<T>();
     }
   }
@@ -654,11 +617,9 @@ private:
   cudaStream_t stream_;
   int32_t n_;
   McState host_{};
-  MixedCgResult res_;
-  PrecisionGuard guard_;
-  double rn_ = 0, ttol_ = 0, sigma_new_ = 0, rho_start_ = 0;
   bool multi_; // several ranks: the reductions summed over the ranks through the hooks
-  bool restart_ = true;
+  MixedCgDecisions dc_;
+  double sigma_new_ = 0; // ||s .* r|| of the new true residual
   bool timing_ = false;
 };
 

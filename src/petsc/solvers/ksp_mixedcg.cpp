@@ -26,7 +26,7 @@
 #include "ksp_mixedcg_backend.hpp"
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaled_copy.hpp"
-#include "solver_place.hpp"
+#include "solver_common.hpp"
 #include "spmvimpl.hpp"
 
 #include <algorithm>
@@ -40,9 +40,6 @@ namespace pspmv {
 namespace glue {
 
 namespace {
-
-enum BackendChoice : PetscInt { BackendAuto = 0, BackendHost = 1, BackendCuda = 2 };
-const char *const BackendNames[] = {"auto", "host", "cuda"};
 
 /* The host backend's operator: the scaled copies of the diagonal block (with s) and of the
    off-diagonal block, and the halo SF. */
@@ -144,38 +141,19 @@ bool HasWiderFormat(const KspMixedCg *mc)
 
 PetscErrorCode UseCuda(KSP ksp, PetscBool *cuda)
 {
-  KspMixedCg *mc = Data(ksp);
-  VecType     vt = nullptr;
-  PetscBool   iscuda = PETSC_FALSE;
-  Mat         P;
+  Mat P;
 
   PetscFunctionBegin;
   PetscCall(KSPGetOperators(ksp, nullptr, &P));
-  PetscCall(MatGetVecType(P, &vt));
-  if (vt) {
-    char *found = nullptr;
-    PetscCall(PetscStrstr(vt, "cuda", &found));
-    iscuda = found ? PETSC_TRUE : PETSC_FALSE;
-  }
-  if (mc->backend_choice == BackendHost) iscuda = PETSC_FALSE;
-  else if (mc->backend_choice == BackendCuda) iscuda = PETSC_TRUE;
-#if !defined(PETSCSPMV_HAVE_CUDA)
-  PetscCheck(mc->backend_choice != BackendCuda, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "-ksp_mixedcg_backend cuda: this petscspmv was built without CUDA");
-  iscuda = PETSC_FALSE;
-#endif
-  *cuda = iscuda;
+  PetscCall(UseCudaBackend((PetscObject)ksp, P, Data(ksp)->backend_choice, "-ksp_mixedcg_backend", cuda));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Every rank fails when one does (the builds run before collective operations). */
 PetscErrorCode Agree(KSP ksp, PetscErrorCode ierr)
 {
-  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
-  PetscCall(ierr);
-  PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "KSPMIXEDCG: building the low-precision copy failed on another rank (see the error reported there)");
+  PetscCall(CollectiveError(PetscObjectComm((PetscObject)ksp), "KSPMIXEDCG: building the low-precision copy", ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -275,61 +253,27 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The message of a refused Pmat, in the Pmat's global numbering and naming the KSP's options. */
-std::string UnderKspOptions(std::string msg, const char *prefix)
-{
-  const std::string from = "-mat_packsell_", to = std::string("-") + (prefix ? prefix : "") + "ksp_mixedcg_mat_packsell_";
-  for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) msg.replace(at, from.size(), to);
-  return msg;
-}
-
-/* The CopyRunner of the KSP: runs a build of the core's copy; its exceptions become PETSc errors
-   of this rank naming the Pmat's rows in the user's numbering (PlaceOf(); gcols: the off-diagonal
-   block's garray, its columns' global numbers) and the KSP's options. A refusal of the Pmat's
-   data is also kept in mc->refused and mc->refusal. */
+/* The CopyRunner of the KSP: runs a build of the core's copy (RunCopyBuild()); its exceptions
+   become PETSc errors of this rank naming the Pmat's rows in the user's numbering (gcols: the
+   off-diagonal block's garray, its columns' global numbers) and the KSP's options. A refusal of
+   the Pmat's data is also kept in mc->refused and mc->refusal. */
 PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt *gcols)
 {
-  KspMixedCg    *mc = Data(ksp);
-  std::string    msg;
-  PetscErrorCode code = PETSC_SUCCESS;
-  bool           data = false;
-  const char    *prefix = ((PetscObject)ksp)->prefix;
+  KspMixedCg       *mc  = Data(ksp);
+  const char       *prefix = ((PetscObject)ksp)->prefix;
   const std::string pre = prefix ? prefix : "";
-  Mat            P;
+  CopySubject       s{(PetscObject)ksp, ksp->nestlevel, nullptr, "KSPMIXEDCG", "KSPMIXEDCG's low-precision copy", "ksp_mixedcg_", gcols, ""};
+  CopyFailure       refused;
 
   PetscFunctionBegin;
-  PetscCall(KSPGetOperators(ksp, nullptr, &P));
-  try {
-    f();
-  } catch (const mixed::DiagonalError &e) {
-    code = PETSC_ERR_ARG_WRONG;
-    data = true;
-    const Place at = PlaceOf((PetscObject)ksp, ksp->nestlevel, P, e.row, e.row);
-    msg = "KSPMIXEDCG" + at.where + ": " + at.row + " " + e.problem;
-  } catch (const ValueRangeError &e) {
-    code = PETSC_ERR_ARG_OUTOFRANGE;
-    data = true;
-    const Place at = PlaceOf((PetscObject)ksp, ksp->nestlevel, P, e.row, e.col);
-    msg = "KSPMIXEDCG's low-precision copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (gcols ? "column " + std::to_string((long long)gcols[e.col]) : at.col) + ": " + UnderKspOptions(e.message(), prefix) +
-          (mc->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + mc->guard_format + ": give it a format that holds these values, or none to go to FP64 CG)" : " (the copy's value format: -" + pre + "ksp_mixedcg_value_format)") + at.where;
-  } catch (const FormatError &e) {
-    code = PETSC_ERR_ARG_WRONG;
-    msg  = UnderKspOptions(e.what(), prefix);
-  } catch (const std::bad_alloc &) {
-    code = PETSC_ERR_MEM;
-    msg  = "out of host memory while building the KSPMIXEDCG copy";
-  } catch (const std::exception &e) {
-    code = PETSC_ERR_LIB;
-    msg  = e.what();
-  } catch (...) {
-    code = PETSC_ERR_LIB;
-    msg  = "KSPMIXEDCG: an unknown C++ exception while building the low-precision copy";
-  }
-  if (data) {
+  PetscCall(KSPGetOperators(ksp, nullptr, &s.P));
+  PetscCallCXX(s.range_remedy = mc->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + mc->guard_format + ": give it a format that holds these values, or none to go to FP64 CG)" : " (the copy's value format: -" + pre + "ksp_mixedcg_value_format)");
+  const PetscErrorCode ierr = RunCopyBuild(s, f, PETSC_TRUE, &refused);
+  if (refused.refusal) {
     mc->refused = PETSC_TRUE;
-    mc->refusal = msg;
+    mc->refusal = refused.message;
   }
-  PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -416,8 +360,8 @@ std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
   KspMixedCg *mc = Data(ksp);
   return [ksp, mc](const double *s, double *As) {
     Mat P;
-    MixedCgTry(KSPGetOperators(ksp, nullptr, &P));
-    MixedCgTry(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, PETSC_TRUE, PETSC_FALSE));
+    PetscCallThrow(KSPGetOperators(ksp, nullptr, &P));
+    PetscCallThrow(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, PETSC_TRUE, PETSC_FALSE));
   };
 }
 
@@ -641,44 +585,44 @@ MixedCgHooks Hooks(KSP ksp)
   if (MPI_Comm_size(comm, &size) != MPI_SUCCESS) throw PetscFailure{PETSC_ERR_MPI};
   h.exact_product = [ksp, mc](const double *x, double *y) {
     Mat A;
-    MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE); }));
+    PetscCallThrow(KSPGetOperators(ksp, &A, nullptr));
+    PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE); }));
   };
 #if defined(PETSCSPMV_HAVE_CUDA)
   h.exact_product_device = [ksp, mc](const double *x, double *y) {
     Mat A;
-    MixedCgTry(KSPGetOperators(ksp, &A, nullptr));
-    MixedCgTry(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE); }));
+    PetscCallThrow(KSPGetOperators(ksp, &A, nullptr));
+    PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE); }));
   };
 #endif
   if (size > 1) { /* one rank: unset (the device loop then adds no host round trip) */
-    h.allreduce_sum = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_SUM)); };
-    h.allreduce_max = [comm](double *v, int k) { MixedCgTry(AllreduceInPlace(comm, v, k, MPI_MAX)); };
+    h.allreduce_sum = [comm](double *v, int k) { PetscCallThrow(AllreduceInPlace(comm, v, k, MPI_SUM)); };
+    h.allreduce_max = [comm](double *v, int k) { PetscCallThrow(AllreduceInPlace(comm, v, k, MPI_MAX)); };
   }
 #if defined(PETSCSPMV_HAVE_CUDA)
   /* the FP32 halo of the direction on device arrays (the CUDA backend; PETSc stages it through
      the host when MPI is not GPU-aware), on PETSc's stream as MatMult_MPIAIJCUSPARSE's scatter */
   if (mc->halo) {
-    h.halo_begin_device = [mc](const float *p, float *ghost) { MixedCgTry(PetscSFBcastWithMemTypeBegin(mc->halo, MPI_FLOAT, PETSC_MEMTYPE_CUDA, p, PETSC_MEMTYPE_CUDA, ghost, MPI_REPLACE)); };
-    h.halo_end_device   = [mc](const float *p, float *ghost) { MixedCgTry(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, ghost, MPI_REPLACE)); };
+    h.halo_begin_device = [mc](const float *p, float *ghost) { PetscCallThrow(PetscSFBcastWithMemTypeBegin(mc->halo, MPI_FLOAT, PETSC_MEMTYPE_CUDA, p, PETSC_MEMTYPE_CUDA, ghost, MPI_REPLACE)); };
+    h.halo_end_device   = [mc](const float *p, float *ghost) { PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, ghost, MPI_REPLACE)); };
   }
 #endif
   h.raise_precision = [ksp]() {
     bool lowp = false;
-    MixedCgTry(OutsideFp32(ksp, [&] { return Raise(ksp, &lowp); }));
+    PetscCallThrow(OutsideFp32(ksp, [&] { return Raise(ksp, &lowp); }));
     return lowp;
   };
   h.converged = [ksp](int64_t its, double rn) {
     ksp->its   = (PetscInt)its;
     ksp->rnorm = (PetscReal)rn;
-    MixedCgTry((*ksp->converged)(ksp, (PetscInt)its, (PetscReal)rn, &ksp->reason, ksp->cnvP));
+    PetscCallThrow((*ksp->converged)(ksp, (PetscInt)its, (PetscReal)rn, &ksp->reason, ksp->cnvP));
     return ToCore(ksp->reason);
   };
   h.monitor = [ksp](int64_t its, double rn) {
     ksp->its   = (PetscInt)its;
     ksp->rnorm = (PetscReal)rn;
-    MixedCgTry(KSPLogResidualHistory(ksp, (PetscReal)rn));
-    MixedCgTry(KSPMonitor(ksp, (PetscInt)its, (PetscReal)rn));
+    PetscCallThrow(KSPLogResidualHistory(ksp, (PetscReal)rn));
+    PetscCallThrow(KSPMonitor(ksp, (PetscInt)its, (PetscReal)rn));
   };
   /* The level at which the KSP's test converges, for the reliable-update trigger: the default
      test's own ttol (max(rtol rnorm0, abstol), its rnorm0 being ||b|| with a nonzero initial guess
@@ -696,10 +640,10 @@ MixedCgHooks Hooks(KSP ksp)
 void HostProduct(KspMixedCg *mc, const float *p, float *w)
 {
   HostOperator &op = *mc->host;
-  if (mc->halo) MixedCgTry(PetscSFBcastBegin(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
+  if (mc->halo) PetscCallThrow(PetscSFBcastBegin(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
   packsell_spmv_f32(op.diag.op, p, w);
   if (mc->halo) {
-    MixedCgTry(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
+    PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
     if (op.has_off) {
       packsell_spmv_f32(op.off, op.ghost.data(), op.tmp.data());
       for (size_t i = 0; i < op.tmp.size(); ++i) w[i] += op.tmp[i];
@@ -779,11 +723,11 @@ PetscErrorCode RunRefusable(KSP ksp, Body &&body)
   PetscFunctionBegin;
   mc->refused = PETSC_FALSE;
   if (!block) {
-    PetscCall(MixedCgCatch(body));
+    PetscCall(CallCatching("KSPMIXEDCG", body));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr)); /* nothing printed for a refusal */
-  const PetscErrorCode ierr = MixedCgCatch(body);
+  const PetscErrorCode ierr = CallCatching("KSPMIXEDCG", body);
   PetscCall(PetscPopErrorHandler());
   if (ierr && mc->refused) {
     ksp->reason = KSP_DIVERGED_PC_FAILED;
@@ -849,7 +793,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
     ierr = VecGetArray(x, &xa);
     if (ierr) (void)VecRestoreArrayRead(b, &ba);
     PetscCall(ierr);
-    ierr = MixedCgCatch([&]() {
+    ierr = CallCatching("KSPMIXEDCG", [&]() {
       res = mixed::mixed_cg((size_t)mc->rows, s.data(), ba, xa, p, ops);
       return PETSC_SUCCESS;
     });
@@ -1001,14 +945,14 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
 PetscErrorCode KSPSetFromOptions_MixedCG(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
 {
   PetscFunctionBegin;
-  PetscCall(MixedCgCatch([&]() { return KSPSetFromOptions_MixedCG_Body(ksp, PetscOptionsObject); }));
+  PetscCall(CallCatching("KSPMIXEDCG", [&]() { return KSPSetFromOptions_MixedCG_Body(ksp, PetscOptionsObject); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode KSPView_MixedCG(KSP ksp, PetscViewer viewer)
 {
   PetscFunctionBegin;
-  PetscCall(MixedCgCatch([&]() { return KSPView_MixedCG_Body(ksp, viewer); }));
+  PetscCall(CallCatching("KSPMIXEDCG", [&]() { return KSPView_MixedCG_Body(ksp, viewer); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,60 +6,22 @@
 #include <petscksp.h>
 
 #include "core/format_stats.hpp"
+#include "core_error.hpp"
 #include "formats/packsell/packsell.hpp"
 #include "mixed/mixed_cg.hpp"
 
-#include <exception>
 #include <functional>
 #include <memory>
-#include <new>
 #include <vector>
 
 namespace pspmv {
 namespace glue {
 
-/* A PETSc error inside a hook (the solvers call them as C++ functions): thrown, and returned as
-   the PETSc error by the caller of the solver. */
-struct PetscFailure {
-  PetscErrorCode code;
-};
-#define MixedCgTry(expr) \
-  do { \
-    const PetscErrorCode mixedcg_ierr_ = (expr); \
-    if (mixedcg_ierr_) throw pspmv::glue::PetscFailure{mixedcg_ierr_}; \
-  } while (0)
-
-/* Runs f (C++ returning a PetscErrorCode, which may throw) so that nothing thrown crosses into
-   PETSc's C frames: a PetscFailure gives its code (PETSc reported it where it happened),
-   std::bad_alloc PETSC_ERR_MEM, any other exception PETSC_ERR_LIB with its message, each
-   reported here. Callers that hold resources (placed arrays, array accesses) release them
-   before PetscCall() on the result. */
-template <class F>
-PetscErrorCode MixedCgCatch(F &&f)
-{
-  PetscErrorCode ierr = PETSC_SUCCESS;
-
-  PetscFunctionBegin;
-  try {
-    ierr = f();
-  } catch (const PetscFailure &e) {
-    ierr = e.code;
-  } catch (const std::bad_alloc &) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "KSPMIXEDCG: out of host memory");
-  } catch (const std::exception &e) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "KSPMIXEDCG: %s", e.what());
-  } catch (...) {
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_LIB, "KSPMIXEDCG: an unknown C++ exception");
-  }
-  PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* What the solvers need from PETSc: the exact product y = A x with the Amat on host arrays or on
    device arrays (the solution's layout), the sums and maxima over the ranks and the FP32 halo of
    the direction on device arrays (several ranks only: unset on one), the guard's raise (true: a
    wider low-precision format was built; false: FP64 next), the KSP's convergence test and monitor
-   on the FP64 true residual. Each throws PetscFailure on a PETSc error. */
+   on the FP64 true residual. Each throws PetscFailure on a PETSc error (PetscCallThrow()). */
 struct MixedCgHooks {
   std::function<void(const double *x, double *y)>                  exact_product, exact_product_device;
   std::function<void(double *v, int k)>                            allreduce_sum, allreduce_max;

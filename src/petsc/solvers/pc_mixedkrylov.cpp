@@ -18,7 +18,7 @@
 
 #include "mixed/scaled_copy.hpp"
 #include "pc_mixedkrylov_backend.hpp"
-#include "solver_place.hpp"
+#include "solver_common.hpp"
 #include "spmvimpl.hpp"
 
 #include <cmath>
@@ -30,8 +30,6 @@ namespace pspmv {
 namespace glue {
 
 namespace {
-
-enum BackendChoice : PetscInt { BackendAuto = 0, BackendHost = 1, BackendCuda = 2 };
 
 struct MixedKrylov {
   MixedParams                        params;
@@ -52,10 +50,8 @@ struct MixedKrylov {
   std::string    failure;                      /* why (the first refusing rank's message, on every rank) */
 };
 
-/* the values of -pc_mixedkrylov_backend and -pc_mixedkrylov_inner (PetscOptionsEList), in
-   the order of BackendChoice and InnerMethod */
-const char *const BackendNames[] = {"auto", "host", "cuda"};
-const char *const InnerNames[]   = {"cg", "f3r"};
+/* the values of -pc_mixedkrylov_inner (PetscOptionsEList), in the order of InnerMethod */
+const char *const InnerNames[] = {"cg", "f3r"};
 
 MixedKrylov *Data(PC pc) { return static_cast<MixedKrylov *>(pc->data); }
 
@@ -63,21 +59,9 @@ MixedKrylov *Data(PC pc) { return static_cast<MixedKrylov *>(pc->data); }
    outer solve's reductions. */
 PetscErrorCode Agree(PC pc, PetscErrorCode ierr)
 {
-  PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
-
   PetscFunctionBegin;
-  PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)pc)));
-  PetscCall(ierr);
-  PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the PCMIXEDKRYLOV setup failed on another rank (see the error reported there)");
+  PetscCall(CollectiveError(PetscObjectComm((PetscObject)pc), "the PCMIXEDKRYLOV setup", ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* The core's option names are the matrix ones; the copy's live under the PC's infix. */
-std::string UnderPCOptions(std::string msg, const char *prefix)
-{
-  const std::string from = "-mat_packsell_", to = std::string("-") + (prefix ? prefix : "") + "pc_mixedkrylov_mat_packsell_";
-  for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) msg.replace(at, from.size(), to);
-  return msg;
 }
 
 /* The square diagonal block of the Pmat on this rank as a SeqAIJ-based matrix (*owned: a
@@ -118,71 +102,30 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The CoreRunner of the backends: a refusal of the data (the core's DiagonalError and
-   ValueRangeError) sets *refused and keeps its message, in the user's numbering and naming the
-   PC's options, and its error code in the PC (no PETSc error: PCSetUp_MixedKrylov() reports it
-   through PCSetFailedReason()); the core's other exceptions are PETSc errors. */
+/* The CoreRunner of the backends (RunCopyBuild()): a refusal of the data sets *refused and keeps
+   its message, in the user's numbering and naming the PC's options, and its error code in the
+   PC (no PETSc error: PCSetUp_MixedKrylov() reports it through PCSetFailedReason()); the core's
+   other exceptions are PETSc errors. */
 PetscErrorCode RunCore(PC pc, const std::function<void()> &f, bool *refused)
 {
-  MixedKrylov   *mk = Data(pc);
-  std::string    msg;
-  PetscErrorCode code = PETSC_SUCCESS;
-  bool           data = false;
+  MixedKrylov      *mk = Data(pc);
+  const CopySubject s{(PetscObject)pc, pc->kspnestlevel, pc->pmat, "PCMIXEDKRYLOV", "the PCMIXEDKRYLOV copy", "pc_mixedkrylov_", nullptr, ""};
+  CopyFailure       c;
 
   PetscFunctionBegin;
-  *refused = false;
-  try {
-    f();
-  } catch (const mixed::DiagonalError &e) {
-    code = PETSC_ERR_ARG_WRONG;
-    data = true;
-    const Place at = PlaceOf((PetscObject)pc, pc->kspnestlevel, pc->pmat, e.row, e.row);
-    msg            = "PCMIXEDKRYLOV" + at.where + ": " + at.row + " " + e.problem;
-  } catch (const ValueRangeError &e) {
-    code = PETSC_ERR_ARG_OUTOFRANGE;
-    data = true;
-    const Place at = PlaceOf((PetscObject)pc, pc->kspnestlevel, pc->pmat, e.row, e.col);
-    msg = "the PCMIXEDKRYLOV copy of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + at.col + ": " + UnderPCOptions(e.message(), ((PetscObject)pc)->prefix) + at.where;
-  } catch (const FormatError &e) {
-    code = PETSC_ERR_ARG_WRONG;
-    msg  = UnderPCOptions(e.what(), ((PetscObject)pc)->prefix);
-  } catch (const std::bad_alloc &) {
-    code = PETSC_ERR_MEM;
-    msg  = "out of host memory while building the PCMIXEDKRYLOV copy";
-  } catch (const std::exception &e) {
-    code = PETSC_ERR_LIB;
-    msg  = e.what();
+  PetscCall(RunCopyBuild(s, f, PETSC_FALSE, &c));
+  *refused = c.refusal;
+  if (c.refusal) {
+    mk->failure      = c.message;
+    mk->failure_code = c.code;
   }
-  if (data) {
-    mk->failure      = msg;
-    mk->failure_code = code;
-    *refused         = true;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCheck(code == PETSC_SUCCESS, PETSC_COMM_SELF, code, "%s", msg.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
 {
-  MixedKrylov *mk = Data(pc);
-  VecType      vt = nullptr;
-  PetscBool    iscuda = PETSC_FALSE;
-
   PetscFunctionBegin;
-  PetscCall(MatGetVecType(pc->pmat, &vt));
-  if (vt) {
-    char *found = nullptr;
-    PetscCall(PetscStrstr(vt, "cuda", &found));
-    iscuda = found ? PETSC_TRUE : PETSC_FALSE;
-  }
-  if (mk->backend_choice == BackendHost) iscuda = PETSC_FALSE;
-  else if (mk->backend_choice == BackendCuda) iscuda = PETSC_TRUE;
-#if !defined(PETSCSPMV_HAVE_CUDA)
-  PetscCheck(mk->backend_choice != BackendCuda, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "-pc_mixedkrylov_backend cuda: this petscspmv was built without CUDA");
-  iscuda = PETSC_FALSE;
-#endif
-  *cuda = iscuda;
+  PetscCall(UseCudaBackend((PetscObject)pc, pc->pmat, Data(pc)->backend_choice, "-pc_mixedkrylov_backend", cuda));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -142,13 +142,13 @@ public:
        device loop's own work only: the driver stops the timer around every hook, whose work is
        logged by its own events (the exact product's MatMult times itself: a timer around it
        would count that time twice and nest PETSc's GPU timer) */
-    dh.timer_start = []() { MixedCgTry(PetscLogGpuTimeBegin()); };
-    dh.timer_stop  = []() { MixedCgTry(PetscLogGpuTimeEnd()); };
+    dh.timer_start = []() { PetscCallThrow(PetscLogGpuTimeBegin()); };
+    dh.timer_stop  = []() { PetscCallThrow(PetscLogGpuTimeEnd()); };
     PetscCall(VecCUDAGetArrayRead(b, &ba));
     ierr = VecCUDAGetArray(x, &xa);
     if (ierr) (void)VecCUDARestoreArrayRead(b, &ba);
     PetscCall(ierr);
-    ierr = MixedCgCatch([&]() {
+    ierr = CallCatching("KSPMIXEDCG", [&]() {
       cerr = mixed::cuda::solve(d_, ba, xa, p, (int)check_every, dh, stream, res);
       return PETSC_SUCCESS;
     });
@@ -167,7 +167,7 @@ public:
 
     PetscFunctionBegin;
     PetscCall(CurrentCudaStream(&stream));
-    PetscCall(MixedCgCatch([&]() {
+    PetscCall(CallCatching("KSPMIXEDCG", [&]() {
       cerr = mixed::cuda::compensate(d_, product, stream);
       return PETSC_SUCCESS;
     }));

@@ -153,7 +153,7 @@ if has sanitize; then
   # SANITIZE_SHARDS=n runs the subset as n GoogleTest shards side by side; each shard's log is
   # sanitizer-<tool>-<i>.log. SANITIZE_EXCLUDE (e.g. kns=cub) leaves kernels whose name holds the
   # substring uninstrumented (compute-sanitizer --kernel-name-exclude), to keep racecheck of the
-  # device builder within a call (8 shards passed 7 of its tests in 110 s: docs/gpu-validation.md).
+  # device builder within a call (docs/gpu-validation.md).
   shards=${SANITIZE_SHARDS:-1}
   [ "$shards" -ge 1 ] 2> /dev/null || { note "SANITIZE_SHARDS must be a positive integer (got $shards)"; exit 2; }
   exclude=()

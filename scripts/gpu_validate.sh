@@ -39,6 +39,22 @@ note() {
   fi
 }
 has() { case " $stages " in *" $1 "*) return 0 ;; esac; return 1; }
+# One row per check in VALIDATION_CSV (default OUTDIR/gpu-validation.csv; SHIP_TO gets a copy):
+# date, commit, GPU, PETSc version, check, command, result, notes, by scripts/validation_row.sh.
+# Append a run's rows to the record with
+#   bash scripts/validation_row.sh --merge OUTDIR/gpu-validation.csv docs/bench/gpu-validation.csv
+csv=${VALIDATION_CSV:-$out/gpu-validation.csv}
+# record CHECK COMMAND RC|RESULT [NOTES]: a number as the third argument is an exit status (0 pass)
+record() {
+  local result=$3
+  case "$result" in
+    0) result=pass ;;
+    [0-9] | [0-9][0-9] | [0-9][0-9][0-9]) result="fail (rc=$result)" ;;
+  esac
+  bash "$top/scripts/validation_row.sh" "$csv" "$1" "$2" "$result" "${4:-}" || echo "gpu_validate: could not write a row to $csv" >&2
+  [ -n "${SHIP_TO:-}" ] && cp "$csv" "$SHIP_TO/gpu-validation.csv" 2> /dev/null
+  return 0
+}
 
 # PETSC_VERSION=3.25 builds and tests against PETSc 3.25.4, 3.25-int64 against it with 64-bit
 # indices (its archive must be in .deps too)
@@ -61,8 +77,10 @@ if [ ! -f $mdir/.done ]; then
 for f in sys.argv[2:]:
     with lzma.open(f) as i, open(os.path.join(sys.argv[1], os.path.basename(f)[:-3]), "wb") as o: shutil.copyfileobj(i, o)' $mdir .deps/matrices-xz/*.mtx.xz && touch $mdir/.done
 fi
+GIT_COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+export GIT_COMMIT PETSC_VERSION
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv | tee -a "$summary"
-note "commit ${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)} PETSc $PETSC_VERSION ($PETSC_DIR) stages: $stages"
+note "commit $GIT_COMMIT PETSc $PETSC_VERSION ($PETSC_DIR) stages: $stages"
 
 if has build; then
   # The image has no GoogleTest: build Debian's source tree that travels in .deps/googletest.
@@ -92,6 +110,7 @@ if has build; then
   rc=$?
   grep -E "registers|spill" "$out/build.log" | grep -B1 -A0 "spill" | head -60 > "$out/ptxas.txt"
   note "build rc=$rc"
+  record build "cmake -S . -B $(basename "$build") && cmake --build $(basename "$build")" $rc
   [ $rc -eq 0 ] || grep -E "error|Error" "$out/configure.log" "$out/build.log" | head -20
 fi
 
@@ -108,18 +127,24 @@ if has kernels; then
   "$build/bench/spmv/kernel_bench" -gen "${KERNEL_GEN-lap27:128,lap7:128,lap7:200,lap27:160}" -f "${files%,}" -reps "${KERNEL_REPS:-50}" \
     -threads "${KERNEL_THREADS:-}" -widths "${KERNEL_WIDTHS:-}" -sigmas "${KERNEL_SIGMAS:-1}" \
     -formats "${KERNEL_FORMATS:-csr,rgcsr,fp16,bf16,e8m14,exact}" -csv "$out/kernel_bench.csv" > "$out/kernel_bench.txt" 2>&1
-  note "kernel_bench rc=$? (kernel_bench.txt)"
+  rc=$?
+  note "kernel_bench rc=$rc (kernel_bench.txt)"
+  record kernels "bench/spmv/kernel_bench (gpu_validate.sh kernels)" $rc "a measurement: kernel_bench.csv"
 fi
 
 if has gpu; then
   (cd "$build" && ctest -L gpu -j 8 --output-on-failure --timeout 300) > "$out/ctest-gpu.log" 2>&1
-  note "ctest -L gpu rc=$? : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")"
+  rc=$?
+  note "ctest -L gpu rc=$rc : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log")"
+  record ctest-gpu "ctest -L gpu" $rc "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu.log") $(grep -E '^\s+[0-9]+ - .*(Failed|Timeout|Exception)' "$out/ctest-gpu.log" | head -5 | awk '{print $3}' | tr '\n' ' ')"
   grep -E "^\s+[0-9]+ - .*(Failed|Timeout|Exception)" "$out/ctest-gpu.log" | head -30 | tee -a "$summary"
 fi
 
 if has kernel-tests; then
   (cd "$build" && ctest -L gpu -E '^gpu_petsc' -j 16 --output-on-failure --timeout 300) > "$out/ctest-gpu-kernels.log" 2>&1
-  note "ctest -L gpu -E ^gpu_petsc rc=$? : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu-kernels.log")"
+  rc=$?
+  note "ctest -L gpu -E ^gpu_petsc rc=$rc : $(grep -E 'tests passed|tests failed' "$out/ctest-gpu-kernels.log")"
+  record kernel-tests "ctest -L gpu -E ^gpu_petsc" $rc "$(grep -E 'tests passed|tests failed' "$out/ctest-gpu-kernels.log")"
   grep -E "^\s+[0-9]+ - .*(Failed|Timeout|Exception)" "$out/ctest-gpu-kernels.log" | head -30 | tee -a "$summary"
 fi
 
@@ -128,7 +153,7 @@ if has sanitize; then
   # SANITIZE_SHARDS=n runs the subset as n GoogleTest shards side by side; each shard's log is
   # sanitizer-<tool>-<i>.log. SANITIZE_EXCLUDE (e.g. kns=cub) leaves kernels whose name holds the
   # substring uninstrumented (compute-sanitizer --kernel-name-exclude), to keep racecheck of the
-  # device builder within a call (8 shards passed 7 of its tests in 110 s: docs/gpu-validation.md).
+  # device builder within a call (docs/gpu-validation.md).
   shards=${SANITIZE_SHARDS:-1}
   [ "$shards" -ge 1 ] 2> /dev/null || { note "SANITIZE_SHARDS must be a positive integer (got $shards)"; exit 2; }
   exclude=()
@@ -143,25 +168,39 @@ if has sanitize; then
     done
     fails=0
     for pid in "${pids[@]}"; do wait "$pid" || fails=$((fails + 1)); done
-    note "compute-sanitizer $tool (gpu_kernel_tests $filter, $shards shard(s)${SANITIZE_EXCLUDE:+, not instrumented: $SANITIZE_EXCLUDE}): $fails shard(s) failed; $(cat "$out"/sanitizer-$tool-*.log | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' | sort | uniq -c | tr '\n' ' ')"
+    summ=$(cat "$out"/sanitizer-$tool-*.log | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' | sort | uniq -c | tr '\n' ' ')
+    note "compute-sanitizer $tool (gpu_kernel_tests $filter, $shards shard(s)${SANITIZE_EXCLUDE:+, not instrumented: $SANITIZE_EXCLUDE}): $fails shard(s) failed; $summ"
+    record $tool "compute-sanitizer --tool $tool gpu_kernel_tests --gtest_filter='$filter'" $fails "$shards shard(s)${SANITIZE_EXCLUDE:+, not instrumented: $SANITIZE_EXCLUDE}; $summ"
   done
   # the Mat types end to end (conversion, upload, products, diagonal, value updates), one rank
   m=$build/tests/petsc/matrices/west0479.petsc
   [ -f "$m" ] || { mkdir -p "$(dirname "$m")" && python3 scripts/mtx2petsc.py $mdir/west0479.mtx "$m" > /dev/null; }
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 86 "$build/tests/petsc/spmv_ops" -f "$m" -types rgcsrcuda,packsellcuda > "$out/sanitizer-petsc-$tool.log" 2>&1
-    note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')"
+    rc=$?
+    summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer-petsc-$tool.log" | tr '\n' ' ')
+    note "compute-sanitizer $tool (spmv_ops west0479, CUDA Mat types) rc=$rc : $summ"
+    record $tool "compute-sanitizer --tool $tool spmv_ops -f west0479.petsc -types rgcsrcuda,packsellcuda" $rc "$summ"
   done
   # PCMIXEDKRYLOV end to end on the device (inner CG and F3R, value updates, rebuilds, refusals)
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_mixed" -mat_type aijcusparse -mk_pc_mixedkrylov_backend cuda -n 12 > "$out/sanitizer-mixed-memcheck.log" 2>&1
-  note "compute-sanitizer memcheck (spmv_mixed, CUDA backend) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-mixed-memcheck.log" | tr '\n' ' ')"
+  rc=$?
+  summ=$(grep -E "ERROR SUMMARY" "$out/sanitizer-mixed-memcheck.log" | tr '\n' ' ')
+  note "compute-sanitizer memcheck (spmv_mixed, CUDA backend) rc=$rc : $summ"
+  record memcheck "compute-sanitizer --tool memcheck spmv_mixed -mat_type aijcusparse -mk_pc_mixedkrylov_backend cuda -n 12" $rc "$summ"
   # the preconditioners on the CUDA types (AIJCUSPARSE's factorizations, GAMG, ASM) and COO from
   # device values, one rank
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_pcs" -types rgcsrcuda,packsellcuda -n 12 > "$out/sanitizer-pcs-memcheck.log" 2>&1
-  note "compute-sanitizer memcheck (spmv_pcs, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-pcs-memcheck.log" | tr '\n' ' ')"
+  rc=$?
+  summ=$(grep -E "ERROR SUMMARY" "$out/sanitizer-pcs-memcheck.log" | tr '\n' ' ')
+  note "compute-sanitizer memcheck (spmv_pcs, CUDA Mat types) rc=$rc : $summ"
+  record memcheck "compute-sanitizer --tool memcheck spmv_pcs -types rgcsrcuda,packsellcuda -n 12" $rc "$summ"
   # every Mat operation of spmv_matops (natively or through AIJ) on the CUDA types, one rank
   compute-sanitizer --tool memcheck --error-exitcode 86 "$build/tests/petsc/spmv_matops" -types rgcsrcuda,packsellcuda > "$out/sanitizer-matops-memcheck.log" 2>&1
-  note "compute-sanitizer memcheck (spmv_matops, CUDA Mat types) rc=$? : $(grep -E "ERROR SUMMARY" "$out/sanitizer-matops-memcheck.log" | tr '\n' ' ')"
+  rc=$?
+  summ=$(grep -E "ERROR SUMMARY" "$out/sanitizer-matops-memcheck.log" | tr '\n' ' ')
+  note "compute-sanitizer memcheck (spmv_matops, CUDA Mat types) rc=$rc : $summ"
+  record memcheck "compute-sanitizer --tool memcheck spmv_matops -types rgcsrcuda,packsellcuda" $rc "$summ"
 fi
 
 if has run; then
@@ -172,6 +211,7 @@ if has run; then
       line=$($mpi -n $np "$build/tutorials/ex1" -f /tmp/main.petsc -mat_type $t -ksp_type cg -pc_type jacobi -ksp_norm_type unpreconditioned \
         -ksp_rtol 1e-8 -ksp_max_it 5000 -check_true_residual 1e-7 2>&1 | tail -1; echo "rc=${PIPESTATUS[0]}")
       note "main job bcsstk16 np=$np: $(echo $line)"
+      record main-job "mpiexec -n $np tutorials/ex1 -f bcsstk16 -mat_type $t -ksp_type cg -pc_type jacobi -check_true_residual 1e-7" "${line##*rc=}" "$(echo $line | sed 's/ *rc=[0-9]*$//')"
     done
     # the mixed-precision tutorial: FP64 CG + Jacobi, PCMIXEDKRYLOV (cg, f3r) and KSPMIXEDCG
     # on each GPU type as the solves' matrix (PCMIXEDKRYLOV's Pmat); rtol 1e-8, each solver's true
@@ -180,6 +220,7 @@ if has run; then
       for t in aijcusparse rgcsrcuda packsellcuda; do
         lines=$($mpi -n $np "$build/tutorials/ex2" $m -mat_type $t -solvers cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,mixedcg -rtol 1e-8 -check_true_residual 1e-8 2>&1 | grep -E "^solver=|FAILED|rror"; echo "rc=${PIPESTATUS[0]}")
         note "ex2 ${m%% *} $t np=$np: $(echo $lines | sed -E 's/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
+        record main-job-mixed "mpiexec -n $np tutorials/ex2 ${m/\/tmp\/main.petsc/bcsstk16} -mat_type $t -solvers cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,mixedcg -rtol 1e-8 -check_true_residual 1e-8" "${lines##*rc=}" "$(echo $lines | sed -E 's/ *rc=[0-9]*$//; s/setup_s=[^ ]+ //g; s/inner_its=[^ ]+ //g')"
       done
     done
   done
@@ -187,7 +228,9 @@ fi
 
 if has bench && [ -x bench/spmv/run_bench.sh ]; then
   bash bench/spmv/run_bench.sh "$out" $mdir > "$out/bench.log" 2>&1
-  note "bench rc=$? (see bench.log)"
+  rc=$?
+  note "bench rc=$rc (see bench.log)"
+  record bench "bench/spmv/run_bench.sh" $rc "the SpMV table; a measurement"
 fi
 if has mixed-kernels; then
   # the device inner CG step against one FP32 PackSELL product (bench/mixed/inner_cg_bench.cu)
@@ -203,21 +246,29 @@ if has mixed-kernels; then
   ncu --clock-control none --kernel-name regex:'entry_|product_dot|update_kernel|direction_kernel|exit_kernel|lowp_spmv' \
     --launch-skip 0 --launch-count 24 --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
     "$build/bench/mixed/inner_cg_bench" -lap7 200 -format e8m14 -steps 3 -repeat 1 > "$out/ncu-inner-cg.txt" 2>&1
-  note "ncu inner cg rc=$? (ncu-inner-cg.txt)"
+  rc=$?
+  note "ncu inner cg rc=$rc (ncu-inner-cg.txt)"
+  record mixed-kernels "ncu of bench/mixed/inner_cg_bench -lap7 200 -format e8m14" $rc "a measurement (see OUTDIR)"
   grep -E "^  [a-z_]+.*\(|Duration|DRAM Throughput|Achieved Occupancy|Grid Size" "$out/ncu-inner-cg.txt" | head -120 > "$out/ncu-inner-cg-summary.txt"
 fi
 if has mixed; then
   bash bench/mixed/mixed_bench.sh "$out" "$build" $mdir ${MIXED_CASES:-} > "$out/mixed.log" 2>&1
-  note "mixed bench rc=$? : $(grep -c '^solver=' "$out/mixed_raw.txt") solver lines, $(grep -c 'rc=[1-9]' "$out/mixed_raw.txt") failed runs"
+  rc=$?
+  note "mixed bench rc=$rc : $(grep -c '^solver=' "$out/mixed_raw.txt") solver lines, $(grep -c 'rc=[1-9]' "$out/mixed_raw.txt") failed runs"
+  record mixed "bench/mixed/mixed_bench.sh" $rc "a measurement (see OUTDIR)"
 fi
 if has e2e; then
   bash bench/end_to_end/end_to_end.sh "$out" "$build" > "$out/e2e.log" 2>&1
-  note "e2e rc=$? : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
+  rc=$?
+  note "e2e rc=$rc : $(grep -c 'timed run rc=0' "$out/e2e.log") timed runs ok, $(grep -c 'run rc=[1-9]' "$out/e2e.log") failed (e2e.log, end-to-end.csv/.md/.png, e2e/)"
+  record e2e "bench/end_to_end/end_to_end.sh" $rc "a measurement (see OUTDIR)"
   grep -E "^== end_to_end .*skipped" "$out/e2e.log" | tee -a "$summary"
 fi
 if has pcs; then
   bash bench/preconditioners/pcs.sh "$out" "$build" > "$out/pcs.log" 2>&1
-  note "pcs rc=$? : $(grep -c ' rc=0 ' "$out/pcs.log") runs ok, $(grep -c ' rc=[1-9]' "$out/pcs.log") failed (pcs.log, pcs.csv, pcs.md, pcs/)"
+  rc=$?
+  note "pcs rc=$rc : $(grep -c ' rc=0 ' "$out/pcs.log") runs ok, $(grep -c ' rc=[1-9]' "$out/pcs.log") failed (pcs.log, pcs.csv, pcs.md, pcs/)"
+  record pcs "bench/preconditioners/pcs.sh" $rc "a measurement (see OUTDIR)"
 fi
 if has scaling; then
   ngpu=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU ')
@@ -227,11 +278,15 @@ if has scaling; then
     note "scaling: $ngpu GPUs: 1 rank, 2 ranks on GPU 0 (CUDA_VISIBLE_DEVICES=0), 2 ranks on 2 GPUs (PETSc's default binding)"
   fi
   SCALING_GPUS=$ngpu bash bench/scaling/scaling.sh "$out" "$build" > "$out/scaling.log" 2>&1
-  note "scaling rc=$? : $(grep -c ' rc=0 ' "$out/scaling.log") runs ok, $(grep -c ' rc=[1-9]' "$out/scaling.log") failed (scaling.log, scaling.csv/-detail.csv/.md, scaling/)"
+  rc=$?
+  note "scaling rc=$rc : $(grep -c ' rc=0 ' "$out/scaling.log") runs ok, $(grep -c ' rc=[1-9]' "$out/scaling.log") failed (scaling.log, scaling.csv/-detail.csv/.md, scaling/)"
+  record scaling "bench/scaling/scaling.sh" $rc "a measurement (see OUTDIR)"
   grep -E "^== scaling .*SKIPPED" "$out/scaling.log" | tee -a "$summary"
 fi
 if has profile; then
   bash bench/spmv/profile.sh "$out/profile" $mdir > "$out/profile.log" 2>&1
-  note "profile rc=$? (profile/)"
+  rc=$?
+  note "profile rc=$rc (profile/)"
+  record profile "bench/spmv/profile.sh" $rc "a measurement (see OUTDIR)"
 fi
 note "done"

@@ -447,25 +447,10 @@ cudaError_t richardson(DeviceF3R *d, const float *v, float *out, bool period, cu
 } // namespace
 
 cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
-  if (c == nullptr) return cudaErrorInvalidValue;
-  DeviceScaledCopy own = take(c); // *c is left empty whatever happens
-  if (out == nullptr) {
-    (void)release(&own);
-    return cudaErrorInvalidValue;
-  }
-  *out = nullptr;
-  const int32_t rows = own.op.rows;
-  if (p.m2 < 1 || p.m3 < 1 || p.m4 < 1 || p.weight_period < 1 || p.m2 > kMaxM || p.m3 > kMaxM ||
-      rows != own.op.cols || rows < 0 || (rows > 0 && own.s == nullptr)) {
-    (void)release(&own);
-    return cudaErrorInvalidValue;
-  }
-  DeviceF3R *d = new (std::nothrow) DeviceF3R;
-  if (d == nullptr) {
-    (void)release(&own);
-    return cudaErrorMemoryAllocation;
-  }
-  d->copy = take(&own); // own is empty from here on
+  const bool valid = p.m2 >= 1 && p.m3 >= 1 && p.m4 >= 1 && p.weight_period >= 1 && p.m2 <= kMaxM && p.m3 <= kMaxM;
+  PSPMV_CUDA_TRY(new_solver_on_copy(c, valid, out));
+  DeviceF3R *d = *out;
+  const int32_t rows = d->copy.op.rows;
   d->p = p;
   d->n = rows;
   d->nb = int(std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (d->n + kThreads - 1) / kThreads)));
@@ -504,10 +489,9 @@ cudaError_t create(DeviceScaledCopy *c, const F3RParams &p, DeviceF3R **out) {
   }();
   if (e != cudaSuccess) {
     destroy(d);
-    return e;
+    *out = nullptr;
   }
-  *out = d;
-  return cudaSuccess;
+  return e;
 }
 
 cudaError_t create(const ScaledCopy &c, const F3RParams &p, DeviceF3R **out) {

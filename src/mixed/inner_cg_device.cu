@@ -283,31 +283,13 @@ cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
 } // namespace
 
 cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
-  if (c == nullptr) return cudaErrorInvalidValue;
-  DeviceScaledCopy own = take(c); // *c is left empty whatever happens
-  if (out == nullptr) {
-    (void)release(&own);
-    return cudaErrorInvalidValue;
-  }
-  *out = nullptr;
-  const int32_t rows = own.op.rows;
-  if (max_it < 0 || rows != own.op.cols || rows < 0 || (rows > 0 && own.s == nullptr)) {
-    (void)release(&own);
-    return cudaErrorInvalidValue;
-  }
-  DeviceInnerCg *d = new (std::nothrow) DeviceInnerCg;
-  if (d == nullptr) {
-    (void)release(&own);
-    return cudaErrorMemoryAllocation;
-  }
-  d->copy = take(&own); // own is empty from here on
-  const cudaError_t err = create_into(max_it, d);
+  PSPMV_CUDA_TRY(new_solver_on_copy(c, max_it >= 0, out));
+  const cudaError_t err = create_into(max_it, *out);
   if (err != cudaSuccess) {
-    destroy(d);
-    return err;
+    destroy(*out);
+    *out = nullptr;
   }
-  *out = d;
-  return cudaSuccess;
+  return err;
 }
 
 cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {

@@ -626,19 +626,9 @@ private:
 } // namespace
 
 cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out) {
-  if (c == nullptr || out == nullptr) return cudaErrorInvalidValue;
-  DeviceScaledCopy own = take(c);
+  PSPMV_CUDA_TRY(new_solver_on_copy(c, true, out));
+  DeviceMixedCg *d = *out;
   *out = nullptr;
-  if (own.op.rows != own.op.cols || own.op.rows < 0 || (own.op.rows > 0 && own.s == nullptr)) {
-    (void)release(&own);
-    return cudaErrorInvalidValue;
-  }
-  DeviceMixedCg *d = new (std::nothrow) DeviceMixedCg;
-  if (d == nullptr) {
-    (void)release(&own);
-    return cudaErrorMemoryAllocation;
-  }
-  d->copy = take(&own);
   cudaError_t err = setup(d);
   const size_t n = size_t(d->rows), parts = 2 * size_t(std::max(d->grid, d->product_grid));
   if (err == cudaSuccess) err = alloc(n, &d->r32);

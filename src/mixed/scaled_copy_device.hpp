@@ -8,6 +8,7 @@
 #include "formats/packsell/packsell_device.hpp"
 #include "scaled_copy.hpp"
 #include <cuda_runtime.h>
+#include <new>
 
 namespace pspmv {
 namespace mixed {
@@ -66,6 +67,31 @@ cudaError_t release(DeviceScaledCopy *c);
 
 // Returns *c and leaves *c empty: the ownership moves to the result.
 DeviceScaledCopy take(DeviceScaledCopy *c);
+
+// The start of every device solver's create() (the solvers take the copies they run on): *c is
+// taken (left empty whatever happens) into a new D's member copy, *out. cudaErrorInvalidValue
+// (the copy freed, *out null) for a null c or out, parameters the solver found invalid (valid
+// false) or a copy that is not square or has no s; cudaErrorMemoryAllocation when D cannot be
+// allocated. The caller allocates the rest and destroys *out on its errors.
+template <class D>
+cudaError_t new_solver_on_copy(DeviceScaledCopy *c, bool valid, D **out) {
+  if (c == nullptr) return cudaErrorInvalidValue;
+  DeviceScaledCopy own = take(c);
+  if (out != nullptr) *out = nullptr;
+  const int32_t rows = own.op.rows;
+  if (out == nullptr || !valid || rows != own.op.cols || rows < 0 || (rows > 0 && own.s == nullptr)) {
+    (void)release(&own);
+    return cudaErrorInvalidValue;
+  }
+  D *d = new (std::nothrow) D;
+  if (d == nullptr) {
+    (void)release(&own);
+    return cudaErrorMemoryAllocation;
+  }
+  d->copy = take(&own);
+  *out = d;
+  return cudaSuccess;
+}
 
 } // namespace cuda
 } // namespace mixed

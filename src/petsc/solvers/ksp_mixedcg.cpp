@@ -41,17 +41,6 @@ namespace glue {
 
 namespace {
 
-/* The host backend's operator: the scaled copies of the diagonal block (with s) and of the
-   off-diagonal block, and the halo SF. */
-struct HostOperator {
-  mixed::ScaledCopy   diag;
-  PackSellMatrix      off;
-  bool                has_off = false;
-  std::vector<double> s_ghost;
-  std::vector<float>  ghost, tmp;
-  std::vector<float>  comp; /* the row-sum compensation (empty: off) */
-};
-
 struct KspMixedCg {
   mixed::MixedCgParams           params;
   FormatOptions                  copy_opts{FormatOf<PackSellModule>()}; /* the start format and the layout */
@@ -66,13 +55,11 @@ struct KspMixedCg {
   PetscObjectState               pmat_state = -1;
   PetscObjectId                  pmat_id    = 0;
   PetscInt                       rows = 0; /* local rows */
-  int64_t                        nnz  = 0; /* local nonzeros of the copy (both blocks) */
-  FormatStats                    stats;    /* of the diagonal block's copy */
   PetscInt                       builds = 0;
   PetscSF                        halo = nullptr;
   PetscInt                       nghost = 0;
-  std::unique_ptr<HostOperator>  host;
-  std::unique_ptr<MixedCgDevice> device;
+  std::unique_ptr<MixedCgDevice>     device; /* the CUDA backend's solver, which holds the copy */
+  std::unique_ptr<ScaledCopyBackend> copy;   /* the copy (host, or CUDA with device); reset first */
   Vec                            w1 = nullptr, w2 = nullptr; /* work vectors the exact product places arrays in */
   mixed::MixedCgResult           last;                       /* the last solve */
   PetscInt                       solves = 0;
@@ -257,7 +244,7 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
    become PETSc errors of this rank naming the Pmat's rows in the user's numbering (gcols: the
    off-diagonal block's garray, its columns' global numbers) and the KSP's options. A refusal of
    the Pmat's data is also kept in mc->refused and mc->refusal. */
-PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt *gcols)
+PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt *gcols, bool *refused_out)
 {
   KspMixedCg       *mc  = Data(ksp);
   const char       *prefix = ((PetscObject)ksp)->prefix;
@@ -269,6 +256,7 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt 
   PetscCall(KSPGetOperators(ksp, nullptr, &s.P));
   PetscCallCXX(s.range_remedy = mc->level == 1 ? " (the guard's raise to -" + pre + "ksp_mixedcg_guard_value_format " + mc->guard_format + ": give it a format that holds these values, or none to go to FP64 CG)" : " (the copy's value format: -" + pre + "ksp_mixedcg_value_format)");
   const PetscErrorCode ierr = RunCopyBuild(s, f, PETSC_TRUE, &refused);
+  *refused_out              = refused.refusal;
   if (refused.refusal) {
     mc->refused = PETSC_TRUE;
     mc->refusal = refused.message;
@@ -299,115 +287,80 @@ PetscErrorCode BuildOffDiag(KSP ksp, Mat Ao, const PetscInt *garray, const PackS
   PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, s, s_ghost->data(), MPI_REPLACE));
   if (Ao && mc->nghost > 0) {
     const std::vector<int64_t> gcols(garray, garray + mc->nghost);
-    ierr     = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, garray); });
+    bool refused = false;
+    ierr         = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, garray, &refused); });
     *has_off = ierr == PETSC_SUCCESS;
   }
   PetscCall(Agree(ksp, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Builds (collectively) the host operator at the current level. */
-PetscErrorCode BuildHost(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray)
-{
-  KspMixedCg                   *mc = Data(ksp);
-  std::unique_ptr<HostOperator> op;
-  PackSellOptions               opt;
-  PetscErrorCode                ierr;
-
-  PetscFunctionBegin;
-  PetscCall(LevelOptions(mc, &opt));
-  op   = std::make_unique<HostOperator>();
-  ierr = PETSC_SUCCESS;
-  {
-    Mat P;
-    PetscCall(KSPGetOperators(ksp, nullptr, &P));
-    const PetscInt row0 = P->rmap->rstart;
-    const mixed::CopyDither dither{mc->dither == PETSC_TRUE, (int64_t)row0};
-    ierr = WithCsr(Ad, [&](const CsrView &A) { return RunBuild(ksp, [&] { op->diag = mixed::build_scaled_copy(A, opt, dither); }, nullptr); });
-    PetscCall(Agree(ksp, ierr));
-    if (mc->halo) {
-      PetscCall(BuildOffDiag(ksp, Ao, garray, opt, op->diag.s.data(), &op->s_ghost, &op->off, &op->has_off));
-      op->ghost.assign((size_t)mc->nghost, 0.0f);
-      op->tmp.assign(op->diag.s.size(), 0.0f);
-    }
-  }
-  if (mc->compensate) {
-    /* c = s .* (P s) - (A_lp 1): P s with the Pmat in FP64, the copy's row sums decoded in FP64 */
-    const size_t        n = op->diag.s.size();
-    std::vector<double> As(n), lp(n), ones(n, 1.0), tl(n);
-    Mat                 P;
-    PetscCall(KSPGetOperators(ksp, nullptr, &P));
-    PetscCall(PlacedMult(ksp, P, mc->w1, mc->w2, op->diag.s.data(), As.data(), PETSC_FALSE, PETSC_FALSE));
-    packsell_spmv(op->diag.op, ones.data(), lp.data(), false);
-    if (op->has_off) {
-      std::vector<double> og((size_t)mc->nghost, 1.0);
-      packsell_spmv(op->off, og.data(), tl.data(), false);
-      for (size_t i = 0; i < n; ++i) lp[i] += tl[i];
-    }
-    op->comp = mixed::rowsum_compensation(n, op->diag.s.data(), As.data(), lp.data());
-  }
-  mc->nnz     = op->diag.nnz + (op->has_off ? op->off.stats().nnz : 0);
-  mc->stats   = op->diag.op.stats();
-  mc->current = opt.value_format;
-  mc->host    = std::move(op);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#if defined(PETSCSPMV_HAVE_CUDA)
-/* As = Pmat s on device arrays (the CUDA backend's row-sum compensation). */
-std::function<void(const double *, double *)> PmatProductDevice(KSP ksp)
+/* As = Pmat s on the arrays of the copy's backend (the row-sum compensation). */
+std::function<void(const double *, double *)> PmatProduct(KSP ksp, PetscBool device)
 {
   KspMixedCg *mc = Data(ksp);
-  return [ksp, mc](const double *s, double *As) {
+  return [ksp, mc, device](const double *s, double *As) {
     Mat P;
     PetscCallThrow(KSPGetOperators(ksp, nullptr, &P));
-    PetscCallThrow(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, PETSC_TRUE, PETSC_FALSE));
+    PetscCallThrow(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, device, PETSC_FALSE));
   };
 }
 
-/* BuildDevice()'s stages, each agreed on over the ranks before the next collective one. */
-PetscErrorCode BuildDeviceStages(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool create, const PackSellOptions &opt)
+/* BuildCopy()'s stages, each agreed on over the ranks before the next collective one: the
+   diagonal block's copy, on several ranks the off-diagonal block beside it (BuildOffDiag()), the
+   row-sum compensation of both. */
+PetscErrorCode BuildCopyStages(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, const PackSellOptions &opt)
 {
   KspMixedCg *mc = Data(ksp);
   Mat         P;
+  bool        refused = false;
 
   PetscFunctionBegin;
   PetscCall(KSPGetOperators(ksp, nullptr, &P));
-  const CopyRunner run = [ksp](const std::function<void()> &f) { return RunBuild(ksp, f, nullptr); };
-  PetscCall(Agree(ksp, create ? CreateMixedCgDevice(Ad, opt, P->rmap->rstart, mc->dither, run, &mc->device) : mc->device->Rebuild(Ad, opt)));
+  const CopyRunner        run = [ksp](const std::function<void()> &f, bool *r) { return RunBuild(ksp, f, nullptr, r); };
+  const mixed::CopyDither dither{mc->dither == PETSC_TRUE, (int64_t)P->rmap->rstart};
+  PetscCall(Agree(ksp, mc->copy->Build(Ad, opt, dither, run, &refused)));
   if (mc->halo) {
     std::vector<double> s, s_ghost;
     PackSellMatrix      off;
     bool                has_off = false;
-    PetscCall(Agree(ksp, mc->device->Scaling(&s)));
+    PetscCall(Agree(ksp, mc->copy->Scaling(&s)));
     PetscCall(BuildOffDiag(ksp, Ao, garray, opt, s.data(), &s_ghost, &off, &has_off));
-    PetscCall(Agree(ksp, has_off ? mc->device->SetOffDiag(off) : PETSC_SUCCESS));
+    PetscCall(Agree(ksp, has_off ? mc->copy->SetOffDiag(off) : PETSC_SUCCESS));
   }
-  if (mc->compensate) PetscCall(Agree(ksp, mc->device->Compensate(PmatProductDevice(ksp))));
+  if (mc->compensate) PetscCall(Agree(ksp, mc->copy->Compensate(PmatProduct(ksp, (PetscBool)mc->copy->OnDevice()))));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Builds (collectively) the CUDA backend's operator at the current level: the diagonal block's
-   copy on the device (created, or rebuilt for the guard's raise), on several ranks the
-   off-diagonal block beside it (BuildOffDiag(), the host backend's, uploaded), and the row-sum
-   compensation of both. A failed creation leaves no device operator. */
-PetscErrorCode BuildDevice(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool create)
+/* Builds (collectively) the copy at the current level on the backend of cuda: created when there
+   is none (a failed creation leaves none), else rebuilt (the guard's raise). */
+PetscErrorCode BuildCopy(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool cuda)
 {
-  KspMixedCg     *mc = Data(ksp);
+  KspMixedCg     *mc     = Data(ksp);
+  const PetscBool create = mc->copy ? PETSC_FALSE : PETSC_TRUE;
   PackSellOptions opt;
   PetscErrorCode  ierr;
 
   PetscFunctionBegin;
   PetscCall(LevelOptions(mc, &opt));
-  ierr = BuildDeviceStages(ksp, Ad, Ao, garray, create, opt);
-  if (ierr && create) mc->device.reset();
+  if (create) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (cuda) {
+      PetscCall(CreateMixedCgDevice(&mc->device));
+      PetscCall(CreateCudaScaledCopy(mc->device.get(), &mc->copy));
+    } else
+#endif
+      PetscCallCXX(mc->copy = std::make_unique<HostScaledCopy>());
+  }
+  ierr = BuildCopyStages(ksp, Ad, Ao, garray, opt);
+  if (ierr && create) {
+    mc->copy.reset();
+    mc->device.reset();
+  }
   PetscCall(ierr);
-  mc->nnz     = mc->device->Nnz();
-  mc->stats   = mc->device->Stats();
   mc->current = opt.value_format;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-#endif
 
 /* The work vectors the exact products place arrays in, of the Pmat's layouts: CUDA vectors for
    the CUDA backend (its arrays are device arrays, placed with VecCUDAPlaceArray, whatever the
@@ -454,15 +407,7 @@ PetscErrorCode BuildOperator(KSP ksp, Mat P, Mat owned, Mat Ad, Mat Ao, const Pe
     PetscCall(PetscSFSetGraphLayout(mc->halo, Pa->cmap, nb, nullptr, PETSC_OWN_POINTER, garray));
     PetscCall(PetscSFSetUp(mc->halo));
   }
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (cuda) {
-    PetscCall(BuildDevice(ksp, Ad, Ao, garray, PETSC_TRUE));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-#else
-  (void)cuda;
-#endif
-  PetscCall(BuildHost(ksp, Ad, Ao, garray));
+  PetscCall(BuildCopy(ksp, Ad, Ao, garray, cuda));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -481,9 +426,9 @@ PetscErrorCode EnsureOperator(KSP ksp)
   PetscCall(PetscObjectStateGet((PetscObject)P, &state));
   PetscCall(PetscObjectGetId((PetscObject)P, &id));
   PetscCall(UseCuda(ksp, &cuda));
-  const bool have = cuda ? (bool)mc->device : (bool)mc->host;
+  const bool have = mc->copy && mc->copy->OnDevice() == (bool)cuda;
   if (have && state == mc->pmat_state && id == mc->pmat_id) PetscFunctionReturn(PETSC_SUCCESS);
-  mc->host.reset();
+  mc->copy.reset();
   mc->device.reset();
   PetscCall(PetscSFDestroy(&mc->halo));
   mc->level = 0;
@@ -516,11 +461,7 @@ PetscErrorCode RaiseBuild(KSP ksp)
   PetscFunctionBegin;
   PetscCall(PmatBlocks(ksp, &Ad, &Ao, &garray, &owned));
   PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (mc->device) ierr = BuildDevice(ksp, Ad, Ao, garray, PETSC_FALSE);
-  else
-#endif
-    ierr = BuildHost(ksp, Ad, Ao, garray);
+  ierr = BuildCopy(ksp, Ad, Ao, garray, (PetscBool)mc->copy->OnDevice());
   PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
   PetscCall(MatDestroy(&owned));
   PetscCall(ierr);
@@ -633,23 +574,6 @@ MixedCgHooks Hooks(KSP ksp)
     return std::max((double)ksp->rtol * rn0, (double)ksp->abstol);
   };
   return h;
-}
-
-/* w = A_lp p on the host: the diagonal block's copy, plus the off-diagonal block's on the halo
-   received in FP32 (overlapped with the diagonal product). */
-void HostProduct(KspMixedCg *mc, const float *p, float *w)
-{
-  HostOperator &op = *mc->host;
-  if (mc->halo) PetscCallThrow(PetscSFBcastBegin(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
-  packsell_spmv_f32(op.diag.op, p, w);
-  if (mc->halo) {
-    PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, p, op.ghost.data(), MPI_REPLACE));
-    if (op.has_off) {
-      packsell_spmv_f32(op.off, op.ghost.data(), op.tmp.data());
-      for (size_t i = 0; i < op.tmp.size(); ++i) w[i] += op.tmp[i];
-    }
-  }
-  for (size_t i = 0; i < op.comp.size(); ++i) w[i] = std::fma(op.comp[i], p[i], w[i]);
 }
 
 /* Whether the PC's type is PETSc's default, which PCSetFromOptions() or PCSetUp() gives a PC
@@ -770,25 +694,24 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   p.start_fp64 = mc->level == 2;
   MixedCgHooks hooks = Hooks(ksp);
   PetscCall(Fp32Log(ksp, PETSC_TRUE));
-  if (mc->device) {
+  PetscCheck(mc->copy, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
+  if (mc->copy->OnDevice()) {
 #if defined(PETSCSPMV_HAVE_CUDA)
-    ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, &res);
+    ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, mc->copy->Info(), &res);
 #endif
   } else {
-    const PetscScalar *ba;
-    PetscScalar       *xa;
-    PetscCheck(mc->host, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
-    mixed::MixedCgOperators ops;
-    ops.lowp_product    = [mc](const float *pp, float *w) { HostProduct(mc, pp, w); };
-    ops.exact_product   = hooks.exact_product;
-    ops.allreduce_sum   = hooks.allreduce_sum;
-    ops.allreduce_max   = hooks.allreduce_max;
-    ops.raise_precision = hooks.raise_precision;
-    ops.converged       = hooks.converged;
-    ops.monitor         = hooks.monitor;
-    ops.target          = hooks.target;
+    const PetscScalar      *ba;
+    PetscScalar            *xa;
+    HostScaledCopy         &host = static_cast<HostScaledCopy &>(*mc->copy);
+    mixed::MixedCgOperators ops = hooks; /* the hooks, and the host copy's product: */
+    std::function<void(const float *, float *)> halo_begin, halo_end; /* the FP32 halo of the direction (several ranks) */
+    if (mc->halo) {
+      halo_begin = [mc](const float *pp, float *ghost) { PetscCallThrow(PetscSFBcastBegin(mc->halo, MPI_FLOAT, pp, ghost, MPI_REPLACE)); };
+      halo_end   = [mc](const float *pp, float *ghost) { PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, pp, ghost, MPI_REPLACE)); };
+    }
+    ops.lowp_product = [&host, &halo_begin, &halo_end](const float *pp, float *w) { host.Product(pp, w, halo_begin, halo_end); };
     /* s stays valid through a raise: the copy of the next level has the same s */
-    const std::vector<double> s = mc->host->diag.s;
+    const std::vector<double> s = host.Copy().s;
     PetscCall(VecGetArrayRead(b, &ba));
     ierr = VecGetArray(x, &xa);
     if (ierr) (void)VecRestoreArrayRead(b, &ba);
@@ -800,7 +723,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
     PetscCall(VecRestoreArray(x, &xa));
     PetscCall(VecRestoreArrayRead(b, &ba));
     /* the flops of the low-precision steps: the product and about 12 vector flops per row */
-    PetscCall(PetscLogFlops((PetscLogDouble)res.lowp_its * (2.0 * (PetscLogDouble)mc->nnz + 12.0 * (PetscLogDouble)mc->rows)));
+    PetscCall(PetscLogFlops((PetscLogDouble)res.lowp_its * (2.0 * (PetscLogDouble)mc->copy->Info().nnz + 12.0 * (PetscLogDouble)mc->rows)));
   }
   PetscCall(Fp32Log(ksp, PETSC_FALSE));
   PetscCall(ierr);
@@ -888,7 +811,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
     mc->guard_format   = gf;
     mc->backend_choice = backend;
     mc->pmat_state     = -1; /* rebuild at the next setup */
-    mc->host.reset();
+    mc->copy.reset();
     mc->device.reset();
   }
   mc->params.delta         = (double)delta;
@@ -927,12 +850,12 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->device ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
-  if (mc->device) {
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->copy && mc->copy->OnDevice() ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
+  if (mc->copy && mc->copy->OnDevice()) {
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every step (several ranks: each step's dot products are summed over the ranks on the host)\n"));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every %" PetscInt_FMT " steps\n", mc->check_every));
   }
-  if (mc->host || mc->device) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc), mc->rows, (PetscInt64)mc->nnz, mc->builds));
+  if (mc->copy) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc), mc->rows, (PetscInt64)mc->copy->Info().nnz, mc->builds));
   if (mc->solves) {
     const mixed::MixedCgResult &r = mc->last;
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s\n",
@@ -961,7 +884,7 @@ PetscErrorCode KSPReset_MixedCG(KSP ksp)
   KspMixedCg *mc = Data(ksp);
 
   PetscFunctionBegin;
-  mc->host.reset();
+  mc->copy.reset();
   mc->device.reset();
   PetscCall(PetscSFDestroy(&mc->halo));
   PetscCall(VecDestroy(&mc->w1));

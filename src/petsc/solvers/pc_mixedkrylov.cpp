@@ -102,7 +102,7 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The CoreRunner of the backends (RunCopyBuild()): a refusal of the data sets *refused and keeps
+/* The CopyRunner of the backends (RunCopyBuild()): a refusal of the data sets *refused and keeps
    its message, in the user's numbering and naming the PC's options, and its error code in the
    PC (no PETSc error: PCSetUp_MixedKrylov() reports it through PCSetFailedReason()); the core's
    other exceptions are PETSc errors. */
@@ -142,9 +142,9 @@ PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did, bool *refused
 
   PetscFunctionBegin;
   PetscCall(UseCuda(pc, &cuda));
-  const CoreRunner run = [pc](const std::function<void()> &f, bool *r) -> PetscErrorCode { return RunCore(pc, f, r); };
+  const CopyRunner run = [pc](const std::function<void()> &f, bool *r) -> PetscErrorCode { return RunCore(pc, f, r); };
   /* the same pattern on the same backend: new values only */
-  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && !converted && mk->backend && mk->backend->OnDevice() == (bool)cuda) {
+  if (pc->setupcalled && pc->flag == SAME_NONZERO_PATTERN && !converted && mk->backend && mk->backend->Copy().OnDevice() == (bool)cuda) {
     bool                 pattern_changed = false;
     const PetscErrorCode ierr            = mk->backend->UpdateValues(Ad, run, &pattern_changed, refused);
     if (ierr) mk->backend.reset(); /* a failure after the copy began to change: build afresh next time */
@@ -406,7 +406,7 @@ PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
   /* PETSc's KSPFCG orthogonalises with VecMTDot, which CUDA vectors compute on the host (PETSc
      3.22.5, -log_view: VecMTDot without GPU flops and a VecCUDACopyFrom per stored direction):
      on the GPU that costs more than the inner solve (docs/mixed.md) */
-  if (!mk->warned_gpu_fcg && mk->backend && mk->backend->OnDevice()) {
+  if (!mk->warned_gpu_fcg && mk->backend && mk->backend->Copy().OnDevice()) {
     PetscBool fcg;
     PetscCall(PetscObjectTypeCompare((PetscObject)ksp, KSPFCG, &fcg));
     if (fcg)
@@ -505,9 +505,9 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
     mixed::InnerStats s = mk->stats;
     PetscCall(mk->backend->ReadStats(&s, nullptr));
     mk->stats = s;
-    const CopyInfo    &c  = mk->backend->Copy();
+    const CopyInfo    &c  = mk->backend->Copy().Info();
     const FormatStats &fs = c.stats;
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->OnDevice() ? "CUDA" : "host", (int)c.rows, (PetscInt64)c.nnz,
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->Copy().OnDevice() ? "CUDA" : "host", (int)c.rows, (PetscInt64)c.nnz,
                                      (PetscInt64)fs.stored_slots, c.nnz ? (double)fs.stored_bytes / (double)c.nnz : 0.0));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  setups: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates; last setup %.4g s\n", mk->builds, mk->value_updates, (double)mk->setup_time));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0 applications %" PetscInt64_FMT ", inner steps %" PetscInt64_FMT " (%.2f per application), breakdowns %" PetscInt64_FMT ", early exits %" PetscInt64_FMT ", Jacobi fallbacks %" PetscInt64_FMT "\n",

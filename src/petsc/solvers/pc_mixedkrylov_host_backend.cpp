@@ -1,12 +1,11 @@
-// PCMIXEDKRYLOV's host backend: the scaled copy built on the host (scaled_copy.hpp) and the host
-// twins of the inner solvers (inner_cg.hpp, f3r.hpp) on PETSc host vectors.
+// PCMIXEDKRYLOV's host backend: the scaled copy on the mixed solvers' host copy backend
+// (HostScaledCopy) and the host twins of the inner solvers (inner_cg.hpp, f3r.hpp) on PETSc host
+// vectors.
 #include "pc_mixedkrylov_backend.hpp"
 
-#include "block_csr.hpp"
 #include "core_error.hpp"
 #include "mixed/f3r.hpp"
 #include "mixed/inner_cg.hpp"
-#include "mixed/scaled_copy.hpp"
 #include "mixed/scaling.hpp"
 
 #include <cmath>
@@ -18,53 +17,32 @@ namespace {
 
 class HostMixedBackend final : public MixedBackend {
 public:
-  PetscErrorCode Build(const CsrView &A, const PackSellOptions &opt, const CoreRunner &run, bool *refused)
-  {
-    PetscFunctionBegin;
-    PetscCall(run([&] { c_ = mixed::build_scaled_copy(A, opt); }, refused));
-    if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
-    info_.rows  = c_.op.rows;
-    info_.nnz   = c_.nnz;
-    info_.stats = c_.op.stats();
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+  PetscErrorCode Build(Mat Ad, const PackSellOptions &opt, const CopyRunner &run, bool *refused) { return copy_.Build(Ad, opt, mixed::CopyDither{}, run, refused); }
 
   PetscErrorCode Apply(const MixedParams &p, Vec r, Vec z) override
   {
-    const PetscScalar *ra;
-    PetscScalar       *za;
-    const int64_t      before = stats_.inner_its;
+    const PetscScalar       *ra;
+    PetscScalar             *za;
+    const int64_t            before = stats_.inner_its;
+    const mixed::ScaledCopy &c      = copy_.Copy();
 
     PetscFunctionBegin;
     PetscCall(VecGetArrayRead(r, &ra));
     PetscCall(VecGetArrayWrite(z, &za));
-    if (p.method == InnerMethod::CG) PetscCallCore(PETSC_ERR_LIB, mixed::apply_inner_cg(c_, p.cg, ra, za, &stats_, p.monitor ? &residuals_ : nullptr));
-    else PetscCallCore(PETSC_ERR_LIB, mixed::apply_inner_f3r(c_, p.f3r, ra, za, &f3r_, &stats_));
+    if (p.method == InnerMethod::CG) PetscCallCore(PETSC_ERR_LIB, mixed::apply_inner_cg(c, p.cg, ra, za, &stats_, p.monitor ? &residuals_ : nullptr));
+    else PetscCallCore(PETSC_ERR_LIB, mixed::apply_inner_f3r(c, p.f3r, ra, za, &f3r_, &stats_));
     PetscCall(VecRestoreArrayWrite(z, &za));
     PetscCall(VecRestoreArrayRead(r, &ra));
     /* per inner step: the product (2 nnz) and about 10 vector flops per row */
-    PetscCall(PetscLogFlops((PetscLogDouble)(stats_.inner_its - before) * (2.0 * (PetscLogDouble)c_.nnz + 10.0 * (PetscLogDouble)c_.s.size())));
+    PetscCall(PetscLogFlops((PetscLogDouble)(stats_.inner_its - before) * (2.0 * (PetscLogDouble)c.nnz + 10.0 * (PetscLogDouble)c.s.size())));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   /* F3R's weights start afresh, as after a build (and on the device) */
-  PetscErrorCode UpdateValues(Mat Ad, const CoreRunner &run, bool *pattern_changed, bool *refused) override
+  PetscErrorCode UpdateValues(Mat Ad, const CopyRunner &run, bool *pattern_changed, bool *refused) override
   {
     PetscFunctionBegin;
-    *pattern_changed = false;
-    PetscCall(WithCsr(Ad, [&](const CsrView &A) {
-      return run(
-        [&] {
-          try {
-            mixed::update_scaled_copy(A, c_);
-          } catch (const mixed::DiagonalError &) {
-            throw;
-          } catch (const FormatError &) {
-            *pattern_changed = true; /* e.g. the diagonal block's pattern moved: rebuild */
-          }
-        },
-        refused);
-    }));
+    PetscCall(copy_.UpdateValues(Ad, run, pattern_changed, refused));
     if (!*pattern_changed && !*refused) f3r_ = mixed::F3RState{};
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -84,17 +62,15 @@ public:
 
     PetscFunctionBegin;
     PetscCall(VecGetArrayRead(r, &ra));
-    *norm = mixed::entry_norm(c_.s.data(), ra, c_.s.size());
+    *norm = mixed::entry_norm(copy_.Copy().s.data(), ra, copy_.Copy().s.size());
     PetscCall(VecRestoreArrayRead(r, &ra));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  const CopyInfo &Copy() const override { return info_; }
-  bool            OnDevice() const override { return false; }
+  const ScaledCopyBackend &Copy() const override { return copy_; }
 
 private:
-  mixed::ScaledCopy   c_;
-  CopyInfo            info_;
+  HostScaledCopy      copy_;
   mixed::InnerStats   stats_;
   mixed::F3RState     f3r_;
   std::vector<double> residuals_;
@@ -102,13 +78,13 @@ private:
 
 } // namespace
 
-PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &, const CoreRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused)
+PetscErrorCode CreateHostMixedBackend(Mat Ad, const PackSellOptions &opt, const MixedParams &, const CopyRunner &run, std::unique_ptr<MixedBackend> *out, bool *refused)
 {
   std::unique_ptr<HostMixedBackend> b;
 
   PetscFunctionBegin;
   PetscCallCore(PETSC_ERR_MEM, b = std::make_unique<HostMixedBackend>());
-  PetscCall(WithCsr(Ad, [&](const CsrView &A) { return b->Build(A, opt, run, refused); }));
+  PetscCall(b->Build(Ad, opt, run, refused));
   if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
   *out = std::move(b);
   PetscFunctionReturn(PETSC_SUCCESS);

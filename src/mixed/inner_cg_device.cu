@@ -29,10 +29,9 @@
 // its start and returns at once (the whole grid: stop changes only in the last block of a
 // reduction, after every block of that kernel has read it).
 #include "inner_cg_device.hpp"
-#include "device_reduce.cuh"
+#include "device_solver_kernels.cuh"
 #include "scaling.hpp"
 #include "cuda/device_memory.cuh"
-#include "formats/packsell/packsell_lowp_rows.cuh"
 #include <algorithm>
 #include <new>
 
@@ -42,11 +41,8 @@ namespace cuda {
 
 namespace {
 
-using pspmv::cuda::detail::LowpArgs;
-constexpr int kThreads = detail::kReduceThreads;
-static_assert(kThreads == pspmv::cuda::detail::kLowpThreads, "one block size for every kernel");
-// Blocks per multiprocessor of the vector kernels' grid (2048 resident threads).
-constexpr int kBlocksPerSM = 8;
+using detail::LowpArgs;
+constexpr int kThreads = detail::kSolverThreads;
 
 // The InnerStats counters in device memory, in InnerStats' order.
 struct DeviceCounters {
@@ -259,14 +255,10 @@ cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
   if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
   d->rows = d->copy.op.rows;
   d->max_it = max_it;
-  int sms = 1;
-  PSPMV_CUDA_TRY(pspmv::cuda::detail::multiprocessor_count(&sms));
-  const int64_t need = (static_cast<int64_t>(d->rows) + kThreads - 1) / kThreads;
-  d->grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * kBlocksPerSM)));
+  PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
   int per_sm = 0;
   PSPMV_CUDA_TRY(product_blocks_per_sm(d->copy.op.value_format.kind, &per_sm));
-  d->product_grid =
-      static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * std::max(per_sm, 1))));
+  PSPMV_CUDA_TRY(detail::solver_grid(d->rows, per_sm, &d->product_grid));
   const size_t n = static_cast<size_t>(d->rows);
   PSPMV_CUDA_TRY(alloc(n, &d->x));
   PSPMV_CUDA_TRY(alloc(n, &d->r));

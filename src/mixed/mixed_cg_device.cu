@@ -2,10 +2,9 @@
 // operations is the host twin's (mixed_cg.cpp); the dot products are FP64 sums reduced in a fixed
 // order (device_reduce.cuh), so host and device differ by the summation order only.
 #include "mixed_cg_device.hpp"
-#include "device_reduce.cuh"
+#include "device_solver_kernels.cuh"
 #include "scaling.hpp"
 #include "cuda/device_memory.cuh"
-#include "formats/packsell/packsell_lowp_rows.cuh"
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -19,9 +18,8 @@ namespace cuda {
 
 namespace {
 
-using pspmv::cuda::detail::LowpArgs;
-constexpr int kThreads = detail::kReduceThreads;
-constexpr int kBlocksPerSM = 8;
+using detail::LowpArgs;
+constexpr int kThreads = detail::kSolverThreads;
 
 struct McState {
   double sigma, rho, rho_prev, maxrr, tau, delta;
@@ -341,16 +339,14 @@ cudaError_t product_blocks(int *n) {
 cudaError_t setup(DeviceMixedCg *d) {
   if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
   d->rows = d->copy.op.rows;
-  int sms = 1, per_sm = 1;
-  PSPMV_CUDA_TRY(pspmv::cuda::detail::multiprocessor_count(&sms));
-  const int64_t need = (static_cast<int64_t>(d->rows) + kThreads - 1) / kThreads;
-  d->grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * kBlocksPerSM)));
+  int per_sm = 1;
+  PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
   switch (d->copy.op.value_format.kind) {
   case ValueKind::Exact: PSPMV_CUDA_TRY(product_blocks<ValueKind::Exact>(&per_sm)); break;
   case ValueKind::FP16: PSPMV_CUDA_TRY(product_blocks<ValueKind::FP16>(&per_sm)); break;
   default: PSPMV_CUDA_TRY(product_blocks<ValueKind::E8M>(&per_sm)); break;
   }
-  d->product_grid = static_cast<unsigned int>(std::max<int64_t>(1, std::min<int64_t>(need, int64_t(sms) * std::max(per_sm, 1))));
+  PSPMV_CUDA_TRY(detail::solver_grid(d->rows, per_sm, &d->product_grid));
   return cudaSuccess;
 }
 

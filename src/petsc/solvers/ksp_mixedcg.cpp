@@ -349,6 +349,8 @@ PetscErrorCode BuildCopy(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscB
       PetscCall(CreateMixedCgDevice(&mc->device));
       PetscCall(CreateCudaScaledCopy(mc->device.get(), &mc->copy));
     } else
+#else
+    (void)cuda;
 #endif
       PetscCallCXX(mc->copy = std::make_unique<HostScaledCopy>());
   }
@@ -822,12 +824,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-const char *LevelName(const KspMixedCg *mc)
-{
-  static thread_local std::string s;
-  s = mc->level == 2 ? std::string("FP64 (the exact matrix)") : mc->current.name();
-  return s.c_str();
-}
+std::string LevelName(const KspMixedCg *mc) { return mc->level == 2 ? std::string("FP64 (the exact matrix)") : mc->current.name(); }
 
 PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
 {
@@ -855,7 +852,7 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every step (several ranks: each step's dot products are summed over the ranks on the host)\n"));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every %" PetscInt_FMT " steps\n", mc->check_every));
   }
-  if (mc->copy) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc), mc->rows, (PetscInt64)mc->copy->Info().nnz, mc->builds));
+  if (mc->copy) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc).c_str(), mc->rows, (PetscInt64)mc->copy->Info().nnz, mc->builds));
   if (mc->solves) {
     const mixed::MixedCgResult &r = mc->last;
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s\n",

@@ -47,13 +47,14 @@ T *shifted(T *p, int64_t elements) {
 // Well past 2^32 and odd, so a kernel that keeps slot offsets in 32 bits reads wrong places.
 constexpr int64_t kOffset = (int64_t(3) << 31) + 12345;
 
-// What the typed edge cases need beyond format_traits.hpp: their configurations, the arrays a
-// value update must keep, and the slot arrays the offset test shifts.
-template <class F>
-struct EdgeTraits;
+} // namespace
 
-template <>
-struct EdgeTraits<RgCsrFormat> : RgCsrFormat {
+namespace gputest {
+
+// What the typed edge cases need beyond format_traits.hpp: their configurations, the arrays a
+// value update must keep, and the slot arrays the offset test shifts. (In gputest, not in the
+// anonymous namespace: the type names the ctest names, SmallEdgeByFormat.ValueUpdate<gputest::RgCsrEdge>.)
+struct RgCsrEdge : RgCsrFormat {
   static std::vector<RgConfig> value_update_configs() {
     return {RgConfig{32, hybrid_fixed(3)}, RgConfig{64, hybrid_auto()}};
   }
@@ -81,8 +82,7 @@ struct EdgeTraits<RgCsrFormat> : RgCsrFormat {
   }
 };
 
-template <>
-struct EdgeTraits<PackSellFormat> : PackSellFormat {
+struct PackSellEdge : PackSellFormat {
   static std::vector<PsConfig> value_update_configs() {
     return {
         {32, 1, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(3)},
@@ -122,14 +122,14 @@ struct EdgeTraits<PackSellFormat> : PackSellFormat {
   }
 };
 
-} // namespace
+} // namespace gputest
 
-// Typed edge cases (SmallEdgeByFormat/RgCsr.*, SmallEdgeByFormat/PackSell.*): one test body
+// Typed edge cases (SmallEdgeByFormat/0.*: RgCSR, SmallEdgeByFormat/1.*: PackSELL): one test body
 // for both formats where they were copies.
 template <class F>
 class SmallEdgeByFormat : public testing::Test {};
-using EdgeFormats = testing::Types<EdgeTraits<RgCsrFormat>, EdgeTraits<PackSellFormat>>;
-TYPED_TEST_SUITE(SmallEdgeByFormat, EdgeFormats, FormatName);
+using EdgeFormats = testing::Types<RgCsrEdge, PackSellEdge>;
+TYPED_TEST_SUITE(SmallEdgeByFormat, EdgeFormats);
 
 TEST(SmallEdge, ZeroRowsZeroCols) { every_config(empty_matrix(0, 0), "0x0"); }
 TEST(SmallEdge, ZeroRows) { every_config(empty_matrix(0, 10), "0x10"); }

@@ -33,7 +33,6 @@ struct PackSellFormat : pspmv_test::PackSellHost {
 };
 
 using DeviceFormats = testing::Types<RgCsrFormat, PackSellFormat>;
-using FormatName = pspmv_test::HostFormatName;
 
 // Every configuration of format F on A (check_rgcsr / check_packsell).
 template <class F>

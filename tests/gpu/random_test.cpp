@@ -1,5 +1,5 @@
 // Random matrices through every configuration of both device formats: typed suite Random
-// (Random/RgCsr.*, Random/PackSell.*) and RandomPackSell for PackSELL's scaling, part of the
+// (Random/0.*: RgCSR, Random/1.*: PackSELL) and RandomPackSell for PackSELL's scaling, part of the
 // compute-sanitizer subset --gtest_filter=*Small*:*Random*, so sizes stay small; each case
 // targets one way a kernel can go wrong.
 #include "format_checks.hpp"
@@ -118,11 +118,11 @@ int32_t uploaded_threads_per_row(const Host &M) {
 
 } // namespace
 
-// One typed suite over both formats (Random/RgCsr.*, Random/PackSell.*): every configuration
+// One typed suite over both formats (Random/0.*: RgCSR, Random/1.*: PackSELL): every configuration
 // of the format on each matrix.
 template <class F>
 class Random : public testing::Test {};
-TYPED_TEST_SUITE(Random, DeviceFormats, FormatName);
+TYPED_TEST_SUITE(Random, DeviceFormats);
 
 TYPED_TEST(Random, SquareEmptyRows) { check_all_configs<TypeParam>(square_empty_rows(), "square_empty_rows"); }
 TYPED_TEST(Random, RectangularWide) { check_all_configs<TypeParam>(rectangular_wide(), "rectangular_wide"); }

@@ -1,6 +1,8 @@
 // The two formats' host APIs behind one interface, for typed tests over the formats
-// (TYPED_TEST_SUITE(..., HostFormats, HostFormatName)): types, builder, value update,
-// diagonal, product. tests/gpu/format_traits.hpp adds the device side.
+// (TYPED_TEST_SUITE(Suite, HostFormats)): types, builder, value update, diagonal, product.
+// tests/gpu/format_traits.hpp adds the device side. The suites take gtest's default names,
+// Suite/0 (RgCSR) and Suite/1 (PackSELL): CMake's gtest_discover_tests makes them the ctest
+// names Suite.Case<pspmv_test::RgCsrHost> (a name generator's Suite/RgCsr it cannot parse).
 #pragma once
 #include "formats/packsell/packsell.hpp"
 #include "formats/rgcsr/rgcsr.hpp"
@@ -12,7 +14,6 @@ namespace pspmv_test {
 struct RgCsrHost {
   using Host = pspmv::RgCsrMatrix;
   using Options = pspmv::RgCsrOptions;
-  static constexpr const char *kName = "RgCsr"; // the typed tests' name suffix
   static constexpr const char *kLabel = "RgCSR"; // failure messages
   // 0 and 1: typed tests that draw random matrices per format use seed + kIndex (or
   // + 100 * kIndex): the matrices of the former per-format tests.
@@ -32,7 +33,6 @@ struct RgCsrHost {
 struct PackSellHost {
   using Host = pspmv::PackSellMatrix;
   using Options = pspmv::PackSellOptions;
-  static constexpr const char *kName = "PackSell";
   static constexpr const char *kLabel = "PackSELL";
   static constexpr int kIndex = 1;
 
@@ -47,13 +47,5 @@ struct PackSellHost {
 };
 
 using HostFormats = testing::Types<RgCsrHost, PackSellHost>;
-
-// Test names: Suite/RgCsr.Case, Suite/PackSell.Case.
-struct HostFormatName {
-  template <class F>
-  static std::string GetName(int) {
-    return F::kName;
-  }
-};
 
 } // namespace pspmv_test

@@ -1,5 +1,5 @@
 // Behaviours both formats share, one typed test over RgCSR and PackSELL each
-// (HostFormat/RgCsr.*, HostFormat/PackSell.*): stats of a layout without padding, value
+// (HostFormat/0.*: RgCSR, HostFormat/1.*: PackSELL): stats of a layout without padding, value
 // updates refusing another shape, padding never multiplied. Format-specific layouts and
 // options: rgcsr_test.cpp, packsell_test.cpp.
 #include "csr_matrix.hpp"
@@ -69,7 +69,7 @@ struct Case<PackSellHost> {
 
 template <class F>
 class HostFormat : public testing::Test {};
-TYPED_TEST_SUITE(HostFormat, HostFormats, HostFormatName);
+TYPED_TEST_SUITE(HostFormat, HostFormats);
 
 // Rows of equal length filling whole groups/slices: no padding, no dummy, no tail, and the
 // bytes are the slots, the group/slice pointers and a 4-byte entry per row (RgCSR's row

@@ -1,11 +1,13 @@
 // Device builders (rgcsr_device_build.hpp, packsell_device_build.hpp) against the host builders:
 // every device array downloaded and compared bit for bit with upload(build_*(A)), the
 // statistics and scale exponent with the host layout's, value updates with the host update,
-// errors (returned as BuildError) with the host's exceptions (kind, row, column, message). Suites: DeviceBuildSmall* and
+// errors (returned as BuildError) with the host's exceptions (kind, row, column, message). Suites: DeviceBuildSmall*
+// (DeviceBuildSmallByFormat typed over the two formats) and
 // DeviceBuildRandom (sanitizer subset *Small*:*Random*), DeviceBuildFiles/SmallDeviceBuildFiles
 // over the shared matrices.
 #include "formats/device_formats.hpp"
 #include "device_compare.hpp"
+#include "format_traits.hpp"
 #include "matrix_market.hpp"
 #include "shared_matrices.hpp"
 #include "random_matrices.hpp"
@@ -160,6 +162,31 @@ void all_formats(const HostCsr &A, const std::string &label, bool full) {
 
 // ---- edge cases (small: part of the sanitizer subset) ----
 
+namespace gputest {
+
+// What the typed device-build cases need beyond format_traits.hpp: options the builders refuse,
+// and the layout's main array (null when nothing was built). In gputest, not the anonymous
+// namespace: the ctest names carry the type (DeviceBuildSmallByFormat.Case<gputest::DeviceBuildRgCsr>).
+struct DeviceBuildRgCsr : RgCsrFormat {
+  static RgCsrOptions bad_options() {
+    RgCsrOptions r;
+    r.group_size = 48;
+    return r;
+  }
+  static const void *slot_array(const Device &d) { return d.values; }
+};
+
+struct DeviceBuildPackSell : PackSellFormat {
+  static PackSellOptions bad_options() {
+    PackSellOptions p;
+    p.sigma = 48;
+    return p;
+  }
+  static const void *slot_array(const Device &d) { return d.words; }
+};
+
+} // namespace gputest
+
 TEST(DeviceBuildSmall, ZeroRows) {
   HostCsr A;
   A.rows = 0;
@@ -270,49 +297,40 @@ TEST(DeviceBuildSmall, UpdateRangeError) {
   EXPECT_CUDA(cuda::release(&D));
 }
 
+// The typed cases of the device builders (DeviceBuildSmallByFormat/0.*: RgCSR,
+// DeviceBuildSmallByFormat/1.*: PackSELL), where a test did the same for each format in turn.
+template <class F>
+class DeviceBuildSmallByFormat : public testing::Test {};
+using DeviceBuildFormats = testing::Types<DeviceBuildRgCsr, DeviceBuildPackSell>;
+TYPED_TEST_SUITE(DeviceBuildSmallByFormat, DeviceBuildFormats);
+
 // A different nonzero count is reported as a changed pattern, nothing written.
-TEST(DeviceBuildSmall, UpdatePatternChanged) {
+TYPED_TEST(DeviceBuildSmallByFormat, UpdatePatternChanged) {
+  using F = TypeParam;
   const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}}});
   const HostCsr B = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}});
   DevCsr dA(A), dB(B);
-  cuda::DeviceRgCsr R{};
-  cuda::DevicePackSell P{};
+  typename F::Device D{};
   cuda::DeviceBuildInfo info;
-  ASSERT_BUILT(cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info));
-  ASSERT_BUILT(cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info));
+  ASSERT_BUILT(cuda::build_on_device(dA.v, typename F::Options{}, test_stream(), &D, &info));
   bool changed = false;
   int32_t scale = 0;
-  ASSERT_BUILT(cuda::update_values_on_device(dB.v, test_stream(), &R, &changed, &scale));
+  ASSERT_BUILT(cuda::update_values_on_device(dB.v, test_stream(), &D, &changed, &scale));
   EXPECT_TRUE(changed);
-  changed = false;
-  ASSERT_BUILT(cuda::update_values_on_device(dB.v, test_stream(), &P, &changed, &scale));
-  EXPECT_TRUE(changed);
-  EXPECT_CUDA(cuda::release(&R));
-  EXPECT_CUDA(cuda::release(&P));
+  EXPECT_CUDA(cuda::release(&D));
 }
 
-// Bad options: the host's FormatError messages.
-TEST(DeviceBuildSmall, BadOptionsLikeHost) {
+// Bad options (RgCSR: G = 48, PackSELL: sigma 48): the host's FormatError messages.
+TYPED_TEST(DeviceBuildSmallByFormat, BadOptionsLikeHost) {
+  using F = TypeParam;
   const HostCsr A = pspmv_test::csr_from_rows(6, {{{0, 1.0}}});
   DevCsr dA(A);
-  RgCsrOptions r;
-  r.group_size = 48;
-  cuda::DeviceRgCsr R{};
+  const typename F::Options o = F::bad_options();
+  typename F::Device D{};
   cuda::DeviceBuildInfo info;
   std::string host, dev;
-  try { build_rgcsr(A.view(), r); } catch (const FormatError &e) { host = e.what(); }
-  BuildError e = cuda::build_on_device(dA.v, r, test_stream(), &R, &info);
-  EXPECT_EQ(e.kind, BuildError::Kind::Format);
-  dev = e.what();
-  EXPECT_FALSE(host.empty());
-  EXPECT_EQ(host, dev);
-  PackSellOptions p;
-  p.sigma = 48;
-  cuda::DevicePackSell P{};
-  host.clear();
-  dev.clear();
-  try { build_packsell(A.view(), p); } catch (const FormatError &e) { host = e.what(); }
-  e = cuda::build_on_device(dA.v, p, test_stream(), &P, &info);
+  try { F::build(A.view(), o); } catch (const FormatError &e) { host = e.what(); }
+  BuildError e = cuda::build_on_device(dA.v, o, test_stream(), &D, &info);
   EXPECT_EQ(e.kind, BuildError::Kind::Format);
   dev = e.what();
   EXPECT_FALSE(host.empty());
@@ -321,7 +339,8 @@ TEST(DeviceBuildSmall, BadOptionsLikeHost) {
 
 // An invalid CSR: the host's check_csr message, found on the device (no host copy of the CSR),
 // for both formats: columns not increasing, a column out of range, a decreasing row pointer.
-TEST(DeviceBuildSmall, InvalidCsrLikeHost) {
+TYPED_TEST(DeviceBuildSmallByFormat, InvalidCsrLikeHost) {
+  using F = TypeParam;
   const HostCsr good = pspmv_test::csr_from_rows(6, {{{0, 1.0}, {2, 2.0}}, {{1, 1.0}, {4, 1.0}}, {}, {{0, 1.0}, {5, 2.0}}});
   std::vector<std::pair<std::string, HostCsr>> cases;
   HostCsr A = good;
@@ -338,17 +357,12 @@ TEST(DeviceBuildSmall, InvalidCsrLikeHost) {
     std::string host;
     try { check_csr(c.second.view()); } catch (const FormatError &e) { host = e.what(); }
     ASSERT_FALSE(host.empty()) << c.first;
-    cuda::DevicePackSell P{};
-    cuda::DeviceRgCsr R{};
+    typename F::Device D{};
     cuda::DeviceBuildInfo info;
-    const BuildError ep = cuda::build_on_device(dA.v, PackSellOptions{}, test_stream(), &P, &info);
-    const BuildError er = cuda::build_on_device(dA.v, RgCsrOptions{}, test_stream(), &R, &info);
-    EXPECT_EQ(ep.kind, BuildError::Kind::Format) << c.first;
-    EXPECT_EQ(ep.what(), host) << c.first;
-    EXPECT_EQ(er.kind, BuildError::Kind::Format) << c.first;
-    EXPECT_EQ(er.what(), host) << c.first;
-    EXPECT_EQ(P.words, nullptr) << c.first;
-    EXPECT_EQ(R.values, nullptr) << c.first;
+    const BuildError e = cuda::build_on_device(dA.v, typename F::Options{}, test_stream(), &D, &info);
+    EXPECT_EQ(e.kind, BuildError::Kind::Format) << c.first;
+    EXPECT_EQ(e.what(), host) << c.first;
+    EXPECT_EQ(F::slot_array(D), nullptr) << c.first << ": nothing allocated";
   }
 }
 

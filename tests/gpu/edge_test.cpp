@@ -1,8 +1,10 @@
-// Edge cases of the device formats (suite SmallEdge, part of the compute-sanitizer subset):
+// Edge cases of the device formats (suites SmallEdge and, typed over the formats,
+// SmallEdgeByFormat: part of the compute-sanitizer subset *Small*):
 // zero sizes, value updates, layout mismatches, release, 64-bit slot offsets, non-finite values.
 #include "formats/device_formats.hpp"
 #include "cuda/device_memory.cuh"
 #include "format_checks.hpp"
+#include "format_traits.hpp"
 #include "random_matrices.hpp"
 #include <algorithm>
 #include <cmath>
@@ -46,6 +48,88 @@ T *shifted(T *p, int64_t elements) {
 constexpr int64_t kOffset = (int64_t(3) << 31) + 12345;
 
 } // namespace
+
+namespace gputest {
+
+// What the typed edge cases need beyond format_traits.hpp: their configurations, the arrays a
+// value update must keep, and the slot arrays the offset test shifts. (In gputest, not in the
+// anonymous namespace: the type names the ctest names, SmallEdgeByFormat.ValueUpdate<gputest::RgCsrEdge>.)
+struct RgCsrEdge : RgCsrFormat {
+  static std::vector<RgConfig> value_update_configs() {
+    return {RgConfig{32, hybrid_fixed(3)}, RgConfig{64, hybrid_auto()}};
+  }
+  static int32_t scale_exponent(const Host &) { return 0; }
+  static void expect_same_arrays(const Device &d, const Device &before, const Host &) {
+    EXPECT_EQ(d.values, before.values);
+    EXPECT_EQ(d.columns, before.columns);
+    EXPECT_EQ(d.tail.val, before.tail.val);
+    EXPECT_EQ(d.diagonal, before.diagonal);
+  }
+  static std::vector<RgCsrOptions> offset_options() {
+    RgCsrOptions opt;
+    opt.group_size = 64;
+    opt.hybrid = hybrid_fixed(8);
+    return {opt};
+  }
+  static std::string options_name(const Host &M) { return "G=" + std::to_string(M.group_size); }
+  // d with its group pointers replaced and its slot arrays moved by `elements`.
+  static Device shifted_by(const Device &d, int64_t *group_pointers, int64_t elements) {
+    Device s = d;
+    s.group_pointers = group_pointers;
+    s.columns = shifted(d.columns, elements);
+    s.values = shifted(d.values, elements);
+    return s;
+  }
+};
+
+struct PackSellEdge : PackSellFormat {
+  static std::vector<PsConfig> value_update_configs() {
+    return {
+        {32, 1, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(3)},
+        {32, 1024, ValueFormat::bf16(), PackSellScaling::None, hybrid_auto()},
+        // Values 1e6 then 1e9 (FP16 max 65504): scaling auto picks one exponent at the build and
+        // a new one at the update (a non-zero exponent tells the update that auto was asked for).
+        {64, 1024, ValueFormat::fp16(), PackSellScaling::Auto, hybrid_fixed(4)},
+    };
+  }
+  static int32_t scale_exponent(const Host &M) { return M.scale_exponent; }
+  static void expect_same_arrays(const Device &d, const Device &before, const Host &M) {
+    EXPECT_EQ(d.words, before.words);
+    EXPECT_EQ(d.exact_values, before.exact_values);
+    EXPECT_EQ(d.tail.val, before.tail.val);
+    EXPECT_EQ(d.diagonal, before.diagonal);
+    EXPECT_EQ(d.inv_scale, std::ldexp(1.0, -M.scale_exponent));
+  }
+  static std::vector<PackSellOptions> offset_options() {
+    std::vector<PackSellOptions> v;
+    for (const ValueFormat &f : {ValueFormat::exact(), ValueFormat::fp16()}) {
+      PackSellOptions opt;
+      opt.slice_height = 64;
+      opt.sigma = 128;
+      opt.value_format = f;
+      opt.hybrid = hybrid_fixed(8);
+      v.push_back(opt);
+    }
+    return v;
+  }
+  static std::string options_name(const Host &M) { return M.value_format.name(); }
+  static Device shifted_by(const Device &d, int64_t *slice_pointers, int64_t elements) {
+    Device s = d;
+    s.slice_pointers = slice_pointers;
+    s.words = shifted(d.words, elements);
+    if (d.exact_values) s.exact_values = shifted(d.exact_values, elements);
+    return s;
+  }
+};
+
+} // namespace gputest
+
+// Typed edge cases (SmallEdgeByFormat/0.*: RgCSR, SmallEdgeByFormat/1.*: PackSELL): one test body
+// for both formats where they were copies.
+template <class F>
+class SmallEdgeByFormat : public testing::Test {};
+using EdgeFormats = testing::Types<RgCsrEdge, PackSellEdge>;
+TYPED_TEST_SUITE(SmallEdgeByFormat, EdgeFormats);
 
 TEST(SmallEdge, ZeroRowsZeroCols) { every_config(empty_matrix(0, 0), "0x0"); }
 TEST(SmallEdge, ZeroRows) { every_config(empty_matrix(0, 10), "0x10"); }
@@ -159,67 +243,32 @@ TEST(SmallEdge, TailPlannedAtUpload) {
 
 // upload_values keeps every array (same pointers) and the product follows the new values,
 // the tail and the diagonal included.
-TEST(SmallEdge, ValueUpdateRgCsr) {
-  const HostCsr A = small_random(700, 600, 30, 8);
-  for (const RgConfig &c : {RgConfig{32, hybrid_fixed(3)}, RgConfig{64, hybrid_auto()}}) {
+TYPED_TEST(SmallEdgeByFormat, ValueUpdate) {
+  using F = TypeParam;
+  const HostCsr A = small_random(700, 600, 30, uint64_t(8 + F::kIndex));
+  for (const typename F::Config &c : F::value_update_configs()) {
     SCOPED_TRACE(c.name());
-    RgCsrMatrix M = build_rgcsr(A.view(), c.options());
-    cuda::DeviceRgCsr d;
+    const typename F::Options opt = c.options();
+    const bool scaled = F::scaled(c);
+    const HostCsr A1 = scaled ? with_new_values(A, 1e6, 5) : A;
+    typename F::Host M = F::build(A1.view(), opt);
+    const int32_t old_scale = F::scale_exponent(M);
+    typename F::Device d;
     ASSERT_CUDA(cuda::upload(M, &d));
-    const cuda::DeviceRgCsr before = d;
-    const HostCsr B = with_new_values(A, 3.0, 99);
-    update_rgcsr_values(B.view(), M);
+    const typename F::Device before = d;
+    const HostCsr B = with_new_values(A, scaled ? 1e9 : 3.0, uint64_t(99 - F::kIndex));
+    F::update(B.view(), M);
+    if (scaled) EXPECT_NE(F::scale_exponent(M), old_scale);
     ASSERT_CUDA(cuda::upload_values(M, &d));
-    EXPECT_EQ(d.values, before.values);
-    EXPECT_EQ(d.columns, before.columns);
-    EXPECT_EQ(d.tail.val, before.tail.val);
-    EXPECT_EQ(d.diagonal, before.diagonal);
+    F::expect_same_arrays(d, before, M);
     std::vector<double> diag(600), ddiag(600);
-    rgcsr_diagonal(M, diag.data());
+    F::diagonal(M, diag.data());
     ASSERT_CUDA(cudaMemcpy(ddiag.data(), d.diagonal, 600 * sizeof(double), cudaMemcpyDeviceToHost));
     EXPECT_EQ(diag, ddiag);
     check_product(
-        B, "updated " + c.name(), [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-        [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, {});
-    EXPECT_CUDA(cuda::release(&d));
-  }
-}
-
-TEST(SmallEdge, ValueUpdatePackSell) {
-  const HostCsr A = small_random(700, 600, 30, 9);
-  const PsConfig configs[] = {
-      {32, 1, ValueFormat::exact(), PackSellScaling::None, hybrid_fixed(3)},
-      {32, 1024, ValueFormat::bf16(), PackSellScaling::None, hybrid_auto()},
-      // Values 1e6 then 1e9 (FP16 max 65504): scaling auto picks one exponent at the build and
-      // a new one at the update (a non-zero exponent tells the update that auto was asked for).
-      {64, 1024, ValueFormat::fp16(), PackSellScaling::Auto, hybrid_fixed(4)},
-  };
-  for (const PsConfig &c : configs) {
-    SCOPED_TRACE(c.name());
-    const PackSellOptions opt = c.options();
-    const HostCsr A1 = c.scaling == PackSellScaling::Auto ? with_new_values(A, 1e6, 5) : A;
-    PackSellMatrix M = build_packsell(A1.view(), opt);
-    const int32_t old_scale = M.scale_exponent;
-    cuda::DevicePackSell d;
-    ASSERT_CUDA(cuda::upload(M, &d));
-    const cuda::DevicePackSell before = d;
-    const HostCsr B = with_new_values(A, c.scaling == PackSellScaling::Auto ? 1e9 : 3.0, 98);
-    update_packsell_values(B.view(), M);
-    if (c.scaling == PackSellScaling::Auto) EXPECT_NE(M.scale_exponent, old_scale);
-    ASSERT_CUDA(cuda::upload_values(M, &d));
-    EXPECT_EQ(d.words, before.words);
-    EXPECT_EQ(d.exact_values, before.exact_values);
-    EXPECT_EQ(d.tail.val, before.tail.val);
-    EXPECT_EQ(d.diagonal, before.diagonal);
-    EXPECT_EQ(d.inv_scale, std::ldexp(1.0, -M.scale_exponent));
-    std::vector<double> diag(600), ddiag(600);
-    packsell_diagonal(M, diag.data());
-    ASSERT_CUDA(cudaMemcpy(ddiag.data(), d.diagonal, 600 * sizeof(double), cudaMemcpyDeviceToHost));
-    EXPECT_EQ(diag, ddiag);
-    check_product(
-        B, "updated " + c.name(), [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+        B, "updated " + c.name(), [&](const double *x, double *y, bool add) { F::spmv(M, x, y, add); },
         [&](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
-        lossy_bound(c.format, M.scale_exponent));
+        F::bound(M));
     EXPECT_CUDA(cuda::release(&d));
   }
 }
@@ -242,59 +291,26 @@ TEST(SmallEdge, UploadValuesRejectsAnotherLayout) {
 // 64-bit slot offsets without a 25 GB matrix: the group/slice pointers are raised by kOffset
 // and the array pointers lowered by as much, so the addresses are unchanged only if the
 // kernel computes pointer + (offset + k*G + lane) in 64 bits.
-TEST(SmallEdge, RgCsrSlotOffsetsBeyond32Bits) {
-  const HostCsr A = small_random(500, 800, 40, 12);
-  RgCsrOptions opt;
-  opt.group_size = 64;
-  opt.hybrid = hybrid_fixed(8);
-  const RgCsrMatrix M = build_rgcsr(A.view(), opt);
-  cuda::DeviceRgCsr d;
-  ASSERT_CUDA(cuda::upload(M, &d));
-  std::vector<int64_t> gp = M.group_pointers;
-  for (int64_t &g : gp) g += kOffset;
-  DeviceArray<int64_t> dgp(gp.size());
-  dgp.upload(gp);
-  cuda::DeviceRgCsr s = d;
-  s.group_pointers = dgp.get();
-  s.columns = shifted(d.columns, -kOffset);
-  s.values = shifted(d.values, -kOffset);
-  for (const int32_t T : {1, 2, 4, 8}) { // every kernel; large matrices run T = 1
-    s.threads_per_row = T;
-    check_product(
-        A, "RgCSR shifted by 2^32+, T=" + std::to_string(T),
-        [&](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-        [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); }, {});
-  }
-  EXPECT_CUDA(cuda::release(&d));
-}
-
-TEST(SmallEdge, PackSellWordOffsetsBeyond32Bits) {
-  const HostCsr A = small_random(500, 800, 40, 13);
-  for (const ValueFormat &f : {ValueFormat::exact(), ValueFormat::fp16()}) {
-    SCOPED_TRACE(f.name());
-    PackSellOptions opt;
-    opt.slice_height = 64;
-    opt.sigma = 128;
-    opt.value_format = f;
-    opt.hybrid = hybrid_fixed(8);
-    const PackSellMatrix M = build_packsell(A.view(), opt);
-    cuda::DevicePackSell d;
+TYPED_TEST(SmallEdgeByFormat, SlotOffsetsBeyond32Bits) {
+  using F = TypeParam;
+  const HostCsr A = small_random(500, 800, 40, uint64_t(12 + F::kIndex));
+  for (const typename F::Options &opt : F::offset_options()) {
+    const typename F::Host M = F::build(A.view(), opt);
+    SCOPED_TRACE(F::options_name(M));
+    typename F::Device d;
     ASSERT_CUDA(cuda::upload(M, &d));
-    std::vector<int64_t> sp = M.slice_pointers;
+    std::vector<int64_t> sp = F::slot_pointers(M); // group or slice pointers
     for (int64_t &g : sp) g += kOffset;
     DeviceArray<int64_t> dsp(sp.size());
     dsp.upload(sp);
-    cuda::DevicePackSell s = d;
-    s.slice_pointers = dsp.get();
-    s.words = shifted(d.words, -kOffset);
-    if (d.exact_values) s.exact_values = shifted(d.exact_values, -kOffset);
+    typename F::Device s = F::shifted_by(d, dsp.get(), -kOffset);
     for (const int32_t T : {1, 2, 4, 8}) { // every kernel; large matrices run T = 1
       s.threads_per_row = T;
       check_product(
-          A, "PackSELL shifted by 2^32+, T=" + std::to_string(T),
-          [&](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
+          A, std::string(F::kLabel) + " shifted by 2^32+, T=" + std::to_string(T),
+          [&](const double *x, double *y, bool add) { F::spmv(M, x, y, add); },
           [&](const double *x, double *y, bool add, cudaStream_t st) { return cuda::spmv(s, x, y, add, st); },
-          lossy_bound(f, M.scale_exponent));
+          F::bound(M));
     }
     EXPECT_CUDA(cuda::release(&d));
   }

@@ -140,6 +140,35 @@ std::vector<bool> tail_paths(const cuda::DeviceCooTail &t) {
 
 } // namespace
 
+namespace {
+
+// What check_rgcsr and check_packsell check alike on an uploaded layout d of M: the forced
+// threads per row (0: upload's), the tail's size, stored_bytes and the diagonal against the
+// host's, the product on every tail path against the host product `spmv` (both add modes,
+// the tail counters reset after each), then the release.
+template <class Host, class Device, class HostSpmv, class HostDiagonal>
+void check_uploaded(const HostCsr &A, const Host &M, Device &d, int32_t forced_threads_per_row, const std::string &what,
+                    HostSpmv spmv, HostDiagonal diagonal, LossyBound bound, uint64_t seed) {
+  EXPECT_EQ(d.rows, A.rows);
+  EXPECT_EQ(d.cols, A.cols);
+  if (forced_threads_per_row != 0) d.threads_per_row = forced_threads_per_row;
+  EXPECT_EQ(d.tail.nnz, M.tail.nnz());
+  EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);
+  std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
+  if (!diag.empty()) diagonal(M, diag.data());
+  check_diagonal(diag, d.diagonal, what);
+  for (const bool fused : tail_paths(d.tail)) {
+    d.tail.allow_fused = fused;
+    check_product(
+        A, what + (fused ? "" : " separate tail"), [&M, &spmv](const double *x, double *y, bool add) { spmv(M, x, y, add); },
+        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); }, bound, seed);
+    check_tail_counters(d.tail, what);
+  }
+  EXPECT_CUDA(cuda::release(&d));
+}
+
+} // namespace
+
 void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, uint64_t seed) {
   const std::string what = label + " " + c.name();
   SCOPED_TRACE(what);
@@ -147,27 +176,12 @@ void check_rgcsr(const HostCsr &A, const RgConfig &c, const std::string &label, 
   cuda::DeviceRgCsr d;
   ReleaseGuard<cuda::DeviceRgCsr> guard{&d};
   ASSERT_CUDA(cuda::upload(M, &d));
-  EXPECT_EQ(d.rows, A.rows);
-  EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, rgcsr_regular_nnz(M), resident_threads()))
       << "upload's choice of T";
-  if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
   EXPECT_EQ(d.num_slots, M.group_pointers.back());
-  EXPECT_EQ(d.tail.nnz, M.tail.nnz());
-  EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);
-  std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
-  if (!diag.empty()) rgcsr_diagonal(M, diag.data());
-  check_diagonal(diag, d.diagonal, what);
-  for (const bool fused : tail_paths(d.tail)) {
-    d.tail.allow_fused = fused;
-    check_product(
-        A, what + (fused ? "" : " separate tail"),
-        [&M](const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); },
-        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
-        LossyBound{}, seed);
-    check_tail_counters(d.tail, what);
-  }
-  EXPECT_CUDA(cuda::release(&d));
+  check_uploaded(
+      A, M, d, c.threads_per_row, what, [](const RgCsrMatrix &H, const double *x, double *y, bool add) { rgcsr_spmv(H, x, y, add); },
+      [](const RgCsrMatrix &H, double *dg) { rgcsr_diagonal(H, dg); }, LossyBound{}, seed);
   EXPECT_EQ(d.values, nullptr);
 }
 
@@ -211,28 +225,14 @@ void check_packsell(const HostCsr &A, const PsConfig &c, const std::string &labe
   cuda::DevicePackSell d;
   ReleaseGuard<cuda::DevicePackSell> guard{&d};
   ASSERT_CUDA(cuda::upload(M, &d));
-  EXPECT_EQ(d.rows, A.rows);
-  EXPECT_EQ(d.cols, A.cols);
   EXPECT_EQ(d.num_words, M.slice_pointers.back());
   EXPECT_EQ(d.delta_bits, M.delta_bits);
   EXPECT_EQ(d.threads_per_row, threads_per_row(M.rows, d.num_words, resident_threads())) << "upload's choice of T";
-  if (c.threads_per_row != 0) d.threads_per_row = c.threads_per_row;
-  EXPECT_EQ(d.tail.nnz, M.tail.nnz());
   EXPECT_EQ(d.exact_values != nullptr, !c.format.lossy() && d.num_words > 0);
-  EXPECT_EQ(cuda::stored_bytes(d), M.stats().stored_bytes);
-  std::vector<double> diag(size_t(std::min(A.rows, A.cols)));
-  if (!diag.empty()) packsell_diagonal(M, diag.data());
-  check_diagonal(diag, d.diagonal, what);
-  for (const bool fused : tail_paths(d.tail)) {
-    d.tail.allow_fused = fused;
-    check_product(
-        A, what + (fused ? "" : " separate tail"),
-        [&M](const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); },
-        [&d](const double *x, double *y, bool add, cudaStream_t s) { return cuda::spmv(d, x, y, add, s); },
-        lossy_bound(c.format, M.scale_exponent), seed);
-    check_tail_counters(d.tail, what);
-  }
-  EXPECT_CUDA(cuda::release(&d));
+  check_uploaded(
+      A, M, d, c.threads_per_row, what,
+      [](const PackSellMatrix &H, const double *x, double *y, bool add) { packsell_spmv(H, x, y, add); },
+      [](const PackSellMatrix &H, double *dg) { packsell_diagonal(H, dg); }, lossy_bound(c.format, M.scale_exponent), seed);
   EXPECT_EQ(d.words, nullptr);
 }
 

@@ -32,28 +32,12 @@ struct Outcome {
   double true_rel = 0;
 };
 
-std::vector<double> rhs(const CsrMatrix &A) {
-  std::vector<double> xe(size_t(A.rows)), b(size_t(A.rows));
-  for (int32_t i = 0; i < A.rows; ++i) xe[size_t(i)] = 1.0 + std::sin(double(i));
-  csr_spmv(A.view(), xe.data(), b.data(), false);
-  return b;
-}
-
 // The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
-// The row-sum compensation of copy c of A (rowsum_compensation()).
-std::vector<float> compensation(const CsrMatrix &A, const ScaledCopy &c) {
-  const size_t n = size_t(A.rows);
-  std::vector<double> As(n), lp(n), ones(n, 1.0);
-  csr_spmv(A.view(), c.s.data(), As.data(), false);
-  packsell_spmv(c.op, ones.data(), lp.data(), false);
-  return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
-}
-
 Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false) {
   size_t level = 0;
   ScaledCopy c = pspmv_test::test_scaled_copy(A, ladder[0]);
   const std::vector<double> s = c.s;
-  std::vector<float> cv = comp ? compensation(A, c) : std::vector<float>();
+  std::vector<float> cv = comp ? pspmv_test::copy_compensation(A, c) : std::vector<float>();
   MixedCgOperators ops;
   ops.lowp_product = [&](const float *x, float *y) {
     packsell_spmv_f32(c.op, x, y);
@@ -63,7 +47,7 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
     c = pspmv_test::test_scaled_copy(A, ladder[++level]);
-    if (comp) cv = compensation(A, c);
+    if (comp) cv = pspmv_test::copy_compensation(A, c);
     return true;
   };
   std::vector<double> x(size_t(A.rows), 0.0);
@@ -129,7 +113,7 @@ void compare(const char *what, const Outcome &h, const Outcome &d, double tol) {
 
 TEST(MixedCgSmall, Laplacian) {
   const CsrMatrix A = pspmv_test::laplace3d(12, 12, 12);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   MixedCgParams p;
   const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
   for (int every : {1, 8}) {
@@ -142,7 +126,7 @@ TEST(MixedCgSmall, Laplacian) {
 // with the row-sum compensation on both sides
 TEST(MixedCgSmall, LaplacianCompensated) {
   const CsrMatrix A = pspmv_test::laplace3d(14, 14, 14);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   MixedCgParams p;
   const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p, true);
   Outcome d;
@@ -152,7 +136,7 @@ TEST(MixedCgSmall, LaplacianCompensated) {
 
 TEST(MixedCgSmall, GuardToFp64) {
   const CsrMatrix A = pspmv_test::laplace3d(10, 10, 10);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   MixedCgParams p;
   p.guard_departure = 1e-300; // every segment departs: FP64 from the first update on
   const Outcome h = host_solve(A, b, {"e8m14"}, p);
@@ -171,7 +155,7 @@ TEST(MixedCgSmall, Indefinite) {
     if (i + 1 < n) rows[size_t(i)].push_back({i + 1, 0.9});
   }
   const CsrMatrix A = pspmv_test::csr_from_rows(n, rows);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   Outcome d;
   device_solve(A, b, {"e8m14", "e8m22"}, MixedCgParams{}, 8, &d);
   EXPECT_EQ(d.res.reason, MixedCgReason::DivergedIndefinite);
@@ -182,7 +166,7 @@ TEST(MixedCgSmall, Indefinite) {
 // FP64 phase ends the solve with DivergedNanOrInf, as the host twin's.
 TEST(MixedCgSmall, TimerAndFp64Nan) {
   const CsrMatrix A = pspmv_test::laplace3d(8, 8, 8);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   const size_t n = size_t(A.rows);
   for (int nan_at : {0, 4}) {
     mcuda::DeviceScaledCopy dc;
@@ -234,7 +218,7 @@ TEST(MixedCgSmall, TimerAndFp64Nan) {
 
 TEST(MixedCgLarge, Laplacian32) {
   const CsrMatrix A = pspmv_test::laplace3d(32, 32, 32);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   MixedCgParams p;
   const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
   Outcome d;
@@ -246,7 +230,7 @@ TEST(MixedCgLarge, Bcsstk14GuardRaises) {
   const std::string path = std::string(PETSCSPMV_MATRIX_DIR) + "/bcsstk14.mtx";
   if (!std::ifstream(path)) GTEST_SKIP() << path << " is not there (the shared matrices did not travel)";
   const CsrMatrix A = pspmv_test::read_matrix_market(path);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   MixedCgParams p;
   const Outcome h = host_solve(A, b, {"e8m10", "e8m22"}, p, true);
   Outcome d;
@@ -380,7 +364,7 @@ TEST(MixedCgSmall, SplitOperator) {
   const CsrMatrix A = pspmv_test::laplace3d(m, m, m);
   const Split sp = pspmv_test::split_by_distance(A, m * m);
   ASSERT_GT(sp.gcols.size(), 0u);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = pspmv_test::sin_rhs(A);
   {
     MixedCgParams p;
     const Outcome h = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);

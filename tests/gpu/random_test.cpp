@@ -1,7 +1,9 @@
-// Random matrices through every configuration of both device formats. Suites RandomRgCsr and
-// RandomPackSell (part of the compute-sanitizer subset --gtest_filter=*Small*:*Random*), so
-// sizes stay small; each case targets one way a kernel can go wrong.
+// Random matrices through every configuration of both device formats: typed suite Random
+// (Random/0.*: RgCSR, Random/1.*: PackSELL) and RandomPackSell for PackSELL's scaling, part of the
+// compute-sanitizer subset --gtest_filter=*Small*:*Random*, so sizes stay small; each case
+// targets one way a kernel can go wrong.
 #include "format_checks.hpp"
+#include "format_traits.hpp"
 #include "random_matrices.hpp"
 #include "formats/device_formats.hpp"
 
@@ -103,14 +105,6 @@ HostCsr tiny(int32_t rows, uint64_t seed) {
   return random_csr(s);
 }
 
-void all_rgcsr(const HostCsr &A, const std::string &label) {
-  for (const RgConfig &c : rgcsr_configs()) check_rgcsr(A, c, label);
-}
-void all_packsell(const HostCsr &A, const std::string &label,
-                  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None) {
-  for (const PsConfig &c : packsell_configs(scaling)) check_packsell(A, c, label);
-}
-
 // Upload's choice of threads per row for a host layout (0 if the upload failed).
 template <class Device, class Host>
 int32_t uploaded_threads_per_row(const Host &M) {
@@ -124,45 +118,37 @@ int32_t uploaded_threads_per_row(const Host &M) {
 
 } // namespace
 
-TEST(RandomRgCsr, SquareEmptyRows) { all_rgcsr(square_empty_rows(), "square_empty_rows"); }
-TEST(RandomRgCsr, RectangularWide) { all_rgcsr(rectangular_wide(), "rectangular_wide"); }
-TEST(RandomRgCsr, RectangularTall) { all_rgcsr(rectangular_tall(), "rectangular_tall"); }
-TEST(RandomRgCsr, DenseRow) { all_rgcsr(dense_row(), "dense_row"); }
-TEST(RandomRgCsr, HugeColumnGaps) { all_rgcsr(huge_column_gaps(), "huge_column_gaps"); }
-TEST(RandomRgCsr, LongRowsTail) { all_rgcsr(long_rows(), "long_rows"); }
-TEST(RandomRgCsr, ShortRowsTail) { all_rgcsr(short_rows(), "short_rows"); }
-// Threads per row: upload's choice on 700 rows is T = 8 (the configs also force 1, 2, 4, 8;
-// long_rows runs T > 1 over rows of 50..400 regular slots).
-TEST(RandomRgCsr, MediumRowsThreadsPerRow) {
+// One typed suite over both formats (Random/0.*: RgCSR, Random/1.*: PackSELL): every configuration
+// of the format on each matrix.
+template <class F>
+class Random : public testing::Test {};
+TYPED_TEST_SUITE(Random, DeviceFormats);
+
+TYPED_TEST(Random, SquareEmptyRows) { check_all_configs<TypeParam>(square_empty_rows(), "square_empty_rows"); }
+TYPED_TEST(Random, RectangularWide) { check_all_configs<TypeParam>(rectangular_wide(), "rectangular_wide"); }
+TYPED_TEST(Random, RectangularTall) { check_all_configs<TypeParam>(rectangular_tall(), "rectangular_tall"); }
+TYPED_TEST(Random, DenseRow) { check_all_configs<TypeParam>(dense_row(), "dense_row"); }
+TYPED_TEST(Random, HugeColumnGaps) { check_all_configs<TypeParam>(huge_column_gaps(), "huge_column_gaps"); }
+// Was PackSELL's only; RgCSR's kernels take the same 2^23-column jumps now.
+TYPED_TEST(Random, ExtremeColumns) { check_all_configs<TypeParam>(extreme_columns(), "extreme_columns"); }
+TYPED_TEST(Random, LongRowsTail) { check_all_configs<TypeParam>(long_rows(), "long_rows"); }
+TYPED_TEST(Random, ShortRowsTail) { check_all_configs<TypeParam>(short_rows(), "short_rows"); }
+// Threads per row: upload's choice on 700 rows is T = 8 for both formats (the configs also
+// force 1, 2, 4, 8; long_rows runs T > 1 over rows of 50..400 regular slots).
+TYPED_TEST(Random, MediumRowsThreadsPerRow) {
+  using F = TypeParam;
   const HostCsr A = medium_rows();
-  pspmv::RgCsrOptions opt;
+  typename F::Options opt;
   opt.hybrid = hybrid_none();
-  EXPECT_EQ(uploaded_threads_per_row<pspmv::cuda::DeviceRgCsr>(pspmv::build_rgcsr(A.view(), opt)), 8);
-  all_rgcsr(A, "medium_rows");
+  EXPECT_EQ(uploaded_threads_per_row<typename F::Device>(F::build(A.view(), opt)), 8);
+  check_all_configs<F>(A, "medium_rows");
 }
-TEST(RandomRgCsr, TinyRowCounts) {
-  for (int32_t rows : {1, 31, 32, 33, 97}) all_rgcsr(tiny(rows, 100 + rows), "tiny" + std::to_string(rows));
+// Seeds 100 + rows (RgCSR) and 200 + rows (PackSELL), the matrices of the former per-format suites.
+TYPED_TEST(Random, TinyRowCounts) {
+  for (int32_t rows : {1, 31, 32, 33, 97})
+    check_all_configs<TypeParam>(tiny(rows, uint64_t(100 + 100 * TypeParam::kIndex + rows)), "tiny" + std::to_string(rows));
 }
 
-TEST(RandomPackSell, SquareEmptyRows) { all_packsell(square_empty_rows(), "square_empty_rows"); }
-TEST(RandomPackSell, RectangularWide) { all_packsell(rectangular_wide(), "rectangular_wide"); }
-TEST(RandomPackSell, RectangularTall) { all_packsell(rectangular_tall(), "rectangular_tall"); }
-TEST(RandomPackSell, DenseRow) { all_packsell(dense_row(), "dense_row"); }
-TEST(RandomPackSell, HugeColumnGaps) { all_packsell(huge_column_gaps(), "huge_column_gaps"); }
-TEST(RandomPackSell, ExtremeColumns) { all_packsell(extreme_columns(), "extreme_columns"); }
-TEST(RandomPackSell, LongRowsTail) { all_packsell(long_rows(), "long_rows"); }
-TEST(RandomPackSell, ShortRowsTail) { all_packsell(short_rows(), "short_rows"); }
-// PackSELL's choice on the same rows: T = 8, every product checked.
-TEST(RandomPackSell, MediumRowsThreadsPerRow) {
-  const HostCsr A = medium_rows();
-  pspmv::PackSellOptions opt;
-  opt.hybrid = hybrid_none();
-  EXPECT_EQ(uploaded_threads_per_row<pspmv::cuda::DevicePackSell>(pspmv::build_packsell(A.view(), opt)), 8);
-  all_packsell(A, "medium_rows");
-}
-TEST(RandomPackSell, TinyRowCounts) {
-  for (int32_t rows : {1, 31, 32, 33, 97}) all_packsell(tiny(rows, 200 + rows), "tiny" + std::to_string(rows));
-}
 // Values around 1e7 overflow FP16: scaling auto stores them times 2^-s, the device
 // multiplies each row sum by inv_scale.
 TEST(RandomPackSell, LargeValuesScaled) {
@@ -171,5 +157,5 @@ TEST(RandomPackSell, LargeValuesScaled) {
   s.length = [](int32_t, uint64_t rnd) { return uniform_len(rnd, 0, 20); };
   s.magnitude = 1e7;
   s.seed = 19;
-  all_packsell(random_csr(s), "large_values", pspmv::PackSellScaling::Auto);
+  check_all_configs<PackSellFormat>(random_csr(s), "large_values", pspmv::PackSellScaling::Auto);
 }

@@ -104,6 +104,13 @@ pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<dou
   return pspmv::mixed::build_scaled_offdiag(sp.Ao.view(), s.data(), t.data(), opt, dither, sp.gcols.data());
 }
 
+std::vector<double> sin_rhs(const CsrMatrix &A) {
+  std::vector<double> xe(size_t(A.rows)), b(size_t(A.rows));
+  for (int32_t i = 0; i < A.rows; ++i) xe[size_t(i)] = 1.0 + std::sin(double(i));
+  pspmv::csr_spmv(A.view(), xe.data(), b.data(), false);
+  return b;
+}
+
 std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off) {
   const size_t n = size_t(A.rows);
   std::vector<double> As(n), lp(n), ones(n, 1.0);

@@ -41,6 +41,13 @@ pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<dou
 // the row sums of the diagonal copy op and, on a split, of its off-diagonal block off (ghost
 // columns of ones); off null: op is the whole copy.
 std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off);
+// The same of a whole (unsplit) scaled copy c of A.
+inline std::vector<float> copy_compensation(const CsrMatrix &A, const pspmv::mixed::ScaledCopy &c) {
+  return copy_compensation(A, c.s, c.op, nullptr);
+}
+
+// b = A xe with xe_i = 1 + sin(i), as tutorials/ex2: the right-hand side of the CG tests.
+std::vector<double> sin_rhs(const CsrMatrix &A);
 
 // ||b - A x||_2 in FP64 with the CSR matrix.
 double residual_norm(const CsrMatrix &A, const double *b, const double *x);

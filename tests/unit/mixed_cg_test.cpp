@@ -60,15 +60,6 @@ struct Solve {
   int formats_used = 1;
 };
 
-// The row-sum compensation of copy c of A (rowsum_compensation()).
-std::vector<float> compensation(const CsrMatrix &A, const ScaledCopy &c) {
-  const size_t n = size_t(A.rows);
-  std::vector<double> As(n), lp(n), ones(n, 1.0);
-  csr_spmv(A.view(), c.s.data(), As.data(), false);
-  packsell_spmv(c.op, ones.data(), lp.data(), false);
-  return rowsum_compensation(n, c.s.data(), As.data(), lp.data());
-}
-
 // The copy KSPMIXEDCG builds: dithered rounding (CopyDither) unless asked otherwise.
 ScaledCopy copy_of(const CsrMatrix &A, const std::string &format, bool dither) {
   PackSellOptions o;
@@ -87,7 +78,7 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
   size_t level = 0;
   ScaledCopy c = copy_of(A, ladder[0], flags.dither);
   const std::vector<double> s = c.s;
-  std::vector<float> comp = compensate ? compensation(A, c) : std::vector<float>(s.size(), 0.0f);
+  std::vector<float> comp = compensate ? copy_compensation(A, c) : std::vector<float>(s.size(), 0.0f);
   MixedCgOperators ops;
   ops.lowp_product = [&](const float *x, float *y) {
     packsell_spmv_f32(c.op, x, y);
@@ -97,7 +88,7 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
     c = copy_of(A, ladder[++level], flags.dither);
-    if (compensate) comp = compensation(A, c);
+    if (compensate) comp = copy_compensation(A, c);
     ++out.formats_used;
     return true;
   };
@@ -107,12 +98,6 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
   return out;
 }
 
-std::vector<double> rhs(const CsrMatrix &A) { // b = A xe, xe_i = 1 + sin(i), as tutorials/ex2
-  std::vector<double> xe(size_t(A.rows)), b(size_t(A.rows));
-  for (int32_t i = 0; i < A.rows; ++i) xe[size_t(i)] = 1.0 + std::sin(double(i));
-  csr_spmv(A.view(), xe.data(), b.data(), false);
-  return b;
-}
 
 void report(const char *what, const Solve &s, int64_t fp64) {
   std::printf("%s: %lld its (FP64 CG + Jacobi %lld, %.3fx), %lld low precision, %lld reliable updates, %d raises, fp64 %d, true residual %.3e\n", what,
@@ -243,7 +228,7 @@ TEST(MixedCg, DirichletRowsKeptCloseToFp64) {
 // bounded from above; their step counts are printed, not pinned.
 TEST(MixedCg, Laplacian3dCloseToFp64) {
   const CsrMatrix A = laplace3d(32, 32, 32);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   MixedCgParams p;
   p.rtol = 1e-8;
   const int64_t ref = fp64_pcg(A, b, 1e-8, 10000);
@@ -321,7 +306,7 @@ TEST(MixedCg, DitheredCopy) {
 TEST(MixedCg, RowSumCompensation) {
   const CsrMatrix A = laplace3d(8, 8, 8);
   const ScaledCopy c = copy_of(A, "e8m10", false);
-  const std::vector<float> comp = compensation(A, c);
+  const std::vector<float> comp = copy_compensation(A, c);
   std::vector<double> ones(size_t(A.rows), 1.0), lp(size_t(A.rows)), As(size_t(A.rows));
   packsell_spmv(c.op, ones.data(), lp.data(), false);
   csr_spmv(A.view(), c.s.data(), As.data(), false);
@@ -336,7 +321,7 @@ TEST(MixedCg, RowSumCompensation) {
   std::vector<std::vector<RowEntry>> rows{size_t(4)};
   for (int32_t i = 0; i < 4; ++i) rows[size_t(i)].push_back({i, 4.0});
   const CsrMatrix D = csr_from_rows(4, rows);
-  for (float v : compensation(D, copy_of(D, "e8m10", true))) EXPECT_EQ(v, 0.0f);
+  for (float v : copy_compensation(D, copy_of(D, "e8m10", true))) EXPECT_EQ(v, 0.0f);
 }
 
 // delta sets how often the true residual is computed: fewer updates with 0.01 than with 0.5,
@@ -344,7 +329,7 @@ TEST(MixedCg, RowSumCompensation) {
 // trigger cannot fire before the iterated residual fell by delta from its largest value).
 TEST(MixedCg, ReliableUpdateCountFollowsDelta) {
   const CsrMatrix A = laplace3d(20, 20, 20);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   int64_t count[3];
   const double deltas[3] = {0.01, 0.1, 0.5};
   for (int k = 0; k < 3; ++k) {
@@ -365,7 +350,7 @@ TEST(MixedCg, ReliableUpdateCountFollowsDelta) {
 TEST(MixedCg, StructuralMatricesCloseToFp64) {
   for (const char *file : {"bcsstk14.mtx", "bcsstk16.mtx.gz"}) {
     const CsrMatrix A = shared_matrix(file);
-    const std::vector<double> b = rhs(A);
+    const std::vector<double> b = sin_rhs(A);
     const int64_t ref = fp64_pcg(A, b, 1e-8, 20000);
     MixedCgParams p;
     const Solve s = solve(A, b, {"e8m14", "e8m22"}, p);
@@ -384,7 +369,7 @@ TEST(MixedCg, StructuralMatricesCloseToFp64) {
 // stuck at 2.6e-2) the run is printed, not asserted: the guarded solves are what is checked.
 TEST(MixedCg, GuardRaisesPrecision) {
   const CsrMatrix A = shared_matrix("bcsstk14.mtx");
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   const int64_t ref = fp64_pcg(A, b, 1e-8, 20000);
   MixedCgParams p;
   p.guard = false;
@@ -432,7 +417,7 @@ TEST(MixedCg, GuardRaisesPrecision) {
 // A random SPD matrix (diagonally dominant by a margin of 1e-6, irregular rows): as FP64 CG.
 TEST(MixedCg, RandomSpd) {
   const CsrMatrix A = random_spd(3000, 8, 1e-6, 7);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   const int64_t ref = fp64_pcg(A, b, 1e-8, 50000);
   ASSERT_LE(ref, 50000);
   MixedCgParams p;
@@ -475,7 +460,7 @@ TEST(MixedCg, TrivialSolves) {
 // The maximum iteration count stops with DivergedIts and the true residual of the x returned.
 TEST(MixedCg, MaxIterations) {
   const CsrMatrix A = laplace3d(16, 16, 16);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   MixedCgParams p;
   p.max_it = 7;
   const Solve s = solve(A, b, {"e8m14"}, p);
@@ -491,13 +476,13 @@ TEST(MixedCg, MaxIterations) {
 // for the 2 decades, where aiming at rtol ||r_0|| would run 2 decades further.
 TEST(MixedCg, TriggerAimsAtTheTestsTarget) {
   const CsrMatrix A = laplace3d(16, 16, 16);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   const double nb = norm2(b), rtol = 1e-6;
   std::vector<double> x0(size_t(A.rows));
   for (int32_t i = 0; i < A.rows; ++i) x0[size_t(i)] = (1.0 + std::sin(double(i))) * (1.0 + 1e-2 * std::sin(0.1 * double(i)));
   const double r0 = residual_norm(A, b.data(), x0.data());
   ScaledCopy c = copy_of(A, "e8m14", true);
-  const std::vector<float> comp = compensation(A, c);
+  const std::vector<float> comp = copy_compensation(A, c);
   MixedCgOperators ops;
   ops.lowp_product = [&](const float *x, float *y) {
     packsell_spmv_f32(c.op, x, y);
@@ -523,7 +508,7 @@ TEST(MixedCg, TriggerAimsAtTheTestsTarget) {
 // DivergedNanOrInf, not DivergedIndefinite (the same reason as the device driver's).
 TEST(MixedCg, Fp64PhaseNanIsNanOrInf) {
   const CsrMatrix A = laplace3d(8, 8, 8);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   ScaledCopy c = copy_of(A, "e8m14", true);
   int calls = 0;
   MixedCgOperators ops;
@@ -547,7 +532,7 @@ TEST(MixedCg, Fp64PhaseNanIsNanOrInf) {
 // this matrix the e8m14 copy's noise stays below the old rule's thresholds too.)
 TEST(MixedCg, NoRaiseOnShortSegments) {
   const CsrMatrix A = laplace3d(16, 16, 16);
-  const std::vector<double> b = rhs(A);
+  const std::vector<double> b = sin_rhs(A);
   int raised = 0, solves = 0;
   for (double rtol = 1e-5; rtol > 1e-10; rtol *= 0.83) {
     MixedCgParams p;

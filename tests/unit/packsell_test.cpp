@@ -1,5 +1,6 @@
 // PackSELL: hand-checked words and dummies, sorting, bad options, overflow messages,
-// scaling, explicit zeros, stats and updates.
+// scaling, explicit zeros, stats and updates. What PackSELL shares with RgCSR (stats without
+// padding, updates of another shape, padding never multiplied): host_format_test.cpp.
 #include "formats/packsell/packsell.hpp"
 #include "formats/packsell/packsell_lowp_tail.hpp"
 #include "csr_matrix.hpp"
@@ -292,26 +293,7 @@ TEST(PackSell, UpdateWithoutScalingRefusesOverflowAndLeavesTheLayout) {
   }
   EXPECT_EQ(M.words, words);
   EXPECT_EQ(M.tail.val, tail);
-  const CsrMatrix other_shape = csr_from_rows(4, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}});
-  EXPECT_THROW(update_packsell_values(other_shape.view(), M), FormatError);
-  const CsrMatrix other_rows = csr_from_rows(3, {{{0, 1.0}, {2, 2.0}}, {{1, 3.0}}, {}});
-  EXPECT_THROW(update_packsell_values(other_rows.view(), M), FormatError);
-}
-
-TEST(PackSell, NoPaddingNoDummiesWhenRowsAreEqual) {
-  RandomSpec s;
-  s.rows = 256;
-  s.cols = 5000;
-  s.min_len = s.max_len = 6;
-  const CsrMatrix A = random_csr(s);
-  const FormatStats st = build_packsell(A.view(), opts(64, 128, "bf16", "auto")).stats();
-  EXPECT_EQ(st.padding_slots, 0);
-  EXPECT_EQ(st.dummy_words, 0);
-  EXPECT_EQ(st.stored_slots, 256 * 6);
-  EXPECT_EQ(st.padding_ratio(), 1.0);
-  EXPECT_EQ(st.tail_share(), 0.0);
-  EXPECT_EQ(st.stored_bytes, 256 * 6 * 4 + 5 * 8 + 256 * 4);
-  EXPECT_NE(st.to_string().find("dummy_words: 0\n"), std::string::npos);
+  // Another shape: HostFormat.UpdateRefusesAnotherShape (host_format_test.cpp).
 }
 
 TEST(PackSell, HybridTailValuesAreRoundedLikeTheWords) {

@@ -1,4 +1,5 @@
-// RgCSR: hand-checked layout, bad options, padding never multiplied, stats, updates.
+// RgCSR: hand-checked layout, bad options, zero sizes. What RgCSR shares with PackSELL (stats
+// without padding, updates of another shape, padding never multiplied): host_format_test.cpp.
 #include "formats/rgcsr/rgcsr.hpp"
 #include "csr_matrix.hpp"
 #include "format_check.hpp"
@@ -68,71 +69,6 @@ TEST(RgCsr, RefusesBadGroupSizesAndWidths) {
   EXPECT_THROW(build_rgcsr(unsorted.view(), opts(32, "none")), FormatError);
   CsrMatrix out_of_range = csr_from_rows(3, {{{0, 1}, {3, 1}}});
   EXPECT_THROW(build_rgcsr(out_of_range.view(), opts(32, "none")), FormatError);
-}
-
-TEST(RgCsr, NoPaddingWhenRowsAreEqualAndFillWholeGroups) {
-  RandomSpec s;
-  s.rows = 128;
-  s.cols = 90;
-  s.min_len = s.max_len = 7;
-  const CsrMatrix A = random_csr(s);
-  const FormatStats st = build_rgcsr(A.view(), opts(64, "auto")).stats();
-  EXPECT_EQ(st.padding_slots, 0);
-  EXPECT_EQ(st.stored_slots, 128 * 7);
-  EXPECT_EQ(st.padding_ratio(), 1.0);
-  EXPECT_EQ(st.tail_nnz, 0);
-  EXPECT_EQ(st.hybrid_width, 7);
-  EXPECT_EQ(st.stored_bytes, 128 * 7 * 12 + 3 * 8 + 128 * 4);
-  EXPECT_DOUBLE_EQ(st.bytes_per_nnz(), double(st.stored_bytes) / (128 * 7));
-  const std::string text = st.to_string();
-  for (const char *line : {"nnz: 896\n", "padding_slots: 0\n", "hybrid_width: 7\n", "padding_ratio: 1.0000\n"})
-    EXPECT_NE(text.find(line), std::string::npos) << text;
-
-  s.rows = 100; // last group padded to G rows
-  const FormatStats st2 = build_rgcsr(random_csr(s).view(), opts(64, "none")).stats();
-  EXPECT_EQ(st2.padding_slots, 28 * 7);
-}
-
-// x is NaN wherever no nonzero reads it (column 0 included): multiplying a padding slot
-// (column 0, value 0) would make the row NaN.
-TEST(RgCsr, PaddingIsNeverMultiplied) {
-  RandomSpec s;
-  s.rows = 70;
-  s.cols = 200;
-  s.max_len = 9;
-  s.empty_fraction = 0.2;
-  CsrMatrix A = random_csr(s);
-  for (int32_t &c : A.colidx) c += 1; // shift right: column 0 is never read
-  A.cols += 1;
-  std::vector<char> used(size_t(A.cols), 0);
-  for (int32_t c : A.colidx) used[size_t(c)] = 1;
-  std::vector<double> x = random_vector(A.cols, 9);
-  for (int32_t c = 0; c < A.cols; ++c)
-    if (!used[size_t(c)]) x[size_t(c)] = std::numeric_limits<double>::quiet_NaN();
-  for (const char *h : {"none", "auto", "2"}) {
-    const RgCsrMatrix M = build_rgcsr(A.view(), opts(32, h));
-    ASSERT_GT(M.stats().padding_slots, 0) << "the test needs padding";
-    EXPECT_TRUE(check_product_with(A, [&M](const double *xx, double *y, bool add) { rgcsr_spmv(M, xx, y, add); },
-                                   ErrorModel{}, x, 3));
-  }
-}
-
-TEST(RgCsr, UpdateRefusesAnotherShape) {
-  const CsrMatrix A = csr_from_rows(4, {{{0, 1}, {3, 2}}, {{1, 3}}});
-  RgCsrMatrix M = build_rgcsr(A.view(), opts(32, "1"));
-  const CsrMatrix more_rows = csr_from_rows(4, {{{0, 1}, {3, 2}}, {{1, 3}}, {}});
-  const CsrMatrix more_nnz = csr_from_rows(4, {{{0, 1}, {3, 2}}, {{1, 3}, {2, 1}}});
-  EXPECT_THROW(update_rgcsr_values(more_rows.view(), M), FormatError);
-  EXPECT_THROW(update_rgcsr_values(more_nnz.view(), M), FormatError);
-  const CsrMatrix B = csr_from_rows(4, {{{0, 5}, {3, 6}}, {{1, 7}}});
-  update_rgcsr_values(B.view(), M);
-  EXPECT_EQ(M.values[0], 5);
-  EXPECT_EQ(M.values[1], 7);
-  EXPECT_EQ(M.tail.val, (std::vector<double>{6}));
-  double d[2] = {NAN, NAN};
-  rgcsr_diagonal(M, d);
-  EXPECT_EQ(d[0], 5);
-  EXPECT_EQ(d[1], 7);
 }
 
 TEST(RgCsr, ZeroSizedMatrices) {

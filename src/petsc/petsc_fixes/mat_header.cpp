@@ -30,7 +30,7 @@ PetscErrorCode BaseDestroyInHeaderMerge(MatType base, PetscErrorCode (**destroy)
    MatAssemblyEnd_Seq_Hash() copies it back; seen at 2 ranks, where an MPI matrix's blocks are
    adopted during the hash); harmless where it does not happen. Test:
    petsc_collective_np2 on PETSc 3.25 (an e8m14 matrix filled by MatSetValues() after MatSetUp()
-   shows its rounding on every rank). Reproducer: MatSetUp() on an MPIAIJ
+   shows its rounding on every rank; it fails without the repair: checked). Reproducer: MatSetUp() on an MPIAIJ
    matrix without preallocation, change a block's A->ops->mult during the hash, MatAssemblyEnd():
    the block's mult is the saved one again. */
 PetscErrorCode HashAssemblyDroppedOurOps(Mat B, PetscErrorCode (*ours)(Mat, MatAssemblyType), PetscErrorCode (*mult)(Mat, Vec, Vec), PetscBool *dropped)

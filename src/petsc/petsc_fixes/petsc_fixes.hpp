@@ -5,8 +5,8 @@
 //   cuda/mpiaijcusparse.cpp MPIAIJCUSPARSE's and MPIAIJ's products with our CUDA operands
 // Each comment says what PETSc does wrong, in which versions (3.22.5 to 3.25.4 are the ones this
 // library builds against; a PETSC_VERSION_* guard where the defect is version-specific), the test
-// of our suite that runs the corrected path ("Test:"; for PETSc's own types too where aijcusparse
-// has the defect), and a reproducer for PETSc's developers. The glue calls these
+// of our suite that runs the corrected path ("Test:"; "checked" where it was seen to fail with the
+// correction taken out), and a reproducer for PETSc's developers. The glue calls these
 // and nothing else works around PETSc; the private fields they write go through
 // private_fields.hpp.
 #pragma once

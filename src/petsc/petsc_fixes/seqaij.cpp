@@ -46,7 +46,8 @@ PetscErrorCode BeforeHostCompaction(Mat A)
 }
 
 /* PETSc 3.22.5 to 3.25.4 (MatRetrieveValues_SeqAIJ: a PetscArraycpy() into a->a). Test:
-   petsc_matops_np1 and gpu_petsc_matops_np1 (-ops MatStoreValues). Reproducer:
+   petsc_matops_np1 and gpu_petsc_matops_np1 (-ops MatStoreValues; without the state increase
+   the host types' MatMult after MatRetrieveValues() multiplies the scaled values: checked). Reproducer:
      MatStoreValues(A); PetscObjectStateGet(A, &s0); MatScale(A, 2); MatRetrieveValues(A);
      PetscObjectStateGet(A, &s1);   s1 == s0 + 1 (the scale's increase only): a cache keyed by
      the object state sees the scaled values; with aijcusparse MatMult(A) multiplies them too. */

@@ -18,7 +18,8 @@ PetscErrorCode SetInt(Mat A, Format f, const char key[], PetscInt v)
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscValidLogicalCollectiveInt(A, v, 2);
-  PetscTryMethod(A, SetOptionName(f), (Mat, const char[], PetscInt, const char[]), (A, key, v, nullptr));
+  const auto name = SetOptionName(f);
+  PetscTryMethod(A, name.s, (Mat, const char[], PetscInt, const char[]), (A, key, v, nullptr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -27,7 +28,8 @@ PetscErrorCode SetString(Mat A, Format f, const char key[], const char v[])
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(v, 2);
-  PetscTryMethod(A, SetOptionName(f), (Mat, const char[], PetscInt, const char[]), (A, key, 0, v));
+  const auto name = SetOptionName(f);
+  PetscTryMethod(A, name.s, (Mat, const char[], PetscInt, const char[]), (A, key, 0, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -54,7 +56,7 @@ PetscErrorCode GetOptionFunction(Mat A, Format f, const char caller[], GetOption
   char    names[256];
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectQueryFunction((PetscObject)A, GetOptionName(f), fn));
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, GetOptionName(f).s, fn));
   PetscCall(MatGetType(A, &type));
   PetscCall(RootNames(&f, names, sizeof(names)));
   PetscCheck(*fn, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "%s() needs a %s matrix (types %s, seq or mpi); this one is %s", caller, FormatTitle(f), names, type ? type : "untyped");

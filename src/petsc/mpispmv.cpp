@@ -4,6 +4,7 @@
 // every (re)creation by the base type (preallocation, COO, assembly) and built by this layer,
 // collectively, once the base type's assembly is done.
 #include "spmvimpl.hpp"
+#include "petsc_fixes/petsc_fixes.hpp"
 
 #include <functional>
 #include <string>
@@ -17,23 +18,20 @@ const char kStateKey[] = "PetscSpMVMPIState";
 
 MPIState *State(Mat A) { return MPIGetState(A); }
 
-/* The blocks (NULL before preallocation). */
-PetscErrorCode GetBlocks(Mat A, Mat *Ad, Mat *Ao)
+/* ierr of this rank, an error on every rank of A when some rank has one (CollectiveError()):
+   "building the <format> layouts of this <type> matrix[ detail]". */
+PetscErrorCode Collective(Mat A, PetscErrorCode ierr, const char *detail = "")
 {
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, nullptr));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode Collective(Mat A, PetscErrorCode ierr)
-{
-  char what[128];
+  char what[160];
 
   PetscFunctionBegin;
-  PetscCall(PetscSNPrintf(what, sizeof(what), "building the %s layouts of this %s matrix", FormatTitle(State(A)->type->format), State(A)->type->mpi));
+  PetscCall(PetscSNPrintf(what, sizeof(what), "building the %s layouts of this %s matrix%s", FormatTitle(State(A)->type->format), State(A)->type->mpi, detail));
   PetscCall(CollectiveError(PetscObjectComm((PetscObject)A), what, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+
+/* A block of ours (NULL: none, or a block not adopted yet). */
+SeqState *Ours(Mat blk) { return SeqGetState(blk); }
 
 /* Makes both blocks seq matrices of A's family with A's options and their global numbering
    (range errors name global rows and columns: the off-diagonal block's columns are global until
@@ -108,18 +106,15 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
    value written into a block's arrays directly fails on its rank only). */
 PetscErrorCode SyncBlocksForProduct(Mat A)
 {
-  Mat blocks[2];
-
   PetscFunctionBegin;
   if (State(A)->values_refused) {
     PetscCall(MPISyncBlocks(A, PETSC_FALSE));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks) {
-    SeqState *sp = blk ? SeqGetState(blk) : nullptr;
-    if (sp && !(sp->type->cuda && blk->boundtocpu)) PetscCall(SeqSync(blk, PETSC_FALSE));
-  }
+  PetscCall(ForEachSeqPart(A, [](Mat blk) {
+    SeqState *sp = Ours(blk);
+    return sp && !(sp->type->cuda && blk->boundtocpu) ? SeqSync(blk, PETSC_FALSE) : PETSC_SUCCESS;
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -148,12 +143,8 @@ PetscErrorCode MatGetDiagonal_MPISpMV(Mat A, Vec d)
    operation prepares a matrix, on every rank. */
 PetscErrorCode MatEliminateZeros_MPISpMVCUDA(Mat A, PetscBool keep)
 {
-  Mat blocks[2];
-
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks)
-    if (blk) PetscCall(BeforeHostCompaction(blk));
+  PetscCall(ForEachSeqPart(A, petsc_fixes::BeforeHostCompaction));
   PetscCall(State(A)->baseops.eliminatezeros(A, keep));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -173,29 +164,29 @@ PetscErrorCode MatMultAdd_MPISpMV(Mat A, Vec x, Vec y, Vec z)
    own; device[0..1]: device bytes of the layouts and of AIJCUSPARSE's CSR copies. */
 PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2], PetscInt64 device[2])
 {
-  Mat blocks[2];
-
   PetscFunctionBegin;
   PetscCheck(A->assembled, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_WRONGSTATE, "the layouts of a %s matrix exist once the matrix is assembled", ((PetscObject)A)->type_name);
   *sum      = FormatStats();
   scale[0]  = PETSC_MAX_INT;
   scale[1]  = PETSC_MIN_INT;
   device[0] = device[1] = 0;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks) {
+  PetscCall(ForEachSeqPart(A, [&](Mat blk) {
     FormatStats s;
     PetscInt    e;
     PetscInt64  d[2];
-    if (!blk) continue;
+
+    PetscFunctionBegin;
     PetscCall(SeqGetStats(blk, &s, &e));
     PetscCall(SeqDeviceBytes(blk, &d[0], &d[1]));
     device[0] += d[0];
     device[1] += d[1];
     AddStats(sum, s);
-    if (s.nnz == 0) continue;
-    scale[0] = PetscMin(scale[0], e);
-    scale[1] = PetscMax(scale[1], e);
-  }
+    if (s.nnz) {
+      scale[0] = PetscMin(scale[0], e);
+      scale[1] = PetscMax(scale[1], e);
+    }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   sum->rows = A->rmap->n;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -203,17 +194,16 @@ PetscErrorCode LocalStats(Mat A, FormatStats *sum, PetscInt scale[2], PetscInt64
 /* Whether every block of this rank has a layout (SeqHasLayout()). */
 PetscErrorCode LocalHasLayouts(Mat A, PetscBool *has)
 {
-  Mat blocks[2];
-
   PetscFunctionBegin;
   *has = PETSC_TRUE;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks) {
+  PetscCall(ForEachSeqPart(A, [&](Mat blk) {
     PetscBool b;
-    if (!blk) continue;
+
+    PetscFunctionBegin;
     PetscCall(SeqHasLayout(blk, &b));
     if (!b) *has = PETSC_FALSE;
-  }
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -227,7 +217,11 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   if (info && A->assembled) {
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
     PetscCall(Collective(A, LocalHasLayouts(A, &mine)));
-    PetscCallMPI(MPIU_Allreduce(&mine, &has, 1, MPIU_BOOL, MPI_LAND, PetscObjectComm((PetscObject)A)));
+    {
+      int m = mine ? 1 : 0, all = 0; /* (MPIU_BOOL is deprecated from PETSc 3.24 on) */
+      PetscCallMPI(MPIU_Allreduce(&m, &all, 1, MPI_INT, MPI_LAND, PetscObjectComm((PetscObject)A)));
+      has = all ? PETSC_TRUE : PETSC_FALSE;
+    }
     if (!has) PetscCall(ViewNoLayout(A, viewer, mp->type));
   }
   if (has) {
@@ -296,27 +290,16 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
 {
   MPIState     *mp  = State(A);
   FormatOptions old = mp->opts;
-  Mat           Ad, Ao;
 
   PetscFunctionBegin;
   PetscCall(CheckSameOnAllRanks(A, o));
   if (o == old) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(GetBlocks(A, &Ad, &Ao));
   {
-    PetscErrorCode ierr = PETSC_SUCCESS, maxcode = PETSC_SUCCESS;
-    if (Ad && SeqGetState(Ad)) ierr = SeqSetOptions(Ad, o);
-    if (!ierr && Ao && SeqGetState(Ao)) ierr = SeqSetOptions(Ao, o);
-    {
-      PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
-      PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)A)));
-      maxcode = (PetscErrorCode)mx;
-    }
-    if (maxcode) { /* all or nothing, on every rank: blocks rebuilt with the new options get the old ones back */
-      if (Ad && SeqGetState(Ad)) PetscCall(SeqSetOptions(Ad, old));
-      if (Ao && SeqGetState(Ao)) PetscCall(SeqSetOptions(Ao, old));
-    }
-    PetscCall(ierr);
-    PetscCheck(!maxcode, PETSC_COMM_SELF, maxcode, "the %s layouts of this %s matrix could not be built with these options on another rank (see the error reported there)", FormatTitle(mp->type->format), mp->type->mpi);
+    const PetscErrorCode ierr = ForEachSeqPart(A, [&](Mat blk) { return Ours(blk) ? SeqSetOptions(blk, o) : PETSC_SUCCESS; });
+    const PetscErrorCode cerr = Collective(A, ierr, " with these options");
+    /* all or nothing, on every rank: blocks rebuilt with the new options get the old ones back */
+    if (cerr) PetscCall(ForEachSeqPart(A, [&](Mat blk) { return Ours(blk) ? SeqSetOptions(blk, old) : PETSC_SUCCESS; }));
+    PetscCall(cerr);
   }
   mp->opts = o;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -327,11 +310,11 @@ PetscErrorCode MPISetOptions(Mat A, const FormatOptions &o)
    block, the one that holds most of the work. */
 PetscErrorCode MPILayoutStats(Mat A, FormatStats *s)
 {
-  Mat Ad, Ao;
+  Mat blocks[2];
 
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &Ad, &Ao));
-  PetscCall(SeqLayoutStats(Ad, s));
+  PetscCall(SeqParts(A, blocks));
+  PetscCall(SeqLayoutStats(blocks[0], s));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -349,13 +332,12 @@ PetscErrorCode AgreeOnOption(Mat A, PetscErrorCode ierr)
 
 PetscErrorCode SetFree(Mat A, PetscBool flg)
 {
-  Mat blocks[2];
-
   PetscFunctionBegin;
   State(A)->free_device_csr = flg;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks)
-    if (blk && SeqGetState(blk)) SeqGetState(blk)->free_device_csr = flg;
+  PetscCall(ForEachSeqPart(A, [flg](Mat blk) {
+    if (SeqState *sp = Ours(blk)) sp->free_device_csr = flg;
+    return PETSC_SUCCESS;
+  }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -373,9 +355,6 @@ PetscErrorCode GetStats_MPI(Mat A, MatSpMVStats *out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The MPI base types' destroy (index: the family's cuda flag), for MatHeaderMerge() (see
-   seqspmv.cpp). */
-PetscErrorCode (*base_destroy[2])(Mat) = {};
 template <int Cuda>
 PetscErrorCode MatDestroy_MPISpMV(Mat A);
 
@@ -422,7 +401,9 @@ PetscErrorCode MatDestroy_MPISpMV(Mat A)
 
   PetscFunctionBegin;
   if (!mp) { /* inside MatHeaderMerge(): the state comes back to A with the new data */
-    PetscCall(base_destroy[Cuda](A));
+    PetscErrorCode (*destroy)(Mat);
+    PetscCall(petsc_fixes::BaseDestroyInHeaderMerge(Cuda ? MATMPIAIJCUSPARSE : MATMPIAIJ, &destroy));
+    PetscCall((*destroy)(A));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscErrorCode (*destroy)(Mat) = mp->baseops.destroy;
@@ -469,7 +450,6 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
     PetscCall(ierr);
   }
   PetscCall(PetscObjectContainerCompose((PetscObject)B, kStateKey, mp, DeleteComposed<MPIState>));
-  base_destroy[t->cuda ? 1 : 0] = mp->baseops.destroy;
   InstallOps(B, *mp, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->mpi));
   PetscCall(ComposeAll(B, *mp, PETSC_TRUE));
@@ -478,22 +458,12 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
 
 } // namespace
 
-MPIState *MPIGetState(Mat A)
-{
-  void *p = nullptr;
-  if (!A || PetscObjectContainerQuery((PetscObject)A, kStateKey, &p)) return nullptr;
-  return static_cast<MPIState *>(p);
-}
+MPIState *MPIGetState(Mat A) { return ComposedState<MPIState>(A, kStateKey); }
 
 PetscErrorCode MPISyncBlocks(Mat A, PetscBool force)
 {
-  Mat            blocks[2];
-  PetscErrorCode ierr = PETSC_SUCCESS;
-
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks)
-    if (!ierr && blk && SeqGetState(blk)) ierr = SeqSync(blk, force);
+  const PetscErrorCode ierr = ForEachSeqPart(A, [force](Mat blk) { return Ours(blk) ? SeqSync(blk, force) : PETSC_SUCCESS; });
   const PetscErrorCode cerr = Collective(A, ierr); /* nonzero on every rank when one failed */
   State(A)->values_refused  = (PetscBool)(cerr != PETSC_SUCCESS);
   PetscCall(cerr);
@@ -524,40 +494,13 @@ PetscErrorCode MPIConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
     PetscCall(MPICheckValues(*newmat));                   /* a lossy layout: checked on every rank */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (t->cuda) PetscCall(CheckCudaUsable(t->mpi)); /* before anything changes */
-#endif
-  if (opts) o = *opts;
-  else PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  B = *newmat;
-  if (t->cuda) {
-    /* a CUDA family from MATMPIAIJ: MPIAIJCUSPARSE first (PETSc's converter) */
-    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJ, &fromaij));
-    if (fromaij) PetscCall(MatConvert(B, t->base_mpi, MAT_INPLACE_MATRIX, &B));
-  }
+  PetscCall(BeginConversion(A, t, PETSC_TRUE, opts, reuse, newmat, &o, &B, &fromaij));
   PetscCall(Adopt(B, t, o));
   ierr = SetUpBlocks(B);
-  if (!ierr && build && B->assembled && !State(B)->placeholder_values) {
-    Mat blocks[2];
-    ierr = GetBlocks(B, &blocks[0], &blocks[1]);
-    for (Mat blk : blocks)
-      if (!ierr && blk) ierr = SeqSync(blk, PETSC_FALSE);
-  }
-  {
-    PetscMPIInt code = (PetscMPIInt)ierr, mx = 0;
-    PetscCallMPI(MPIU_Allreduce(&code, &mx, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)B)));
-    if (mx) {
-      /* a block could not be built (a value overflows the value format, ...): B is left as it was */
-      if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
-      else {
-        PetscCall(MPIStrip(B));
-        if (fromaij) PetscCall(MatConvert(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
-      }
-    }
-    PetscCall(ierr);
-    PetscCheck(!mx, PETSC_COMM_SELF, (PetscErrorCode)mx, "the %s layouts of this %s matrix could not be built on another rank (see the error reported there)", FormatTitle(t->format), t->mpi);
-  }
+  if (!ierr && build && B->assembled && !State(B)->placeholder_values) ierr = ForEachSeqPart(B, [](Mat blk) { return SeqSync(blk, PETSC_FALSE); });
+  /* a block that cannot be built (a value overflows the value format, ...), on any rank: B is left
+     as it was on every rank */
+  PetscCall(UndoConversion(B, PETSC_TRUE, reuse, newmat, fromaij, MPIStrip, Collective(B, ierr)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -571,29 +514,15 @@ PetscErrorCode MPIAdoptBlocks(Mat A)
 
 PetscErrorCode MPIStrip(Mat A)
 {
-  MPIState *mp = State(A);
-  Mat       blocks[2];
+  MPIState   *mp   = State(A);
   const char *base = mp->type->base_mpi;
 
   PetscFunctionBegin;
-  PetscCall(GetBlocks(A, &blocks[0], &blocks[1]));
-  for (Mat blk : blocks)
-    if (blk && SeqGetState(blk)) PetscCall(SeqStrip(blk));
+  PetscCall(ForEachSeqPart(A, [](Mat blk) { return Ours(blk) ? SeqStrip(blk) : PETSC_SUCCESS; }));
   InstallOps(A, *mp, PETSC_FALSE);
   PetscCall(ComposeAll(A, *mp, PETSC_FALSE));
   PetscCall(PetscObjectCompose((PetscObject)A, kStateKey, nullptr)); /* deletes mp */
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, base));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode MPICreate(Mat A, const TypeInfo *t)
-{
-  PetscFunctionBegin;
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (t->cuda) PetscCall(CheckCudaUsable(t->mpi));
-#endif
-  PetscCall(t->create_base_mpi(A));
-  PetscCall(MPIConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

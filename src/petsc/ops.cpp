@@ -5,6 +5,8 @@
 // the format cannot hold is an error of that operation, not of a later product. While a matrix
 // carries its base type's name (inside another wrapped operation) these pass straight through.
 #include "spmvimpl.hpp"
+#include "petsc_fixes/petsc_fixes.hpp"
+#include "petsc_fixes/private_fields.hpp"
 
 namespace pspmv {
 namespace glue {
@@ -115,7 +117,7 @@ struct Wrap {
     const Source src = SourceOf<K>(A);
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.transpose(A, reuse, B); }));
     if (reuse == MAT_INITIAL_MATRIX) PetscCall(AdoptResult(*B, src));
-    if (reuse == MAT_REUSE_MATRIX && !MPIGetState(*B)) PetscCall(MarkHostNewer(*B)); /* SeqAIJ writes its host array */
+    if (reuse == MAT_REUSE_MATRIX && !MPIGetState(*B)) PetscCall(petsc_fixes::MarkHostNewer(*B)); /* SeqAIJ writes its host array */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -148,9 +150,9 @@ struct Wrap {
        (MPIAIJ's), so their host values are marked the newer ones before (for the assembly's
        build) and after (for the next use) */
     if (reuse == MAT_REUSE_MATRIX)
-      for (PetscInt i = 0; i < n; i++) PetscCall(MarkHostNewer((*B)[i]));
+      for (PetscInt i = 0; i < n; i++) PetscCall(petsc_fixes::MarkHostNewer((*B)[i]));
     PetscCall(OnBase<K>(A, src, [&] { return st->baseops.createsubmatrices(A, n, irow, icol, reuse, B); }));
-    for (PetscInt i = 0; i < n; i++) PetscCall(reuse == MAT_INITIAL_MATRIX ? AdoptResult((*B)[i], src) : MarkHostNewer((*B)[i]));
+    for (PetscInt i = 0; i < n; i++) PetscCall(reuse == MAT_INITIAL_MATRIX ? AdoptResult((*B)[i], src) : petsc_fixes::MarkHostNewer((*B)[i]));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -299,14 +301,13 @@ PetscErrorCode Rename(Mat X, BaseNames *bn)
   PetscCheck(bn->n < 3, PETSC_COMM_SELF, PETSC_ERR_PLIB, "too many matrices presented as the base type");
   PetscCall(PetscStrallocpy(BaseName(X), &presented));
   bn->renamed[bn->n]   = X;
-  bn->own[bn->n]       = ((PetscObject)X)->type_name;
+  bn->own[bn->n]       = private_fields::SwapTypeNameString(X, presented);
   bn->presented[bn->n] = presented;
   bn->n++;
-  ((PetscObject)X)->type_name = presented;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
+} // namespace
 
-/* A and, when it is an MPI matrix of the AIJ kind, its current blocks. */
 PetscErrorCode WithBlocks(Mat A, Mat mats[3])
 {
   PetscFunctionBegin;
@@ -315,7 +316,6 @@ PetscErrorCode WithBlocks(Mat A, Mat mats[3])
   if (mats[1] == A) mats[1] = nullptr;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-} // namespace
 
 PetscErrorCode SeqParts(Mat A, Mat parts[2])
 {
@@ -351,10 +351,10 @@ PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn)
   for (int i = 0; i < bn.n; i++) {
     Mat X = nullptr;
     for (Mat M : mats)
-      if (M && M == bn.renamed[i] && ((PetscObject)M)->type_name == bn.presented[i] && OurName(M)) X = M;
+      if (M && M == bn.renamed[i] && private_fields::TypeNameString(M) == bn.presented[i] && OurName(M)) X = M;
     if (X) { /* still carries the presented name: its own back */
-      PetscCall(PetscFree(((PetscObject)X)->type_name));
-      ((PetscObject)X)->type_name = bn.own[i];
+      char *presented = private_fields::SwapTypeNameString(X, bn.own[i]);
+      PetscCall(PetscFree(presented));
     } else PetscCall(PetscFree(bn.own[i])); /* renamed, replaced or destroyed meanwhile: no longer referenced */
     bn.own[i] = nullptr;
   }
@@ -371,6 +371,66 @@ PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o)
   PetscCall(PetscObjectTypeCompare((PetscObject)B, t->base_mpi, &mpi));
   if (mpi) PetscCall(MPIConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B, build));
   else PetscCall(SeqConvertFromBase(B, t, &o, MAT_INPLACE_MATRIX, &B, build));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+namespace {
+/* MatCreate_<type> of family t: a matrix of the base type (seq or MPI: mpi) made ours. */
+PetscErrorCode CreateOf(Mat A, const TypeInfo *t, PetscBool mpi)
+{
+  PetscFunctionBegin;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(mpi ? t->mpi : t->seq));
+#endif
+  PetscCall(mpi ? t->create_base_mpi(A) : t->create_base_seq(A));
+  PetscCall(mpi ? MPIConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A) : SeqConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+} // namespace
+
+PetscErrorCode SeqCreate(Mat A, const TypeInfo *t)
+{
+  PetscFunctionBegin;
+  PetscCall(CreateOf(A, t, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MPICreate(Mat A, const TypeInfo *t)
+{
+  PetscFunctionBegin;
+  PetscCall(CreateOf(A, t, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode BeginConversion(Mat A, const TypeInfo *t, PetscBool mpi, const FormatOptions *opts, MatReuse reuse, Mat *newmat, FormatOptions *o, Mat *B, PetscBool *fromaij)
+{
+  PetscFunctionBegin;
+  *fromaij = PETSC_FALSE;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (t->cuda) PetscCall(CheckCudaUsable(mpi ? t->mpi : t->seq)); /* before anything changes */
+#endif
+  if (opts) *o = *opts;
+  else PetscCall(InitialOptions(A, t, o)); /* bad options: error before anything changes */
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
+  *B = *newmat;
+  if (t->cuda) {
+    /* a CUDA family from AIJ: AIJCUSPARSE first (PETSc's converter) */
+    PetscCall(PetscObjectTypeCompare((PetscObject)*B, mpi ? MATMPIAIJ : MATSEQAIJ, fromaij));
+    if (*fromaij) PetscCall(MatConvert(*B, mpi ? t->base_mpi : t->base_seq, MAT_INPLACE_MATRIX, B));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode UndoConversion(Mat B, PetscBool mpi, MatReuse reuse, Mat *newmat, PetscBool fromaij, PetscErrorCode (*strip)(Mat), PetscErrorCode ierr)
+{
+  PetscFunctionBegin;
+  if (!ierr) PetscFunctionReturn(PETSC_SUCCESS);
+  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
+  else {
+    PetscCall(strip(B));
+    if (fromaij) PetscCall(MatConvert(B, mpi ? MATMPIAIJ : MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
+  }
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -11,19 +11,19 @@ static_assert(PETSC_DECIDE == kOptionDecide, "integer options map PETSC_DECIDE t
 
 PetscErrorCode ErrorClass(bool integer) { return integer ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG; }
 
-/* "MatRgCSRSetOption_C" and the like, one pair per format. */
-const char *ComposedName(Format f, bool set)
+/* "MatRgCSRSetOption_C" and the like, one pair per format (a name that does not fit is cut: no
+   format title is that long). */
+OptionFnName ComposedName(Format f, bool set)
 {
-  static std::string names[Formats::size][2];
-  std::string       &s = names[f.index][set ? 1 : 0];
-  if (s.empty()) s = std::string("Mat") + FormatTitle(f) + (set ? "SetOption_C" : "GetOption_C");
-  return s.c_str();
+  OptionFnName n;
+  (void)PetscSNPrintf(n.s, sizeof(n.s), "Mat%s%s", FormatTitle(f), set ? "SetOption_C" : "GetOption_C");
+  return n;
 }
 
 } // namespace
 
-const char *SetOptionName(Format f) { return ComposedName(f, true); }
-const char *GetOptionName(Format f) { return ComposedName(f, false); }
+OptionFnName SetOptionName(Format f) { return ComposedName(f, true); }
+OptionFnName GetOptionName(Format f) { return ComposedName(f, false); }
 
 PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts)
 {
@@ -114,8 +114,8 @@ PetscErrorCode ComposeOptionFunctions(Mat A, const TypeInfo *t, SetOptionFn set,
   const Format f = t->format;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, SetOptionName(f), set));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, GetOptionName(f), get));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, SetOptionName(f).s, set));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, GetOptionName(f).s, get));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSpMVGetStats_C", stats));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSpMVSetFreeDeviceCSR_C", freecsr));
   /* with the options: MatAXPY() results that keep them */

@@ -5,6 +5,8 @@
 #include "spmvimpl.hpp"
 
 #include "block_csr.hpp"
+#include "petsc_fixes/petsc_fixes.hpp"
+#include "petsc_fixes/private_fields.hpp"
 
 namespace pspmv {
 namespace glue {
@@ -26,39 +28,6 @@ BuildSource SourceOf(Mat A, const SeqState *sp)
   src.free_device_csr = sp->free_device_csr;
   return src;
 }
-
-} // namespace
-
-PetscErrorCode MarkHostNewer(Mat B)
-{
-  PetscBool cu = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  if (SeqState *sb = SeqGetState(B)) cu = sb->type->cuda;
-  else PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, &cu));
-  if (cu && !B->boundtocpu) {
-    PetscScalar *b;
-    PetscCall(MatSeqAIJGetArrayWrite(B, &b));
-    PetscCall(MatSeqAIJRestoreArrayWrite(B, &b));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode BeforeHostCompaction(Mat A)
-{
-  SeqState          *sp = SeqGetState(A);
-  const PetscScalar *a;
-
-  PetscFunctionBegin;
-  if (!sp || !sp->type->cuda || A->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatSeqAIJGetArrayRead(A, &a)); /* host values current first */
-  PetscCall(MatSeqAIJRestoreArrayRead(A, &a));
-  PetscCall(MarkHostNewer(A));
-  A->nonzerostate++; /* the device copy is rebuilt whole, not only its values */
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-namespace {
 
 PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique_ptr<Shadow> *out)
 {
@@ -240,17 +209,13 @@ PetscErrorCode MatMultTransposeAdd_SeqSpMV(Mat A, Vec x, Vec y, Vec z)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The CUDA families' transpose products: AIJCUSPARSE's, with z = y first when they differ
-   (AIJCUSPARSE's MatMultTransposeAdd() adds A^T x to z's old values and then y, in PETSc 3.22
-   to 3.25) and the Hermitian ones as the transpose ones (real scalars; cuSPARSE refuses the
-   conjugate transpose of real matrices). */
+/* The CUDA families' transpose products: AIJCUSPARSE's, corrected for z != y
+   (petsc_fixes::MultTransposeAdd()), and the Hermitian ones as the transpose ones (real scalars;
+   cuSPARSE refuses the conjugate transpose of real matrices). */
 PetscErrorCode MatMultTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec z)
 {
-  SeqState *sp = State(A);
-
   PetscFunctionBegin;
-  if (y != z) PetscCall(VecCopy(y, z));
-  PetscCall(sp->baseops.multtransposeadd(A, x, z, z));
+  PetscCall(petsc_fixes::MultTransposeAdd(State(A)->baseops.multtransposeadd, A, x, y, z));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -269,15 +234,14 @@ PetscErrorCode MatMultHermitianTransposeAdd_SeqSpMVCUDA(Mat A, Vec x, Vec y, Vec
 }
 
 /* MatEliminateZeros(): SeqAIJ's compacts the host arrays and, when it removed entries, assembles
-   A (our MatAssemblyEnd builds the layout from the device CSR then): BeforeHostCompaction() first,
-   otherwise that assembly reads AIJCUSPARSE's device CSR of the old pattern (a device copy marked
-   current) with row offsets of the new one. */
+   A (our MatAssemblyEnd builds the layout from the device CSR then):
+   petsc_fixes::BeforeHostCompaction() first. */
 PetscErrorCode MatEliminateZeros_SeqSpMVCUDA(Mat A, PetscBool keep)
 {
   SeqState *sp = State(A);
 
   PetscFunctionBegin;
-  PetscCall(BeforeHostCompaction(A));
+  PetscCall(petsc_fixes::BeforeHostCompaction(A));
   PetscCall(sp->baseops.eliminatezeros(A, keep));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -296,32 +260,25 @@ PetscErrorCode MatGetDiagonal_SeqSpMV(Mat A, Vec d)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatStoreValues() / MatRetrieveValues(): SeqAIJ's retrieve copies the saved values back
-   without changing the object state; the layout must follow them. */
+/* MatStoreValues() / MatRetrieveValues(): the base type's retrieve, corrected
+   (petsc_fixes::AfterRetrieveValues()): the layout follows the values by the object state. */
 PetscErrorCode MatRetrieveValues_SeqSpMV(Mat A)
 {
   PetscFunctionBegin;
   PetscCall(State(A)->base_retrieve(A));
-  PetscCall(MarkHostNewer(A));
-  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscCall(petsc_fixes::AfterRetrieveValues(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatCopy() from a matrix of ours. PETSc before 3.24 copies into B's host array directly when
-   both matrices have the same copy operation (MatCopy_SeqAIJ), leaving an AIJCUSPARSE-based B's
-   device copy marked current: B's host values are marked the newer ones then. (A copy into ours
-   from another type takes PETSc's MatCopy_Basic(), our copy operation being another.) */
+/* MatCopy() from a matrix of ours: the base type's, corrected (petsc_fixes::AfterCopy()). (A copy
+   into ours from another type takes PETSc's MatCopy_Basic(), our copy operation being another.) */
 PetscErrorCode MatCopy_SeqSpMV(Mat A, Mat B, MatStructure str)
 {
-  const bool fast = str == SAME_NONZERO_PATTERN && A->ops->copy == B->ops->copy;
+  const PetscBool fast = (PetscBool)(str == SAME_NONZERO_PATTERN && A->ops->copy == B->ops->copy);
 
   PetscFunctionBegin;
   PetscCall(State(A)->baseops.copy(A, B, str));
-#if PETSC_VERSION_LT(3, 24, 0)
-  if (fast) PetscCall(MarkHostNewer(B));
-#else
-  (void)fast;
-#endif
+  PetscCall(petsc_fixes::AfterCopy(B, fast));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -373,9 +330,6 @@ PetscErrorCode GetStats_Seq(Mat A, MatSpMVStats *out)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The base types' destroy (index: the family's cuda flag). MatHeaderMerge() destroys A's data
-   with A's lists detached (our state with them, which it gives back to A with the new data). */
-PetscErrorCode (*base_destroy[2])(Mat) = {};
 template <int Cuda>
 PetscErrorCode MatDestroy_SeqSpMV(Mat A);
 
@@ -461,7 +415,7 @@ PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg)
 
   PetscFunctionBegin;
   if (A->hash_active) {
-    A->boundtocpu       = flg;
+    private_fields::SetBoundToCPUFlag(A, flg);
     sp->bind_after_hash = PETSC_TRUE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -513,7 +467,9 @@ PetscErrorCode MatDestroy_SeqSpMV(Mat A)
 
   PetscFunctionBegin;
   if (!sp) { /* inside MatHeaderMerge(): the layout stays with the state, its stamp with the old data */
-    PetscCall(base_destroy[Cuda](A));
+    PetscErrorCode (*destroy)(Mat);
+    PetscCall(petsc_fixes::BaseDestroyInHeaderMerge(Cuda ? MATSEQAIJCUSPARSE : MATSEQAIJ, &destroy));
+    PetscCall((*destroy)(A));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscErrorCode (*destroy)(Mat) = sp->baseops.destroy;
@@ -550,7 +506,6 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
     PetscCall(ierr);
   }
   PetscCall(PetscObjectContainerCompose((PetscObject)B, kStateKey, sp, DeleteComposed<SeqState>));
-  base_destroy[t->cuda ? 1 : 0] = sp->baseops.destroy;
   InstallOps(B, *sp, PETSC_TRUE);
   PetscCall(ComposeWrappers(B, *sp, PETSC_TRUE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, t->seq));
@@ -560,20 +515,7 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
 
 } // namespace
 
-SeqState *SeqGetState(Mat A)
-{
-  void *p = nullptr;
-  if (!A || PetscObjectContainerQuery((PetscObject)A, kStateKey, &p)) return nullptr;
-  return static_cast<SeqState *>(p);
-}
-
-PetscErrorCode SetDefaultVecType(Mat A, VecType type)
-{
-  PetscFunctionBegin;
-  PetscCall(PetscFree(A->defaultvectype));
-  PetscCall(PetscStrallocpy(type, &A->defaultvectype));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+SeqState *SeqGetState(Mat A) { return ComposedState<SeqState>(A, kStateKey); }
 
 PetscErrorCode SeqSync(Mat A, PetscBool force)
 {
@@ -730,40 +672,21 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
     PetscCall(SeqCheckValues(*newmat)); /* a lossy layout: a value out of range is an error here */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (t->cuda) PetscCall(CheckCudaUsable(t->seq)); /* before anything changes */
-#endif
-  if (opts) o = *opts;
-  else PetscCall(InitialOptions(A, t, &o)); /* bad options: error before anything changes */
-  if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
-  B = *newmat;
-  if (t->cuda) {
-    /* a CUDA family from MATSEQAIJ: AIJCUSPARSE first (PETSc's converter) */
-    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &fromaij));
-    if (fromaij) PetscCall(MatConvert(B, t->base_seq, MAT_INPLACE_MATRIX, &B));
-  }
+  PetscCall(BeginConversion(A, t, PETSC_FALSE, opts, reuse, newmat, &o, &B, &fromaij));
   PetscCall(Adopt(B, t, o, PETSC_FALSE));
   if (B->assembled) PetscCall(BuildsLazily(B, &lazy));
-  if (B->assembled && !lazy && build) {
-    const PetscErrorCode ierr = SeqSync(B, PETSC_FALSE);
-    if (ierr) {
-      /* the layout cannot be built (a value overflows the value format, ...): B is left as it was */
-      if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDestroy(newmat));
-      else {
-        PetscCall(SeqStrip(B));
-        if (fromaij) PetscCall(MatConvert(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
-      }
-    }
-    PetscCall(ierr);
-  }
+  /* a layout that cannot be built (a value overflows the value format, ...): B is left as it was */
+  if (B->assembled && !lazy && build) PetscCall(UndoConversion(B, PETSC_FALSE, reuse, newmat, fromaij, SeqStrip, SeqSync(B, PETSC_FALSE)));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g)
 {
   SeqState *sp = SeqGetState(B);
+  PetscBool dropped = PETSC_FALSE;
 
   PetscFunctionBegin;
+  if (sp) PetscCall(petsc_fixes::HashAssemblyDroppedOurOps(B, MatAssemblyEnd_SeqSpMV, MatMult_SeqSpMV, &dropped));
   if (!sp) {
     PetscBool aij = PETSC_FALSE;
     /* PETSc builds some MPIAIJCUSPARSE results from MATSEQAIJ blocks (MatCreateSubMatrix) */
@@ -772,13 +695,10 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
     PetscCall(Adopt(B, t, o, PETSC_TRUE));
     sp = SeqGetState(B);
   }
-  else if (!B->hash_active && B->ops->assemblyend != MatAssemblyEnd_SeqSpMV && B->ops->mult != MatMult_SeqSpMV) {
-    /* PETSc's hash assembly (MatSetUp() without preallocation) puts back, at the block's
-       MatAssemblyEnd(), the operations the block had when it began; a block adopted in between
-       (PETSc 3.25 at 2 ranks: an MPI matrix filled by MatSetValues()) comes out with the base
-       type's operations under our name. They are the base's again, ours go on top. */
-    sp->baseops                   = *B->ops;
-    base_destroy[t->cuda ? 1 : 0] = sp->baseops.destroy;
+  else if (dropped) {
+    /* the hash assembly put back the base type's operations (petsc_fixes::HashAssemblyDroppedOurOps()):
+       they are the base's again, ours go on top */
+    sp->baseops = *B->ops;
     InstallOps(B, *sp, PETSC_TRUE);
     PetscCall(ApplyBindAfterHash(B, sp));
   }
@@ -796,17 +716,6 @@ PetscErrorCode SeqStrip(Mat A)
   PetscFunctionBegin;
   PetscCall(Detach(A, sp, PETSC_FALSE));
   PetscCall(PetscObjectChangeTypeName((PetscObject)A, t->base_seq));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode SeqCreate(Mat A, const TypeInfo *t)
-{
-  PetscFunctionBegin;
-#if defined(PETSCSPMV_HAVE_CUDA)
-  if (t->cuda) PetscCall(CheckCudaUsable(t->seq));
-#endif
-  PetscCall(t->create_base_seq(A));
-  PetscCall(SeqConvertFromBase(A, t, nullptr, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -118,9 +118,24 @@ struct BaseNames {
   int         n            = 0;
 };
 PetscErrorCode PresentAsBase(Mat A, BaseNames *bn);
-/* The seq matrices that hold A's entries: A itself, or for an MPI matrix of the AIJ kind its
-   diagonal and off-diagonal blocks (parts[1] NULL for a seq matrix). */
+/* "A matrix or its MPI blocks", the one helper for it. SeqParts(): the seq matrices that hold A's
+   entries: A itself, or for an MPI matrix of the AIJ kind (ours or PETSc's, by type name) its
+   diagonal and off-diagonal blocks (parts[1] NULL for a seq matrix; both NULL before an MPI
+   matrix's preallocation). WithBlocks(): A and, for an MPI matrix of the AIJ kind, its blocks
+   (mats[1..2] NULL otherwise). ForEachSeqPart(): f(X) for each non-NULL part of SeqParts(). */
 PetscErrorCode SeqParts(Mat A, Mat parts[2]);
+PetscErrorCode WithBlocks(Mat A, Mat mats[3]);
+template <class F>
+PetscErrorCode ForEachSeqPart(Mat A, F &&f)
+{
+  Mat parts[2];
+
+  PetscFunctionBegin;
+  PetscCall(SeqParts(A, parts));
+  for (Mat X : parts)
+    if (X) PetscCall(f(X));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 PetscErrorCode RestoreTypeNames(Mat A, BaseNames &bn);
 
 /* The base-type matrix B (a result PETSc made from one of ours) becomes one of family t with
@@ -137,6 +152,24 @@ PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o);
    pattern, which PETSc merges into Y, is a matrix of Y's family with Y's options. */
 PetscErrorCode MatAXPYGetPreallocation_SpMV(Mat Y, Mat X, Mat *B);
 
+/* The state composed on A under key (T: SeqState or MPIState), NULL when there is none. */
+template <class T>
+T *ComposedState(Mat A, const char key[])
+{
+  void *p = nullptr;
+  if (!A || PetscObjectContainerQuery((PetscObject)A, key, &p)) return nullptr;
+  return static_cast<T *>(p);
+}
+
+/* ops.cpp: the steps SeqConvertFromBase() and MPIConvertFromBase() share. BeginConversion():
+   before anything changes, CUDA usable (a CUDA family) and the options (opts, else
+   InitialOptions()) in *o; then *B := *newmat (A's duplicate for MAT_INITIAL_MATRIX, else A), of
+   the base type (a CUDA family from AIJ: PETSc's converter first, *fromaij set). UndoConversion():
+   after a failed build (ierr, returned), B left as it was: a new matrix destroyed; in place,
+   strip(B) and, from AIJ, AIJ again. mpi: the MPI types. */
+PetscErrorCode BeginConversion(Mat A, const TypeInfo *t, PetscBool mpi, const FormatOptions *opts, MatReuse reuse, Mat *newmat, FormatOptions *o, Mat *B, PetscBool *fromaij);
+PetscErrorCode UndoConversion(Mat B, PetscBool mpi, MatReuse reuse, Mat *newmat, PetscBool fromaij, PetscErrorCode (*strip)(Mat), PetscErrorCode ierr);
+
 /* seqspmv.cpp */
 PetscErrorCode SeqCreate(Mat A, const TypeInfo *t);
 /* base type -> t->seq (MATSEQAIJ for the host families, MATSEQAIJ or MATSEQAIJCUSPARSE for the
@@ -150,13 +183,6 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
 PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g);
 /* A plain matrix of the base type again (the layout freed): MatConvert() to the base type in place. */
 PetscErrorCode SeqStrip(Mat A);
-/* For SeqAIJ code that writes an AIJCUSPARSE-based B's host array directly: its host values
-   marked the newer ones (nothing for other types). */
-PetscErrorCode MarkHostNewer(Mat B);
-/* For SeqAIJ code that compacts an AIJCUSPARSE-based A's host arrays (MatEliminateZeros()) and may
-   assemble it: the host values made current and marked newer, the nonzero state increased, so
-   that the device copy is rebuilt whole from the host (nothing for other types or bound to the CPU). */
-PetscErrorCode BeforeHostCompaction(Mat A);
 /* Brings the layout up to date with the matrix (force: also when the stamps say it is). */
 PetscErrorCode SeqSync(Mat A, PetscBool force);
 /* New options; a built layout is rebuilt with them (all or nothing). */
@@ -199,9 +225,12 @@ PetscErrorCode ReadFreeDeviceCsr(Mat A, PetscSpMVOptionItems PetscOptionsObject,
 PetscErrorCode SetOption(FormatOptions *opts, const char key[], PetscInt ivalue, const char svalue[]);
 /* A getter call: integers in *ivalue, strings in *svalue (kept in (*names)[key]). */
 PetscErrorCode GetOption(const FormatOptions &opts, std::map<std::string, std::string> *names, const char key[], PetscInt *ivalue, const char *svalue[]);
-/* Names of the composed setter/getter functions of format f ("MatRgCSRSetOption_C"). */
-const char *SetOptionName(Format f);
-const char *GetOptionName(Format f);
+/* Names of the composed setter/getter functions of format f ("MatRgCSRSetOption_C"), by value. */
+struct OptionFnName {
+  char s[64];
+};
+OptionFnName SetOptionName(Format f);
+OptionFnName GetOptionName(Format f);
 typedef PetscErrorCode (*SetOptionFn)(Mat, const char[], PetscInt, const char[]);
 typedef PetscErrorCode (*GetOptionFn)(Mat, const char[], PetscInt *, const char *[]);
 typedef PetscErrorCode (*GetStatsFn)(Mat, MatSpMVStats *);
@@ -262,8 +291,6 @@ struct OptionOps {
   }
 };
 
-/* Sets the vector type MatCreateVecs() gives. */
-PetscErrorCode SetDefaultVecType(Mat A, VecType type);
 
 /* convert.cpp: the MatConvert_<from>_<to>_C functions of a matrix of family t (on: compose,
    off: remove). */
@@ -295,6 +322,8 @@ PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on);
 /* B's values := A's, both seq AIJCUSPARSE matrices on the device (ours or not) with nz values
    each: device to device, B's device copy marked newer and its object state increased. */
 PetscErrorCode CopyAIJCusparseValues(Mat A, Mat B, PetscInt nz);
+/* The distinct operands of product p that are matrices of ours, in ours[]; returns their number. */
+int ProductOperandsOfOurs(const Mat_Product *p, Mat ours[3]);
 /* Registers MATSOLVERCUSPARSE's LU, ILU, Cholesky and ICC for the seq CUDA type t->seq (the
    default solver type of those factorizations, as for aijcusparse). */
 PetscErrorCode RegisterCusparseFactors(const TypeInfo *t);

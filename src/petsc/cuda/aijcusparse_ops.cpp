@@ -7,17 +7,14 @@
 // our matrix presented as the base type, which PETSc's debugging builds check).
 #include <petscdevice_cuda.h>
 
-#include "../spmvimpl.hpp"
-
-#include <map>
+#include "spmvimpl.hpp"
+#include "petsc_fixes/petsc_fixes.hpp"
+#include "petsc_fixes/private_fields.hpp"
 
 namespace pspmv {
 namespace glue {
 
-namespace {
-
-/* The distinct operands of a product that are matrices of ours. */
-int OurOperands(const Mat_Product *p, Mat ours[3])
+int ProductOperandsOfOurs(const Mat_Product *p, Mat ours[3])
 {
   const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
   int       n           = 0;
@@ -30,83 +27,21 @@ int OurOperands(const Mat_Product *p, Mat ours[3])
   return n;
 }
 
+namespace {
+
 /* Runs f with the product's operands of ours presented as the base type. */
 template <class F>
 PetscErrorCode WithOperandsOnBase(const Mat_Product *p, F &&f)
 {
   Mat       ours[3];
   BaseNames bn[3];
-  const int n = OurOperands(p, ours);
+  const int n = ProductOperandsOfOurs(p, ours);
 
   PetscFunctionBegin;
   for (int i = 0; i < n; i++) PetscCall(PresentAsBase(ours[i], &bn[i]));
   const PetscErrorCode ierr = f();
   for (int i = 0; i < n; i++) PetscCall(RestoreTypeNames(ours[i], bn[i]));
   PetscCall(ierr);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Whether an operand of p is a host matrix (AIJ, dense, or bound to the CPU). */
-PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
-{
-  const Mat operands[3] = {p->A, p->B, p->type == MATPRODUCT_ABC ? p->C : nullptr};
-
-  PetscFunctionBegin;
-  *host = PETSC_FALSE;
-  for (Mat X : operands) {
-    PetscBool h = PETSC_FALSE;
-    if (!X) continue;
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)X, &h, MATSEQAIJ, MATMPIAIJ, MATSEQDENSE, MATMPIDENSE, ""));
-    *host = (PetscBool)(*host || h || X->boundtocpu);
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* With a host operand (AIJ, dense, or bound to the CPU) AIJCUSPARSE hands the product to SeqAIJ's
-   or MPIAIJ's host code, some of which reads the host values directly (MatMatTransposeMult of ours
-   and AIJ read ours' host array while its device values were newer): the host values of the
-   operands of ours are made current first (one device-to-host copy when the device's are newer). */
-PetscErrorCode HostValuesForHostProducts(const Mat_Product *p)
-{
-  PetscBool host;
-  Mat       ours[3];
-
-  PetscFunctionBegin;
-  PetscCall(HasHostOperand(p, &host));
-  if (!host) PetscFunctionReturn(PETSC_SUCCESS);
-  const int n = OurOperands(p, ours);
-  for (int i = 0; i < n; i++) {
-    Mat blocks[2];
-    PetscCall(SeqParts(ours[i], blocks));
-    for (Mat b : blocks) {
-      const PetscScalar *a;
-      if (!b) continue;
-      PetscCall(MatSeqAIJGetArrayRead(b, &a));
-      PetscCall(MatSeqAIJRestoreArrayRead(b, &a));
-    }
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* After a numeric phase that ran on the host (a host operand, HasHostOperand() asked before the
-   phase, which may free the product): an AIJCUSPARSE result C (for MPI, its blocks) got its values
-   in the host arrays, but its device copy from an earlier phase stays marked current
-   (MatMatTransposeMult of ours and AIJ reused: C's MatMult multiplied the old values); C's host is
-   marked newer. */
-PetscErrorCode HostResultNewer(Mat C)
-{
-  PetscBool cu = PETSC_FALSE, mpicu = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  if (C->boundtocpu) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQAIJCUSPARSE, &cu));
-  PetscCall(PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &mpicu));
-  if (cu || mpicu) {
-    Mat parts[2];
-    PetscCall(SeqParts(C, parts));
-    for (Mat b : parts)
-      if (b) PetscCall(MarkHostNewer(b));
-  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -119,310 +54,219 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
   return X->ops->productsetfromoptions;
 }
 
-/* Which matrix an operand is and how far its values are: the ids and object states of the matrix
-   and of its two blocks (MPI), which any value change of it (through the matrix or a block)
-   increases. */
-struct OperandStamp {
-  PetscObjectId    id[3]    = {};
-  PetscObjectState state[3] = {};
-  bool             operator==(const OperandStamp &o) const
-  {
-    for (int i = 0; i < 3; i++)
-      if (id[i] != o.id[i] || state[i] != o.state[i]) return false;
-    return true;
-  }
-};
-
-/* The base type's symbolic and numeric phases of the products with operands of ours, by the
-   product (Mat_Product, not the result matrix: MatProductSymbolic_ABC_Basic() runs an inner
-   product's phase on the outer result with the inner product swapped in). An address freed and
-   reused by a later product is overwritten when that product is set up through ours; a product
-   a phase sets up on C without ours at the address of the one it freed takes over that entry
-   (its numeric phase recorded there, the stamps of the old one kept until its next phase). */
-struct Phases {
+/* Our record of one product with operands of ours: the base type's symbolic and numeric phases
+   and what the PETSc fixes remember between phases. From the setup to the symbolic phase it waits
+   composed on the result and on operand A (PETSc refuses MatProductSymbolic() on a product with
+   data, and MatProductSymbolic_ABC_Basic() runs an inner product's phase on the outer result with
+   the inner product swapped in: the result at the setup is another matrix); from the symbolic
+   phase on it is the product's data, in front of the base type's (base), which is put back on the
+   product around each phase and its viewer. It goes with the product (MatProductClear(),
+   MatProductReplaceMats(), MatProductSetType() destroy it through the product's destroy). */
+struct ProductRecord {
+  const Mat_Product *product = nullptr;
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
-  OperandStamp merged;    /* MergedOperand() after the last phase */
-  OperandStamp host_copy; /* P when its host copy (HostCopyOfP()) was last made or refreshed */
+  petsc_fixes::ProductStamps  stamps;
+  private_fields::ProductData base;
 };
-std::map<const Mat_Product *, Phases> &PhasesOf()
-{
-  static std::map<const Mat_Product *, Phases> phases;
-  return phases;
-}
+const char kPendingKey[] = "PetscSpMVProductSetUp";
 
-/* Brings X's explicit transpose (AIJCUSPARSE's device copy of X^T) up to date with X's values.
-   AIJCUSPARSE's numeric phase of a sparse product reads that transpose as the symbolic phase
-   formed it (PETSc 3.22: MatProductNumeric_SeqAIJCUSPARSE_SeqAIJCUSPARSE() takes matTranspose
-   without re-forming it), so a MAT_REUSE_MATRIX product after a value change of X (MatScale,
-   MatSetValues, ...) would multiply X's old values. Its numeric phase with a dense operand does
-   re-form a transpose marked stale, in place (the same device arrays, which the sparse product's
-   cuSPARSE descriptors keep pointing to): one such product with a one-column dense matrix does
-   it. X: a matrix carrying MATSEQAIJCUSPARSE's or MATMPIAIJCUSPARSE's name (ours presented, or
-   AIJCUSPARSE's own); for the MPI type its diagonal and off-diagonal blocks. */
-PetscErrorCode RefreshExplicitTranspose(Mat X)
+/* The product's destroy while our record is its data (3.22: the data; from 3.23 on its address). */
+#if PETSC_VERSION_LT(3, 23, 0)
+PetscErrorCode DestroyRecord(void *ctx)
 {
-  PetscBool cu = PETSC_FALSE;
-  Mat       D = nullptr, W = nullptr;
+  ProductRecord *rec = static_cast<ProductRecord *>(ctx);
+#else
+PetscErrorCode DestroyRecord(PetscSpMVCtxRt ctx)
+{
+  ProductRecord *rec = *static_cast<ProductRecord **>((void *)ctx);
+  *static_cast<ProductRecord **>((void *)ctx) = nullptr;
+#endif
 
   PetscFunctionBegin;
-  if (!X) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &cu));
-  if (cu) { /* MPIAIJCUSPARSE's products multiply the blocks' transposes */
-    Mat blocks[2];
-    PetscCall(SeqParts(X, blocks));
-    for (Mat b : blocks) PetscCall(RefreshExplicitTranspose(b));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(PetscObjectTypeCompare((PetscObject)X, MATSEQAIJCUSPARSE, &cu));
-  if (!cu || X->boundtocpu || X->transupdated || !X->assembled || !X->rmap->n || !X->cmap->n) PetscFunctionReturn(PETSC_SUCCESS);
-  const PetscBool form = X->form_explicit_transpose;
-  X->form_explicit_transpose = PETSC_TRUE; /* (not MatSetOption(): turning it off destroys the transpose) */
-  PetscErrorCode ierr = MatCreateDenseCUDA(PETSC_COMM_SELF, X->rmap->n, 1, X->rmap->n, 1, nullptr, &D);
-  if (!ierr) ierr = MatZeroEntries(D);
-  if (!ierr) ierr = MatTransposeMatMult(X, D, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &W);
-  X->form_explicit_transpose = form;
-  PetscCall(MatDestroy(&W));
-  PetscCall(MatDestroy(&D));
+  if (!rec) PetscFunctionReturn(PETSC_SUCCESS);
+  const PetscErrorCode ierr = private_fields::DestroyProductData(&rec->base);
+  delete rec;
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The operand whose explicit transpose p's numeric phase reads when both operands are sparse
-   AIJCUSPARSE matrices (MatProductSymbolic_ABC_Basic() runs PtAP as P^T (A P) and RARt as
-   (R A) R^T: P and R), NULL when none (with a dense operand the numeric phase re-forms it). */
-PetscErrorCode TransposedOperand(const Mat_Product *p, Mat *X)
+/* Our record when it is p's data, else NULL. */
+ProductRecord *RecordOf(const Mat_Product *p)
 {
-  PetscBool a = PETSC_FALSE, b = PETSC_FALSE;
+  if (!p || p->destroy != (private_fields::ProductDestroyFn)DestroyRecord) return nullptr;
+  return static_cast<ProductRecord *>(p->data);
+}
 
-  PetscFunctionBegin;
-  *X = nullptr;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->A, &a, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)p->B, &b, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
-  if (!a || !b) PetscFunctionReturn(PETSC_SUCCESS);
-  switch (p->type) {
-  case MATPRODUCT_AtB:
-    *X = p->A;
-    break;
-  case MATPRODUCT_ABt:
-  case MATPRODUCT_PtAP:
-  case MATPRODUCT_RARt:
-    *X = p->B;
-    break;
-  default:
-    break;
+PetscErrorCode ViewRecord(Mat C, PetscViewer viewer);
+
+/* rec (taken off) in front of p's data as the base type left them. */
+void Attach(Mat_Product *p, ProductRecord *rec)
+{
+  private_fields::ProductData ours;
+
+  rec->base    = private_fields::TakeProductData(p);
+  ours.data    = rec;
+  ours.destroy = (private_fields::ProductDestroyFn)DestroyRecord;
+  ours.view    = rec->base.view ? ViewRecord : nullptr;
+  private_fields::PutProductData(p, ours);
+}
+
+/* p's record taken off p (NULL when p has none), the base type's data put back on p. */
+ProductRecord *Detach(Mat_Product *p)
+{
+  ProductRecord *rec = RecordOf(p);
+
+  if (rec) {
+    (void)private_fields::TakeProductData(p);
+    private_fields::PutProductData(p, rec->base);
+    rec->base = private_fields::ProductData();
   }
+  return rec;
+}
+
+/* The base type's viewer of the product (MPIAIJ's PtAP reads its data). */
+PetscErrorCode ViewRecord(Mat C, PetscViewer viewer)
+{
+  Mat_Product   *p   = C->product;
+  ProductRecord *rec = Detach(p);
+
+  PetscFunctionBegin;
+  const PetscErrorCode ierr = p->view ? (*p->view)(C, viewer) : PETSC_SUCCESS;
+  if (rec) Attach(p, rec);
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The operand of an MPI product of sparse CUDA matrices (ours or AIJCUSPARSE) whose local rows
-   MPIAIJCUSPARSE's product code (MatProductSymbolic_MPIAIJBACKEND()) merges into one sequential
-   copy (MatMPIAIJGetLocalMatMerge()) and multiplies through that copy's explicit transpose: P of
-   a PtAP, and P of P^T P (an AtB whose two operands are one matrix, multiplied as the merged copy
-   by itself); NULL for any other product. */
-Mat MergedOperand(const Mat_Product *p, Mat C)
+/* At the setup: rec waits on C and on A for the symbolic phase (C holds it). */
+PetscErrorCode ComposePending(Mat C, ProductRecord *rec)
 {
-  PetscBool cu = PETSC_FALSE;
+  PetscObject container;
 
-  if (!p || C->boundtocpu) return nullptr;
-  if (p->type != MATPRODUCT_PtAP && !(p->type == MATPRODUCT_AtB && p->A == p->B)) return nullptr;
-  if (PetscObjectTypeCompare((PetscObject)C, MATMPIAIJCUSPARSE, &cu) || !cu) return nullptr;
-  for (Mat X : {p->A, p->B}) {
-    PetscBool xcu = (PetscBool)(MPIGetState(X) != nullptr);
-    if (!xcu && PetscObjectTypeCompare((PetscObject)X, MATMPIAIJCUSPARSE, &xcu)) return nullptr;
-    if (!xcu || X->boundtocpu) return nullptr;
+  PetscFunctionBegin;
+  PetscCall(PetscObjectContainerCompose((PetscObject)C, kPendingKey, rec, DeleteComposed<ProductRecord>));
+  PetscCall(PetscObjectQuery((PetscObject)C, kPendingKey, &container));
+  if (rec->product->A && rec->product->A != C) PetscCall(PetscObjectCompose((PetscObject)rec->product->A, kPendingKey, container));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* At the symbolic phase: a copy of the record set up for C's product (waiting on C or on an
+   operand), removed from where it waited. */
+PetscErrorCode TakePending(Mat C, ProductRecord **rec)
+{
+  const Mat_Product *p       = C->product;
+  ProductRecord     *pending = nullptr;
+  const Mat          where[] = {C, p->A, p->B};
+
+  PetscFunctionBegin;
+  *rec = nullptr;
+  for (Mat X : where) {
+    ProductRecord *r = nullptr;
+    if (!X || pending) continue;
+    PetscCall(PetscObjectContainerQuery((PetscObject)X, kPendingKey, (void **)&r));
+    if (r && r->product == p) pending = r;
   }
-  return p->B;
-}
-
-PetscErrorCode StampOf(Mat X, OperandStamp *stamp)
-{
-  Mat parts[3] = {X, nullptr, nullptr};
-
-  PetscFunctionBegin;
-  PetscCall(SeqParts(X, parts + 1));
-  if (parts[1] == X) parts[1] = nullptr;
-  *stamp = OperandStamp();
-  for (int i = 0; i < 3; i++) {
-    if (!parts[i]) continue;
-    PetscCall(PetscObjectGetId((PetscObject)parts[i], &stamp->id[i]));
-    PetscCall(PetscObjectStateGet((PetscObject)parts[i], &stamp->state[i]));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Whether X differs from what *last recorded on any rank of C (the phases that follow are
-   collective: a value written into one rank's block alone must not make that rank act alone);
-   *last becomes X's stamp. */
-PetscErrorCode ChangedOnAnyRank(Mat C, Mat X, OperandStamp *last, PetscBool *changed)
-{
-  OperandStamp now;
-  int          mine, any;
-
-  PetscFunctionBegin;
-  PetscCall(StampOf(X, &now));
-  mine  = !(now == *last);
-  *last = now;
-  PetscCallMPI(MPIU_Allreduce(&mine, &any, 1, MPI_INT, MPI_LOR, PetscObjectComm((PetscObject)C)));
-  *changed = (PetscBool)(any != 0);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode RecordMergedOperandState(Mat C)
-{
-  const Mat_Product *p = C->product;
-  Mat                P = MergedOperand(p, C);
-
-  PetscFunctionBegin;
-  if (P) PetscCall(StampOf(P, &PhasesOf()[p].merged));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-/* Frees a product's intermediate data (MatProductReplaceMats() does the same before it re-runs
-   a symbolic phase); the destroy function takes the data (3.22) or, from PETSc 3.23 on
-   (PetscCtxDestroyFn), its address, as DeleteComposed() does. */
-PetscErrorCode DestroyProductData(Mat_Product *p)
-{
-  PetscFunctionBegin;
-#if PETSC_VERSION_LT(3, 23, 0)
-  if (p->destroy) PetscCall((*p->destroy)(p->data));
-#else
-  if (p->destroy) PetscCall((*p->destroy)(&p->data));
-#endif
-  p->data    = nullptr;
-  p->destroy = nullptr;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode ProductSymbolicOnBase(Mat C);
-
-/* MPIAIJ's host PtAP of a host MPIAIJ A with P of ours (PETSc itself has no product of MPIAIJ and
-   MPIAIJCUSPARSE) transposes P's blocks with P's own MatTranspose(), AIJCUSPARSE's, whose results
-   keep their values on the device, and then reads host arrays of products of them directly:
-   non-finite results at 2 ranks. Such a product runs on a host MPIAIJ copy of P instead, composed
-   on C, refreshed (MatCopy()) before a phase when P's values changed on any rank and made anew for
-   another P (OnBasePhase() puts it in P's place). *Ph: the copy, NULL for any other product. */
-const char kHostCopyOfP[] = "PetscSpMVHostCopyOfP";
-
-PetscErrorCode HostCopyOfP(Mat C, Mat *Ph)
-{
-  const Mat_Product *p     = C->product;
-  PetscBool          hostA = PETSC_FALSE, changed;
-  OperandStamp       last;
-
-  PetscFunctionBegin;
-  *Ph = nullptr;
-  if (!p || p->type != MATPRODUCT_PtAP || !MPIGetState(p->B)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscObjectTypeCompare((PetscObject)p->A, MATMPIAIJ, &hostA));
-  if (!hostA) PetscFunctionReturn(PETSC_SUCCESS);
-  last = PhasesOf()[p].host_copy;
-  PetscCall(ChangedOnAnyRank(C, p->B, &PhasesOf()[p].host_copy, &changed));
-  PetscCall(PetscObjectQuery((PetscObject)C, kHostCopyOfP, (PetscObject *)Ph));
-  if (*Ph && changed && last.id[0] == PhasesOf()[p].host_copy.id[0]) PetscCall(MatCopy(p->B, *Ph, SAME_NONZERO_PATTERN));
-  else if (!*Ph || changed) { /* none yet, or the copy of another P (a product set up anew on C) */
-    Mat h;
-    PetscCall(MatConvert(p->B, MATAIJ, MAT_INITIAL_MATRIX, &h));
-    PetscCall(PetscObjectCompose((PetscObject)C, kHostCopyOfP, (PetscObject)h));
-    *Ph = h;
-    PetscCall(MatDestroy(&h)); /* C holds it */
+  PetscCheck(pending, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
+  PetscCallCXX(*rec = new ProductRecord(*pending));
+  for (Mat X : where) {
+    ProductRecord *r = nullptr;
+    if (!X) continue;
+    PetscCall(PetscObjectContainerQuery((PetscObject)X, kPendingKey, (void **)&r));
+    if (r == pending) PetscCall(PetscObjectCompose((PetscObject)X, kPendingKey, nullptr));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Runs a phase f of C's product as the base type's code expects it: P replaced by its host copy
-   where HostCopyOfP() gives one, our operands presented as the base type. f may free C's product
-   and set up another on C (MPIAIJ's MatMatTransposeMult reused): after f, p is written back only
-   where P was replaced (a PtAP, whose phases keep their product), and read nowhere. */
+   where petsc_fixes::HostCopyOfP() gives one, our operands presented as the base type. f may free
+   C's product and set up another on C (MPIAIJ's MatMatTransposeMult reused): after f, p is
+   written back only where P was replaced (a PtAP, whose phases keep their product). */
 template <class F>
-PetscErrorCode OnBasePhase(Mat C, F &&f)
+PetscErrorCode OnBasePhase(Mat C, petsc_fixes::ProductStamps *stamps, F &&f)
 {
   Mat_Product *p = C->product;
   Mat          Ph, P = p->B;
 
   PetscFunctionBegin;
-  PetscCall(HostCopyOfP(C, &Ph));
-  if (Ph) p->B = Ph; /* a PtAP: its phases keep their product */
+  PetscCall(petsc_fixes::HostCopyOfP(C, stamps, &Ph));
+  if (Ph) (void)private_fields::SwapProductB(p, Ph);
   const PetscErrorCode ierr = WithOperandsOnBase(p, f);
-  if (Ph) p->B = P;
+  if (Ph) (void)private_fields::SwapProductB(p, P);
   PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* A MAT_REUSE_MATRIX MPI PtAP or P^T P after a value change of P: MPIAIJCUSPARSE's numeric phase
-   rewrites the values of its merged copy of P's local rows but multiplies that copy's explicit
-   transpose as the symbolic phase formed it (PETSc 3.22 to 3.25), i.e. the product of the old P.
-   The symbolic phase is run again instead (the intermediate data freed first, as
-   MatProductReplaceMats() does for an operand of another type): the same result pattern, formed
-   anew, so C's nonzero state increases. With P unchanged (GAMG's reused interpolation) nothing is
-   redone. */
-PetscErrorCode RedoSymbolicIfMergedOperandChanged(Mat C)
+PetscErrorCode ProductNumericOnBase(Mat C);
+
+/* One phase (symbolic or numeric) of C's product with rec taken off it (p's data are the base
+   type's): the base type's phase with the PETSc fixes around it; then rec becomes p's data again
+   (deleted when the phase freed p or set up another product with its own record there). */
+PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
 {
   Mat_Product *p = C->product;
-  Mat          P = MergedOperand(p, C);
-  PetscBool    changed;
+  PetscErrorCode (*f)(Mat) = symbolic ? rec->symbolic : rec->numeric;
 
   PetscFunctionBegin;
-  if (!P) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(ChangedOnAnyRank(C, P, &PhasesOf()[p].merged, &changed));
-  if (!changed) PetscFunctionReturn(PETSC_SUCCESS);
-  const char *what = p->type == MATPRODUCT_PtAP ? "MatPtAP" : "MatTransposeMatMult(P, P)";
-  PetscCall(PetscInfo(C, "P changed since the last phase of this %s: symbolic phase run again\n", what));
-  PetscCall(DestroyProductData(p));
-  PetscCall(ProductSymbolicOnBase(C));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-PetscErrorCode ProductNumericOnBase(Mat C)
-{
-  const Mat_Product *p = C->product;
-
-  PetscFunctionBegin;
-  PetscCall(RedoSymbolicIfMergedOperandChanged(C));
-  auto it = PhasesOf().find(p);
-  PetscCheck(p && it != PhasesOf().end() && it->second.numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
-  PetscErrorCode (*f)(Mat) = it->second.numeric;
-  PetscCall(OnBasePhase(C, [&]() -> PetscErrorCode {
-    Mat       X;
+  PetscErrorCode ierr = OnBasePhase(C, &rec->stamps, [&]() -> PetscErrorCode {
     PetscBool host;
 
     PetscFunctionBegin;
-    PetscCall(TransposedOperand(p, &X));
-    PetscCall(RefreshExplicitTranspose(X));
-    PetscCall(HostValuesForHostProducts(p));
-    PetscCall(HasHostOperand(p, &host));
+    if (!symbolic) PetscCall(petsc_fixes::RefreshTransposeForNumeric(p));
+    PetscCall(petsc_fixes::HostValuesForHostProducts(p));
+    PetscCall(petsc_fixes::HasHostOperand(p, &host));
     PetscCall(f(C)); /* p is not read after this: f may free it */
-    if (host) PetscCall(HostResultNewer(C));
+    if (!symbolic) PetscCall(petsc_fixes::HostResultNewer(C, host));
     PetscFunctionReturn(PETSC_SUCCESS);
-  }));
-  /* a phase may install another numeric one (MatProductNumeric_ABC_Basic() puts itself back) */
-  if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
-    PhasesOf()[p].numeric  = C->ops->productnumeric;
+  });
+  if (C->product != p || RecordOf(p)) {
+    delete rec;
+    PetscCall(ierr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  /* a symbolic phase installs the numeric one; a numeric phase may install another
+     (MatProductNumeric_ABC_Basic() puts itself back) */
+  if (!ierr && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
+    rec->numeric           = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
-  if (C->product == p) PetscCall(RecordMergedOperandState(C));
+  if (!ierr) ierr = petsc_fixes::RecordMergedOperand(C, &rec->stamps);
+  Attach(p, rec);
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PetscErrorCode ProductSymbolicOnBase(Mat C)
 {
-  const Mat_Product *p = C->product;
-  auto               it = PhasesOf().find(p);
+  ProductRecord *rec;
 
   PetscFunctionBegin;
-  PetscCheck(p && it != PhasesOf().end() && it->second.symbolic, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its symbolic phase");
-  PetscErrorCode (*f)(Mat) = it->second.symbolic;
-  PetscCall(OnBasePhase(C, [&]() -> PetscErrorCode {
-    PetscFunctionBegin;
-    PetscCall(HostValuesForHostProducts(p));
-    PetscCall(f(C));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }));
-  /* the symbolic phase installs the numeric one (C->product may be another product now: the
-     one f set up) */
-  if (C->product == p && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
-    PhasesOf()[p].numeric  = C->ops->productnumeric;
-    C->ops->productnumeric = ProductNumericOnBase;
+  PetscCall(TakePending(C, &rec));
+  PetscCall(RunPhase(C, rec, PETSC_TRUE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode ProductNumericOnBase(Mat C)
+{
+  Mat_Product   *p   = C->product;
+  ProductRecord *rec = RecordOf(p);
+  PetscBool      redo;
+
+  PetscFunctionBegin;
+  PetscCheck(rec && rec->numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase");
+  PetscCall(petsc_fixes::SymbolicRedoNeeded(C, &rec->stamps, &redo));
+  if (redo) { /* the intermediate data freed first, as MatProductReplaceMats() does */
+    const char *what = p->type == MATPRODUCT_PtAP ? "MatPtAP" : "MatTransposeMatMult(P, P)";
+    PetscCall(PetscInfo(C, "P changed since the last phase of this %s: symbolic phase run again\n", what));
+    (void)Detach(p);
+    private_fields::ProductData base = private_fields::TakeProductData(p);
+    const PetscErrorCode        ierr = private_fields::DestroyProductData(&base);
+    if (ierr) Attach(p, rec);
+    PetscCall(ierr);
+    PetscCall(RunPhase(C, rec, PETSC_TRUE));
+    rec = RecordOf(p);
+    PetscCheck(C->product == p && rec && rec->numeric, PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric phase after its symbolic phase");
   }
-  if (C->product == p) PetscCall(RecordMergedOperandState(C));
+  (void)Detach(p);
+  PetscCall(RunPhase(C, rec, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -471,9 +315,11 @@ PetscErrorCode MatProductSetFromOptions_SpMVCUDA(Mat C)
   }));
   /* PETSc's fallbacks (dense operands, MatProductSymbolic_Unsafe()) follow when nothing was set */
   if (C->ops->productsymbolic && C->ops->productsymbolic != ProductSymbolicOnBase) {
-    Phases ph;
-    ph.symbolic             = C->ops->productsymbolic;
-    PhasesOf()[p]           = ph;
+    ProductRecord *rec;
+    PetscCallCXX(rec = new ProductRecord);
+    rec->product  = p;
+    rec->symbolic = C->ops->productsymbolic;
+    PetscCall(ComposePending(C, rec));
     C->ops->productsymbolic = ProductSymbolicOnBase;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -523,9 +369,17 @@ PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on)
 
 namespace {
 
-/* MATSOLVERCUSPARSE's factor constructor for MATSEQAIJCUSPARSE, by factor type (index
-   MatFactorType), as MatSolverTypeGet() returns it. */
-PetscErrorCode (*cusparse_factor[MAT_FACTOR_NUM_TYPES])(Mat, MatFactorType, Mat *) = {};
+/* MATSOLVERCUSPARSE's factor constructor for MATSEQAIJCUSPARSE of factor type ftype (NULL when it
+   has none), asked from PETSc's solver registry at each use. */
+PetscErrorCode CusparseFactor(MatFactorType ftype, PetscErrorCode (**create)(Mat, MatFactorType, Mat *))
+{
+  PetscBool found, foundmtype;
+
+  PetscFunctionBegin;
+  *create = nullptr;
+  PetscCall(MatSolverTypeGet(MATSOLVERCUSPARSE, MATSEQAIJCUSPARSE, ftype, &found, &foundmtype, create));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /* The factor's phases on the original matrix presented as the base type. The base type's
    operations of the factor live in a container on it. */
@@ -584,12 +438,14 @@ PetscErrorCode Rewrap(Mat F)
 PetscErrorCode GetFactor_SpMVCUDA(Mat A, MatFactorType ftype, Mat *F)
 {
   FactorOps *fo = nullptr;
+  PetscErrorCode (*create)(Mat, MatFactorType, Mat *);
 
   PetscFunctionBegin;
-  PetscCheck(cusparse_factor[ftype], PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no %s factorization", MatFactorTypes[ftype]);
+  PetscCall(CusparseFactor(ftype, &create));
+  PetscCheck(create, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "MATSOLVERCUSPARSE has no %s factorization", MatFactorTypes[ftype]);
   BaseNames bn;
   PetscCall(PresentAsBase(A, &bn));
-  const PetscErrorCode ierr = cusparse_factor[ftype](A, ftype, F);
+  const PetscErrorCode ierr = create(A, ftype, F);
   PetscCall(RestoreTypeNames(A, bn));
   PetscCall(ierr);
   PetscCallCXX(fo = new FactorOps);
@@ -607,9 +463,9 @@ PetscErrorCode RegisterCusparseFactors(const TypeInfo *t)
 
   PetscFunctionBegin;
   for (MatFactorType ft : ftypes) {
-    PetscBool found, foundmtype;
-    PetscCall(MatSolverTypeGet(MATSOLVERCUSPARSE, MATSEQAIJCUSPARSE, ft, &found, &foundmtype, &cusparse_factor[ft]));
-    if (cusparse_factor[ft]) PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, t->seq, ft, GetFactor_SpMVCUDA));
+    PetscErrorCode (*create)(Mat, MatFactorType, Mat *);
+    PetscCall(CusparseFactor(ft, &create));
+    if (create) PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, t->seq, ft, GetFactor_SpMVCUDA));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

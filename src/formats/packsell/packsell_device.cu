@@ -56,16 +56,9 @@ namespace cuda {
 namespace {
 
 constexpr int kPsThreads = detail::kTailThreads; // one block size for the fused kernel
-constexpr int kGroupWords = 4;                   // words a thread loads together (a group)
-
-template <ValueKind K>
-__device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
-                                              const double *__restrict__ exact, const double *__restrict__ x,
-                                              uint32_t &col, double &sum) {
-  const uint32_t flag = packsell::word_flag(w);
-  col += packsell::word_jump(w, flag, f.delta_mask);
-  detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, f, exact, slot), x + col, sum); // see the note at the top
-}
+using detail::kGroupWords; // words a thread loads together (a group)
+using detail::value_slot;
+using detail::word_format;
 
 // The arrays and constants a product reads.
 struct PackSellArgs {
@@ -79,30 +72,8 @@ struct PackSellArgs {
   double *y;
 };
 
-// Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word past the slice end
-// is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
-template <bool Masked>
-__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
-                                           int64_t stride, uint32_t (&w)[kGroupWords]) {
-#pragma unroll
-  for (int u = 0; u < kGroupWords; ++u) {
-    const int64_t su = slot + u * stride;
-    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
-  }
-}
-
-// A word's slot for its Exact value load: past the slice end (padding of a partial group)
-// the last slot of the slice, so that the load stays inside the array.
-__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
-
-// One thread per sorted row: sorted rows [block*256, block*256 + 256).
-// Software-pipelined: the 4 words of the next group are loaded before the current group's x
-// gathers and FMAs, so every thread keeps word loads in flight behind the gathers (the plain
-// loop, a group's 4 loads and then its 4 steps, lets ptxas interleave the loads with the
-// previous words' gathers: up to four dependent memory latencies per 4 words). A slice width
-// that is not a multiple of 4 ends in a partial group (its missing words are padding) inside
-// the pipeline, not in a remainder loop (one dependent load-then-gather latency per word).
-// Measurements of both: docs/kernels.md.
+// One thread per sorted row: sorted rows [block*256, block*256 + 256), their words walked by
+// detail::walk_row (packsell_decode.cuh: software-pipelined groups of 4 words).
 template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
@@ -110,37 +81,11 @@ struct PackSellRows {
     const int64_t t = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
     if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
     const int32_t sr = static_cast<int32_t>(t);
-    const int32_t s = packsell::slice_of(sr, a.C);
-    const int32_t i = packsell::lane_in_slice(sr, s, a.C);
-    const int64_t stride = packsell::word_stride(1, a.C);
-    const int64_t end = a.slice_pointers[s + 1];
-    int64_t slot = packsell::word_slot(a.slice_pointers[s], i, 0, a.C);
-    uint32_t col = 0; // the first nonzero of a row counts from column 0
     double sum = 0.0;
-    if (slot < end) {
-      uint32_t w[kGroupWords], n[kGroupWords];
-      // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
-      // the branches are warp-uniform (a warp's rows lie in one slice).
-      if (slot + (kGroupWords - 1) * stride < end)
-        load_group<false>(a.words, slot, end, stride, w);
-      else
-        load_group<true>(a.words, slot, end, stride, w);
-      while (true) {
-        const int64_t next = slot + kGroupWords * stride;
-        const bool more = next < end; // the same for every lane of the warp
-        if (next + (kGroupWords - 1) * stride < end)
-          load_group<false>(a.words, next, end, stride, n);
-        else // a partial group; past the slice end (no next one) every word is masked: no load
-          load_group<true>(a.words, next, end, stride, n);
-#pragma unroll
-        for (int u = 0; u < kGroupWords; ++u)
-          packsell_step<K>(w[u], value_slot(slot + u * stride, end), a.f, a.exact, a.x, col, sum);
-        slot = next;
-        if (!more) break;
-#pragma unroll
-        for (int u = 0; u < kGroupWords; ++u) w[u] = n[u];
-      }
-    }
+    detail::walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr,
+                     [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
+                       detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
+                     });
     const int32_t r = __ldcs(a.perm + sr);
     if (Add)
       a.y[r] += sum * a.inv_scale;
@@ -250,17 +195,6 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
   default: return cudaErrorInvalidValue;
   }
-}
-
-// The word constants of a format; false if D is not the value format's (packsell_layout.hpp).
-// (For E8Mm, V = 9 + m gives D + 1 = 23 - m: the value field is an FP32 cut below its
-// mantissa's m bits, which packsell_decode.cuh relies on.)
-bool word_format(const ValueFormat &vf, int32_t D, detail::WordFormat *f) {
-  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
-  f->delta_mask = packsell::delta_mask(D);
-  f->value_shift = packsell::value_shift(D);
-  f->value_mask = packsell::value_field_mask(D);
-  return true;
 }
 
 cudaError_t upload_diagonal(const PackSellMatrix &h, double **diag, bool allocate) {

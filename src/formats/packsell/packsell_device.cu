@@ -197,14 +197,6 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   }
 }
 
-cudaError_t upload_diagonal(const PackSellMatrix &h, double **diag, bool allocate) {
-  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
-  if (n == 0) return cudaSuccess;
-  std::vector<double> d(n);
-  packsell_diagonal(h, d.data());
-  return allocate ? detail::alloc_copy(d, diag) : detail::copy_into(d, *diag);
-}
-
 cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   if (!packsell::valid_slice_height(h.slice_height)) return cudaErrorInvalidValue;
   if (h.rows < 0 || h.cols < 0 || h.perm.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
@@ -245,7 +237,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));
   if (exact) PSPMV_CUDA_TRY(detail::alloc_copy(h.exact_values, &d->exact_values));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, true));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, true));
   PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
   return cudaDeviceSynchronize(); // see upload(RgCsrMatrix)
 }
@@ -265,12 +257,7 @@ cudaError_t release(DevicePackSell *d) {
   return first;
 }
 
-cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) {
-  PSPMV_CUDA_TRY(release(d));
-  const cudaError_t err = upload_all(h, d);
-  if (err != cudaSuccess) release(d);
-  return err;
-}
+cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) { return detail::reupload(h, d, upload_all); }
 
 cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   const bool exact = h.value_format.kind == ValueKind::Exact;
@@ -285,7 +272,7 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   PSPMV_CUDA_TRY(detail::copy_into(h.words, d->words));
   if (exact) PSPMV_CUDA_TRY(detail::copy_into(h.exact_values, d->exact_values));
   PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, false));
   d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
   d->scale_exponent = h.scale_exponent;
   return cudaDeviceSynchronize();
@@ -312,9 +299,6 @@ int64_t stored_bytes(const DevicePackSell &A) {
 }
 
 // The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
-static int64_t diagonal_bytes(const DevicePackSell &A) {
-  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
-}
 static int64_t value_array_bytes(const DevicePackSell &A) {
   const int64_t exact = A.exact_values ? A.num_words * static_cast<int64_t>(sizeof(double)) : 0;
   return A.num_words * static_cast<int64_t>(sizeof(uint32_t)) + exact;
@@ -322,7 +306,7 @@ static int64_t value_array_bytes(const DevicePackSell &A) {
 
 int64_t upload_bytes(const DevicePackSell &A) {
   const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
-  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + diagonal_bytes(A) +
+  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + detail::diagonal_bytes(A) +
          detail::tail_bytes(A.tail);
 }
 
@@ -333,7 +317,7 @@ int64_t device_bytes(const DevicePackSell &A) {
 
 int64_t value_upload_bytes(const DevicePackSell &A) {
   // the words carry the values: all of them are copied
-  return value_array_bytes(A) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
+  return value_array_bytes(A) + detail::diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
 }
 
 } // namespace cuda

@@ -87,10 +87,7 @@ struct PackSellRows {
                        detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
                      });
     const int32_t r = __ldcs(a.perm + sr);
-    if (Add)
-      a.y[r] += sum * a.inv_scale;
-    else
-      a.y[r] = sum * a.inv_scale;
+    detail::write_row<Add>(a.y + r, sum * a.inv_scale);
   }
 };
 
@@ -170,10 +167,7 @@ struct PackSellRowsMulti {
     for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(detail::kFull, sum, off, T);
     if (t == 0 && sr < a.rows) {
       const int32_t r = __ldcs(a.perm + sr);
-      if (Add)
-        a.y[r] += sum * a.inv_scale;
-      else
-        a.y[r] = sum * a.inv_scale;
+      detail::write_row<Add>(a.y + r, sum * a.inv_scale);
     }
   }
 };

@@ -99,10 +99,7 @@ struct RgCsrRows {
     const int32_t lane = rgcsr::lane_in_group(r, g, a.G);
     const int32_t n = __ldcs(a.row_length + r);
     const double sum = n > 0 ? rgcsr_row_sum(a, rgcsr::first_slot(__ldg(a.group_pointers + g), lane), rgcsr::slot_stride(1, a.G), 0, 1, n) : 0.0;
-    if (Add)
-      a.y[r] += sum;
-    else
-      a.y[r] = sum;
+    detail::write_row<Add>(a.y + r, sum);
   }
 };
 
@@ -132,10 +129,7 @@ struct RgCsrRowsMulti {
 #pragma unroll
     for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, T);
     if (active && t == 0) {
-      if (Add)
-        a.y[row] += sum;
-      else
-        a.y[row] = sum;
+      detail::write_row<Add>(a.y + row, sum);
     }
   }
 };

@@ -14,35 +14,27 @@ namespace {
 
 constexpr const char *kAcceptedNames = "exact, fp16, bf16 or e8m<m> with 7 <= m <= 22";
 
+ValueFormat value_format(ValueKind kind, int mantissa_bits, int exponent_bits) {
+  ValueFormat f;
+  f.kind = kind;
+  f.mantissa_bits = mantissa_bits;
+  f.exponent_bits = exponent_bits;
+  return f;
+}
+
 } // namespace
 
 ValueFormat ValueFormat::exact() { return ValueFormat{}; }
 
-ValueFormat ValueFormat::fp16() {
-  ValueFormat f;
-  f.kind = ValueKind::FP16;
-  f.mantissa_bits = 10;
-  f.exponent_bits = 5;
-  return f;
-}
+ValueFormat ValueFormat::fp16() { return value_format(ValueKind::FP16, 10, 5); }
 
-ValueFormat ValueFormat::bf16() {
-  ValueFormat f;
-  f.kind = ValueKind::BF16;
-  f.mantissa_bits = 7;
-  f.exponent_bits = 8;
-  return f;
-}
+ValueFormat ValueFormat::bf16() { return value_format(ValueKind::BF16, 7, 8); }
 
 ValueFormat ValueFormat::e8m(int m) {
   if (m < 7 || m > 22)
     throw FormatError("value format e8m" + std::to_string(m) +
                       " is not supported: the mantissa width m must satisfy 7 <= m <= 22");
-  ValueFormat f;
-  f.kind = ValueKind::E8M;
-  f.mantissa_bits = m;
-  f.exponent_bits = 8;
-  return f;
+  return value_format(ValueKind::E8M, m, 8);
 }
 
 ValueFormat ValueFormat::parse(const std::string &name) {

@@ -95,6 +95,15 @@ __device__ __forceinline__ double warp_sum(double v) {
   return v;
 }
 
+// A regular row's result: y = v (Add false) or y += v (Add true), the products' two modes.
+template <bool Add>
+__device__ __forceinline__ void write_row(double *y, double v) {
+  if (Add)
+    *y += v;
+  else
+    *y = v;
+}
+
 // Arguments of the tail part of a fused kernel (or of the separate tail kernel, sync == null).
 struct TailArgs {
   int64_t nnz = 0, chunk = 0;

@@ -1,11 +1,11 @@
 // Shared pieces of the device builders (device_build.cuh). PETSc-free.
 #include "cuda/device_build.cuh"
 #include "cuda/coo_tail.cuh"
+#include "cuda/segment_reduce.cuh"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <algorithm>
@@ -21,18 +21,6 @@ __global__ void row_lengths_kernel(const int32_t *__restrict__ rowptr, int32_t r
   const int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (r < rows) len[r] = rowptr[r + 1] - rowptr[r];
 }
-
-struct ToInt64 {
-  __host__ __device__ int64_t operator()(int32_t v) const { return v; }
-};
-struct TimesBlock {
-  int64_t block;
-  __host__ __device__ int64_t operator()(int64_t b) const { return b * block; }
-};
-struct BlockEnd {
-  int64_t block, n;
-  __host__ __device__ int64_t operator()(int64_t b) const { return (b + 1) * block < n ? (b + 1) * block : n; }
-};
 
 // *first = the smallest row r whose row pointer decreases (rowptr[r + 1] < rowptr[r]).
 __global__ void rowptr_decrease_kernel(const int32_t *__restrict__ rowptr, int32_t rows, unsigned long long *first) {
@@ -162,11 +150,7 @@ cudaError_t histogram(const int32_t *a, int64_t n, int32_t maxval, std::vector<i
 cudaError_t block_max(const int32_t *len, int32_t rows, int32_t block, int32_t *out, cudaStream_t s) {
   if (rows <= 0) return cudaSuccess;
   const int64_t nblocks = (int64_t(rows) + block - 1) / block;
-  auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesBlock{block});
-  auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), BlockEnd{block, rows});
-  return cub_run(s, [&](void *t, size_t &b) {
-    return cub::DeviceSegmentedReduce::Reduce(t, b, len, out, nblocks, begin, end, MaxOp{}, int32_t(0), s);
-  });
+  return reduce_segments(len, nblocks, block, rows, out, MaxOp{}, int32_t(0), s);
 }
 
 namespace {

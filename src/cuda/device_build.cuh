@@ -128,6 +128,22 @@ cudaError_t fill_tail_values(const DeviceCooTail &t, const double *values, Op op
   return cudaGetLastError();
 }
 
+// build_on_device() of a format: waits for the products on stream that may still read *d,
+// releases *d, runs build() and, when it fails, leaves *d released (empty); the builders'
+// scratch memory is given back at the end (ScratchRelease).
+template <class Device, class Build>
+BuildError rebuild_on_device(Device *d, cudaStream_t stream, const char *what, Build &&build) {
+  ScratchRelease release_scratch(stream);
+  PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), what); // a product may still read what *d holds
+  PSPMV_DEVICE_TRY(release(d), what);
+  const BuildError e = build();
+  if (e) {
+    (void)cudaStreamSynchronize(stream);
+    (void)release(d);
+  }
+  return e;
+}
+
 } // namespace detail
 } // namespace cuda
 } // namespace pspmv

@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -51,6 +52,33 @@ void free_ptr(T **p, cudaError_t *first) {
     if (e != cudaSuccess && *first == cudaSuccess) *first = e;
   }
   *p = nullptr;
+}
+
+// upload() of a format: releases what *d held, runs upload_all(h, d) and, when it fails,
+// leaves *d released (empty); returns the first error.
+template <class Host, class Device, class UploadAll>
+cudaError_t reupload(const Host &h, Device *d, UploadAll upload_all) {
+  PSPMV_CUDA_TRY(release(d));
+  const cudaError_t err = upload_all(h, d);
+  if (err != cudaSuccess) release(d); // leave *d empty, report the first error
+  return err;
+}
+
+// The diagonal of h (min(rows, cols) values, diagonal(h, out) writes them) copied to the device:
+// into a new allocation *diag (allocate) or into the existing one (a value update).
+template <class Host, class Diagonal>
+cudaError_t upload_diagonal(const Host &h, Diagonal diagonal, double **diag, bool allocate) {
+  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
+  if (n == 0) return cudaSuccess;
+  std::vector<double> d(n);
+  diagonal(h, d.data());
+  return allocate ? alloc_copy(d, diag) : copy_into(d, *diag);
+}
+
+// Bytes of a device layout's diagonal, at the size upload_diagonal() allocated.
+template <class Device>
+int64_t diagonal_bytes(const Device &A) {
+  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
 }
 
 // Number of multiprocessors of the current device (cached per device ordinal).

@@ -1,4 +1,6 @@
-// Branch-free decoding of one PackSELL word on the device (PETSc-free).
+// Branch-free decoding of one PackSELL word on the device and the walk of a row's words
+// (PETSc-free): the one definition that the FP64 kernels (packsell_device.cu) and the FP32 ones
+// (packsell_lowp_rows.cuh) share.
 //
 // Word (W = 32): [ value : V bits | delta : D bits | flag : 1 bit ], V + D + 1 = 32
 // (packsell_layout.hpp).
@@ -15,7 +17,10 @@
 // non-finite x cannot leak.
 #pragma once
 #include "core/value_codec.hpp"
+#include "formats/packsell/packsell_layout.hpp"
+#include <cuda_fp16.h>
 #include <cstdint>
+#include <type_traits>
 
 namespace pspmv {
 namespace cuda {
@@ -28,29 +33,51 @@ struct WordFormat {
   uint32_t value_mask;  // ~0u << (D + 1): the value field in place (E8M)
 };
 
-// The FP64 value of word w (E8M, BF16, FP16: from its value bits; Exact: exact_values[slot],
-// loaded for every word, so the load can issue as early as the word's own: `slot` must be
-// inside the array even for padding).
-template <ValueKind K>
-__device__ __forceinline__ double decode_word(uint32_t w, const WordFormat &f, const double *__restrict__ exact,
-                                              int64_t slot) {
+// The word constants of a format; false if D is not the value format's (packsell_layout.hpp).
+// (For E8Mm, V = 9 + m gives D + 1 = 23 - m: the value field is an FP32 cut below its
+// mantissa's m bits, which decode_word relies on.)
+inline bool word_format(const ValueFormat &vf, int32_t D, WordFormat *f) {
+  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
+  f->delta_mask = packsell::delta_mask(D);
+  f->value_shift = packsell::value_shift(D);
+  f->value_mask = packsell::value_field_mask(D);
+  return true;
+}
+
+// The value of word w as Real: double for the FP64 products, float for the FP32 ones
+// (packsell_lowp_rows.cuh). E8M, BF16, FP16: from its value bits (exact in either type); Exact:
+// exact_values[slot] (rounded to nearest for float), loaded for every word, so the load can issue
+// as early as the word's own: `slot` must be inside the array even for padding.
+template <ValueKind K, class Real = double>
+__device__ __forceinline__ Real decode_word(uint32_t w, const WordFormat &f, const double *__restrict__ exact,
+                                            int64_t slot) {
+  static_assert(std::is_same<Real, double>::value || std::is_same<Real, float>::value, "Real: double or float");
+  constexpr bool kF64 = std::is_same<Real, double>::value;
   if constexpr (K == ValueKind::Exact) {
     (void)w;
     (void)f;
-    return __ldcs(exact + slot);
+    const double v = __ldcs(exact + slot);
+    if constexpr (kF64)
+      return v;
+    else
+      return __double2float_rn(v);
   } else if constexpr (K == ValueKind::FP16) {
     (void)exact;
     (void)slot;
-    // Straight FP16 -> FP64 (exact, subnormals and NaN/Inf kept), one conversion instead of
-    // __half2float's FP16 -> FP32 followed by FP32 -> FP64.
     const unsigned short h = static_cast<unsigned short>(w >> f.value_shift);
-    double v;
-    asm("cvt.f64.f16 %0, %1;" : "=d"(v) : "h"(h));
-    return v;
+    if constexpr (kF64) {
+      // Straight FP16 -> FP64 (exact, subnormals and NaN/Inf kept), one conversion instead of
+      // __half2float's FP16 -> FP32 followed by FP32 -> FP64.
+      double v;
+      asm("cvt.f64.f16 %0, %1;" : "=d"(v) : "h"(h));
+      return v;
+    } else {
+      return __half2float(__ushort_as_half(h));
+    }
   } else { // E8M and BF16 (= E8M7)
     (void)exact;
     (void)slot;
-    return static_cast<double>(__uint_as_float(w & f.value_mask));
+    return static_cast<Real>(__uint_as_float(w & f.value_mask));
   }
 }
 
@@ -84,6 +111,74 @@ __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const dou
         "@p ld.global.nc.f64 xv, [%2];\n\t@p fma.rn.f64 %0, %3, xv, %0;\n\t}"
         : "+d"(sum)
         : "r"(flag), "l"(xp), "d"(v));
+  }
+}
+
+// The word walk of one thread per sorted row (PackSellRows in packsell_device.cu and the FP32
+// rows of packsell_lowp_rows.cuh): groups of kGroupWords words, each group's loads issued before
+// the previous group's visits (software pipelining: every thread keeps word loads in flight
+// behind its gathers; the plain loop, a group's 4 loads and then its 4 steps, lets ptxas
+// interleave the loads with the previous words' gathers: up to four dependent memory latencies
+// per 4 words). A slice width that is not a multiple of 4 ends in a partial group (its missing
+// words are padding) inside the pipeline, not in a remainder loop (one dependent
+// load-then-gather latency per word). Measurements of both: docs/kernels.md.
+constexpr int kGroupWords = 4; // words a thread loads together (a group)
+
+// Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word at or past the slice
+// end is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
+template <bool Masked>
+__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
+                                           int64_t stride, uint32_t (&w)[kGroupWords]) {
+#pragma unroll
+  for (int u = 0; u < kGroupWords; ++u) {
+    const int64_t su = slot + u * stride;
+    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
+  }
+}
+
+// A word's slot for its Exact value load: past the slice end (padding of a partial group)
+// the last slot of the slice, so that the load stays inside the array.
+__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
+
+// Calls visit(w, flag, col, value_slot) for every word of sorted row sr < rows in word order
+// (padding of the last group included: w = 0, flag 0), col the word's column after its jump
+// (the row's first nonzero counts from column 0).
+template <class Visit>
+__device__ __forceinline__ void walk_row(const uint32_t *__restrict__ words, const int64_t *slice_pointers, int32_t C,
+                                         uint32_t delta_mask, int32_t sr, Visit &&visit) {
+  const int32_t s = packsell::slice_of(sr, C);
+  const int32_t i = packsell::lane_in_slice(sr, s, C);
+  const int64_t stride = packsell::word_stride(1, C);
+  const int64_t end = slice_pointers[s + 1];
+  int64_t slot = packsell::word_slot(slice_pointers[s], i, 0, C);
+  uint32_t col = 0; // the first nonzero of a row counts from column 0
+  if (slot < end) {
+    uint32_t w[kGroupWords], n[kGroupWords];
+    // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
+    // the branches are warp-uniform (a warp's rows lie in one slice: C is a multiple of 32).
+    if (slot + (kGroupWords - 1) * stride < end)
+      load_group<false>(words, slot, end, stride, w);
+    else
+      load_group<true>(words, slot, end, stride, w);
+    while (true) {
+      const int64_t next = slot + kGroupWords * stride;
+      const bool more = next < end; // the same for every lane of the warp
+      if (next + (kGroupWords - 1) * stride < end)
+        load_group<false>(words, next, end, stride, n);
+      else // a partial group; past the slice end (no next one) every word is masked: no load
+        load_group<true>(words, next, end, stride, n);
+#pragma unroll
+      for (int u = 0; u < kGroupWords; ++u) {
+        const int64_t vslot = value_slot(slot + u * stride, end);
+        const uint32_t flag = packsell::word_flag(w[u]);
+        col += packsell::word_jump(w[u], flag, delta_mask);
+        visit(w[u], flag, col, vslot);
+      }
+      slot = next;
+      if (!more) break;
+#pragma unroll
+      for (int u = 0; u < kGroupWords; ++u) w[u] = n[u];
+    }
   }
 }
 

@@ -56,16 +56,9 @@ namespace cuda {
 namespace {
 
 constexpr int kPsThreads = detail::kTailThreads; // one block size for the fused kernel
-constexpr int kGroupWords = 4;                   // words a thread loads together (a group)
-
-template <ValueKind K>
-__device__ __forceinline__ void packsell_step(uint32_t w, int64_t slot, const detail::WordFormat &f,
-                                              const double *__restrict__ exact, const double *__restrict__ x,
-                                              uint32_t &col, double &sum) {
-  const uint32_t flag = packsell::word_flag(w);
-  col += packsell::word_jump(w, flag, f.delta_mask);
-  detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, f, exact, slot), x + col, sum); // see the note at the top
-}
+using detail::kGroupWords; // words a thread loads together (a group)
+using detail::value_slot;
+using detail::word_format;
 
 // The arrays and constants a product reads.
 struct PackSellArgs {
@@ -79,30 +72,8 @@ struct PackSellArgs {
   double *y;
 };
 
-// Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word past the slice end
-// is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
-template <bool Masked>
-__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
-                                           int64_t stride, uint32_t (&w)[kGroupWords]) {
-#pragma unroll
-  for (int u = 0; u < kGroupWords; ++u) {
-    const int64_t su = slot + u * stride;
-    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
-  }
-}
-
-// A word's slot for its Exact value load: past the slice end (padding of a partial group)
-// the last slot of the slice, so that the load stays inside the array.
-__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
-
-// One thread per sorted row: sorted rows [block*256, block*256 + 256).
-// Software-pipelined: the 4 words of the next group are loaded before the current group's x
-// gathers and FMAs, so every thread keeps word loads in flight behind the gathers (the plain
-// loop, a group's 4 loads and then its 4 steps, lets ptxas interleave the loads with the
-// previous words' gathers: up to four dependent memory latencies per 4 words). A slice width
-// that is not a multiple of 4 ends in a partial group (its missing words are padding) inside
-// the pipeline, not in a remainder loop (one dependent load-then-gather latency per word).
-// Measurements of both: docs/kernels.md.
+// One thread per sorted row: sorted rows [block*256, block*256 + 256), their words walked by
+// detail::walk_row (packsell_decode.cuh: software-pipelined groups of 4 words).
 template <ValueKind K, bool Add>
 struct PackSellRows {
   PackSellArgs a;
@@ -110,42 +81,13 @@ struct PackSellRows {
     const int64_t t = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
     if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
     const int32_t sr = static_cast<int32_t>(t);
-    const int32_t s = packsell::slice_of(sr, a.C);
-    const int32_t i = packsell::lane_in_slice(sr, s, a.C);
-    const int64_t stride = packsell::word_stride(1, a.C);
-    const int64_t end = a.slice_pointers[s + 1];
-    int64_t slot = packsell::word_slot(a.slice_pointers[s], i, 0, a.C);
-    uint32_t col = 0; // the first nonzero of a row counts from column 0
     double sum = 0.0;
-    if (slot < end) {
-      uint32_t w[kGroupWords], n[kGroupWords];
-      // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
-      // the branches are warp-uniform (a warp's rows lie in one slice).
-      if (slot + (kGroupWords - 1) * stride < end)
-        load_group<false>(a.words, slot, end, stride, w);
-      else
-        load_group<true>(a.words, slot, end, stride, w);
-      while (true) {
-        const int64_t next = slot + kGroupWords * stride;
-        const bool more = next < end; // the same for every lane of the warp
-        if (next + (kGroupWords - 1) * stride < end)
-          load_group<false>(a.words, next, end, stride, n);
-        else // a partial group; past the slice end (no next one) every word is masked: no load
-          load_group<true>(a.words, next, end, stride, n);
-#pragma unroll
-        for (int u = 0; u < kGroupWords; ++u)
-          packsell_step<K>(w[u], value_slot(slot + u * stride, end), a.f, a.exact, a.x, col, sum);
-        slot = next;
-        if (!more) break;
-#pragma unroll
-        for (int u = 0; u < kGroupWords; ++u) w[u] = n[u];
-      }
-    }
+    detail::walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr,
+                     [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
+                       detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
+                     });
     const int32_t r = __ldcs(a.perm + sr);
-    if (Add)
-      a.y[r] += sum * a.inv_scale;
-    else
-      a.y[r] = sum * a.inv_scale;
+    detail::write_row<Add>(a.y + r, sum * a.inv_scale);
   }
 };
 
@@ -225,10 +167,7 @@ struct PackSellRowsMulti {
     for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(detail::kFull, sum, off, T);
     if (t == 0 && sr < a.rows) {
       const int32_t r = __ldcs(a.perm + sr);
-      if (Add)
-        a.y[r] += sum * a.inv_scale;
-      else
-        a.y[r] = sum * a.inv_scale;
+      detail::write_row<Add>(a.y + r, sum * a.inv_scale);
     }
   }
 };
@@ -250,25 +189,6 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
   default: return cudaErrorInvalidValue;
   }
-}
-
-// The word constants of a format; false if D is not the value format's (packsell_layout.hpp).
-// (For E8Mm, V = 9 + m gives D + 1 = 23 - m: the value field is an FP32 cut below its
-// mantissa's m bits, which packsell_decode.cuh relies on.)
-bool word_format(const ValueFormat &vf, int32_t D, detail::WordFormat *f) {
-  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
-  f->delta_mask = packsell::delta_mask(D);
-  f->value_shift = packsell::value_shift(D);
-  f->value_mask = packsell::value_field_mask(D);
-  return true;
-}
-
-cudaError_t upload_diagonal(const PackSellMatrix &h, double **diag, bool allocate) {
-  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
-  if (n == 0) return cudaSuccess;
-  std::vector<double> d(n);
-  packsell_diagonal(h, d.data());
-  return allocate ? detail::alloc_copy(d, diag) : detail::copy_into(d, *diag);
 }
 
 cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
@@ -311,7 +231,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));
   if (exact) PSPMV_CUDA_TRY(detail::alloc_copy(h.exact_values, &d->exact_values));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, true));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, true));
   PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
   return cudaDeviceSynchronize(); // see upload(RgCsrMatrix)
 }
@@ -331,12 +251,7 @@ cudaError_t release(DevicePackSell *d) {
   return first;
 }
 
-cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) {
-  PSPMV_CUDA_TRY(release(d));
-  const cudaError_t err = upload_all(h, d);
-  if (err != cudaSuccess) release(d);
-  return err;
-}
+cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) { return detail::reupload(h, d, upload_all); }
 
 cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   const bool exact = h.value_format.kind == ValueKind::Exact;
@@ -351,7 +266,7 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   PSPMV_CUDA_TRY(detail::copy_into(h.words, d->words));
   if (exact) PSPMV_CUDA_TRY(detail::copy_into(h.exact_values, d->exact_values));
   PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, false));
   d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
   d->scale_exponent = h.scale_exponent;
   return cudaDeviceSynchronize();
@@ -378,9 +293,6 @@ int64_t stored_bytes(const DevicePackSell &A) {
 }
 
 // The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
-static int64_t diagonal_bytes(const DevicePackSell &A) {
-  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
-}
 static int64_t value_array_bytes(const DevicePackSell &A) {
   const int64_t exact = A.exact_values ? A.num_words * static_cast<int64_t>(sizeof(double)) : 0;
   return A.num_words * static_cast<int64_t>(sizeof(uint32_t)) + exact;
@@ -388,7 +300,7 @@ static int64_t value_array_bytes(const DevicePackSell &A) {
 
 int64_t upload_bytes(const DevicePackSell &A) {
   const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
-  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + diagonal_bytes(A) +
+  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + detail::diagonal_bytes(A) +
          detail::tail_bytes(A.tail);
 }
 
@@ -399,7 +311,7 @@ int64_t device_bytes(const DevicePackSell &A) {
 
 int64_t value_upload_bytes(const DevicePackSell &A) {
   // the words carry the values: all of them are copied
-  return value_array_bytes(A) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
+  return value_array_bytes(A) + detail::diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
 }
 
 } // namespace cuda

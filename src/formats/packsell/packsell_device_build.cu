@@ -5,13 +5,13 @@
 #include "core/threads_per_row.hpp"
 #include "core/value_codec_hd.hpp"
 #include "cuda/device_build.cuh"
+#include "cuda/segment_reduce.cuh"
 #include "formats/packsell/packsell_device_build.hpp"
 #include "formats/packsell/packsell_layout.hpp"
 #include "formats/packsell/packsell_plan.hpp"
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
-#include <cub/device/device_segmented_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/permutation_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
@@ -59,17 +59,6 @@ struct TailValue {
 
 struct AbsFinite {
   __host__ __device__ double operator()(double v) const { return isfinite(v) ? fabs(v) : 0.0; }
-};
-struct ToInt64 {
-  __host__ __device__ int64_t operator()(int32_t v) const { return v; }
-};
-struct TimesN {
-  int64_t n;
-  __host__ __device__ int64_t operator()(int64_t i) const { return i * n; }
-};
-struct SegEnd {
-  int64_t n, total;
-  __host__ __device__ int64_t operator()(int64_t i) const { return (i + 1) * n < total ? (i + 1) * n : total; }
 };
 struct SliceWords {
   const int32_t *width;
@@ -349,12 +338,8 @@ public:
     PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
     prefix_max_kernel<<<detail::grid_for(ns), kBuildThreads, 0, s_>>>(ns, top, widest.get());
     PSPMV_DEVICE_TRY(cudaGetLastError(), kWhat);
-    auto in = thrust::make_transform_iterator(widest.get(), ToInt64{});
-    auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesN{ns});
-    auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), SegEnd{ns, ns * top});
-    PSPMV_DEVICE_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
-      return cub::DeviceSegmentedReduce::Reduce(t, b, in, d_sums.get(), top, begin, end, detail::SumOp{}, int64_t(0), s_);
-    }), kWhat);
+    auto in = thrust::make_transform_iterator(widest.get(), detail::ToInt64{});
+    PSPMV_DEVICE_TRY(detail::reduce_segments(in, top, ns, ns * top, d_sums.get(), detail::SumOp{}, int64_t(0), s_), kWhat);
     sums->assign(size_t(top), 0);
     PSPMV_DEVICE_TRY(cudaMemcpyAsync(sums->data(), d_sums.get(), sizeof(int64_t) * size_t(top), cudaMemcpyDeviceToHost, s_), kWhat);
     PSPMV_DEVICE_TRY(cudaStreamSynchronize(s_), kWhat);
@@ -372,11 +357,7 @@ public:
     Scratch<int32_t> width(size_t(ns), s_);
     PSPMV_CUDA_TRY(width.status());
     auto in = thrust::make_permutation_iterator(words, perm);
-    auto begin = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), TimesN{C});
-    auto end = thrust::make_transform_iterator(thrust::make_counting_iterator<int64_t>(0), SegEnd{C, rows});
-    PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
-      return cub::DeviceSegmentedReduce::Reduce(t, b, in, width.get(), ns, begin, end, detail::MaxOp{}, int32_t(0), s_);
-    }));
+    PSPMV_CUDA_TRY(detail::reduce_segments(in, ns, C, rows, width.get(), detail::MaxOp{}, int32_t(0), s_));
     auto slots = thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), SliceWords{width.get(), C});
     PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) {
       return cub::DeviceScan::InclusiveSum(t, b, slots, sp + 1, ns, s_);
@@ -484,15 +465,7 @@ BuildError build(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t s,
 
 BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
                            DeviceBuildInfo *info) {
-  detail::ScratchRelease release_scratch(stream);
-  PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), DeviceExecutor::kWhat); // a product may still read what *d holds
-  PSPMV_DEVICE_TRY(release(d), DeviceExecutor::kWhat);
-  const BuildError e = build(A, opt, stream, d, info);
-  if (e) {
-    (void)cudaStreamSynchronize(stream);
-    (void)release(d);
-  }
-  return e;
+  return detail::rebuild_on_device(d, stream, DeviceExecutor::kWhat, [&] { return build(A, opt, stream, d, info); });
 }
 
 BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DevicePackSell *d, bool *pattern_changed,

@@ -14,7 +14,8 @@
 //   packsell_lowp_tail.hpp (tail values carry no scale: packsell.hpp).
 // Operation for operation the host twin packsell_spmv_f32 (packsell_spmv.cpp: std::fma in word
 // order, the same decode), so the two agree bit for bit.
-// The words are walked as PackSellRows does (packsell_device.cu): groups of 4 words loaded
+// The words are walked by the walk PackSellRows uses (walk_row, packsell_decode.cuh), values
+// decoded by the same decode_word (to FP32 here): groups of 4 words loaded
 // before their columns are resolved and before the previous group's gathers (software
 // pipelining), x gathered for nonzeros only (a predicated load: dummies and padding issue no
 // request and never reach the sum).
@@ -40,7 +41,6 @@ namespace detail {
 
 constexpr int kLowpThreads = 256; // threads per block of the low-precision product kernels
 static_assert(kLowpThreads % 32 == 0, "whole warps: a long tail is summed by its warp");
-constexpr int kLowpGroup = 4;     // words a thread loads together
 
 // The arrays and constants of one low-precision product.
 struct LowpArgs {
@@ -63,13 +63,9 @@ inline bool lowp_args(const DevicePackSell &A, LowpArgs *a) {
   if (vf.kind != ValueKind::Exact && vf.kind != ValueKind::FP16 && vf.kind != ValueKind::BF16 &&
       vf.kind != ValueKind::E8M)
     return false;
-  const int32_t D = A.delta_bits;
-  if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
+  if (!word_format(vf, A.delta_bits, &a->f)) return false;
   a->rows = A.rows;
   a->C = A.slice_height;
-  a->f.delta_mask = packsell::delta_mask(D);
-  a->f.value_shift = packsell::value_shift(D);
-  a->f.value_mask = packsell::value_field_mask(D);
   a->inv_scale = A.inv_scale;
   a->slice_pointers = A.slice_pointers;
   a->perm = A.perm;
@@ -80,24 +76,6 @@ inline bool lowp_args(const DevicePackSell &A, LowpArgs *a) {
   a->tail_col = A.tail.col;
   a->tail_val = A.tail.val;
   return true;
-}
-
-// The FP32 value of word w (Exact: exact_values[slot], slot inside the array even for padding).
-template <ValueKind K>
-__device__ __forceinline__ float decode_word_f32(uint32_t w, const WordFormat &f, const double *__restrict__ exact,
-                                                 int64_t slot) {
-  if constexpr (K == ValueKind::Exact) {
-    (void)w;
-    return __double2float_rn(__ldcs(exact + slot));
-  } else if constexpr (K == ValueKind::FP16) {
-    (void)exact;
-    (void)slot;
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(w >> f.value_shift)));
-  } else { // E8M and BF16 (= E8M7)
-    (void)exact;
-    (void)slot;
-    return __uint_as_float(w & f.value_mask);
-  }
 }
 
 // sum = fmaf(v, x[col], sum) for a nonzero (flag 1), nothing for a dummy or padding: one
@@ -119,62 +97,14 @@ __device__ __forceinline__ void fma_gather_if_f32(uint32_t flag, float v, const 
 __device__ __forceinline__ float to_f32(float v) { return v; }
 __device__ __forceinline__ float to_f32(__half v) { return __half2float(v); }
 
-template <ValueKind K, class X>
-__device__ __forceinline__ void lowp_step(uint32_t w, int64_t slot, const WordFormat &f, const double *__restrict__ exact,
-                                          const X *__restrict__ x, uint32_t &col, float &sum) {
-  const uint32_t flag = packsell::word_flag(w);
-  col += packsell::word_jump(w, flag, f.delta_mask);
-  fma_gather_if_f32(flag, decode_word_f32<K>(w, f, exact, slot), x + col, sum);
-}
-
-// Words slot, slot + stride, ..., slot + 3 stride; Masked: a word at or past end is 0 (padding).
-template <bool Masked>
-__device__ __forceinline__ void lowp_load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
-                                                int64_t stride, uint32_t (&w)[kLowpGroup]) {
-#pragma unroll
-  for (int u = 0; u < kLowpGroup; ++u) {
-    const int64_t su = slot + u * stride;
-    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
-  }
-}
-
-// The Exact value slot of a word: past the slice end (a partial group's padding) the slice's
-// last slot, so the load stays inside the array.
-__device__ __forceinline__ int64_t lowp_value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
-
-// The regular part's FP32 sum of sorted row sr < a.rows, before inv_scale.
+// The regular part's FP32 sum of sorted row sr < a.rows, before inv_scale: the words walked as
+// PackSellRows walks them (detail::walk_row), each value decoded to FP32 (decode_word<K, float>).
 template <ValueKind K, class X>
 __device__ __forceinline__ float regular_row_sum(const LowpArgs &a, const X *__restrict__ x, int32_t sr) {
-  const int32_t s = packsell::slice_of(sr, a.C);
-  const int32_t i = packsell::lane_in_slice(sr, s, a.C);
-  const int64_t stride = packsell::word_stride(1, a.C);
-  const int64_t end = a.slice_pointers[s + 1];
-  int64_t slot = packsell::word_slot(a.slice_pointers[s], i, 0, a.C);
-  uint32_t col = 0; // the first nonzero of a row counts from column 0
   float sum = 0.0f;
-  if (slot < end) {
-    uint32_t w[kLowpGroup], n[kLowpGroup];
-    // Warp-uniform branches: a warp's 32 rows lie in one slice (C is a multiple of 32).
-    if (slot + (kLowpGroup - 1) * stride < end)
-      lowp_load_group<false>(a.words, slot, end, stride, w);
-    else
-      lowp_load_group<true>(a.words, slot, end, stride, w);
-    while (true) {
-      const int64_t next = slot + kLowpGroup * stride;
-      const bool more = next < end;
-      if (next + (kLowpGroup - 1) * stride < end)
-        lowp_load_group<false>(a.words, next, end, stride, n);
-      else // a partial group, or past the slice end: every word masked, no load
-        lowp_load_group<true>(a.words, next, end, stride, n);
-#pragma unroll
-      for (int u = 0; u < kLowpGroup; ++u)
-        lowp_step<K, X>(w[u], lowp_value_slot(slot + u * stride, end), a.f, a.exact, x, col, sum);
-      slot = next;
-      if (!more) break;
-#pragma unroll
-      for (int u = 0; u < kLowpGroup; ++u) w[u] = n[u];
-    }
-  }
+  walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) {
+    fma_gather_if_f32(flag, decode_word<K, float>(w, a.f, a.exact, vslot), x + col, sum);
+  });
   return sum;
 }
 

@@ -99,10 +99,7 @@ struct RgCsrRows {
     const int32_t lane = rgcsr::lane_in_group(r, g, a.G);
     const int32_t n = __ldcs(a.row_length + r);
     const double sum = n > 0 ? rgcsr_row_sum(a, rgcsr::first_slot(__ldg(a.group_pointers + g), lane), rgcsr::slot_stride(1, a.G), 0, 1, n) : 0.0;
-    if (Add)
-      a.y[r] += sum;
-    else
-      a.y[r] = sum;
+    detail::write_row<Add>(a.y + r, sum);
   }
 };
 
@@ -132,10 +129,7 @@ struct RgCsrRowsMulti {
 #pragma unroll
     for (int off = T / 2; off > 0; off /= 2) sum += __shfl_down_sync(0xffffffffu, sum, off, T);
     if (active && t == 0) {
-      if (Add)
-        a.y[row] += sum;
-      else
-        a.y[row] = sum;
+      detail::write_row<Add>(a.y + row, sum);
     }
   }
 };
@@ -167,14 +161,6 @@ cudaError_t release(DeviceRgCsr *d) {
   return first;
 }
 
-static cudaError_t upload_diagonal(const RgCsrMatrix &h, double **diag, bool allocate) {
-  const size_t n = static_cast<size_t>(std::min(h.rows, h.cols));
-  if (n == 0) return cudaSuccess;
-  std::vector<double> d(n);
-  rgcsr_diagonal(h, d.data());
-  return allocate ? detail::alloc_copy(d, diag) : detail::copy_into(d, *diag);
-}
-
 static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   if (!rgcsr::valid_group_size(h.group_size)) return cudaErrorInvalidValue;
   if (h.rows < 0 || h.cols < 0 || h.row_length.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
@@ -197,19 +183,14 @@ static cudaError_t upload_all(const RgCsrMatrix &h, DeviceRgCsr *d) {
   PSPMV_CUDA_TRY(detail::alloc_copy(h.row_length, &d->row_length));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.columns, &d->columns));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.values, &d->values));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, true));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, rgcsr_diagonal, &d->diagonal, true));
   PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
   // cudaMemcpy from pageable memory may return before the DMA lands; a product launched
   // next on a non-blocking stream must see the data.
   return cudaDeviceSynchronize();
 }
 
-cudaError_t upload(const RgCsrMatrix &h, DeviceRgCsr *d) {
-  PSPMV_CUDA_TRY(release(d));
-  const cudaError_t err = upload_all(h, d);
-  if (err != cudaSuccess) release(d); // leave *d empty, report the first error
-  return err;
-}
+cudaError_t upload(const RgCsrMatrix &h, DeviceRgCsr *d) { return detail::reupload(h, d, upload_all); }
 
 cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d) {
   if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.values.size()) != d->num_slots ||
@@ -219,7 +200,7 @@ cudaError_t upload_values(const RgCsrMatrix &h, DeviceRgCsr *d) {
   PSPMV_CUDA_TRY(cudaDeviceSynchronize());
   PSPMV_CUDA_TRY(detail::copy_into(h.values, d->values));
   PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
-  PSPMV_CUDA_TRY(upload_diagonal(h, &d->diagonal, false));
+  PSPMV_CUDA_TRY(detail::upload_diagonal(h, rgcsr_diagonal, &d->diagonal, false));
   return cudaDeviceSynchronize();
 }
 
@@ -243,20 +224,16 @@ int64_t stored_bytes(const DeviceRgCsr &A) {
 }
 
 // The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
-static int64_t diagonal_bytes(const DeviceRgCsr &A) {
-  return A.diagonal ? static_cast<int64_t>(std::min(A.rows, A.cols)) * static_cast<int64_t>(sizeof(double)) : 0;
-}
-
 int64_t upload_bytes(const DeviceRgCsr &A) {
   const int64_t gp = A.group_pointers ? static_cast<int64_t>(A.num_groups + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
   return gp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) +
-         A.num_slots * static_cast<int64_t>(sizeof(int32_t) + sizeof(double)) + diagonal_bytes(A) + detail::tail_bytes(A.tail);
+         A.num_slots * static_cast<int64_t>(sizeof(int32_t) + sizeof(double)) + detail::diagonal_bytes(A) + detail::tail_bytes(A.tail);
 }
 
 int64_t device_bytes(const DeviceRgCsr &A) { return upload_bytes(A) + detail::tail_map_bytes(A.tail); }
 
 int64_t value_upload_bytes(const DeviceRgCsr &A) {
-  return A.num_slots * static_cast<int64_t>(sizeof(double)) + diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
+  return A.num_slots * static_cast<int64_t>(sizeof(double)) + detail::diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
 }
 
 } // namespace cuda

@@ -188,15 +188,7 @@ BuildError build(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t s, De
 
 BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
                            DeviceBuildInfo *info) {
-  detail::ScratchRelease release_scratch(stream);
-  PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), kWhat); // a product may still read what *d holds
-  PSPMV_DEVICE_TRY(release(d), kWhat);
-  const BuildError e = build(A, opt, stream, d, info);
-  if (e) {
-    (void)cudaStreamSynchronize(stream);
-    (void)release(d);
-  }
-  return e;
+  return detail::rebuild_on_device(d, stream, kWhat, [&] { return build(A, opt, stream, d, info); });
 }
 
 BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DeviceRgCsr *d, bool *pattern_changed,

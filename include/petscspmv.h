@@ -12,20 +12,20 @@
    "seqaij"/"mpiaij": the types are AIJ subclasses (like MATSEQAIJSELL and MATSEQAIJCUSPARSE),
    so MatSetType() on an assembled AIJ matrix converts it in place and PETSc's AIJ code
    (MatMPIAIJGetSeqAIJ(), MatGetFactor(), products, views) accepts them. */
-#define MATRGCSR            "rgcsr"
-#define MATSEQRGCSR         "seqaijrgcsr"
-#define MATMPIRGCSR         "mpiaijrgcsr"
-#define MATRGCSRCUDA        "rgcsrcuda"
-#define MATSEQRGCSRCUDA     "seqaijrgcsrcuda"
-#define MATMPIRGCSRCUDA     "mpiaijrgcsrcuda"
+#define MATRGCSR        "rgcsr"
+#define MATSEQRGCSR     "seqaijrgcsr"
+#define MATMPIRGCSR     "mpiaijrgcsr"
+#define MATRGCSRCUDA    "rgcsrcuda"
+#define MATSEQRGCSRCUDA "seqaijrgcsrcuda"
+#define MATMPIRGCSRCUDA "mpiaijrgcsrcuda"
 
 /* PackSELL: SELL-C-sigma with column deltas and reduced-precision values in 32-bit words. */
-#define MATPACKSELL         "packsell"
-#define MATSEQPACKSELL      "seqaijpacksell"
-#define MATMPIPACKSELL      "mpiaijpacksell"
-#define MATPACKSELLCUDA     "packsellcuda"
-#define MATSEQPACKSELLCUDA  "seqaijpacksellcuda"
-#define MATMPIPACKSELLCUDA  "mpiaijpacksellcuda"
+#define MATPACKSELL        "packsell"
+#define MATSEQPACKSELL     "seqaijpacksell"
+#define MATMPIPACKSELL     "mpiaijpacksell"
+#define MATPACKSELLCUDA    "packsellcuda"
+#define MATSEQPACKSELLCUDA "seqaijpacksellcuda"
+#define MATMPIPACKSELLCUDA "mpiaijpacksellcuda"
 
 /* Package registration */
 /* Registers the Mat types, their conversions, options, log events and PCMIXEDKRYLOV (register.cpp) */
@@ -72,15 +72,15 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetHybrid(Mat A, const char *hybrid[]);
 
 /* Storage statistics of the layouts a rank holds (see MatSpMVGetStats()). */
 typedef struct {
-  PetscInt64 rows, cols;     /* local rows; columns of the diagonal block plus the off-diagonal block */
-  PetscInt64 nnz;            /* nonzeros of the pattern, explicit zeros included */
-  PetscInt64 stored_slots;   /* slots of the regular part: nonzeros + padding + dummies */
-  PetscInt64 padding_slots;  /* slots holding no nonzero and no dummy */
-  PetscInt64 dummy_words;    /* PackSELL words that only carry a long column jump */
-  PetscInt64 tail_nnz;       /* nonzeros in the COO tail of the hybrid split */
-  PetscInt64 stored_bytes;   /* bytes a product reads from the matrix arrays (x and y excluded) */
-  PetscInt   hybrid_width;   /* K of the hybrid split (largest over the blocks) */
-  PetscInt   scale_exponent; /* PackSELL: values are stored times 2^scale_exponent (0 unless
+  PetscInt64 rows, cols;         /* local rows; columns of the diagonal block plus the off-diagonal block */
+  PetscInt64 nnz;                /* nonzeros of the pattern, explicit zeros included */
+  PetscInt64 stored_slots;       /* slots of the regular part: nonzeros + padding + dummies */
+  PetscInt64 padding_slots;      /* slots holding no nonzero and no dummy */
+  PetscInt64 dummy_words;        /* PackSELL words that only carry a long column jump */
+  PetscInt64 tail_nnz;           /* nonzeros in the COO tail of the hybrid split */
+  PetscInt64 stored_bytes;       /* bytes a product reads from the matrix arrays (x and y excluded) */
+  PetscInt   hybrid_width;       /* K of the hybrid split (largest over the blocks) */
+  PetscInt   scale_exponent;     /* PackSELL: values are stored times 2^scale_exponent (0 unless
                                 -mat_packsell_scaling auto scales). MPI: each block holding
                                 nonzeros chooses its own; this is the smallest of this rank's */
   PetscInt   scale_exponent_max; /* the largest of them (equal to scale_exponent on seq) */

@@ -7,7 +7,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 shared=${PETSCSPMV_SHARED:-$top/../shared}
 # Debian packages first: PETSc's archive is unpacked with xz, and it needs Open MPI and LAPACK.
-pkgs="xz-utils cmake make g++ pkg-config libgtest-dev zlib1g-dev python3-numpy python3-scipy libopenmpi-dev openmpi-bin liblapack3 libblas3"
+pkgs="xz-utils cmake make g++ clang-format pkg-config libgtest-dev zlib1g-dev python3-numpy python3-scipy libopenmpi-dev openmpi-bin liblapack3 libblas3"
 missing=""
 for p in $pkgs; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"; done
 if [ -n "$missing" ]; then

@@ -40,18 +40,18 @@ static PetscErrorCode DescribeOperator(Mat A, PetscBool *lossy, char desc[], siz
 
 int main(int argc, char **argv)
 {
-  char           file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", desc[128];
-  PetscBool      flg, hasrhs, check, lossy, report = PETSC_FALSE;
-  PetscViewer    viewer;
-  Mat            A, Aexact;
-  Vec            x, b, r, xe;
-  KSP            ksp;
-  PetscInt       m, n, mloc, nloc, its;
-  MatInfo        info;
-  MatType        mtype;
-  char           type[64];
-  PetscReal      bnorm, rnorm, tnorm, enorm, xenorm, opres, trueres, err = (PetscReal)NAN, opdiff = (PetscReal)NAN, tol = 0;
-  PetscLogDouble t0, t1;
+  char               file[PETSC_MAX_PATH_LEN] = "", rhsfile[PETSC_MAX_PATH_LEN] = "", desc[128];
+  PetscBool          flg, hasrhs, check, lossy, report = PETSC_FALSE;
+  PetscViewer        viewer;
+  Mat                A, Aexact;
+  Vec                x, b, r, xe;
+  KSP                ksp;
+  PetscInt           m, n, mloc, nloc, its;
+  MatInfo            info;
+  MatType            mtype;
+  char               type[64];
+  PetscReal          bnorm, rnorm, tnorm, enorm, xenorm, opres, trueres, err = (PetscReal)NAN, opdiff = (PetscReal)NAN, tol = 0;
+  PetscLogDouble     t0, t1;
   KSPConvergedReason reason;
 
   PetscFunctionBeginUser;
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
   PetscCall(VecDuplicate(b, &r));
   PetscCall(VecDuplicate(x, &xe));
   if (report) PetscCall(ReportDevices(x)); /* after PETSc initialised the device for the CUDA vectors */
-  { /* a non-constant exact solution: A * ones is 0 for graph Laplacians */
+  {                                        /* a non-constant exact solution: A * ones is 0 for graph Laplacians */
     PetscScalar *xa;
     PetscInt     lo, hi;
     PetscCall(VecGetOwnershipRange(xe, &lo, &hi));
@@ -148,10 +148,8 @@ int main(int argc, char **argv)
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "operator residual   ||b - A_op x|| / ||b|| = %.3e (the matrix the KSP used)\n", (double)opres));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "true residual (exact AIJ matrix) ||b - A x|| / ||b|| = %.3e\n", (double)trueres));
   if (!hasrhs) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "relative error      ||x - xe|| / ||xe||    = %.3e\n", (double)err));
-  if (lossy)
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "note: the %s operator is lossy (%s): it solved a perturbed system; judge it by the true residual, not by the operator residual\n", type, desc));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "type=%s rows=%" PetscInt_FMT " nnz=%.0f iterations=%" PetscInt_FMT " residual=%.3e true_residual=%.3e error=%.3e solve_time=%.6f\n", type, m, info.nz_used, its, (double)opres,
-                        (double)trueres, (double)err, (double)(t1 - t0)));
+  if (lossy) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "note: the %s operator is lossy (%s): it solved a perturbed system; judge it by the true residual, not by the operator residual\n", type, desc));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "type=%s rows=%" PetscInt_FMT " nnz=%.0f iterations=%" PetscInt_FMT " residual=%.3e true_residual=%.3e error=%.3e solve_time=%.6f\n", type, m, info.nz_used, its, (double)opres, (double)trueres, (double)err, (double)(t1 - t0)));
 
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&xe));
@@ -162,11 +160,9 @@ int main(int argc, char **argv)
   PetscCall(MatDestroy(&A));
   if (check && (!(trueres <= tol) || reason < 0)) { /* !(<=) catches NaN */
     if (reason < 0)
-      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex1: -check_true_residual FAILED: type %s (%s): KSP %s after %" PetscInt_FMT " iterations, true residual %.3e (tolerance %.1e)\n", type, desc, KSPConvergedReasons[reason], its,
-                             (double)trueres, (double)tol));
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex1: -check_true_residual FAILED: type %s (%s): KSP %s after %" PetscInt_FMT " iterations, true residual %.3e (tolerance %.1e)\n", type, desc, KSPConvergedReasons[reason], its, (double)trueres, (double)tol));
     else
-      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex1: -check_true_residual FAILED: type %s (%s): true residual %.3e > tolerance %.1e (%.3g times over)\n", type, desc, (double)trueres, (double)tol,
-                             (double)(tol > 0 ? trueres / tol : (PetscReal)INFINITY)));
+      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex1: -check_true_residual FAILED: type %s (%s): true residual %.3e > tolerance %.1e (%.3g times over)\n", type, desc, (double)trueres, (double)tol, (double)(tol > 0 ? trueres / tol : (PetscReal)INFINITY)));
     PetscCall(PetscFinalize());
     return 1;
   }

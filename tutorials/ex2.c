@@ -40,9 +40,9 @@ One line per solver:\n\
 
 /* Residual history of one solve: the time since its start at every outer iteration. */
 typedef struct {
-  PetscLogDouble t0;
-  PetscInt       n, cap;
-  PetscReal     *res;
+  PetscLogDouble  t0;
+  PetscInt        n, cap;
+  PetscReal      *res;
   PetscLogDouble *time;
 } History;
 
@@ -183,15 +183,15 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
 
 int main(int argc, char **argv)
 {
-  char           file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS + 1];
-  PetscInt       nsolvers = MAX_SOLVERS + 1, n = 0, repeat = 1, nupdate = 0;
-  PetscBool      hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist, report = PETSC_FALSE;
-  FILE          *hist = NULL;
-  PetscReal      rtol = 1e-8, tol = 0;
-  Mat            A, Aexact;
-  Vec            x, b, r, xe;
-  PetscReal      bnorm, rnorm;
-  PetscInt       m;
+  char      file[PETSC_MAX_PATH_LEN] = "", histfile[PETSC_MAX_PATH_LEN] = "", *solvers[MAX_SOLVERS + 1];
+  PetscInt  nsolvers = MAX_SOLVERS + 1, n = 0, repeat = 1, nupdate = 0;
+  PetscBool hasfile, lap7, lap27, var = PETSC_FALSE, check, failed = PETSC_FALSE, hashist, report = PETSC_FALSE;
+  FILE     *hist = NULL;
+  PetscReal rtol = 1e-8, tol = 0;
+  Mat       A, Aexact;
+  Vec       x, b, r, xe;
+  PetscReal bnorm, rnorm;
+  PetscInt  m;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -271,7 +271,7 @@ int main(int argc, char **argv)
     PetscLogDouble     t0, t1, setup, *times;
     PetscReal          trueres;
     double             inner = 0;
-    History            h = {0, 0, 0, NULL, NULL};
+    History            h     = {0, 0, 0, NULL, NULL};
 
     PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
     PetscCall(KSPSetOperators(ksp, A, A));
@@ -314,8 +314,7 @@ int main(int argc, char **argv)
     PetscCall(VecAYPX(r, -1.0, b));
     PetscCall(VecNorm(r, NORM_2, &rnorm));
     trueres = bnorm > 0 ? rnorm / bnorm : rnorm;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solver=%s setup_s=%.6f solve_s=%.6f outer_its=%" PetscInt_FMT " inner_its=%.2f true_residual=%.3e reason=%s\n", solvers[s], (double)setup, (double)times[repeat / 2], its, inner,
-                          (double)trueres, KSPConvergedReasons[reason]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "solver=%s setup_s=%.6f solve_s=%.6f outer_its=%" PetscInt_FMT " inner_its=%.2f true_residual=%.3e reason=%s\n", solvers[s], (double)setup, (double)times[repeat / 2], its, inner, (double)trueres, KSPConvergedReasons[reason]));
     if (check && (!(trueres <= tol) || reason < 0)) {
       PetscCall(PetscFPrintf(PETSC_COMM_WORLD, PETSC_STDERR, "ex2: -check_true_residual FAILED: %s: KSP %s, true residual %.3e (tolerance %.1e)\n", solvers[s], KSPConvergedReasons[reason], (double)trueres, (double)tol));
       failed = PETSC_TRUE;
@@ -325,8 +324,7 @@ int main(int argc, char **argv)
       PetscCall(UpdateCount(solvers[s], nupdate, &nu));
       if (nu > 0) PetscCall(TimeValueUpdates(ksp, A, solvers[s], nu));
     }
-    for (PetscInt k = 0; hist && k < h.n; k++)
-      PetscCall(PetscFPrintf(PETSC_COMM_WORLD, hist, "%s,%" PetscInt_FMT ",%.6e,%.6e\n", solvers[s], k, (double)h.time[k], (double)(bnorm > 0 ? h.res[k] / bnorm : h.res[k])));
+    for (PetscInt k = 0; hist && k < h.n; k++) PetscCall(PetscFPrintf(PETSC_COMM_WORLD, hist, "%s,%" PetscInt_FMT ",%.6e,%.6e\n", solvers[s], k, (double)h.time[k], (double)(bnorm > 0 ? h.res[k] / bnorm : h.res[k])));
     PetscCall(PetscFree(h.res));
     PetscCall(PetscFree(h.time));
     PetscCall(PetscFree(times));

@@ -35,7 +35,7 @@ static inline PetscErrorCode Laplacian(PetscInt n, PetscBool box, PetscBool var,
         for (PetscInt di = -1; di <= 1; di++) {
           const PetscInt dist = PetscAbsInt(di) + PetscAbsInt(dj) + PetscAbsInt(dk);
           if (dist == 0) {
-            diag = nc;
+            diag       = nc;
             cols[nc++] = row;
             continue;
           }

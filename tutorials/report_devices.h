@@ -63,8 +63,7 @@ static PetscErrorCode ReportDevices(Vec v)
     PetscCall(PetscDeviceContextGetCurrentContext(&dctx)); /* PETSc's own view of the device */
     PetscCall(PetscDeviceContextGetDevice(dctx, &pdev));
     PetscCall(PetscDeviceGetDeviceId(pdev, &pid));
-    PetscCall(PetscSynchronizedPrintf(comm, "device_report rank=%d ranks=%d hostname=%s cuda_device=%d petsc_device=%" PetscInt_FMT " visible_devices=%d pci_bus_id=%s CUDA_VISIBLE_DEVICES=%s\n", rank, size, host, dev, pid, ndev, bus,
-                                      vis ? vis : "unset"));
+    PetscCall(PetscSynchronizedPrintf(comm, "device_report rank=%d ranks=%d hostname=%s cuda_device=%d petsc_device=%" PetscInt_FMT " visible_devices=%d pci_bus_id=%s CUDA_VISIBLE_DEVICES=%s\n", rank, size, host, dev, pid, ndev, bus, vis ? vis : "unset"));
   } else
 #endif
     PetscCall(PetscSynchronizedPrintf(comm, "device_report rank=%d ranks=%d hostname=%s host (no CUDA) vec_type=%s\n", rank, size, host, vtype));

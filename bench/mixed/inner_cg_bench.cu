@@ -20,32 +20,34 @@
 
 using namespace pspmv;
 
-namespace {
+namespace
+{
 
-#define CHECK_CUDA(call)                                                                             \
-  do {                                                                                               \
-    const cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                         \
-      std::fprintf(stderr, "inner_cg_bench: %s failed: %s\n", #call, cudaGetErrorString(e_));       \
-      std::exit(1);                                                                                  \
-    }                                                                                                \
+#define CHECK_CUDA(call) \
+  do { \
+    const cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      std::fprintf(stderr, "inner_cg_bench: %s failed: %s\n", #call, cudaGetErrorString(e_)); \
+      std::exit(1); \
+    } \
   } while (0)
 
 struct Csr {
   std::vector<int32_t> rowptr, colidx;
   std::vector<double>  values;
-  CsrView view(int32_t n) const { return CsrView{n, n, rowptr.data(), colidx.data(), values.data()}; }
+  CsrView              view(int32_t n) const { return CsrView{n, n, rowptr.data(), colidx.data(), values.data()}; }
 };
 
 // The Laplacian of tutorials/laplacian3d.h with constant coefficients (diagonal = number of
 // stencil neighbours, Dirichlet).
-Csr laplacian(int32_t n, bool box) {
-  Csr A;
+Csr laplacian(int32_t n, bool box)
+{
+  Csr           A;
   const int64_t N = int64_t(n) * n * n;
   A.rowptr.assign(size_t(N) + 1, 0);
   for (int64_t r = 0; r < N; ++r) {
     const int32_t i = int32_t(r % n), j = int32_t((r / n) % n), k = int32_t(r / (int64_t(n) * n));
-    const double diag = box ? 26.0 : 6.0;
+    const double  diag = box ? 26.0 : 6.0;
     for (int dk = -1; dk <= 1; ++dk)
       for (int dj = -1; dj <= 1; ++dj)
         for (int di = -1; di <= 1; ++di) {
@@ -61,7 +63,8 @@ Csr laplacian(int32_t n, bool box) {
 }
 
 template <class F>
-double median_us(int repeat, cudaStream_t s, F &&f) {
+double median_us(int repeat, cudaStream_t s, F &&f)
+{
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
@@ -84,9 +87,10 @@ double median_us(int repeat, cudaStream_t s, F &&f) {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  int32_t n = 128, steps = 20, repeat = 10;
-  bool box = true;
+int main(int argc, char **argv)
+{
+  int32_t     n = 128, steps = 20, repeat = 10;
+  bool        box    = true;
   std::string format = "e8m14";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "-lap7")) n = std::atoi(argv[i + 1]), box = false;
@@ -103,46 +107,45 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "inner_cg_bench: need n >= 2, steps >= 2, repeat >= 1\n");
     return 2;
   }
-  const Csr A = laplacian(n, box);
-  const int32_t N = n * n * n;
+  const Csr       A = laplacian(n, box);
+  const int32_t   N = n * n * n;
   PackSellOptions o;
-  o.value_format = ValueFormat::parse(format);
-  const mixed::ScaledCopy c = mixed::build_scaled_copy(A.view(N), o);
-  const std::string name = std::string(box ? "lap27_" : "lap7_") + std::to_string(n);
-  std::printf("inner_cg_bench matrix=%s rows=%d nnz=%lld words=%zu tail=%lld format=%s\n", name.c_str(), N, (long long)c.nnz, c.op.words.size(),
-              (long long)c.op.tail.nnz(), format.c_str());
+  o.value_format               = ValueFormat::parse(format);
+  const mixed::ScaledCopy c    = mixed::build_scaled_copy(A.view(N), o);
+  const std::string       name = std::string(box ? "lap27_" : "lap7_") + std::to_string(n);
+  std::printf("inner_cg_bench matrix=%s rows=%d nnz=%lld words=%zu tail=%lld format=%s\n", name.c_str(), N, (long long)c.nnz, c.op.words.size(), (long long)c.op.tail.nnz(), format.c_str());
 
   cudaStream_t s;
   CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cuda::DevicePackSell D;
   CHECK_CUDA(cuda::upload(c.op, &D));
-  float *x32, *y32;
+  float  *x32, *y32;
   double *r, *z;
   CHECK_CUDA(cudaMalloc(&x32, sizeof(float) * N));
   CHECK_CUDA(cudaMalloc(&y32, sizeof(float) * N));
   CHECK_CUDA(cudaMalloc(&r, sizeof(double) * N));
   CHECK_CUDA(cudaMalloc(&z, sizeof(double) * N));
-  const std::vector<float> ones(size_t(N), 1.0f);
+  const std::vector<float>  ones(size_t(N), 1.0f);
   const std::vector<double> rh(size_t(N), 1.0);
   CHECK_CUDA(cudaMemcpy(x32, ones.data(), sizeof(float) * N, cudaMemcpyHostToDevice));
   CHECK_CUDA(cudaMemcpy(r, rh.data(), sizeof(double) * N, cudaMemcpyHostToDevice));
 
-  const double spmv = median_us(repeat, s, [&] { CHECK_CUDA(cuda::spmv_f32(D, x32, y32, s)); });
-  mixed::cuda::DeviceInnerCg *cg = nullptr;
+  const double                spmv = median_us(repeat, s, [&] { CHECK_CUDA(cuda::spmv_f32(D, x32, y32, s)); });
+  mixed::cuda::DeviceInnerCg *cg   = nullptr;
   CHECK_CUDA(mixed::cuda::create(c, steps, &cg));
   mixed::InnerCgParams one, many;
-  one.max_it  = 1;
-  many.max_it = steps;
-  const double a1 = median_us(repeat, s, [&] { CHECK_CUDA(mixed::cuda::apply(cg, one, r, z, s)); });
-  const double ak = median_us(repeat, s, [&] { CHECK_CUDA(mixed::cuda::apply(cg, many, r, z, s)); });
+  one.max_it           = 1;
+  many.max_it          = steps;
+  const double      a1 = median_us(repeat, s, [&] { CHECK_CUDA(mixed::cuda::apply(cg, one, r, z, s)); });
+  const double      ak = median_us(repeat, s, [&] { CHECK_CUDA(mixed::cuda::apply(cg, many, r, z, s)); });
   mixed::InnerStats st;
   CHECK_CUDA(mixed::cuda::read_stats(cg, &st, nullptr, s));
   const double step = (ak - a1) / double(steps - 1);
   std::printf("inner_cg_bench matrix=%s what=spmv_f32 time_us=%.2f\n", name.c_str(), spmv);
   std::printf("inner_cg_bench matrix=%s what=apply_1 time_us=%.2f\n", name.c_str(), a1);
   std::printf("inner_cg_bench matrix=%s what=apply_%d time_us=%.2f\n", name.c_str(), steps, ak);
-  std::printf("inner_cg_bench matrix=%s what=cg_step time_us=%.2f (%.2f spmv_f32; applications %lld, steps %lld, breakdowns %lld, early exits %lld)\n", name.c_str(), step,
-              step / spmv, (long long)st.applications, (long long)st.inner_its, (long long)st.breakdowns, (long long)st.early_exits);
+  std::printf("inner_cg_bench matrix=%s what=cg_step time_us=%.2f (%.2f spmv_f32; applications %lld, steps %lld, breakdowns %lld, early exits %lld)\n", name.c_str(), step, step / spmv, (long long)st.applications, (long long)st.inner_its,
+              (long long)st.breakdowns, (long long)st.early_exits);
   CHECK_CUDA(mixed::cuda::destroy(cg));
   CHECK_CUDA(cuda::release(&D));
   CHECK_CUDA(cudaFree(x32));

@@ -45,8 +45,10 @@ static uint64_t SplitMix64(uint64_t x)
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-static double Unit(uint64_t h) { return (double)(h >> 11) * (1.0 / 9007199254740992.0); } /* [0, 1) */
-
+static double Unit(uint64_t h)
+{
+  return (double)(h >> 11) * (1.0 / 9007199254740992.0);
+} /* [0, 1) */
 
 /* Row r of B: its length (Pareto, scaled so that the mean is avg) and its k-th column and value. */
 typedef struct {
@@ -427,8 +429,8 @@ int main(int argc, char **argv)
     PetscCall(MatGetLocalSize(B, &nloc, NULL));
     PetscCallMPI(MPIU_Allreduce(&nloc, &maxloc, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
     if (size > 1) {
-      Mat Ao;
-      Vec xd, yd;
+      Mat      Ao;
+      Vec      xd, yd;
       PetscInt ncols;
       PetscCall(MatMPIAIJGetSeqAIJ(B, &Bd, &Ao, NULL));
       PetscCall(MatGetSize(Ao, NULL, &ncols));
@@ -445,11 +447,8 @@ int main(int argc, char **argv)
       PetscCall(VecDestroy(&yd));
     } else dmed = times[repeat / 2];
 
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD,
-                          "matmult_bench matrix=%s format=%s type=%s ranks=%d rows=%" PetscInt_FMT " nnz=%.0f n_mult=%" PetscInt_FMT " repeat=%" PetscInt_FMT " time_s=%.6e time_min_s=%.6e time_max_s=%.6e diag_time_s=%.6e halo_entries=%" PetscInt_FMT
-                          " max_local_rows=%" PetscInt_FMT " error=%.3e convert_from=%s convert_s=%.6e convert_min_s=%.6e\n",
-                          mname, formats[f], bt, size, m, info.nz_used, nmult, repeat, times[repeat / 2], times[0], times[repeat - 1], dmed, halo, maxloc, (double)err, from,
-                          ctimes[crepeat / 2] - times[repeat / 2], ctimes[0] - times[repeat / 2]));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "matmult_bench matrix=%s format=%s type=%s ranks=%d rows=%" PetscInt_FMT " nnz=%.0f n_mult=%" PetscInt_FMT " repeat=%" PetscInt_FMT " time_s=%.6e time_min_s=%.6e time_max_s=%.6e diag_time_s=%.6e halo_entries=%" PetscInt_FMT " max_local_rows=%" PetscInt_FMT " error=%.3e convert_from=%s convert_s=%.6e convert_min_s=%.6e\n", mname, formats[f], bt, size, m,
+                          info.nz_used, nmult, repeat, times[repeat / 2], times[0], times[repeat - 1], dmed, halo, maxloc, (double)err, from, ctimes[crepeat / 2] - times[repeat / 2], ctimes[0] - times[repeat / 2]));
     PetscCall(VecDestroy(&xb));
     PetscCall(VecDestroy(&yb));
     PetscCall(MatDestroy(&B));

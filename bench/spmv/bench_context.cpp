@@ -12,9 +12,11 @@
   #include <omp.h>
 #endif
 
-namespace bench {
+namespace bench
+{
 
-namespace {
+namespace
+{
 
 std::string utc_now()
 {
@@ -95,8 +97,8 @@ PetscErrorCode MeasureBandwidth(Bench &b)
 {
   PetscFunctionBegin;
   if (b.cpu) {
-    const size_t      n = size_t(256) << 20;
-    std::vector<char> a(n, 0x3f), c(n, 0);
+    const size_t        n = size_t(256) << 20;
+    std::vector<char>   a(n, 0x3f), c(n, 0);
     std::vector<double> t;
     for (int i = 0; i < 5; ++i) {
       const double t0 = now_s();
@@ -109,7 +111,7 @@ PetscErrorCode MeasureBandwidth(Bench &b)
     b.copy_bw_method             = "host memcpy of 256 MiB (cpu mode)";
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  const size_t n = b.copy_bytes & ~size_t(15);
+  const size_t n   = b.copy_bytes & ~size_t(15);
   void        *src = nullptr, *dst = nullptr;
   PetscCallCUDA(cudaMalloc(&src, n));
   PetscCallCUDA(cudaMalloc(&dst, n));
@@ -141,8 +143,8 @@ PetscErrorCode MeasureBandwidth(Bench &b)
   PetscCall(median_of([&]() { return bench_copy(src, dst, n, b.stream); }, &ms));
   b.copy_bw_kernel = 2.0 * double(n) / (ms * 1e-3) / 1e9;
   PetscCall(median_of([&]() { return bench_read(src, n, b.sink, b.stream); }, &ms));
-  b.read_bw = double(n) / (ms * 1e-3) / 1e9;
-  b.copy_bw = std::max(b.copy_bw_memcpy, b.copy_bw_kernel);
+  b.read_bw        = double(n) / (ms * 1e-3) / 1e9;
+  b.copy_bw        = std::max(b.copy_bw_memcpy, b.copy_bw_kernel);
   b.copy_bw_method = std::string("max of cudaMemcpyAsync D2D and a copy kernel over ") + std::to_string(n >> 20) + " MiB, bytes read + written, median of 20 (" + (b.copy_bw_memcpy >= b.copy_bw_kernel ? "memcpy" : "kernel") + " won)";
   PetscCallCUDA(cudaEventDestroy(e0));
   PetscCallCUDA(cudaEventDestroy(e1));
@@ -199,7 +201,8 @@ PetscErrorCode Setup(Bench &b)
     b.stream_desc = b.stream ? std::string("PetscDeviceContext stream ") + s : "legacy default stream (NULL) of the PetscDeviceContext";
     std::snprintf(s, sizeof(s), "%p", (void *)PetscDefaultCudaStream);
     b.default_stream_desc = PetscDefaultCudaStream ? std::string(s) : "NULL (legacy default stream)";
-    if (b.stream != PetscDefaultCudaStream) PetscCall(PetscPrintf(PETSC_COMM_SELF, "spmv_bench: warning: the device context stream (%s) is not PetscDefaultCudaStream (%s): aijcusparse events may not bracket its kernels\n", b.stream_desc.c_str(), b.default_stream_desc.c_str()));
+    if (b.stream != PetscDefaultCudaStream)
+      PetscCall(PetscPrintf(PETSC_COMM_SELF, "spmv_bench: warning: the device context stream (%s) is not PetscDefaultCudaStream (%s): aijcusparse events may not bracket its kernels\n", b.stream_desc.c_str(), b.default_stream_desc.c_str()));
   }
   PetscCallCUSPARSE(cusparseCreate(&b.sp));
   PetscCallCUSPARSE(cusparseSetStream(b.sp, b.stream));
@@ -219,7 +222,14 @@ PetscErrorCode Setup(Bench &b)
   }
   if (!b.cpu) { // the floor under any product: one empty kernel timed exactly like a MatMult
     Result floor;
-    PetscCall(TimeOp(b, [&]() -> PetscErrorCode { PetscFunctionBegin; PetscCallCUDA(bench_empty(b.stream)); PetscFunctionReturn(PETSC_SUCCESS); }, floor));
+    PetscCall(TimeOp(
+      b,
+      [&]() -> PetscErrorCode {
+        PetscFunctionBegin;
+        PetscCallCUDA(bench_empty(b.stream));
+        PetscFunctionReturn(PETSC_SUCCESS);
+      },
+      floor));
     std::vector<double> s = floor.us;
     std::sort(s.begin(), s.end());
     b.launch_floor_us = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);

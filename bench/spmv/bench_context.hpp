@@ -14,9 +14,13 @@
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
-inline double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+inline double now_s()
+{
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 struct ErrorCapture {
   std::string message;
@@ -32,22 +36,22 @@ struct ErrorCapture {
 PetscErrorCode CaptureHandler(MPI_Comm, int line, const char *fun, const char *file, PetscErrorCode n, PetscErrorType p, const char *mess, void *ctx);
 
 struct Bench {
-  bool        cpu = false;
-  PetscInt    reps = 100, warmup = 10;
-  PetscBool   flush = PETSC_TRUE;
-  size_t      copy_bytes = size_t(1) << 30;
-  cudaStream_t stream = nullptr;
-  std::string stream_desc, default_stream_desc;
-  void       *flushbuf = nullptr;
-  size_t      flushbytes = 0;
-  double     *sink = nullptr;
+  bool                     cpu  = false;
+  PetscInt                 reps = 100, warmup = 10;
+  PetscBool                flush      = PETSC_TRUE;
+  size_t                   copy_bytes = size_t(1) << 30;
+  cudaStream_t             stream     = nullptr;
+  std::string              stream_desc, default_stream_desc;
+  void                    *flushbuf   = nullptr;
+  size_t                   flushbytes = 0;
+  double                  *sink       = nullptr;
   std::vector<cudaEvent_t> ev;
-  cusparseHandle_t sp = nullptr;
-  double copy_bw = kNaN, copy_bw_memcpy = kNaN, copy_bw_kernel = kNaN, read_bw = kNaN;
-  double launch_floor_us = kNaN; // median events-to-events time of one empty kernel after the L2 flush
-  std::string copy_bw_method;
-  int         attempt = 0;
-  ErrorCapture cap;
+  cusparseHandle_t         sp      = nullptr;
+  double                   copy_bw = kNaN, copy_bw_memcpy = kNaN, copy_bw_kernel = kNaN, read_bw = kNaN;
+  double                   launch_floor_us = kNaN; // median events-to-events time of one empty kernel after the L2 flush
+  std::string              copy_bw_method;
+  int                      attempt = 0;
+  ErrorCapture             cap;
   // header
   std::string date, host, gpu_name, cuda_runtime, cuda_driver, cusparse_version, petsc_version, commit, label;
   long long   gpu_sms = 0, gpu_l2 = 0, gpu_mem = 0;

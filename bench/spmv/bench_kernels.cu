@@ -4,7 +4,8 @@
 
 #include <cstdint>
 
-namespace {
+namespace
+{
 
 __global__ void copy_kernel(const double2 *__restrict__ src, double2 *__restrict__ dst, size_t n)
 {
@@ -38,7 +39,7 @@ int grid_for(size_t n, int threads)
 
 } // namespace
 
-__global__ void empty_kernel() {}
+__global__ void empty_kernel() { }
 
 cudaError_t bench_empty(cudaStream_t stream)
 {

@@ -4,24 +4,24 @@
 #include <cstdio>
 #include <exception>
 
-namespace bench {
+namespace bench
+{
 
-const char help[] =
-  "spmv_bench: SpMV (MatMult) of aijcusparse, sellcuda, rgcsrcuda, packsellcuda and cuSPARSE.\n"
-  "  -f a.mtx[.gz|.xz],b.petsc,...  matrix files (Matrix Market or PETSc binary); -flist FILE: one path a line\n"
-  "  -gen lap7:N,lap27:N,powerlaw:ROWS:AVG:ALPHA:SEED  generated matrices\n"
-  "  -formats LIST     default: aijcusparse,sellcuda,rgcsrcuda:g32,rgcsrcuda:g64,rgcsrcuda:g128,rgcsrcuda:g256,\n"
-  "                    packsellcuda:fp16,packsellcuda:bf16,packsellcuda:e8m14,packsellcuda:e8m22,packsellcuda:exact,\n"
-  "                    cusparse_csr:fp64,cusparse_sell:fp64,cusparse_sell:fp16\n"
-  "                    rgcsrcuda[:g<G>][:hyb=auto|none|K]  packsellcuda[:<value format>][:hyb=..][:scaling=auto][:C=..][:sigma=..]\n"
-  "                    cusparse_csr:fp64|fp16  cusparse_sell:fp64|fp16; any token mat_x=v sets -mat_x v for that format\n"
-  "  -reps 100 -warmup 10 -flush_l2 1 -copy_bytes 1073741824 -time_limit 0 (s; skip matrices after it)\n"
-  "  -json out.json -csv out.csv -commit SHA -label TEXT -progress FILE (a line per matrix started/done)\n"
-  "  -save_binary DIR  also write each matrix as DIR/<name>.petsc (PETSc binary, read back with -f)\n"
-  "  -cpu  host types (aij, seqsell, rgcsr, packsell) and host timers: checks the program without a GPU\n";
+const char help[] = "spmv_bench: SpMV (MatMult) of aijcusparse, sellcuda, rgcsrcuda, packsellcuda and cuSPARSE.\n"
+                    "  -f a.mtx[.gz|.xz],b.petsc,...  matrix files (Matrix Market or PETSc binary); -flist FILE: one path a line\n"
+                    "  -gen lap7:N,lap27:N,powerlaw:ROWS:AVG:ALPHA:SEED  generated matrices\n"
+                    "  -formats LIST     default: aijcusparse,sellcuda,rgcsrcuda:g32,rgcsrcuda:g64,rgcsrcuda:g128,rgcsrcuda:g256,\n"
+                    "                    packsellcuda:fp16,packsellcuda:bf16,packsellcuda:e8m14,packsellcuda:e8m22,packsellcuda:exact,\n"
+                    "                    cusparse_csr:fp64,cusparse_sell:fp64,cusparse_sell:fp16\n"
+                    "                    rgcsrcuda[:g<G>][:hyb=auto|none|K]  packsellcuda[:<value format>][:hyb=..][:scaling=auto][:C=..][:sigma=..]\n"
+                    "                    cusparse_csr:fp64|fp16  cusparse_sell:fp64|fp16; any token mat_x=v sets -mat_x v for that format\n"
+                    "  -reps 100 -warmup 10 -flush_l2 1 -copy_bytes 1073741824 -time_limit 0 (s; skip matrices after it)\n"
+                    "  -json out.json -csv out.csv -commit SHA -label TEXT -progress FILE (a line per matrix started/done)\n"
+                    "  -save_binary DIR  also write each matrix as DIR/<name>.petsc (PETSc binary, read back with -f)\n"
+                    "  -cpu  host types (aij, seqsell, rgcsr, packsell) and host timers: checks the program without a GPU\n";
 
-
-namespace {
+namespace
+{
 
 PetscErrorCode GetStringList(const char *name, std::vector<std::string> &out)
 {
@@ -53,7 +53,7 @@ PetscErrorCode ParseOptions(Bench &b, Options &o)
   b.copy_bytes = size_t(cb);
   PetscCall(PetscOptionsGetReal(nullptr, nullptr, "-time_limit", &o.time_limit, nullptr));
   PetscCheck(b.reps >= 1 && b.warmup >= 0, PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-reps must be >= 1 and -warmup >= 0");
-  char buf[PETSC_MAX_PATH_LEN];
+  char      buf[PETSC_MAX_PATH_LEN];
   PetscBool set;
   PetscCall(PetscOptionsGetString(nullptr, nullptr, "-json", buf, sizeof(buf), &set));
   if (set) o.json = buf;

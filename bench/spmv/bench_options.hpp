@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 extern const char help[];
 

@@ -14,15 +14,17 @@
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
-namespace {
+namespace
+{
 
 struct DevMem {
-  std::vector<void *> ptrs;
+  std::vector<void *>  ptrs;
   cusparseSpMatDescr_t A = nullptr;
   cusparseDnVecDescr_t X = nullptr, Y = nullptr;
-  void *alloc(size_t bytes)
+  void                *alloc(size_t bytes)
   {
     void *p = nullptr;
     if (cudaMalloc(&p, bytes ? bytes : 16) != cudaSuccess) return nullptr;
@@ -58,9 +60,9 @@ PetscErrorCode Upload(DevMem &d, const std::vector<T> &h, T **out)
 PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, const Reference &ref, Result &r)
 {
   const bool   half = f.value_format == "fp16", sell = f.family == "cusparse_sell";
-  const size_t vb   = half ? 2 : 8;
+  const size_t vb = half ? 2 : 8;
   DevMem       d;
-  const double t0   = now_s();
+  const double t0 = now_s();
 
   PetscFunctionBegin;
   // fp16: scale by 2^-k so that values and results fit (|y_i| <= (|A||x|)_i <= scale)
@@ -145,18 +147,18 @@ PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, cons
   PetscCallCUSPARSE(cusparseCreateDnVec(&d.X, H.cols, dx, half ? CUDA_R_16F : CUDA_R_64F));
 
   // fp16: A and x in FP16, compute FP32; y FP16 if cuSPARSE takes it, else FP32
-  const cudaDataType  compute = half ? CUDA_R_32F : CUDA_R_64F;
-  const cusparseSpMVAlg_t alg = sell ? CUSPARSE_SPMV_SELL_ALG1 : CUSPARSE_SPMV_CSR_ALG1;
-  const double        alpha64 = 1.0, beta64 = 0.0;
-  const float         alpha32 = 1.0f, beta32 = 0.0f;
-  const void         *alpha = half ? (const void *)&alpha32 : (const void *)&alpha64, *beta = half ? (const void *)&beta32 : (const void *)&beta64;
-  size_t              bufsize = 0;
-  void               *dbuf    = nullptr;
-  cudaDataType        ytype   = half ? CUDA_R_16F : CUDA_R_64F;
-  std::string         tried;
+  const cudaDataType      compute = half ? CUDA_R_32F : CUDA_R_64F;
+  const cusparseSpMVAlg_t alg     = sell ? CUSPARSE_SPMV_SELL_ALG1 : CUSPARSE_SPMV_CSR_ALG1;
+  const double            alpha64 = 1.0, beta64 = 0.0;
+  const float             alpha32 = 1.0f, beta32 = 0.0f;
+  const void             *alpha = half ? (const void *)&alpha32 : (const void *)&alpha64, *beta = half ? (const void *)&beta32 : (const void *)&beta64;
+  size_t                  bufsize = 0;
+  void                   *dbuf    = nullptr;
+  cudaDataType            ytype   = half ? CUDA_R_16F : CUDA_R_64F;
+  std::string             tried;
   // a combination counts once bufferSize, preprocess (where offered) and one product accept it
   for (;;) {
-    cusparseStatus_t st = cusparseCreateDnVec(&d.Y, H.rows, dy, ytype);
+    cusparseStatus_t st    = cusparseCreateDnVec(&d.Y, H.rows, dy, ytype);
     std::string      stage = "cusparseCreateDnVec";
     if (st == CUSPARSE_STATUS_SUCCESS) {
       stage = "cusparseSpMV_bufferSize";

@@ -6,7 +6,8 @@
 #include "format_spec.hpp"
 #include "matrix_source.hpp"
 
-namespace bench {
+namespace bench
+{
 
 PetscErrorCode RunCusparse(Bench &b, const HostCsr &H, const FormatSpec &f, const Reference &ref, Result &r);
 

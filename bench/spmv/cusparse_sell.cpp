@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
-namespace bench {
+namespace bench
+{
 
 void BuildSell(const HostCsr &H, int32_t C, Sell &S)
 {
@@ -28,7 +29,7 @@ void BuildSell(const HostCsr &H, int32_t C, Sell &S)
     for (int32_t i = int32_t(sl * C); i < std::min<int32_t>(H.rows, int32_t((sl + 1) * C)); ++i) {
       const int64_t base = S.off[size_t(sl)] + (i % C);
       for (int32_t q = H.rowptr[i]; q < H.rowptr[i + 1]; ++q) {
-        const int64_t at   = base + int64_t(q - H.rowptr[i]) * C;
+        const int64_t at  = base + int64_t(q - H.rowptr[i]) * C;
         S.col[size_t(at)] = H.colidx[size_t(q)];
         S.val[size_t(at)] = H.values[size_t(q)];
       }

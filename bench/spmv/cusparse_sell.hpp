@@ -7,7 +7,8 @@
 #include <memory>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 // Sliced ELL with slices of C rows in cuSPARSE's layout: the k-th nonzero of row i at
 // off[i / C] + k * C + i % C; padding column -1, value 0; every slice C * (its longest row) slots.

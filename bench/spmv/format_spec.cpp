@@ -8,7 +8,8 @@
 #include <cctype>
 #include <stdexcept>
 
-namespace bench {
+namespace bench
+{
 
 std::string option_value(const FormatSpec &f, const std::string &name)
 {

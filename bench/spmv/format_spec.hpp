@@ -7,16 +7,17 @@
 #include <utility>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 struct FormatSpec {
-  std::string name;    // as given in -formats: the CSV "format" column
-  std::string family;  // aijcusparse sellcuda rgcsrcuda packsellcuda cusparse_csr cusparse_sell
-  std::string mattype; // PETSc type MatConvert goes to (PETSc families)
-  std::vector<std::pair<std::string, std::string>> options; // option name (no '-') and value
-  std::string value_format;                                 // packsell / cusparse precision
-  bool        explicit_scaling = false;
-  bool        petsc            = true;
+  std::string                                      name;         // as given in -formats: the CSV "format" column
+  std::string                                      family;       // aijcusparse sellcuda rgcsrcuda packsellcuda cusparse_csr cusparse_sell
+  std::string                                      mattype;      // PETSc type MatConvert goes to (PETSc families)
+  std::vector<std::pair<std::string, std::string>> options;      // option name (no '-') and value
+  std::string                                      value_format; // packsell / cusparse precision
+  bool                                             explicit_scaling = false;
+  bool                                             petsc            = true;
 
   bool lossy() const { return family == "packsellcuda" ? value_format != "exact" : value_format == "fp16"; }
   // relative rounding bound of one stored value (and, for cusparse fp16, of x, y and FP32 sums)

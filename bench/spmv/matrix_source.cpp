@@ -16,9 +16,11 @@
   #include <omp.h>
 #endif
 
-namespace bench {
+namespace bench
+{
 
-namespace {
+namespace
+{
 
 uint64_t splitmix64(uint64_t x)
 {
@@ -29,13 +31,16 @@ uint64_t splitmix64(uint64_t x)
 }
 
 // uniform in [0, 1) from 53 random bits
-double unit(uint64_t h) { return double(h >> 11) * (1.0 / 9007199254740992.0); }
+double unit(uint64_t h)
+{
+  return double(h >> 11) * (1.0 / 9007199254740992.0);
+}
 
 struct Rng {
   uint64_t s;
-  explicit Rng(uint64_t seed) : s(splitmix64(seed)) {}
+  explicit Rng(uint64_t seed) : s(splitmix64(seed)) { }
   uint64_t next() { return s = splitmix64(s); }
-  double uniform() { return unit(next()); }
+  double   uniform() { return unit(next()); }
 };
 
 bool ends_with(const std::string &s, const std::string &suffix)
@@ -104,7 +109,8 @@ HostCsr read_matrix_market(const std::string &path)
   return A;
 }
 
-namespace {
+namespace
+{
 
 HostCsr laplacian(int64_t N, int stencil)
 {
@@ -182,7 +188,7 @@ HostCsr powerlaw(int64_t rows, double avg, double alpha, uint64_t seed, const st
   A.rowptr.assign(size_t(rows) + 1, 0);
   int64_t total = 0;
   for (int64_t r = 0; r < rows; ++r) {
-    const double l   = std::min(double(rows), std::max(1.0, std::floor(scale * raw[size_t(r)] + 0.5)));
+    const double  l   = std::min(double(rows), std::max(1.0, std::floor(scale * raw[size_t(r)] + 0.5)));
     const int64_t len = int64_t(l);
     total += len;
     if (total > std::numeric_limits<int32_t>::max()) throw std::runtime_error(spec + ": more than 2^31-1 nonzeros");
@@ -217,9 +223,9 @@ HostCsr powerlaw(int64_t rows, double avg, double alpha, uint64_t seed, const st
         }
       }
       for (int64_t k = 0; k < len; ++k) {
-        const uint64_t h              = rng.next();
-        A.colidx[size_t(b + k)]       = cols[size_t(k)];
-        A.values[size_t(b + k)]       = (0.1 + 0.9 * unit(h)) * ((h & 1) ? -1.0 : 1.0);
+        const uint64_t h        = rng.next();
+        A.colidx[size_t(b + k)] = cols[size_t(k)];
+        A.values[size_t(b + k)] = (0.1 + 0.9 * unit(h)) * ((h & 1) ? -1.0 : 1.0);
       }
     }
   }

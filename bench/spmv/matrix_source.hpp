@@ -5,16 +5,17 @@
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 struct HostCsr {
-  std::string name;   // short name used in the CSV/JSON (file stem or generator spec)
-  std::string source; // path or generator spec
-  std::string kind;   // "matrix market <field> <symmetry>", "generated ..."
-  int32_t rows = 0, cols = 0;
+  std::string          name;   // short name used in the CSV/JSON (file stem or generator spec)
+  std::string          source; // path or generator spec
+  std::string          kind;   // "matrix market <field> <symmetry>", "generated ..."
+  int32_t              rows = 0, cols = 0;
   std::vector<int32_t> rowptr; // rows+1
   std::vector<int32_t> colidx; // nnz, strictly increasing inside each row
-  std::vector<double> values;  // nnz
+  std::vector<double>  values; // nnz
 
   int64_t nnz() const { return rowptr.empty() ? 0 : rowptr.back(); }
   int32_t max_row_length() const;
@@ -22,7 +23,7 @@ struct HostCsr {
 
 // File stem without .gz/.xz/.bz2 and .mtx/.petsc/.bin/.dat (e.g. "G3_circuit").
 std::string matrix_name_from_path(const std::string &path);
-bool is_matrix_market(const std::string &path); // .mtx, .mtx.gz, .mtx.xz, .mtx.bz2
+bool        is_matrix_market(const std::string &path); // .mtx, .mtx.gz, .mtx.xz, .mtx.bz2
 
 // Reads a Matrix Market coordinate file (real, integer or pattern; general, symmetric or
 // skew-symmetric; plain, .gz, .xz or .bz2) with the reader of tests/support (matrix_market.hpp).

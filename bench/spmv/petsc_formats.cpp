@@ -10,9 +10,11 @@
 #include <limits>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
-namespace {
+namespace
+{
 
 PetscErrorCode SetStatsFromGlue(Mat B, Result &r)
 {
@@ -22,8 +24,7 @@ PetscErrorCode SetStatsFromGlue(Mat B, Result &r)
   PetscCall(MatSpMVGetStats(B, &st));
   r.matrix_bytes = double(st.stored_bytes);
   r.bytes_source = "MatSpMVGetStats";
-  r.stats        = {{"stored_bytes", double(st.stored_bytes)}, {"stored_slots", double(st.stored_slots)}, {"padding_slots", double(st.padding_slots)}, {"dummy_words", double(st.dummy_words)},
-                    {"tail_nnz", double(st.tail_nnz)},         {"hybrid_width", double(st.hybrid_width)}, {"bytes_per_nnz", st.nnz ? double(st.stored_bytes) / double(st.nnz) : kNaN}};
+  r.stats        = {{"stored_bytes", double(st.stored_bytes)}, {"stored_slots", double(st.stored_slots)}, {"padding_slots", double(st.padding_slots)}, {"dummy_words", double(st.dummy_words)}, {"tail_nnz", double(st.tail_nnz)}, {"hybrid_width", double(st.hybrid_width)}, {"bytes_per_nnz", st.nnz ? double(st.stored_bytes) / double(st.nnz) : kNaN}};
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -70,8 +71,8 @@ PetscErrorCode CheckOptions(Mat B, const FormatSpec &f, bool scaled_retry, Resul
 
 PetscErrorCode RunPetscOnce(Bench &b, const HostCsr &H, PetscMats &m, const FormatSpec &f, bool scaled_retry, Reference &ref, Mat *Bout, Result &r)
 {
-  Mat         B = nullptr;
-  std::string prefix;
+  Mat                      B = nullptr;
+  std::string              prefix;
   std::vector<std::string> set_names;
 
   PetscFunctionBegin;
@@ -125,7 +126,7 @@ PetscErrorCode RunPetscOnce(Bench &b, const HostCsr &H, PetscMats &m, const Form
     r.bytes_source = "nnz*(8+4)+(rows+1)*4";
   } else if (f.family == "sellcuda") {
     PetscReal ratio = 0, avgw = 0;
-    PetscInt  maxw  = 0;
+    PetscInt  maxw = 0;
     PetscCall(MatSeqSELLGetFillRatio(B, &ratio));
     PetscCall(MatSeqSELLGetAvgSliceWidth(B, &avgw));
     PetscCall(MatSeqSELLGetMaxSliceWidth(B, &maxw));

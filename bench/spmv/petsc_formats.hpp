@@ -12,12 +12,13 @@
 #include <string>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 struct PetscMats {
-  Mat A = nullptr; // MATSEQAIJ on the HostCsr arrays (their PetscInt copies with 64-bit PetscInt)
+  Mat                   A = nullptr;    // MATSEQAIJ on the HostCsr arrays (their PetscInt copies with 64-bit PetscInt)
   std::vector<PetscInt> rowptr, colidx; // the copies (empty with 32-bit PetscInt)
-  Vec x = nullptr, y = nullptr;
+  Vec                   x = nullptr, y = nullptr;
 };
 
 // One attempt of a PETSc format: convert, first product (upload), stats, timing, check.

@@ -3,7 +3,8 @@
 #include <cstdarg>
 #include <sstream>
 
-namespace bench {
+namespace bench
+{
 
 // ---------------------------------------------------------------- what is measured
 
@@ -94,8 +95,7 @@ void AppendCsv(const std::string &path, const MatrixRecord &m, double copy_bw)
       continue;
     }
     const Rates q = RatesOf(r.median, r.bytes, double(m.nnz), copy_bw, tbase);
-    csv.Row("%s,%lld,%lld,%s,%.3f,%.2f,%.3f,%s,%s,%.3f,%.3f", m.name.c_str(), m.rows, m.nnz, p.first.c_str(), r.median, q.gbytes_per_s, q.gflops, opt("%.4f", q.copy_bw_fraction).c_str(),
-            opt("%.3f", q.speedup).c_str(), r.p10, r.p90);
+    csv.Row("%s,%lld,%lld,%s,%.3f,%.2f,%.3f,%s,%s,%.3f,%.3f", m.name.c_str(), m.rows, m.nnz, p.first.c_str(), r.median, q.gbytes_per_s, q.gflops, opt("%.4f", q.copy_bw_fraction).c_str(), opt("%.3f", q.speedup).c_str(), r.p10, r.p90);
   }
 }
 
@@ -106,11 +106,21 @@ std::string jstr(const std::string &s)
   std::string o = "\"";
   for (unsigned char c : s) {
     switch (c) {
-    case '"': o += "\\\""; break;
-    case '\\': o += "\\\\"; break;
-    case '\n': o += "\\n"; break;
-    case '\r': o += "\\r"; break;
-    case '\t': o += "\\t"; break;
+    case '"':
+      o += "\\\"";
+      break;
+    case '\\':
+      o += "\\\\";
+      break;
+    case '\n':
+      o += "\\n";
+      break;
+    case '\r':
+      o += "\\r";
+      break;
+    case '\t':
+      o += "\\t";
+      break;
     default:
       if (c < 0x20) {
         char b[8];
@@ -128,9 +138,13 @@ std::string jnum(double v)
   std::snprintf(b, sizeof(b), "%.10g", v);
   return b;
 }
-std::string jbool(bool v) { return v ? "true" : "false"; }
+std::string jbool(bool v)
+{
+  return v ? "true" : "false";
+}
 
-namespace {
+namespace
+{
 
 // One format's object; indent is the indentation of the line it starts on. The rates are those
 // of the CSV (RatesOf), null where not defined.
@@ -143,14 +157,14 @@ std::string ResultJson(const Result &r, const std::string &indent, double nnz, d
   o << indent << "  \"completed\": " << jbool(r.completed);
   if (!r.message.empty()) o << ",\n" << indent << "  \"error_message\": " << jstr(r.message);
   if (!r.note.empty()) o << ",\n" << indent << "  \"note\": " << jstr(r.note);
-  o << ",\n" << indent << "  \"time_us_median\": " << jnum(t) << ", \"time_us_min\": " << jnum(r.min) << ", \"time_us_max\": " << jnum(r.max) << ", \"time_us_p10\": " << jnum(r.p10) << ", \"time_us_p90\": " << jnum(r.p90)
-    << ", \"time_us_mean\": " << jnum(r.mean) << ", \"time_us_wall_mean\": " << jnum(r.wall_us_mean);
+  o << ",\n"
+    << indent << "  \"time_us_median\": " << jnum(t) << ", \"time_us_min\": " << jnum(r.min) << ", \"time_us_max\": " << jnum(r.max) << ", \"time_us_p10\": " << jnum(r.p10) << ", \"time_us_p90\": " << jnum(r.p90) << ", \"time_us_mean\": " << jnum(r.mean) << ", \"time_us_wall_mean\": " << jnum(r.wall_us_mean);
   o << ",\n" << indent << "  \"time\": " << jnum(t * 1e3) << ", \"repetitions\": " << r.us.size();
   o << ",\n" << indent << "  \"storage\": " << jnum(r.matrix_bytes) << ", \"bytes\": " << jnum(r.bytes) << ", \"bytes_source\": " << jstr(r.bytes_source);
-  o << ",\n" << indent << "  \"gbytes_per_s\": " << jnum(q.gbytes_per_s) << ", \"gflops\": " << jnum(q.gflops) << ", \"copy_bw_fraction\": " << jnum(q.copy_bw_fraction)
-    << ", \"speedup_vs_aijcusparse\": " << jnum(q.speedup) << ", \"setup_s\": " << jnum(r.setup_s);
-  o << ",\n" << indent << "  \"error\": " << jnum(r.error) << ", \"error_vs_aijcusparse\": " << jnum(r.error_vs_aij) << ", \"error_bound\": " << jnum(r.error_bound)
-    << ", \"error_ok\": " << jbool(r.completed && std::isfinite(r.error) && r.error <= r.error_bound) << ", \"nonfinite_output\": " << jbool(r.nonfinite);
+  o << ",\n"
+    << indent << "  \"gbytes_per_s\": " << jnum(q.gbytes_per_s) << ", \"gflops\": " << jnum(q.gflops) << ", \"copy_bw_fraction\": " << jnum(q.copy_bw_fraction) << ", \"speedup_vs_aijcusparse\": " << jnum(q.speedup) << ", \"setup_s\": " << jnum(r.setup_s);
+  o << ",\n"
+    << indent << "  \"error\": " << jnum(r.error) << ", \"error_vs_aijcusparse\": " << jnum(r.error_vs_aij) << ", \"error_bound\": " << jnum(r.error_bound) << ", \"error_ok\": " << jbool(r.completed && std::isfinite(r.error) && r.error <= r.error_bound) << ", \"nonfinite_output\": " << jbool(r.nonfinite);
   if (!r.info.empty()) {
     o << ",\n" << indent << "  \"info\": {";
     for (size_t i = 0; i < r.info.size(); ++i) o << (i ? ", " : "") << jstr(r.info[i].first) << ": " << jstr(r.info[i].second);

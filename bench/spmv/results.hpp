@@ -13,21 +13,22 @@
 #include <utility>
 #include <vector>
 
-namespace bench {
+namespace bench
+{
 
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 struct Result {
-  bool        completed = false;
-  std::string message; // why it failed
-  std::string note;
-  std::vector<double> us; // event times of the timed products
-  double      wall_us_mean = kNaN;
-  double      matrix_bytes = kNaN, bytes = kNaN;
-  std::string bytes_source;
-  double      error = kNaN, error_vs_aij = kNaN, error_bound = kNaN;
-  bool        nonfinite = false;
-  double      setup_s   = kNaN;
+  bool                                             completed = false;
+  std::string                                      message; // why it failed
+  std::string                                      note;
+  std::vector<double>                              us; // event times of the timed products
+  double                                           wall_us_mean = kNaN;
+  double                                           matrix_bytes = kNaN, bytes = kNaN;
+  std::string                                      bytes_source;
+  double                                           error = kNaN, error_vs_aij = kNaN, error_bound = kNaN;
+  bool                                             nonfinite = false;
+  double                                           setup_s   = kNaN;
   std::vector<std::pair<std::string, std::string>> info;  // strings: effective options, types
   std::vector<std::pair<std::string, double>>      stats; // numbers: layout statistics
   // derived
@@ -51,9 +52,9 @@ struct Result {
 };
 
 struct MatrixRecord {
-  std::string name, source, kind;
-  long long   rows = 0, cols = 0, nnz = 0, max_row = 0;
-  double      load_s = kNaN, reference_s = kNaN;
+  std::string                                 name, source, kind;
+  long long                                   rows = 0, cols = 0, nnz = 0, max_row = 0;
+  double                                      load_s = kNaN, reference_s = kNaN;
   std::vector<std::pair<std::string, Result>> results;
 };
 
@@ -87,8 +88,8 @@ public:
   ~CsvWriter();
   CsvWriter(const CsvWriter &)            = delete;
   CsvWriter &operator=(const CsvWriter &) = delete;
-  explicit operator bool() const { return f_ != nullptr; }
-  void Row(const char *format, ...) __attribute__((format(printf, 2, 3)));
+  explicit   operator bool() const { return f_ != nullptr; }
+  void       Row(const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 private:
   FILE *f_ = nullptr;

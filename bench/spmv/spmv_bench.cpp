@@ -71,7 +71,8 @@ static_assert(sizeof(PetscScalar) == 8, "spmv_bench needs PETSc with real double
 
 using namespace bench;
 
-namespace {
+namespace
+{
 
 /* v's array as PetscInt: v itself, or its copy in `copy` with 64-bit PetscInt */
 template <class I>
@@ -263,8 +264,7 @@ int main(int argc, char **argv)
       rec.results.emplace_back(f.name, r);
       if (r.completed) {
         const Rates q = RatesOf(r.median, r.bytes, double(rec.nnz), b.copy_bw, taij);
-        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s %10.2f %10.2f %9.1f %8.1f %6.1f %9.3f %10.2e %7.2f%s\n", f.name.c_str(), r.median, r.min, q.gbytes_per_s, q.gflops, 100 * q.copy_bw_fraction, q.speedup, r.error, r.setup_s,
-                              (std::isfinite(r.error) && r.error <= r.error_bound) ? "" : "  ERROR ABOVE BOUND"));
+        PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s %10.2f %10.2f %9.1f %8.1f %6.1f %9.3f %10.2e %7.2f%s\n", f.name.c_str(), r.median, r.min, q.gbytes_per_s, q.gflops, 100 * q.copy_bw_fraction, q.speedup, r.error, r.setup_s, (std::isfinite(r.error) && r.error <= r.error_bound) ? "" : "  ERROR ABOVE BOUND"));
       } else PetscCall(PetscPrintf(PETSC_COMM_SELF, "  %-24s FAILED: %s\n", f.name.c_str(), r.message.substr(0, 300).c_str()));
       if (aborted) break;
     }

@@ -7,7 +7,8 @@
 #include <cstdint>
 #include <string>
 
-namespace pspmv {
+namespace pspmv
+{
 
 struct BuildError {
   enum class Kind : int {
@@ -16,9 +17,9 @@ struct BuildError {
     ValueRange, // a value the format cannot hold (ValueRangeError): row, col, message without them
     Device      // a CUDA call failed: device_code is its cudaError_t, message says what failed
   };
-  Kind kind = Kind::None;
-  int64_t row = -1, col = -1; // ValueRange: the entry, in the CSR's own numbering
-  int device_code = 0;        // Device: the cudaError_t value
+  Kind        kind = Kind::None;
+  int64_t     row = -1, col = -1; // ValueRange: the entry, in the CSR's own numbering
+  int         device_code = 0;    // Device: the cudaError_t value
   std::string message;
 
   explicit operator bool() const { return kind != Kind::None; }
@@ -37,7 +38,9 @@ struct BuildError {
 
 // Runs f() (host code that may throw the core's exceptions: option and CSR checks) and
 // returns what it threw as a BuildError (None when it returned).
-template <class F> BuildError catch_build_error(F &&f) {
+template <class F>
+BuildError catch_build_error(F &&f)
+{
   try {
     f();
   } catch (const ValueRangeError &e) {

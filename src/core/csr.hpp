@@ -5,11 +5,12 @@
 #include <stdexcept>
 #include <string>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // Errors of the core layer. The PETSc glue catches these and raises a PETSc error
 // with the same message, so every message is a full sentence for the user.
-struct FormatError : std::invalid_argument {   // bad input or bad option
+struct FormatError : std::invalid_argument { // bad input or bad option
   using std::invalid_argument::invalid_argument;
 };
 // A value that does not fit the chosen value format. row and col locate the offending entry
@@ -17,9 +18,10 @@ struct FormatError : std::invalid_argument {   // bad input or bad option
 // column offsets and re-issues message() with global numbers); what() is the full sentence
 // "row <row>, column <col>: <message()>".
 struct ValueRangeError : std::range_error {
-  ValueRangeError(int64_t row_, int64_t col_, const std::string &message_)
-      : std::range_error("row " + std::to_string(row_) + ", column " + std::to_string(col_) + ": " + message_),
-        row(row_), col(col_), msg(std::make_shared<const std::string>(message_)) {}
+  ValueRangeError(int64_t row_, int64_t col_, const std::string &message_) :
+    std::range_error("row " + std::to_string(row_) + ", column " + std::to_string(col_) + ": " + message_), row(row_), col(col_), msg(std::make_shared<const std::string>(message_))
+  {
+  }
   // The message without the coordinates ("value 1e+06 overflows ...; use ...").
   const std::string &message() const noexcept { return *msg; }
 
@@ -34,11 +36,11 @@ private:
 // rowptr has rows+1 entries starting at 0; colidx and values have rowptr[rows] entries.
 // Columns inside a row must be strictly increasing (AIJ guarantees it after assembly).
 struct CsrView {
-  int32_t rows = 0;
-  int32_t cols = 0;
+  int32_t        rows   = 0;
+  int32_t        cols   = 0;
   const int32_t *rowptr = nullptr;
   const int32_t *colidx = nullptr;
-  const double *values = nullptr;
+  const double  *values = nullptr;
 
   int64_t nnz() const { return rows > 0 ? rowptr[rows] : 0; }
   int32_t row_length(int32_t r) const { return rowptr[r + 1] - rowptr[r]; }
@@ -60,7 +62,7 @@ void check_csr(const CsrView &A);
 struct CsrDefect {
   enum class Kind : int {
     None = 0,
-    NegativeSize,         // a = rows, b = cols
+    NegativeSize, // a = rows, b = cols
     MissingRowptr,
     RowptrStart,          // a = rowptr[0]
     RowptrDecreases,      // row, a = rowptr[row], b = rowptr[row + 1]
@@ -69,7 +71,7 @@ struct CsrDefect {
     ColumnsNotIncreasing, // row, a then b
     RowptrEnd             // a = rowptr[rows], b = the nonzeros the arrays hold (device CSR only)
   };
-  Kind kind = Kind::None;
+  Kind    kind = Kind::None;
   int64_t row = -1, a = 0, b = 0;
 };
 CsrDefect csr_defect(const CsrView &A);

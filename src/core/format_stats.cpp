@@ -2,19 +2,23 @@
 #include "format_stats.hpp"
 #include <cstdio>
 
-namespace pspmv {
+namespace pspmv
+{
 
-namespace {
-std::string fixed(double v) {
+namespace
+{
+std::string fixed(double v)
+{
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.4f", v);
   return buf;
 }
 } // namespace
 
-std::string FormatStats::to_string() const {
+std::string FormatStats::to_string() const
+{
   std::string s;
-  auto line = [&s](const char *name, const std::string &value) {
+  auto        line = [&s](const char *name, const std::string &value) {
     s += name;
     s += ": ";
     s += value;

@@ -3,7 +3,7 @@
 // PETSc-free host code compiles without CUDA.
 #pragma once
 #if defined(__CUDACC__)
-#define PSPMV_HD __host__ __device__ __forceinline__
+  #define PSPMV_HD __host__ __device__ __forceinline__
 #else
-#define PSPMV_HD inline
+  #define PSPMV_HD inline
 #endif

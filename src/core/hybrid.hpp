@@ -8,21 +8,26 @@
 #include <string>
 #include <vector>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // What the user asked for: -mat_<fmt>_hybrid auto|none|<K>.
 struct HybridOption {
-  enum class Mode : int { None = 0, Auto = 1, Fixed = 2 } mode = Mode::Auto;
+  enum class Mode : int {
+    None  = 0,
+    Auto  = 1,
+    Fixed = 2
+  } mode        = Mode::Auto;
   int32_t width = 0; // K when mode == Fixed (>= 1)
   // Parses "auto", "none" or a positive integer; throws FormatError otherwise.
   static HybridOption parse(const std::string &s);
-  std::string name() const;
+  std::string         name() const;
 };
 
 // Cost model for choosing K: bytes a product moves per regular slot and per tail entry.
 struct HybridCost {
-  double slot_bytes;  // one stored slot of the regular part (value + index, padding included)
-  double tail_bytes;  // one COO tail entry (row + column + value)
+  double slot_bytes; // one stored slot of the regular part (value + index, padding included)
+  double tail_bytes; // one COO tail entry (row + column + value)
   // What having a tail at all costs a product, in bytes of equal time: the tail's warps run
   // after (or wait for) the regular part, and a large tail needs a launch of its own.
   double tail_fixed_bytes = 0;
@@ -37,9 +42,7 @@ struct HybridCost {
 
   // Modelled bytes of one product with `slots` regular slots and `tail` tail entries in
   // `tail_rows` rows, without the fixed cost of having a tail.
-  double variable_bytes(int64_t slots, int64_t tail, int64_t tail_rows) const {
-    return slot_bytes * double(slots) + tail_bytes * double(tail) + tail_row_bytes * double(tail_rows);
-  }
+  double variable_bytes(int64_t slots, int64_t tail, int64_t tail_rows) const { return slot_bytes * double(slots) + tail_bytes * double(tail) + tail_row_bytes * double(tail_rows); }
 };
 
 // Small matrices (rows <= kLatencyBoundRows, where the kernels run 2-8 threads per row and a
@@ -48,7 +51,7 @@ struct HybridCost {
 // dependent memory latency, while the byte model only sees the tail's 16 B per entry.
 // Matrices whose rows all fit keep K = longest row (no tail). Measurements: docs/design.md,
 // "Measured constants".
-constexpr int64_t kLatencyBoundRows = 65536;
+constexpr int64_t kLatencyBoundRows      = 65536;
 constexpr int32_t kLatencyBoundTailWidth = 32;
 
 // The fixed cost of having a tail, used by PackSELL, in bytes of equal time (4 MiB: about a
@@ -81,8 +84,7 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, int32_t block, Hybr
 // 1 <= K <= min(longest row, hybrid_width_cap(len)); it must not decrease with K. len are the
 // row lengths in nonzeros (the tail is counted in nonzeros). Throws FormatError for a negative
 // length.
-int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
-                            const std::function<int64_t(int32_t)> &regular_slots);
+int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost, const std::function<int64_t(int32_t)> &regular_slots);
 
 // The same rules from counts instead of row lengths (the device builders compute the counts on
 // the GPU and copy only these small arrays back; the vector overloads above call these, so
@@ -91,10 +93,8 @@ int32_t choose_hybrid_width(const std::vector<int32_t> &len, HybridCost cost,
 // or {rows} when every row is empty). block_max_hist[m]: blocks whose longest row is m (same
 // size as hist). The first form is choose_hybrid_width(len, block, cost), the second
 // choose_hybrid_width(len, cost, regular_slots). Throws FormatError for block < 1.
-int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, const std::vector<int64_t> &block_max_hist,
-                                        int32_t block, HybridCost cost);
-int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, HybridCost cost,
-                                        const std::function<int64_t(int32_t)> &regular_slots);
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, const std::vector<int64_t> &block_max_hist, int32_t block, HybridCost cost);
+int32_t choose_hybrid_width_from_counts(const std::vector<int64_t> &hist, HybridCost cost, const std::function<int64_t(int32_t)> &regular_slots);
 // hybrid_width_cap for `rows` rows of `nnz` nonzeros in all (kHybridMinCap for no rows).
 int32_t hybrid_width_cap(int64_t rows, int64_t nnz);
 
@@ -102,16 +102,16 @@ int32_t hybrid_width_cap(int64_t rows, int64_t nnz);
 // so the critical path grows with K while the storage model does not see it (bundle1: K=1600
 // for a mean of 73). Cap = max(kHybridMinCap, ceil(kHybridMeanFactor * mean length)), the mean
 // over all len entries (empty rows included); kHybridMinCap for no rows.
-constexpr int32_t kHybridMinCap = 32;
+constexpr int32_t kHybridMinCap     = 32;
 constexpr int64_t kHybridMeanFactor = 4;
-int32_t hybrid_width_cap(const std::vector<int32_t> &len);
+int32_t           hybrid_width_cap(const std::vector<int32_t> &len);
 
 // The COO tail: entries sorted by row, then by column (CSR order), FP64 values.
 struct CooTail {
   std::vector<int32_t> row;
   std::vector<int32_t> col;
-  std::vector<double> val;
-  int64_t nnz() const { return static_cast<int64_t>(row.size()); }
+  std::vector<double>  val;
+  int64_t              nnz() const { return static_cast<int64_t>(row.size()); }
 };
 
 // Tail of A for width K: every nonzero at position >= K inside its row. Shapes checked.

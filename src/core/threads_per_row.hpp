@@ -3,7 +3,8 @@
 #pragma once
 #include <cstdint>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // The largest T the kernels implement.
 constexpr int32_t kMaxThreadsPerRow = 8;

@@ -12,14 +12,20 @@
 #include <cstdint>
 #include <string>
 
-namespace pspmv {
+namespace pspmv
+{
 
-enum class ValueKind : int { Exact = 0, FP16 = 1, BF16 = 2, E8M = 3 };
+enum class ValueKind : int {
+  Exact = 0,
+  FP16  = 1,
+  BF16  = 2,
+  E8M   = 3
+};
 
 struct ValueFormat {
-  ValueKind kind = ValueKind::Exact;
-  int mantissa_bits = 0; // M (10 for FP16, 7 for BF16, m for E8Mm, 0 for Exact)
-  int exponent_bits = 0; // E (5 for FP16, 8 otherwise, 0 for Exact)
+  ValueKind kind          = ValueKind::Exact;
+  int       mantissa_bits = 0; // M (10 for FP16, 7 for BF16, m for E8Mm, 0 for Exact)
+  int       exponent_bits = 0; // E (5 for FP16, 8 otherwise, 0 for Exact)
 
   // Named constructors; e8m() throws FormatError unless 7 <= m <= 22.
   static ValueFormat exact();
@@ -29,13 +35,13 @@ struct ValueFormat {
   // Parses "exact", "fp16", "bf16", "e8m<m>" (case-sensitive, as PETSc option values are
   // given); throws FormatError listing the accepted names otherwise.
   static ValueFormat parse(const std::string &name);
-  std::string name() const; // inverse of parse
+  std::string        name() const; // inverse of parse
 
-  int value_bits() const { return kind == ValueKind::Exact ? 0 : 1 + exponent_bits + mantissa_bits; }
-  bool lossy() const { return kind != ValueKind::Exact; }
-  bool operator==(const ValueFormat &o) const { return kind == o.kind && mantissa_bits == o.mantissa_bits && exponent_bits == o.exponent_bits; }
-  bool operator!=(const ValueFormat &o) const { return !(*this == o); }
-  double max_finite() const;   // largest finite magnitude (inf for Exact)
+  int    value_bits() const { return kind == ValueKind::Exact ? 0 : 1 + exponent_bits + mantissa_bits; }
+  bool   lossy() const { return kind != ValueKind::Exact; }
+  bool   operator==(const ValueFormat &o) const { return kind == o.kind && mantissa_bits == o.mantissa_bits && exponent_bits == o.exponent_bits; }
+  bool   operator!=(const ValueFormat &o) const { return !(*this == o); }
+  double max_finite() const; // largest finite magnitude (inf for Exact)
   // Unit roundoff: the relative error bound of one round-to-nearest into the format,
   // 2^-p with p = M + 1 significand bits: FP16 2^-11, BF16 2^-8, E8Mm 2^-(m+1), and for Exact
   // FP64's 2^-53 (the values are FP64 as given: no rounding beyond the FP64 arithmetic).
@@ -43,7 +49,10 @@ struct ValueFormat {
   double unit_roundoff() const;
 };
 
-enum class EncodeStatus : int { Ok = 0, Overflow = 1 };
+enum class EncodeStatus : int {
+  Ok       = 0,
+  Overflow = 1
+};
 
 // Encodes x into the low value_bits() bits of the result. A finite x whose rounded
 // magnitude exceeds max_finite() gives Overflow (the bits are then the signed Inf).

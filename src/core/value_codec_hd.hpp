@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <cstring>
 
-namespace pspmv {
-namespace codec {
+namespace pspmv
+{
+namespace codec
+{
 
-PSPMV_HD uint64_t double_bits(double x) {
+PSPMV_HD uint64_t double_bits(double x)
+{
 #if defined(__CUDA_ARCH__)
   return static_cast<uint64_t>(__double_as_longlong(x));
 #else
@@ -21,7 +24,8 @@ PSPMV_HD uint64_t double_bits(double x) {
 #endif
 }
 
-PSPMV_HD double bits_double(uint64_t b) {
+PSPMV_HD double bits_double(uint64_t b)
+{
 #if defined(__CUDA_ARCH__)
   return __longlong_as_double(static_cast<long long>(b));
 #else
@@ -35,14 +39,15 @@ PSPMV_HD double bits_double(uint64_t b) {
 // ties to even, in one step from the FP64 bits (never through FP32). *overflow is set when a
 // finite x rounds beyond the largest finite value (the bits are then the signed Inf). NaN
 // encodes as the quiet NaN, +-Inf as +-Inf, -0 as -0. E in [2, 8], M in [1, 22].
-PSPMV_HD uint32_t encode_bits(int E, int M, double x, bool *overflow) {
-  const int bias = (1 << (E - 1)) - 1;
+PSPMV_HD uint32_t encode_bits(int E, int M, double x, bool *overflow)
+{
+  const int      bias         = (1 << (E - 1)) - 1;
   const uint32_t exp_all_ones = (uint32_t(1) << E) - 1;
-  const uint64_t b = double_bits(x);
-  const uint32_t sign = uint32_t(b >> 63) << (E + M);
-  const int de = int((b >> 52) & 0x7ff);
-  uint64_t sig = b & ((uint64_t(1) << 52) - 1);
-  *overflow = false;
+  const uint64_t b            = double_bits(x);
+  const uint32_t sign         = uint32_t(b >> 63) << (E + M);
+  const int      de           = int((b >> 52) & 0x7ff);
+  uint64_t       sig          = b & ((uint64_t(1) << 52) - 1);
+  *overflow                   = false;
 
   if (de == 0x7ff) { // Inf keeps its sign; every NaN becomes the quiet NaN of the format
     const uint32_t mant = sig ? (uint32_t(1) << (M - 1)) : 0;
@@ -66,12 +71,12 @@ PSPMV_HD uint32_t encode_bits(int E, int M, double x, bool *overflow) {
   const int emin = 1 - bias;
   // Bits to drop: the quantum is 2^(ue - M) in the normal range, 2^(emin - M) below it.
   const int drop = 52 - M + (ue >= emin ? 0 : emin - ue);
-  uint64_t n;
+  uint64_t  n;
   if (drop > 63) {
     n = 0; // far below half the smallest subnormal: rounds to zero
   } else {
-    n = sig >> drop;
-    const uint64_t rem = sig & ((uint64_t(1) << drop) - 1);
+    n                   = sig >> drop;
+    const uint64_t rem  = sig & ((uint64_t(1) << drop) - 1);
     const uint64_t half = uint64_t(1) << (drop - 1);
     if (rem > half || (rem == half && (n & 1))) ++n; // round to nearest, ties to even
   }
@@ -93,12 +98,13 @@ PSPMV_HD uint32_t encode_bits(int E, int M, double x, bool *overflow) {
 }
 
 // Decodes the bits of encode_bits exactly to FP64.
-PSPMV_HD double decode_bits(int E, int M, uint32_t bits) {
-  const int bias = (1 << (E - 1)) - 1;
+PSPMV_HD double decode_bits(int E, int M, uint32_t bits)
+{
+  const int      bias         = (1 << (E - 1)) - 1;
   const uint32_t exp_all_ones = (uint32_t(1) << E) - 1;
-  const uint64_t sign = uint64_t((bits >> (E + M)) & 1) << 63;
-  const uint32_t be = (bits >> M) & exp_all_ones;
-  const uint64_t mant = bits & ((uint32_t(1) << M) - 1);
+  const uint64_t sign         = uint64_t((bits >> (E + M)) & 1) << 63;
+  const uint32_t be           = (bits >> M) & exp_all_ones;
+  const uint64_t mant         = bits & ((uint32_t(1) << M) - 1);
   if (be == exp_all_ones) // Inf or quiet NaN, sign kept
     return bits_double(sign | (uint64_t(0x7ff) << 52) | (mant ? uint64_t(1) << 51 : 0));
   if (be == 0) { // zero or subnormal: mant * 2^(emin - M), exact in FP64
@@ -111,14 +117,15 @@ PSPMV_HD double decode_bits(int E, int M, uint32_t bits) {
 // Whether a value format of E exponent and M mantissa bits cannot hold value v stored times
 // 2^s: a finite v that overflows, or a nonzero that rounds to zero (Inf and NaN are stored as
 // such). The range check of every PackSELL build and value update, host and device.
-PSPMV_HD bool unencodable(int E, int M, double v, int32_t s) {
+PSPMV_HD bool unencodable(int E, int M, double v, int32_t s)
+{
 #if defined(__CUDA_ARCH__)
   if (!isfinite(v)) return false;
 #else
   if (!std::isfinite(v)) return false;
 #endif
-  bool overflow;
-  const uint32_t bits = encode_bits(E, M, ldexp(v, s), &overflow);
+  bool           overflow;
+  const uint32_t bits      = encode_bits(E, M, ldexp(v, s), &overflow);
   const uint32_t magnitude = (uint32_t(1) << (E + M)) - 1; // all but the sign
   return overflow || (v != 0.0 && (bits & magnitude) == 0);
 }

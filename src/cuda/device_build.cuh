@@ -14,9 +14,12 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
-namespace cuda {
-namespace detail {
+namespace pspmv
+{
+namespace cuda
+{
+namespace detail
+{
 
 constexpr int kBuildThreads = 256;
 
@@ -34,7 +37,8 @@ BuildError device_error(cudaError_t e, const char *what);
 // temporary storage (temp null) and once to run (temp at least 1 byte, so CUB never mistakes
 // the run for a size query).
 template <class F>
-cudaError_t cub_run(cudaStream_t s, F &&f) {
+cudaError_t cub_run(cudaStream_t s, F &&f)
+{
   size_t bytes = 0;
   PSPMV_CUDA_TRY(f(static_cast<void *>(nullptr), bytes));
   Scratch<unsigned char> temp(bytes > 0 ? bytes : 1, s);
@@ -44,14 +48,16 @@ cudaError_t cub_run(cudaStream_t s, F &&f) {
 
 // Copies one value from the device and waits for it.
 template <class T>
-cudaError_t fetch(const T *d, T *h, cudaStream_t s) {
+cudaError_t fetch(const T *d, T *h, cudaStream_t s)
+{
   PSPMV_CUDA_TRY(cudaMemcpyAsync(h, d, sizeof(T), cudaMemcpyDeviceToHost, s));
   return cudaStreamSynchronize(s);
 }
 
 // Exact-size allocation for a layout array (cudaMalloc: the layout is freed by release()).
 template <class T>
-cudaError_t alloc(size_t n, T **p) {
+cudaError_t alloc(size_t n, T **p)
+{
   *p = nullptr;
   if (n == 0) return cudaSuccess;
   return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
@@ -60,20 +66,35 @@ cudaError_t alloc(size_t n, T **p) {
 // Reduction operators (CUB's own names moved between CCCL versions).
 struct MaxOp {
   template <class T>
-  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a < b ? b : a; }
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const
+  {
+    return a < b ? b : a;
+  }
 };
 struct MinOp {
   template <class T>
-  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return b < a ? b : a; }
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const
+  {
+    return b < a ? b : a;
+  }
 };
 struct SumOp {
   template <class T>
-  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a + b; }
+  __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const
+  {
+    return a + b;
+  }
 };
 
 // Blocks of kBuildThreads threads for n items (n > 0), and of warps for n warp items.
-inline unsigned int grid_for(int64_t n) { return blocks_for(n, kBuildThreads); }
-inline unsigned int warp_grid_for(int64_t n) { return blocks_for(n, kBuildThreads / 32); }
+inline unsigned int grid_for(int64_t n)
+{
+  return blocks_for(n, kBuildThreads);
+}
+inline unsigned int warp_grid_for(int64_t n)
+{
+  return blocks_for(n, kBuildThreads / 32);
+}
 
 // len[r] = rowptr[r+1] - rowptr[r] for the A.rows rows (A.rows > 0).
 cudaError_t row_lengths(const DeviceCsr &A, int32_t *len, cudaStream_t s);
@@ -98,11 +119,12 @@ BuildError check_csr_on_device(const DeviceCsr &A, cudaStream_t s);
 cudaError_t build_tail(const DeviceCsr &A, const int32_t *len, int32_t K, DeviceCooTail *t, cudaStream_t s);
 // CSR position of A(r, r), or -1 where row r's pattern has none (0 <= r < min(rows, cols); a
 // valid CSR: columns strictly increasing within a row, so a binary search).
-__device__ inline int32_t diagonal_position(const DeviceCsr &A, int32_t r) {
+__device__ inline int32_t diagonal_position(const DeviceCsr &A, int32_t r)
+{
   int32_t lo = A.rowptr[r], hi = A.rowptr[r + 1];
   while (lo < hi) {
     const int32_t mid = lo + (hi - lo) / 2;
-    const int32_t c = A.colidx[mid];
+    const int32_t c   = A.colidx[mid];
     if (c == r) return mid;
     if (c < r) lo = mid + 1;
     else hi = mid;
@@ -116,13 +138,14 @@ cudaError_t row_of_position(const DeviceCsr &A, int64_t k, int32_t *row, cudaStr
 
 // t.val[i] = op(values[t.source[i]]) for every tail entry (op: __device__ double(double)).
 template <class Op>
-__global__ void tail_values_kernel(int64_t n, const int32_t *__restrict__ source, const double *__restrict__ values,
-                                   double *__restrict__ val, Op op) {
+__global__ void tail_values_kernel(int64_t n, const int32_t *__restrict__ source, const double *__restrict__ values, double *__restrict__ val, Op op)
+{
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) val[i] = op(values[source[i]]);
 }
 template <class Op>
-cudaError_t fill_tail_values(const DeviceCooTail &t, const double *values, Op op, cudaStream_t s) {
+cudaError_t fill_tail_values(const DeviceCooTail &t, const double *values, Op op, cudaStream_t s)
+{
   if (t.nnz <= 0) return cudaSuccess;
   tail_values_kernel<<<grid_for(t.nnz), kBuildThreads, 0, s>>>(t.nnz, t.source, values, t.val, op);
   return cudaGetLastError();
@@ -132,7 +155,8 @@ cudaError_t fill_tail_values(const DeviceCooTail &t, const double *values, Op op
 // releases *d, runs build() and, when it fails, leaves *d released (empty); the builders'
 // scratch memory is given back at the end (ScratchRelease).
 template <class Device, class Build>
-BuildError rebuild_on_device(Device *d, cudaStream_t stream, const char *what, Build &&build) {
+BuildError rebuild_on_device(Device *d, cudaStream_t stream, const char *what, Build &&build)
+{
   ScratchRelease release_scratch(stream);
   PSPMV_DEVICE_TRY(cudaStreamSynchronize(stream), what); // a product may still read what *d holds
   PSPMV_DEVICE_TRY(release(d), what);

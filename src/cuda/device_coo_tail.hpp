@@ -4,15 +4,17 @@
 #include <cuda_runtime.h>
 #include <cstdint>
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 // COO tail on the device, sorted by row (CSR order).
 struct DeviceCooTail {
-  int64_t nnz = 0;
+  int64_t  nnz = 0;
   int32_t *row = nullptr;
   int32_t *col = nullptr;
-  double *val = nullptr;
+  double  *val = nullptr;
   // CSR position of each entry (device builds only, null after a host upload): value updates
   // on the device gather the new values through it.
   int32_t *source = nullptr;

@@ -3,8 +3,10 @@
 // the device struct whose upload/spmv/release overloads take it.
 #pragma once
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 template <class Host>
 struct DeviceLayoutOf;

@@ -2,13 +2,17 @@
 #include "device_memory.cuh"
 #include <atomic>
 
-namespace pspmv {
-namespace cuda {
-namespace detail {
+namespace pspmv
+{
+namespace cuda
+{
+namespace detail
+{
 
-cudaError_t multiprocessor_count(int *count) {
+cudaError_t multiprocessor_count(int *count)
+{
   static std::atomic<int> cache[64] = {};
-  int dev = 0;
+  int                     dev       = 0;
   PSPMV_CUDA_TRY(cudaGetDevice(&dev));
   if (dev >= 0 && dev < 64) {
     const int c = cache[dev].load(std::memory_order_relaxed);
@@ -25,7 +29,8 @@ cudaError_t multiprocessor_count(int *count) {
   return cudaSuccess;
 }
 
-cudaError_t resident_threads(int64_t *n) {
+cudaError_t resident_threads(int64_t *n)
+{
   int dev = 0, sms = 0, per_sm = 0;
   PSPMV_CUDA_TRY(cudaGetDevice(&dev));
   PSPMV_CUDA_TRY(multiprocessor_count(&sms));

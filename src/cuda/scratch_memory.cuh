@@ -7,9 +7,12 @@
 #include <cuda_runtime.h>
 #include <cstddef>
 
-namespace pspmv {
-namespace cuda {
-namespace detail {
+namespace pspmv
+{
+namespace cuda
+{
+namespace detail
+{
 
 // The current device's scratch pool, created at the first call (per device, for the life of the
 // process; thread-safe). Its release threshold is the maximum, so the allocations and frees
@@ -27,12 +30,13 @@ public:
   Scratch() = default;
   Scratch(size_t n, cudaStream_t s) { allocate(n, s); }
   ~Scratch() { reset(); }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  cudaError_t allocate(size_t n, cudaStream_t s) {
+  Scratch(const Scratch &)               = delete;
+  Scratch    &operator=(const Scratch &) = delete;
+  cudaError_t allocate(size_t n, cudaStream_t s)
+  {
     reset();
     stream_ = s;
-    n_ = n;
+    n_      = n;
     if (n == 0) return status_ = cudaSuccess;
     cudaMemPool_t pool;
     status_ = scratch_pool(&pool);
@@ -43,20 +47,21 @@ public:
     }
     return status_;
   }
-  void reset() {
+  void reset()
+  {
     if (p_) (void)cudaFreeAsync(p_, stream_);
     p_ = nullptr;
     n_ = 0;
   }
-  T *get() const { return p_; }
-  size_t size() const { return n_; }
+  T          *get() const { return p_; }
+  size_t      size() const { return n_; }
   cudaError_t status() const { return status_; }
 
 private:
-  T *p_ = nullptr;
-  size_t n_ = 0;
+  T           *p_      = nullptr;
+  size_t       n_      = 0;
   cudaStream_t stream_ = nullptr;
-  cudaError_t status_ = cudaSuccess;
+  cudaError_t  status_ = cudaSuccess;
 };
 
 // Declared first in a function that builds or updates on `stream`, a stream of the current
@@ -69,12 +74,12 @@ class ScratchRelease {
 public:
   explicit ScratchRelease(cudaStream_t stream);
   ~ScratchRelease();
-  ScratchRelease(const ScratchRelease &) = delete;
+  ScratchRelease(const ScratchRelease &)            = delete;
   ScratchRelease &operator=(const ScratchRelease &) = delete;
 
 private:
   cudaStream_t stream_;
-  int device_ = -1;
+  int          device_ = -1;
 };
 
 } // namespace detail

@@ -25,16 +25,17 @@
 #include <cstdint>
 #include <string>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // One user-visible option of a format: -mat_<format>_<key>, and one setter/getter pair.
 template <class Options>
 struct OptionSpec {
-  const char *key;    // "group_size"
-  const char *title;  // "group size", in messages
-  const char *help;   // the -help text
-  const char *setter; // the public setter ("MatRgCSRSetGroupSize"), -help's man page
-  bool integer;       // an integer option (else a string)
+  const char *key;     // "group_size"
+  const char *title;   // "group size", in messages
+  const char *help;    // the -help text
+  const char *setter;  // the public setter ("MatRgCSRSetGroupSize"), -help's man page
+  bool        integer; // an integer option (else a string)
   // Sets the option from ivalue (integer options) or svalue (string options); throws
   // FormatError with a full sentence for a value that does not parse. Whether the option set
   // as a whole is valid is the builder's to say (Validate in the glue).
@@ -52,16 +53,20 @@ struct OptionSpec {
 // glue checks that they agree).
 constexpr long long kOptionDecide = -1;
 
-namespace detail {
+namespace detail
+{
 // A 32-bit option value, or a FormatError naming the option.
-inline int32_t option_int32(const char *title, long long v) {
+inline int32_t option_int32(const char *title, long long v)
+{
   if (v < INT32_MIN || v > INT32_MAX) throw FormatError(std::string(title) + " " + std::to_string(v) + " is out of the 32-bit integer range");
   return static_cast<int32_t>(v);
 }
 } // namespace detail
 
-namespace detail {
-constexpr bool same_key(const char *a, const char *b) {
+namespace detail
+{
+constexpr bool same_key(const char *a, const char *b)
+{
   while (*a && *a == *b) ++a, ++b;
   return *a == *b;
 }
@@ -69,7 +74,8 @@ constexpr bool same_key(const char *a, const char *b) {
 
 // Whether module M has the option `key` (checked at compile time where the glue names one).
 template <class M>
-constexpr bool HasOption(const char *key) {
+constexpr bool HasOption(const char *key)
+{
   for (const auto &s : M::options)
     if (detail::same_key(s.key, key)) return true;
   return false;
@@ -77,7 +83,8 @@ constexpr bool HasOption(const char *key) {
 
 // The hybrid option every format with a COO tail has (field Options::hybrid).
 template <class Options>
-constexpr OptionSpec<Options> hybrid_option_spec(const char *setter) {
+constexpr OptionSpec<Options> hybrid_option_spec(const char *setter)
+{
   return {"hybrid",
           "hybrid",
           "Hybrid split: auto, none, or the width K of the regular part (the rest goes to a COO tail)",

@@ -6,10 +6,12 @@
 #include "formats/packsell/packsell_module.hpp"
 #include "formats/rgcsr/rgcsr_module.hpp"
 
-namespace pspmv {
+namespace pspmv
+{
 
 template <class... Module>
-struct ModuleList {};
+struct ModuleList {
+};
 
 using Modules = ModuleList<RgCsrModule, PackSellModule>;
 

@@ -16,19 +16,24 @@
 #include "scaling.hpp"
 #include <cub/block/block_reduce.cuh>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
-namespace detail {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
+namespace detail
+{
 
 constexpr int kReduceThreads = 256;
 
 template <class Finish>
-__device__ __forceinline__ void grid_reduce(double v, double *partials, unsigned int *counter, Finish finish) {
+__device__ __forceinline__ void grid_reduce(double v, double *partials, unsigned int *counter, Finish finish)
+{
   using BlockReduce = cub::BlockReduce<double, kReduceThreads>;
   __shared__ typename BlockReduce::TempStorage tmp;
-  __shared__ bool last;
-  const double block_sum = BlockReduce(tmp).Sum(v);
+  __shared__ bool                              last;
+  const double                                 block_sum = BlockReduce(tmp).Sum(v);
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = block_sum;
     __threadfence();
@@ -55,11 +60,12 @@ struct NanMaxOp {
 // NaN when one is NaN, the same whatever the order (a max is exact); finish(max) on thread 0 of
 // the last block. The same rules as grid_reduce (every thread calls it; counter reset to 0).
 template <class Finish>
-__device__ __forceinline__ void grid_reduce_max(double v, double *partials, unsigned int *counter, Finish finish) {
+__device__ __forceinline__ void grid_reduce_max(double v, double *partials, unsigned int *counter, Finish finish)
+{
   using BlockReduce = cub::BlockReduce<double, kReduceThreads>;
   __shared__ typename BlockReduce::TempStorage tmp;
-  __shared__ bool last;
-  const double block_max = BlockReduce(tmp).Reduce(v, NanMaxOp{});
+  __shared__ bool                              last;
+  const double                                 block_max = BlockReduce(tmp).Reduce(v, NanMaxOp{});
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = block_max;
     __threadfence();

@@ -34,15 +34,17 @@
 #include "scaled_copy.hpp"
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
 // The Richardson weights' running state (F3R's adaptive weight): kept between applications,
 // reset by f3r_reset (a new setup). F3R initialises sum = ome = 1 and counts that initial 1 as
 // a sample (its den = calls / period starts at 2 at the first period): hence samples + 1.
 struct F3RState {
-  std::vector<double> weight_sum; // m4 entries: 1 + the minimal-residual weights of the periods
-  std::vector<float>  weight;     // m4 entries: the weights in use, float(weight_sum / (samples + 1))
+  std::vector<double> weight_sum;  // m4 entries: 1 + the minimal-residual weights of the periods
+  std::vector<float>  weight;      // m4 entries: the weights in use, float(weight_sum / (samples + 1))
   int64_t             calls   = 0; // innermost call slots so far (m2*m3 per solve)
   int64_t             samples = 0; // period calls that ran
 };
@@ -65,8 +67,7 @@ F3RResult f3r_solve(const PackSellMatrix &A, const float *b, float *x, const F3R
 // c.s.size() doubles), entry and exit as inner_solver.hpp says (r = 0: z = 0, counted in
 // zero_rhs, the call slots still advance; no FGMRES(m2) step: z = s .* (s .* r), counted in
 // jacobi_fallbacks); applications and inner_its (Richardson steps) counted in *stats.
-void apply_inner_f3r(const ScaledCopy &c, const F3RParams &p, const double *r, double *z, F3RState *st,
-                     InnerStats *stats);
+void apply_inner_f3r(const ScaledCopy &c, const F3RParams &p, const double *r, double *z, F3RState *st, InnerStats *stats);
 
 } // namespace mixed
 } // namespace pspmv

@@ -17,9 +17,12 @@
 #include "scaled_copy_device.hpp"
 #include <cuda_runtime.h>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
 // The most steps m2 and m3 the device levels take (their least-squares solve's arrays).
 constexpr int32_t kMaxDeviceLevelSteps = 64;

@@ -3,12 +3,16 @@
 #include "scaling.hpp"
 #include <cmath>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
-namespace {
+namespace
+{
 
-double dot(const std::vector<float> &a, const std::vector<float> &b) {
+double dot(const std::vector<float> &a, const std::vector<float> &b)
+{
   double d = 0.0;
   for (size_t i = 0; i < a.size(); ++i) d += double(a[i]) * double(b[i]);
   return d;
@@ -16,14 +20,14 @@ double dot(const std::vector<float> &a, const std::vector<float> &b) {
 
 } // namespace
 
-InnerCgResult inner_cg(const PackSellMatrix &A, const float *b, float *x, const InnerCgParams &p,
-                       std::vector<double> *residuals) {
-  const size_t n = size_t(A.rows);
+InnerCgResult inner_cg(const PackSellMatrix &A, const float *b, float *x, const InnerCgParams &p, std::vector<double> *residuals)
+{
+  const size_t       n = size_t(A.rows);
   std::vector<float> r(b, b + n), q(b, b + n), w(n);
   std::fill(x, x + n, 0.0f);
   InnerCgResult res;
-  double rho = dot(r, r);
-  const double rho0 = rho;
+  double        rho  = dot(r, r);
+  const double  rho0 = rho;
   if (residuals) residuals->assign(1, std::sqrt(rho));
   if (rho == 0.0) return res;
   for (int32_t k = 0; k < p.max_it; ++k) {
@@ -39,7 +43,7 @@ InnerCgResult inner_cg(const PackSellMatrix &A, const float *b, float *x, const 
       r[i] = std::fma(-alpha, w[i], r[i]);
     }
     const double rho_new = dot(r, r);
-    res.its = k + 1;
+    res.its              = k + 1;
     if (residuals) residuals->push_back(std::sqrt(rho_new));
     if ((p.rtol > 0.0 && rho_new <= p.rtol * p.rtol * rho0) || rho_new <= kCgResidualFloor2 * rho0) {
       res.converged = true;
@@ -52,9 +56,9 @@ InnerCgResult inner_cg(const PackSellMatrix &A, const float *b, float *x, const 
   return res;
 }
 
-void apply_inner_cg(const ScaledCopy &c, const InnerCgParams &p, const double *r, double *z, InnerStats *stats,
-                    std::vector<double> *residuals) {
-  const size_t n = c.s.size();
+void apply_inner_cg(const ScaledCopy &c, const InnerCgParams &p, const double *r, double *z, InnerStats *stats, std::vector<double> *residuals)
+{
+  const size_t        n = c.s.size();
   std::vector<double> t(n);
   for (size_t i = 0; i < n; ++i) t[i] = c.s[i] * r[i];
   const double sigma = entry_norm(c.s.data(), r, n);

@@ -35,11 +35,15 @@
 #include <algorithm>
 #include <new>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
-namespace {
+namespace
+{
 
 using detail::LowpArgs;
 constexpr int kThreads = detail::kSolverThreads;
@@ -51,16 +55,16 @@ struct DeviceCounters {
 
 // The scalars of the running application, the last one's history length, the counters.
 struct CgState {
-  double scale; // norm_scale of the entry's max |s_i r_i|
-  double sigma, rho, rho0;
-  float alpha, beta;
-  int its;       // steps applied
-  int stop;      // no further step: breakdown, rtol, or sigma == 0
-  int zero;      // sigma == 0
-  int breakdown; // ended by pw <= 0 (or not finite)
-  int converged; // ended by rtol
-  int hist_len;  // residuals of the last application: its + 1, or 0 (r = 0, Jacobi fallback)
-  unsigned int counter; // grid_reduce's block counter (0 between kernels)
+  double         scale; // norm_scale of the entry's max |s_i r_i|
+  double         sigma, rho, rho0;
+  float          alpha, beta;
+  int            its;       // steps applied
+  int            stop;      // no further step: breakdown, rtol, or sigma == 0
+  int            zero;      // sigma == 0
+  int            breakdown; // ended by pw <= 0 (or not finite)
+  int            converged; // ended by rtol
+  int            hist_len;  // residuals of the last application: its + 1, or 0 (r = 0, Jacobi fallback)
+  unsigned int   counter;   // grid_reduce's block counter (0 between kernels)
   DeviceCounters counters;
 };
 
@@ -68,69 +72,72 @@ struct CgState {
 
 struct DeviceInnerCg {
   DeviceScaledCopy copy; // A_hat (copy.op) and s (copy.s), owned
-  LowpArgs args;
-  int32_t rows = 0;
-  int32_t max_it = 0;
-  unsigned int grid = 1;         // blocks of the vector kernels
-  unsigned int product_grid = 1; // blocks of product_dot
-  float *x = nullptr, *r = nullptr, *p = nullptr, *w = nullptr;   // rows each
-  double *partials = nullptr;                                     // max(grid, product_grid)
-  double *history = nullptr;                                      // max_it + 1
-  CgState *state = nullptr;
+  LowpArgs         args;
+  int32_t          rows         = 0;
+  int32_t          max_it       = 0;
+  unsigned int     grid         = 1;                                      // blocks of the vector kernels
+  unsigned int     product_grid = 1;                                      // blocks of product_dot
+  float           *x = nullptr, *r = nullptr, *p = nullptr, *w = nullptr; // rows each
+  double          *partials = nullptr;                                    // max(grid, product_grid)
+  double          *history  = nullptr;                                    // max_it + 1
+  CgState         *state    = nullptr;
 };
 
-namespace {
+namespace
+{
 
 using detail::grid_reduce;
 
-__device__ __forceinline__ int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; }
-__device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * kThreads; }
+__device__ __forceinline__ int64_t first_index()
+{
+  return static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+}
+__device__ __forceinline__ int64_t grid_stride()
+{
+  return static_cast<int64_t>(gridDim.x) * kThreads;
+}
 
-__global__ void __launch_bounds__(kThreads)
-    entry_max_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st,
-                     double *partials) {
+__global__ void __launch_bounds__(kThreads) entry_max_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st, double *partials)
+{
   double acc = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) acc = nan_max(acc, fabs(s[i] * rin[i]));
   detail::grid_reduce_max(acc, partials, &st->counter, [st](double amax) { st->scale = norm_scale(amax); });
 }
 
-__global__ void __launch_bounds__(kThreads)
-    entry_norm_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st,
-                      double *partials) {
+__global__ void __launch_bounds__(kThreads) entry_norm_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st, double *partials)
+{
   const double scale = st->scale;
-  double acc = 0.0;
+  double       acc   = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double t = (s[i] * rin[i]) * scale;
     acc += t * t;
   }
   grid_reduce(acc, partials, &st->counter, [st, scale](double total) {
     const double sigma = sqrt(total) / scale;
-    st->sigma = sigma;
-    st->zero = sigma == 0.0;
-    st->stop = sigma == 0.0;
-    st->its = 0;
-    st->breakdown = 0;
-    st->converged = 0;
+    st->sigma          = sigma;
+    st->zero           = sigma == 0.0;
+    st->stop           = sigma == 0.0;
+    st->its            = 0;
+    st->breakdown      = 0;
+    st->converged      = 0;
   });
 }
 
-__global__ void __launch_bounds__(kThreads)
-    entry_scale_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st,
-                       double *partials, float *__restrict__ x, float *__restrict__ r, float *__restrict__ p,
-                       double *history) {
+__global__ void __launch_bounds__(kThreads) entry_scale_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, CgState *st, double *partials, float *__restrict__ x, float *__restrict__ r, float *__restrict__ p, double *history)
+{
   if (st->stop) return;
   const double sigma = st->sigma;
-  double acc = 0.0;
+  double       acc   = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const float b = __double2float_rn((s[i] * rin[i]) / sigma);
-    x[i] = 0.0f;
-    r[i] = b;
-    p[i] = b;
+    x[i]          = 0.0f;
+    r[i]          = b;
+    p[i]          = b;
     acc += static_cast<double>(b) * static_cast<double>(b);
   }
   grid_reduce(acc, partials, &st->counter, [st, history](double total) {
-    st->rho = total;
-    st->rho0 = total;
+    st->rho    = total;
+    st->rho0   = total;
     history[0] = sqrt(total);
     if (total == 0.0) st->stop = 1; // b = 0: no step, no breakdown (the Jacobi step follows)
   });
@@ -138,15 +145,15 @@ __global__ void __launch_bounds__(kThreads)
 
 // w = A p and pw = (p, w): one thread per sorted row (grid-stride, whole warps), p[perm[sr]] * w[perm[sr]].
 template <ValueKind K>
-__global__ void __launch_bounds__(kThreads)
-    product_dot_kernel(LowpArgs a, const float *__restrict__ p, float *__restrict__ w, CgState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, float *__restrict__ w, CgState *st, double *partials)
+{
   if (st->stop) return;
-  double acc = 0.0;
+  double        acc  = 0.0;
   const int64_t lane = threadIdx.x & 31u;
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) { // whole warps (lowp_row)
     const int64_t t = t0 + lane;
-    int32_t row;
-    const float v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    int32_t       row;
+    const float   v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
     if (t < a.rows) {
       w[row] = v;
       acc += static_cast<double>(p[row]) * static_cast<double>(v);
@@ -155,58 +162,54 @@ __global__ void __launch_bounds__(kThreads)
   grid_reduce(acc, partials, &st->counter, [st](double pw) {
     if (!(pw > 0.0) || isinf(pw)) { // not positive, or not finite
       st->breakdown = 1;
-      st->stop = 1;
+      st->stop      = 1;
     } else {
       st->alpha = __double2float_rn(st->rho / pw);
     }
   });
 }
 
-__global__ void __launch_bounds__(kThreads)
-    update_kernel(int32_t n, double rtol2, CgState *st, double *partials, float *__restrict__ x, float *__restrict__ r,
-                  const float *__restrict__ p, const float *__restrict__ w, double *history) {
+__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, double rtol2, CgState *st, double *partials, float *__restrict__ x, float *__restrict__ r, const float *__restrict__ p, const float *__restrict__ w, double *history)
+{
   if (st->stop) return;
   const float alpha = st->alpha;
-  double acc = 0.0;
+  double      acc   = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    x[i] = fmaf(alpha, p[i], x[i]);
+    x[i]           = fmaf(alpha, p[i], x[i]);
     const float ri = fmaf(-alpha, w[i], r[i]);
-    r[i] = ri;
+    r[i]           = ri;
     acc += static_cast<double>(ri) * static_cast<double>(ri);
   }
   grid_reduce(acc, partials, &st->counter, [st, history, rtol2](double rho_new) {
     const int its = st->its + 1;
-    st->its = its;
-    history[its] = sqrt(rho_new);
+    st->its       = its;
+    history[its]  = sqrt(rho_new);
     if ((rtol2 > 0.0 && rho_new <= rtol2 * st->rho0) || rho_new <= kCgResidualFloor2 * st->rho0) {
       st->converged = 1;
-      st->stop = 1;
+      st->stop      = 1;
     } else {
       st->beta = __double2float_rn(rho_new / st->rho);
-      st->rho = rho_new;
+      st->rho  = rho_new;
     }
   });
 }
 
-__global__ void __launch_bounds__(kThreads)
-    direction_kernel(int32_t n, const CgState *st, const float *__restrict__ r, float *__restrict__ p) {
+__global__ void __launch_bounds__(kThreads) direction_kernel(int32_t n, const CgState *st, const float *__restrict__ r, float *__restrict__ p)
+{
   if (st->stop) return;
   const float beta = st->beta;
   for (int64_t i = first_index(); i < n; i += grid_stride()) p[i] = fmaf(beta, p[i], r[i]);
 }
 
-__global__ void __launch_bounds__(kThreads)
-    exit_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, const float *__restrict__ x,
-                CgState *st, double *__restrict__ z) {
-  const int zero = st->zero, its = st->its;
+__global__ void __launch_bounds__(kThreads) exit_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ rin, const float *__restrict__ x, CgState *st, double *__restrict__ z)
+{
+  const int    zero = st->zero, its = st->its;
   const double sigma = st->sigma;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    if (zero)
-      z[i] = 0.0;
+    if (zero) z[i] = 0.0;
     else if (its == 0) // no step made: the Jacobi step D^-1 r
       z[i] = s[i] * (s[i] * rin[i]);
-    else
-      z[i] = sigma * (s[i] * static_cast<double>(x[i]));
+    else z[i] = sigma * (s[i] * static_cast<double>(x[i]));
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) { // reads nothing that this kernel writes
     DeviceCounters &c = st->counters;
@@ -221,39 +224,53 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 template <ValueKind K>
-void launch_product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
+void launch_product_dot(const DeviceInnerCg &d, cudaStream_t stream)
+{
   product_dot_kernel<K><<<d.product_grid, kThreads, 0, stream>>>(d.args, d.p, d.w, d.state, d.partials);
 }
 
-cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream) {
+cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream)
+{
   switch (d.copy.op.value_format.kind) {
-  case ValueKind::Exact: launch_product_dot<ValueKind::Exact>(d, stream); break;
-  case ValueKind::FP16: launch_product_dot<ValueKind::FP16>(d, stream); break;
-  default: launch_product_dot<ValueKind::E8M>(d, stream); break; // BF16 = E8M7: the same decode
+  case ValueKind::Exact:
+    launch_product_dot<ValueKind::Exact>(d, stream);
+    break;
+  case ValueKind::FP16:
+    launch_product_dot<ValueKind::FP16>(d, stream);
+    break;
+  default:
+    launch_product_dot<ValueKind::E8M>(d, stream);
+    break; // BF16 = E8M7: the same decode
   }
   return cudaGetLastError();
 }
 
 // Resident blocks per multiprocessor of product_dot_kernel for value kind k.
-cudaError_t product_blocks_per_sm(ValueKind k, int *n) {
+cudaError_t product_blocks_per_sm(ValueKind k, int *n)
+{
   switch (k) {
-  case ValueKind::Exact: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::Exact>, kThreads, 0);
-  case ValueKind::FP16: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::FP16>, kThreads, 0);
-  default: return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::E8M>, kThreads, 0);
+  case ValueKind::Exact:
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::Exact>, kThreads, 0);
+  case ValueKind::FP16:
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::FP16>, kThreads, 0);
+  default:
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::E8M>, kThreads, 0);
   }
 }
 
 template <class T>
-cudaError_t alloc(size_t n, T **p) {
+cudaError_t alloc(size_t n, T **p)
+{
   *p = nullptr;
   if (n == 0) return cudaSuccess;
   return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
 }
 
 // The work space and grids for d->copy and max_it steps.
-cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
+cudaError_t create_into(int32_t max_it, DeviceInnerCg *d)
+{
   if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
-  d->rows = d->copy.op.rows;
+  d->rows   = d->copy.op.rows;
   d->max_it = max_it;
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
   int per_sm = 0;
@@ -274,7 +291,8 @@ cudaError_t create_into(int32_t max_it, DeviceInnerCg *d) {
 
 } // namespace
 
-cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
+cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out)
+{
   PSPMV_CUDA_TRY(new_solver_on_copy(c, max_it >= 0, out));
   const cudaError_t err = create_into(max_it, *out);
   if (err != cudaSuccess) {
@@ -284,7 +302,8 @@ cudaError_t create(DeviceScaledCopy *c, int32_t max_it, DeviceInnerCg **out) {
   return err;
 }
 
-cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {
+cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out)
+{
   if (out == nullptr) return cudaErrorInvalidValue;
   *out = nullptr;
   DeviceScaledCopy dc;
@@ -292,7 +311,8 @@ cudaError_t create(const ScaledCopy &c, int32_t max_it, DeviceInnerCg **out) {
   return create(&dc, max_it, out);
 }
 
-cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceInnerCg *d, bool *pattern_changed) {
+cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceInnerCg *d, bool *pattern_changed)
+{
   if (d == nullptr || pattern_changed == nullptr) return cudaErrorInvalidValue;
   PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // applications in flight on any stream read the copy
   PSPMV_CUDA_TRY(update_scaled_copy_on_device(A, stream, &d->copy, pattern_changed));
@@ -301,13 +321,17 @@ cudaError_t update_values(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, 
   return cudaSuccess;
 }
 
-const DeviceScaledCopy &copy_of(const DeviceInnerCg *d) { return d->copy; }
+const DeviceScaledCopy &copy_of(const DeviceInnerCg *d)
+{
+  return d->copy;
+}
 
-cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, double *z, cudaStream_t stream) {
+cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, double *z, cudaStream_t stream)
+{
   if (d == nullptr || p.max_it < 0 || p.max_it > d->max_it) return cudaErrorInvalidValue;
   if (d->rows > 0 && (r == nullptr || z == nullptr)) return cudaErrorInvalidValue;
-  const int32_t n = d->rows;
-  const double rtol2 = p.rtol > 0.0 ? p.rtol * p.rtol : 0.0; // 0: no rtol test
+  const int32_t n     = d->rows;
+  const double  rtol2 = p.rtol > 0.0 ? p.rtol * p.rtol : 0.0; // 0: no rtol test
   entry_max_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials);
   PSPMV_CUDA_TRY(cudaGetLastError());
   entry_norm_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->copy.s, r, d->state, d->partials);
@@ -316,8 +340,7 @@ cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, dou
   PSPMV_CUDA_TRY(cudaGetLastError());
   for (int32_t k = 0; k < p.max_it; ++k) {
     PSPMV_CUDA_TRY(product_dot(*d, stream));
-    update_kernel<<<d->grid, kThreads, 0, stream>>>(n, rtol2, d->state, d->partials, d->x, d->r, d->p, d->w,
-                                                    d->history);
+    update_kernel<<<d->grid, kThreads, 0, stream>>>(n, rtol2, d->state, d->partials, d->x, d->r, d->p, d->w, d->history);
     PSPMV_CUDA_TRY(cudaGetLastError());
     if (k + 1 < p.max_it) {
       direction_kernel<<<d->grid, kThreads, 0, stream>>>(n, d->state, d->r, d->p);
@@ -328,7 +351,8 @@ cudaError_t apply(DeviceInnerCg *d, const InnerCgParams &p, const double *r, dou
   return cudaGetLastError();
 }
 
-cudaError_t read_stats(DeviceInnerCg *d, InnerStats *stats, std::vector<double> *residuals, cudaStream_t stream) {
+cudaError_t read_stats(DeviceInnerCg *d, InnerStats *stats, std::vector<double> *residuals, cudaStream_t stream)
+{
   if (d == nullptr) return cudaErrorInvalidValue;
   CgState h;
   PSPMV_CUDA_TRY(cudaMemcpyAsync(&h, d->state, sizeof(CgState), cudaMemcpyDeviceToHost, stream));
@@ -337,8 +361,7 @@ cudaError_t read_stats(DeviceInnerCg *d, InnerStats *stats, std::vector<double> 
     const int len = std::min(std::max(h.hist_len, 0), d->max_it + 1);
     residuals->assign(static_cast<size_t>(len), 0.0);
     if (len > 0) {
-      PSPMV_CUDA_TRY(cudaMemcpyAsync(residuals->data(), d->history, static_cast<size_t>(len) * sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream));
+      PSPMV_CUDA_TRY(cudaMemcpyAsync(residuals->data(), d->history, static_cast<size_t>(len) * sizeof(double), cudaMemcpyDeviceToHost, stream));
       PSPMV_CUDA_TRY(cudaStreamSynchronize(stream));
     }
   }
@@ -356,7 +379,8 @@ cudaError_t read_stats(DeviceInnerCg *d, InnerStats *stats, std::vector<double> 
   return cudaSuccess;
 }
 
-cudaError_t destroy(DeviceInnerCg *d) {
+cudaError_t destroy(DeviceInnerCg *d)
+{
   if (d == nullptr) return cudaSuccess;
   cudaError_t first = release(&d->copy);
   pspmv::cuda::detail::free_ptr(&d->x, &first);

@@ -11,9 +11,12 @@
 #include <cuda_runtime.h>
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
 struct DeviceInnerCg; // opaque: the copy, FP32 work vectors, device scalars, counters
 

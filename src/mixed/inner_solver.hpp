@@ -14,8 +14,10 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
 // Inner-outer CG (the PackSELL paper's mixed PCG): at most max_it CG steps in FP32 from
 // x_hat = 0 on A_hat, dot products accumulated in FP64. With rtol > 0 it also stops once
@@ -59,7 +61,8 @@ struct InnerStats {
   int64_t jacobi_fallbacks = 0; // inner solves that made no step (z = D^-1 r returned)
   int64_t zero_rhs         = 0; // applications to r = 0 (z = 0)
 
-  InnerStats &operator+=(const InnerStats &o) {
+  InnerStats &operator+=(const InnerStats &o)
+  {
     applications += o.applications;
     inner_its += o.inner_its;
     breakdowns += o.breakdowns;

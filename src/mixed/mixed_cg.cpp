@@ -5,27 +5,34 @@
 #include <cmath>
 #include <type_traits>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
-double guard_judge_below(double delta) { return std::min(std::sqrt(delta), 0.5); }
+double guard_judge_below(double delta)
+{
+  return std::min(std::sqrt(delta), 0.5);
+}
 
-bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure, double judge_below) {
+bool lossy_segment(double f_iter, double f_true, double dev, double ratio, double departure, double judge_below)
+{
   if (!(f_iter < 1.0)) return false; // no iterated progress to judge against
   if (departure > 0.0 && !(dev <= departure)) return true;
   if (!segment_judged(f_iter, judge_below)) return false; // too short: f_true / f_iter is noise
-  if (!(f_true < 1.0)) return true;  // the true residual did not decrease (or is NaN)
+  if (!(f_true < 1.0)) return true;                       // the true residual did not decrease (or is NaN)
   if (!(ratio > 0.0) || f_iter <= 0.0) return false;
   return std::log(f_iter) / std::log(f_true) > ratio;
 }
 
-bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *lossy) {
+bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *lossy)
+{
   *lossy = lossy_segment(f_iter, f_true, dev, ratio, departure, judge_below);
   if (*lossy) ++in_row;
   else if (f_iter < 1.0 && segment_judged(f_iter, judge_below)) in_row = 0; // a short segment: no verdict
   // growth and departure are the copy's error itself: at once; the rate test needs strikes
   const bool departed = departure > 0.0 && !(dev <= departure);
-  const bool at_once = *lossy && f_iter < 1.0 && (departed || !(f_true < 1.0));
+  const bool at_once  = *lossy && f_iter < 1.0 && (departed || !(f_true < 1.0));
   if (*lossy && (at_once || in_row >= std::max(strikes, 1))) {
     in_row = 0;
     return true;
@@ -33,16 +40,17 @@ bool PrecisionGuard::update(double f_iter, double f_true, double dev, bool *loss
   return false;
 }
 
-MixedCgDecisions::MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged,
-                                   std::function<void(int64_t, double)> monitor, std::function<double(double)> target)
-    : p_(p), converged_(std::move(converged)), monitor_(std::move(monitor)), target_(std::move(target)) {
-  guard_.ratio = p.guard_ratio;
-  guard_.strikes = p.guard_strikes;
-  guard_.departure = p.guard_departure;
+MixedCgDecisions::MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged, std::function<void(int64_t, double)> monitor, std::function<double(double)> target) :
+  p_(p), converged_(std::move(converged)), monitor_(std::move(monitor)), target_(std::move(target))
+{
+  guard_.ratio       = p.guard_ratio;
+  guard_.strikes     = p.guard_strikes;
+  guard_.departure   = p.guard_departure;
   guard_.judge_below = guard_judge_below(p.delta);
 }
 
-MixedCgReason MixedCgDecisions::test(int64_t its, double r) const {
+MixedCgReason MixedCgDecisions::test(int64_t its, double r) const
+{
   if (converged_) return converged_(its, r);
   if (!std::isfinite(r)) return MixedCgReason::DivergedNanOrInf;
   if (r <= ttol) return r < p_.atol ? MixedCgReason::ConvergedAtol : MixedCgReason::ConvergedRtol;
@@ -50,9 +58,10 @@ MixedCgReason MixedCgDecisions::test(int64_t its, double r) const {
   return MixedCgReason::Iterating;
 }
 
-bool MixedCgDecisions::start(double rn0) {
+bool MixedCgDecisions::start(double rn0)
+{
   rn = res.rnorm0 = res.rnorm = rn0;
-  ttol = std::max(p_.rtol * rn0, p_.atol);
+  ttol                        = std::max(p_.rtol * rn0, p_.atol);
   if (monitor_) monitor_(0, rn0);
   res.reason = test(0, rn0);
   if (target_) ttol = target_(rn0); // the test's own target (set by its call at step 0)
@@ -61,50 +70,54 @@ bool MixedCgDecisions::start(double rn0) {
   return res.reason == MixedCgReason::Iterating;
 }
 
-void MixedCgDecisions::record(double r) {
+void MixedCgDecisions::record(double r)
+{
   rn = res.rnorm = r;
   ++res.reliable_updates;
   if (monitor_) monitor_(res.its, r);
   res.reason = test(res.its, r);
 }
 
-bool MixedCgDecisions::finish_update(bool judge, double sigma_new, double dev, bool *raise) {
+bool MixedCgDecisions::finish_update(bool judge, double sigma_new, double dev, bool *raise)
+{
   const double f_true = seg.sigma > 0 ? sigma_new / seg.sigma : 1.0;
   const double f_iter = seg.rho_start > 0 ? std::sqrt(seg.rho / seg.rho_start) : 1.0;
-  bool lossy = false;
-  *raise = false;
+  bool         lossy  = false;
+  *raise              = false;
   if (judge && p_.guard) *raise = guard_.update(f_iter, f_true, dev, &lossy);
   res.updates.push_back({res.its, res.rnorm, f_iter, f_true, dev, lossy});
   if (res.reason == MixedCgReason::Iterating && res.its >= p_.max_it) res.reason = MixedCgReason::DivergedIts;
   return res.reason != MixedCgReason::Iterating;
 }
 
-bool MixedCgDecisions::restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta) {
+bool MixedCgDecisions::restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta)
+{
   const double sig = sigma_new > 0 ? sigma_new : 1.0;
   const bool   r   = restart || !(seg.rho_prev > 0) || !(seg.sigma > 0);
   // CG's beta = (r', r') / (r, r) of the step that ended the segment (r its residual before the
   // step: p is still that step's direction), with the change of units
-  *coef = r ? 0.0 : rp / rho_true;
-  *beta = r ? 0.0 : (sig * rho_true) / (seg.sigma * seg.rho_prev);
-  restart = false;
+  *coef     = r ? 0.0 : rp / rho_true;
+  *beta     = r ? 0.0 : (sig * rho_true) / (seg.sigma * seg.rho_prev);
+  restart   = false;
   seg.sigma = sig;
   seg.rho = seg.rho_start = rho_true;
-  seg.maxrr = std::sqrt(rho_true);
-  seg.tau = rn > 0 ? seg.maxrr * (ttol / rn) : 0.0;
+  seg.maxrr               = std::sqrt(rho_true);
+  seg.tau                 = rn > 0 ? seg.maxrr * (ttol / rn) : 0.0;
   return r;
 }
 
-std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums) {
+std::vector<float> rowsum_compensation(size_t n, const double *s, const double *As, const double *lowp_rowsums)
+{
   std::vector<float> c(n);
   for (size_t i = 0; i < n; ++i) {
     const double d = s[i] * As[i] - lowp_rowsums[i];
-    c[i] = std::isfinite(d) ? float(d) : 0.0f;
+    c[i]           = std::isfinite(d) ? float(d) : 0.0f;
   }
   return c;
 }
 
-PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt,
-                                    const CopyDither &dither, const int64_t *gcols) {
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt, const CopyDither &dither, const int64_t *gcols)
+{
   check_csr(Ao);
   std::vector<double> v(size_t(Ao.nnz()));
   for (int32_t r = 0; r < Ao.rows; ++r)
@@ -118,23 +131,23 @@ PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const do
     int m = 0, emin = 0;
     dither_bits(opt.value_format, &m, &emin);
     for (int32_t r = 0; r < Ao.rows; ++r)
-      for (int32_t k = Ao.rowptr[r]; k < Ao.rowptr[r + 1]; ++k)
-        v[size_t(k)] = dithered_value(v[size_t(k)], dither.row0 + r, gcols[Ao.colidx[k]], m, emin);
+      for (int32_t k = Ao.rowptr[r]; k < Ao.rowptr[r + 1]; ++k) v[size_t(k)] = dithered_value(v[size_t(k)], dither.row0 + r, gcols[Ao.colidx[k]], m, emin);
   }
   CsrView S = Ao;
-  S.values = v.data();
+  S.values  = v.data();
   return build_packsell(S, opt);
 }
 
-namespace {
+namespace
+{
 
 // One solve's state; the low-precision phase runs on float vectors, the FP64 fallback on double.
 class Run {
 public:
-  Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops)
-      : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0), dc_(p, ops.converged, ops.monitor, ops.target) {}
+  Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops) : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0), dc_(p, ops.converged, ops.monitor, ops.target) { }
 
-  MixedCgResult solve() {
+  MixedCgResult solve()
+  {
     if (!dc_.start(true_residual())) return dc_.res;
     sigma_new_ = scaled_residual_norm();
     std::vector<float> p32;
@@ -147,26 +160,30 @@ public:
   }
 
 private:
-  double sum1(double v) const {
+  double sum1(double v) const
+  {
     if (ops_.allreduce_sum) ops_.allreduce_sum(&v, 1);
     return v;
   }
-  void sum2(double *v) const {
+  void sum2(double *v) const
+  {
     if (ops_.allreduce_sum) ops_.allreduce_sum(v, 2);
   }
-  double max1(double v) const {
+  double max1(double v) const
+  {
     if (ops_.allreduce_max) ops_.allreduce_max(&v, 1);
     return v;
   }
 
   // ||v||_2 over the ranks, v = w .* u (w null: 1), as entry_norm of scaling.hpp: a sum of
   // squares scaled by a power of two, right over the whole double range.
-  double global_norm(const double *w, const double *u) const {
+  double global_norm(const double *w, const double *u) const
+  {
     double amax = 0.0;
     for (size_t i = 0; i < n_; ++i) amax = nan_max(amax, std::fabs(w ? w[i] * u[i] : u[i]));
-    amax = max1(amax);
+    amax               = max1(amax);
     const double scale = norm_scale(amax);
-    double sum = 0.0;
+    double       sum   = 0.0;
     for (size_t i = 0; i < n_; ++i) {
       const double e = (w ? w[i] * u[i] : u[i]) * scale;
       sum += e * e;
@@ -175,7 +192,8 @@ private:
   }
 
   // r = b - A x (FP64, exact); returns ||r||.
-  double true_residual() {
+  double true_residual()
+  {
     ops_.exact_product(x_, t_.data());
     for (size_t i = 0; i < n_; ++i) r_[i] = b_[i] - t_[i];
     return global_norm(nullptr, r_.data());
@@ -183,7 +201,8 @@ private:
   double scaled_residual_norm() const { return global_norm(s_, r_.data()); }
 
   // x += s .* dy, dy = 0
-  void flush() {
+  void flush()
+  {
     for (size_t i = 0; i < n_; ++i) {
       x_[i] += s_[i] * dy_[i];
       dy_[i] = 0.0;
@@ -193,7 +212,8 @@ private:
   // The true residual after a segment (or a breakdown): flush, r, monitor, test, sigma'; the
   // guard's verdict in *raise (low-precision phase only). Returns true when the solve ends.
   template <class T>
-  bool true_update(bool judge, bool *raise, const std::vector<T> *rit = nullptr) {
+  bool true_update(bool judge, bool *raise, const std::vector<T> *rit = nullptr)
+  {
     flush();
     dc_.record(true_residual());
     sigma_new_ = scaled_residual_norm();
@@ -215,14 +235,15 @@ private:
   // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), and p re-orthogonalised
   // against it and scaled to the new units (or p = r_T after a restart).
   template <class T>
-  void restart_vectors(std::vector<T> &rv, std::vector<T> &pv) {
+  void restart_vectors(std::vector<T> &rv, std::vector<T> &pv)
+  {
     rv.resize(n_);
     pv.resize(n_, T(0));
-    const double sig = sigma_new_ > 0 ? sigma_new_ : 1.0;
-    double d[2] = {0.0, 0.0};
+    const double sig  = sigma_new_ > 0 ? sigma_new_ : 1.0;
+    double       d[2] = {0.0, 0.0};
     for (size_t i = 0; i < n_; ++i) {
       const T ri = T((s_[i] * r_[i]) / sig);
-      rv[i] = ri;
+      rv[i]      = ri;
       d[0] += double(ri) * double(ri);
       d[1] += double(ri) * double(pv[i]);
     }
@@ -235,19 +256,21 @@ private:
     const T c = T(coef), b = T(beta);
     for (size_t i = 0; i < n_; ++i) {
       const T po = std::fma(-c, rv[i], pv[i]);
-      pv[i] = std::fma(b, po, rv[i]);
+      pv[i]      = std::fma(b, po, rv[i]);
     }
   }
 
   void product(const std::vector<float> &p, std::vector<float> &w) { ops_.lowp_product(p.data(), w.data()); }
-  void product(const std::vector<double> &p, std::vector<double> &w) {
+  void product(const std::vector<double> &p, std::vector<double> &w)
+  {
     for (size_t i = 0; i < n_; ++i) t_[i] = s_[i] * p[i];
     ops_.exact_product(t_.data(), w.data());
     for (size_t i = 0; i < n_; ++i) w[i] *= s_[i];
   }
 
   // p^T A_hat p in FP64 with the exact matrix (the direction of a low-precision breakdown).
-  double exact_curvature(const std::vector<float> &p) {
+  double exact_curvature(const std::vector<float> &p)
+  {
     std::vector<double> v(n_), av(n_);
     for (size_t i = 0; i < n_; ++i) v[i] = s_[i] * double(p[i]);
     ops_.exact_product(v.data(), av.data());
@@ -261,21 +284,22 @@ private:
   // holds the direction in units of sigma_new_ ... restart_vectors() of the FP64 phase
   // re-orthogonalises and rescales it).
   template <class T>
-  bool phase(std::vector<T> &pv) {
-    constexpr bool lowp = std::is_same<T, float>::value;
-    MixedCgResult &res = dc_.res;
-    MixedCgSegment &seg = dc_.seg;
-    std::vector<T> rv, w(n_);
-    auto raise = [this] { return ops_.raise_precision && ops_.raise_precision(); };
+  bool phase(std::vector<T> &pv)
+  {
+    constexpr bool  lowp = std::is_same<T, float>::value;
+    MixedCgResult  &res  = dc_.res;
+    MixedCgSegment &seg  = dc_.seg;
+    std::vector<T>  rv, w(n_);
+    auto            raise = [this] { return ops_.raise_precision && ops_.raise_precision(); };
     restart_vectors<T>(rv, pv);
     for (;;) {
       product(pv, w);
       double pw = 0.0;
       for (size_t i = 0; i < n_; ++i) pw += double(pv[i]) * double(w[i]);
-      pw = sum1(pw);
+      pw              = sum1(pw);
       Breakdown broke = curvature_breakdown(pw);
-      T alpha = T(0);
-      double d[2] = {0.0, 0.0};
+      T         alpha = T(0);
+      double    d[2]  = {0.0, 0.0};
       if (broke == Breakdown::None) {
         alpha = T(seg.rho / pw);
         if (alpha == T(0)) broke = Breakdown::Curvature;
@@ -283,7 +307,7 @@ private:
       if (broke == Breakdown::None) {
         for (size_t i = 0; i < n_; ++i) {
           const T ri = std::fma(-alpha, w[i], rv[i]);
-          rv[i] = ri;
+          rv[i]      = ri;
           d[0] += double(ri) * double(ri);
           d[1] += double(ri) * double(w[i]);
         }
@@ -293,21 +317,21 @@ private:
       PhaseNext next = PhaseNext::Continue;
       if (broke != Breakdown::None) {
         next = dc_.after_breakdown(
-            lowp, broke, [&](bool judge, bool *r) { return true_update<T>(judge, r); },
-            [&] {
-              if constexpr (lowp) return exact_curvature(pv);
-              return 0.0;
-            },
-            raise);
+          lowp, broke, [&](bool judge, bool *r) { return true_update<T>(judge, r); },
+          [&] {
+            if constexpr (lowp) return exact_curvature(pv);
+            return 0.0;
+          },
+          raise);
       } else {
         ++res.its;
         if (lowp) ++res.lowp_its;
         // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
         const double sigma = seg.sigma;
-        double beta_d;
-        const bool trig = end_step(d[0], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rho_prev, &beta_d);
-        const T beta = T(beta_d);
-        const double c = sigma * double(alpha);
+        double       beta_d;
+        const bool   trig = end_step(d[0], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rho_prev, &beta_d);
+        const T      beta = T(beta_d);
+        const double c    = sigma * double(alpha);
         for (size_t i = 0; i < n_; ++i) {
           dy_[i] += c * double(pv[i]);
           if (!trig) pv[i] = std::fma(beta, pv[i], rv[i]);
@@ -321,20 +345,20 @@ private:
     }
   }
 
-  size_t n_;
-  const double *s_, *b_;
-  double *x_;
-  const MixedCgParams &p_;
+  size_t                  n_;
+  const double           *s_, *b_;
+  double                 *x_;
+  const MixedCgParams    &p_;
   const MixedCgOperators &ops_;
-  std::vector<double> r_, t_, dy_;
-  MixedCgDecisions dc_;
-  double sigma_new_ = 0; // ||s .* r|| of the new true residual
+  std::vector<double>     r_, t_, dy_;
+  MixedCgDecisions        dc_;
+  double                  sigma_new_ = 0; // ||s .* r|| of the new true residual
 };
 
 } // namespace
 
-MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p,
-                       const MixedCgOperators &ops) {
+MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops)
+{
   Run run(n, s, b, x, p, ops);
   return run.solve();
 }

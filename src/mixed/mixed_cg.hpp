@@ -68,43 +68,45 @@
 #include <functional>
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
 struct MixedCgParams {
-  double  delta         = 0.1;   // reliable update at ||r_iter|| < delta * max ||r_iter|| since the last one
-  double  rtol          = 1e-8;  // the default test (MixedCgOperators::converged absent): ||r|| <= max(rtol ||r_0||, atol)
-  double  atol          = 0.0;
-  double  dtol          = 1e5;   //   diverged at ||r|| > dtol ||r_0||
-  int64_t max_it        = 10000; // CG steps (low precision and FP64 together)
-  bool    guard         = true;  // false: the operator's precision is never raised by the guard
-  double  guard_ratio   = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
-  double  guard_departure = 0.05; // ... or when the true residual departs from the iterated one by more; 0: not this test
-  int     guard_strikes = 2;     // lossy segments in a row that raise the precision
-  bool    start_fp64    = false; // FP64 CG from the start (a matrix that needed it before)
+  double  delta           = 0.1;  // reliable update at ||r_iter|| < delta * max ||r_iter|| since the last one
+  double  rtol            = 1e-8; // the default test (MixedCgOperators::converged absent): ||r|| <= max(rtol ||r_0||, atol)
+  double  atol            = 0.0;
+  double  dtol            = 1e5;   //   diverged at ||r|| > dtol ||r_0||
+  int64_t max_it          = 10000; // CG steps (low precision and FP64 together)
+  bool    guard           = true;  // false: the operator's precision is never raised by the guard
+  double  guard_ratio     = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
+  double  guard_departure = 0.05;  // ... or when the true residual departs from the iterated one by more; 0: not this test
+  int     guard_strikes   = 2;     // lossy segments in a row that raise the precision
+  bool    start_fp64      = false; // FP64 CG from the start (a matrix that needed it before)
 };
 
 // Why a solve stopped (the PETSc glue maps these to KSPConvergedReason).
 enum class MixedCgReason : int {
-  Iterating        = 0,
-  ConvergedRtol    = 2,
-  ConvergedAtol    = 3,
-  DivergedIts      = -3,
-  DivergedDtol     = -4,
-  DivergedNanOrInf = -9,
+  Iterating          = 0,
+  ConvergedRtol      = 2,
+  ConvergedAtol      = 3,
+  DivergedIts        = -3,
+  DivergedDtol       = -4,
+  DivergedNanOrInf   = -9,
   DivergedIndefinite = -10, // p^T A p <= 0 with the exact matrix: A is not SPD
 };
 
 struct MixedCgResult {
-  MixedCgReason reason = MixedCgReason::Iterating;
-  int64_t its              = 0; // CG steps, low precision and FP64
-  int64_t lowp_its         = 0; // of which with the low-precision operator
-  int64_t reliable_updates = 0; // true residuals computed after the first
-  int     raises           = 0; // precision raises (guard or breakdown), FP64 fallback included
-  bool    fp64             = false; // the solve ended in the FP64 phase
-  int64_t lowp_breakdowns  = 0; // breakdowns of the low-precision iteration (p^T A_lp p <= 0)
-  double  rnorm0           = 0; // ||b - A x_0||
-  double  rnorm            = 0; // the last true residual ||b - A x||
+  MixedCgReason reason           = MixedCgReason::Iterating;
+  int64_t       its              = 0;     // CG steps, low precision and FP64
+  int64_t       lowp_its         = 0;     // of which with the low-precision operator
+  int64_t       reliable_updates = 0;     // true residuals computed after the first
+  int           raises           = 0;     // precision raises (guard or breakdown), FP64 fallback included
+  bool          fp64             = false; // the solve ended in the FP64 phase
+  int64_t       lowp_breakdowns  = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0)
+  double        rnorm0           = 0;     // ||b - A x_0||
+  double        rnorm            = 0;     // the last true residual ||b - A x||
   // per reliable update (not the start): CG steps so far, true residual, iterated/true reduction
   struct Update {
     int64_t its;
@@ -139,20 +141,23 @@ struct MixedCgOperators {
 };
 
 // Solves A x = b from the initial guess in x (n local rows; s = D^-1/2 on them).
-MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p,
-                       const MixedCgOperators &ops);
+MixedCgResult mixed_cg(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops);
 
 // The reliable-update trigger of a step (host and device): the iterated residual rn fell below
 // delta times its largest value maxrr since the last update, or below tau.
-PSPMV_HD bool reliable_trigger(double rn, double maxrr, double delta, double tau) {
+PSPMV_HD bool reliable_trigger(double rn, double maxrr, double delta, double tau)
+{
   return rn < delta * maxrr || rn <= tau;
 }
 
 // Whether a segment whose iterated residual fell by f_iter is long enough for the growth and
 // rate tests: f_iter <= judge_below, judge_below = guard_judge_below(delta) = min(sqrt(delta),
 // 1/2) (the rule above).
-double guard_judge_below(double delta);
-inline bool segment_judged(double f_iter, double judge_below) { return f_iter <= judge_below; }
+double      guard_judge_below(double delta);
+inline bool segment_judged(double f_iter, double judge_below)
+{
+  return f_iter <= judge_below;
+}
 
 // The guard's verdict on a segment: lossy when it departs from the iterated one, dev =
 // ||s .* r_true - sigma r_iter|| / ||s .* r_true|| > departure (departure > 0), and, when it is
@@ -177,14 +182,20 @@ struct PrecisionGuard {
 // A step's breakdown (host and device): none, a curvature p^T A p <= 0 or a step alpha that is 0
 // (finite numbers: the operator is not positive definite on p), or a non-finite p^T A p or
 // (r', r') (NaN or Inf in the iteration).
-enum class Breakdown : int { None = 0, Curvature = 1, NonFinite = 2 };
-PSPMV_HD Breakdown curvature_breakdown(double pw) {
+enum class Breakdown : int {
+  None      = 0,
+  Curvature = 1,
+  NonFinite = 2
+};
+PSPMV_HD Breakdown curvature_breakdown(double pw)
+{
   if (pw != pw || pw - pw != 0.0) return Breakdown::NonFinite; // NaN or Inf
   return pw > 0.0 ? Breakdown::None : Breakdown::Curvature;
 }
 // How a breakdown of the FP64 phase (the exact matrix as operator) ends the solve:
 // DivergedIndefinite for a curvature <= 0, DivergedNanOrInf for non-finite numbers.
-PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b) {
+PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b)
+{
   return b == Breakdown::NonFinite ? MixedCgReason::DivergedNanOrInf : MixedCgReason::DivergedIndefinite;
 }
 
@@ -192,14 +203,14 @@ PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b) {
 // residual maxrr since the update, the reliable-update trigger (reliable_trigger(), or its >=
 // max_it: its counts this step), Fletcher-Reeves' beta = rho_new / rho in double (the caller
 // rounds it to its vectors' precision), then rho_prev = rho, rho = rho_new. Returns the trigger.
-PSPMV_HD bool end_step(double rho_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho,
-                       double &rho_prev, double *beta) {
-  const double rn = sqrt(rho_new);
-  maxrr = fmax(maxrr, rn);
+PSPMV_HD bool end_step(double rho_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho, double &rho_prev, double *beta)
+{
+  const double rn    = sqrt(rho_new);
+  maxrr              = fmax(maxrr, rn);
   const bool trigger = reliable_trigger(rn, maxrr, delta, tau) || its >= max_it;
-  *beta = rho_new / rho;
-  rho_prev = rho;
-  rho = rho_new;
+  *beta              = rho_new / rho;
+  rho_prev           = rho;
+  rho                = rho_new;
   return trigger;
 }
 
@@ -212,7 +223,11 @@ struct MixedCgSegment {
 // What a phase does after a step's breakdown or trigger (MixedCgDecisions::after_breakdown(),
 // after_trigger()): restart the direction from the true residual and go on, end the solve, or go
 // on in FP64 (no wider low-precision operator left).
-enum class PhaseNext { Continue, End, Fp64 };
+enum class PhaseNext {
+  Continue,
+  End,
+  Fp64
+};
 
 // The decisions of a solve, written once for the host twin and the device driver (which do the
 // vector work and call these, host code): the convergence test, the start, the record of each
@@ -221,8 +236,7 @@ enum class PhaseNext { Continue, End, Fp64 };
 // driver passes them wrapped so that its timer stops around them.
 class MixedCgDecisions {
 public:
-  MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged,
-                   std::function<void(int64_t, double)> monitor, std::function<double(double)> target);
+  MixedCgDecisions(const MixedCgParams &p, std::function<MixedCgReason(int64_t, double)> converged, std::function<void(int64_t, double)> monitor, std::function<double(double)> target);
 
   MixedCgResult  res;
   MixedCgSegment seg;
@@ -253,7 +267,8 @@ public:
   // &raise) makes the reliable update (true: the solve ends), curvature() is p^T A_hat p with the
   // exact matrix, raise() the caller's raise of the precision (false: none wider).
   template <class TrueUpdate, class Curvature, class Raise>
-  PhaseNext after_breakdown(bool lowp, Breakdown kind, TrueUpdate &&true_update, Curvature &&curvature, Raise &&raise) {
+  PhaseNext after_breakdown(bool lowp, Breakdown kind, TrueUpdate &&true_update, Curvature &&curvature, Raise &&raise)
+  {
     bool r = false;
     if (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
       if (!true_update(false, &r)) res.reason = fp64_breakdown_reason(kind);
@@ -273,7 +288,8 @@ public:
   }
   // After a step that triggered a reliable update (the low-precision phase judges its segment).
   template <class TrueUpdate, class Raise>
-  PhaseNext after_trigger(TrueUpdate &&true_update, Raise &&raise) {
+  PhaseNext after_trigger(TrueUpdate &&true_update, Raise &&raise)
+  {
     bool r = false;
     if (true_update(true, &r)) return PhaseNext::End;
     if (!r) return PhaseNext::Continue;
@@ -283,11 +299,11 @@ public:
   }
 
 private:
-  const MixedCgParams &p_;
+  const MixedCgParams                          &p_;
   std::function<MixedCgReason(int64_t, double)> converged_;
-  std::function<void(int64_t, double)> monitor_;
-  std::function<double(double)> target_;
-  PrecisionGuard guard_;
+  std::function<void(int64_t, double)>          monitor_;
+  std::function<double(double)>                 target_;
+  PrecisionGuard                                guard_;
 };
 
 // The row-sum compensation of a low-precision copy: c_i = (A_hat 1)_i - (A_lp 1)_i, the rounding
@@ -306,8 +322,7 @@ std::vector<float> rowsum_compensation(size_t n, const double *s, const double *
 // numbered as the halo vector). Throws ValueRangeError (row, halo column) for a non-finite
 // entry or a scaled value beyond double or the value format, as build_scaled_copy(). With
 // dither.on the values are dithered with the global row dither.row0 + r and column gcols[c].
-PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt,
-                                    const CopyDither &dither = CopyDither{}, const int64_t *gcols = nullptr);
+PackSellMatrix build_scaled_offdiag(const CsrView &Ao, const double *s, const double *t, const PackSellOptions &opt, const CopyDither &dither = CopyDither{}, const int64_t *gcols = nullptr);
 
 } // namespace mixed
 } // namespace pspmv

@@ -12,39 +12,50 @@
 #include <type_traits>
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
-namespace {
+namespace
+{
 
 using detail::LowpArgs;
 constexpr int kThreads = detail::kSolverThreads;
 
 struct McState {
-  double sigma, rho, rho_prev, maxrr, tau, delta;
-  double alpha, beta; // rounded to the vectors' precision
-  long long its, max_it;
-  int trigger, stop, breakdown;
+  double       sigma, rho, rho_prev, maxrr, tau, delta;
+  double       alpha, beta; // rounded to the vectors' precision
+  long long    its, max_it;
+  int          trigger, stop, breakdown;
   unsigned int counter;
-  double red[4];
+  double       red[4];
 };
 
-__device__ __forceinline__ int64_t first_index() { return static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; }
-__device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * kThreads; }
+__device__ __forceinline__ int64_t first_index()
+{
+  return static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+}
+__device__ __forceinline__ int64_t grid_stride()
+{
+  return static_cast<int64_t>(gridDim.x) * kThreads;
+}
 
 // Two FP64 sums of the grid in a fixed order (device_reduce.cuh's grid_reduce, two values):
 // partials holds 2 gridDim.x doubles; finish(a, b) on thread 0 of the last block.
 template <class Finish>
-__device__ __forceinline__ void grid_reduce2(double a, double b, double *partials, unsigned int *counter, Finish finish) {
+__device__ __forceinline__ void grid_reduce2(double a, double b, double *partials, unsigned int *counter, Finish finish)
+{
   using BlockReduce = cub::BlockReduce<double, kThreads>;
   __shared__ typename BlockReduce::TempStorage tmp;
-  __shared__ bool last;
-  const double sa = BlockReduce(tmp).Sum(a);
+  __shared__ bool                              last;
+  const double                                 sa = BlockReduce(tmp).Sum(a);
   __syncthreads();
   const double sb = BlockReduce(tmp).Sum(b);
   if (threadIdx.x == 0) {
-    partials[2 * blockIdx.x] = sa;
+    partials[2 * blockIdx.x]     = sa;
     partials[2 * blockIdx.x + 1] = sb;
     __threadfence();
     last = atomicAdd(counter, 1u) == gridDim.x - 1;
@@ -68,16 +79,17 @@ __device__ __forceinline__ void grid_reduce2(double a, double b, double *partial
 }
 
 // breakdown: a Breakdown (mixed_cg.hpp), 0 while none
-__device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
+__device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp)
+{
   const Breakdown b = curvature_breakdown(pw);
   if (b != Breakdown::None) {
     st->breakdown = static_cast<int>(b);
-    st->stop = 1;
+    st->stop      = 1;
   } else {
     st->alpha = lowp ? static_cast<double>(__double2float_rn(st->rho / pw)) : st->rho / pw;
     if (st->alpha == 0.0) {
       st->breakdown = static_cast<int>(Breakdown::Curvature);
-      st->stop = 1;
+      st->stop      = 1;
     }
   }
 }
@@ -86,11 +98,16 @@ __device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp) {
 // rank, or a rank without an off-diagonal block); on several ranks Diagonal, w = A_d p (no
 // compensation, no dot product: the halo is in flight), then OffDiagonal, w += A_o ghost, the
 // compensation and (p, w), in the host twin's order (w = A_d p + A_o ghost, then fma(c, p, w)).
-enum class Pass { Whole, Diagonal, OffDiagonal };
+enum class Pass {
+  Whole,
+  Diagonal,
+  OffDiagonal
+};
 
 // The step's first reduction of a rank: alpha from pw (one rank), or pw left in red[0] for the
 // sum over the ranks (defer; finish_pw_kernel then forms alpha).
-__device__ __forceinline__ void finish_or_defer_pw(McState *st, double pw, bool lowp, int defer) {
+__device__ __forceinline__ void finish_or_defer_pw(McState *st, double pw, bool lowp, int defer)
+{
   if (defer) st->red[0] = pw;
   else finish_pw(st, pw, lowp);
 }
@@ -98,14 +115,15 @@ __device__ __forceinline__ void finish_or_defer_pw(McState *st, double pw, bool 
 // A low-precision product pass (above) of a (x: p, or the ghost buffer for OffDiagonal), and
 // for Whole and OffDiagonal (p, w) and alpha (FP32 vectors)
 template <ValueKind K, Pass P>
-__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ x, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials, int defer) {
+__global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ x, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials, int defer)
+{
   if (st->stop || st->trigger) return;
-  double acc = 0.0;
+  double        acc  = 0.0;
   const int64_t lane = threadIdx.x & 31u;
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) {
     const int64_t t = t0 + lane;
-    int32_t row;
-    float v = pspmv::cuda::detail::lowp_row<K, float>(a, x, t, t < a.rows, &row);
+    int32_t       row;
+    float         v = pspmv::cuda::detail::lowp_row<K, float>(a, x, t, t < a.rows, &row);
     if (t < a.rows) {
       if constexpr (P == Pass::OffDiagonal) v = w[row] + v;
       if (P != Pass::Diagonal && comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
@@ -117,16 +135,18 @@ __global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const
 }
 
 // FP64 phase: v = s .* p (before the exact product), then w = s .* Av and (p, w), alpha
-__global__ void scale_kernel(int32_t n, const McState *st, const double *__restrict__ s, const double *__restrict__ p, double *__restrict__ v) {
+__global__ void scale_kernel(int32_t n, const McState *st, const double *__restrict__ s, const double *__restrict__ p, double *__restrict__ v)
+{
   if (st->stop || st->trigger) return;
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * p[i];
 }
-__global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ av, const double *__restrict__ p, double *__restrict__ w, McState *st, double *partials, int defer) {
+__global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ av, const double *__restrict__ p, double *__restrict__ w, McState *st, double *partials, int defer)
+{
   if (st->stop || st->trigger) return;
   double acc = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double wi = s[i] * av[i];
-    w[i] = wi;
+    w[i]            = wi;
     acc += p[i] * wi;
   }
   detail::grid_reduce(acc, partials, &st->counter, [st, defer](double pw) { finish_or_defer_pw(st, pw, false, defer); });
@@ -135,29 +155,31 @@ __global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double
 // The end of a step from (r', r') and (r', w): the non-finite breakdown, the step count, then
 // end_step() (mixed_cg.hpp, the host twin's): the trigger and beta (rounded to the vectors'
 // precision when lowp)
-__device__ __forceinline__ void finish_step(McState *st, double rho_new, double rwt, bool lowp) {
+__device__ __forceinline__ void finish_step(McState *st, double rho_new, double rwt, bool lowp)
+{
   if (!isfinite(rho_new)) {
     st->breakdown = static_cast<int>(Breakdown::NonFinite);
-    st->stop = 1;
+    st->stop      = 1;
     return;
   }
   st->its += 1;
   (void)rwt; // Fletcher-Reeves' beta, as the host twin (mixed_cg.hpp): (r', w) is not used
   double b;
   st->trigger = end_step(rho_new, st->its, st->max_it, st->delta, st->tau, st->maxrr, st->rho, st->rho_prev, &b) ? 1 : 0;
-  st->beta = lowp ? static_cast<double>(__double2float_rn(b)) : b;
+  st->beta    = lowp ? static_cast<double>(__double2float_rn(b)) : b;
 }
 
 // r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta (defer: the two sums left in
 // red[0..1] for the sum over the ranks, finish_update_kernel then ends the step)
 template <class T>
-__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w, int defer) {
+__global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w, int defer)
+{
   if (st->stop || st->trigger) return;
   const T alpha = static_cast<T>(st->alpha);
-  double rr = 0.0, rw = 0.0;
+  double  rr = 0.0, rw = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const T ri = fma(-alpha, w[i], r[i]);
-    r[i] = ri;
+    r[i]       = ri;
     rr += static_cast<double>(ri) * static_cast<double>(ri);
     rw += static_cast<double>(ri) * static_cast<double>(w[i]);
   }
@@ -172,11 +194,13 @@ __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st
 }
 
 // Several ranks: the step's reductions from the sums over the ranks in red[] (one thread)
-__global__ void finish_pw_kernel(McState *st, int lowp) {
+__global__ void finish_pw_kernel(McState *st, int lowp)
+{
   if (st->stop || st->trigger) return;
   finish_pw(st, st->red[0], lowp != 0);
 }
-__global__ void finish_step_kernel(McState *st, int lowp) {
+__global__ void finish_step_kernel(McState *st, int lowp)
+{
   if (st->stop || st->trigger) return;
   finish_step(st, st->red[0], st->red[1], lowp != 0);
 }
@@ -184,11 +208,12 @@ __global__ void finish_step_kernel(McState *st, int lowp) {
 // dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r). Runs only in
 // the launch whose update_kernel ran (its == expected).
 template <class T>
-__global__ void xp_kernel(int32_t n, const McState *st, long long expected, T *__restrict__ p, const T *__restrict__ r, double *__restrict__ dy) {
+__global__ void xp_kernel(int32_t n, const McState *st, long long expected, T *__restrict__ p, const T *__restrict__ r, double *__restrict__ dy)
+{
   if (st->its != expected || st->breakdown) return;
-  const double c = st->sigma * st->alpha;
-  const T beta = static_cast<T>(st->beta);
-  const bool trig = st->trigger != 0;
+  const double c    = st->sigma * st->alpha;
+  const T      beta = static_cast<T>(st->beta);
+  const bool   trig = st->trigger != 0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const T pi = p[i];
     dy[i] += c * static_cast<double>(pi);
@@ -196,7 +221,8 @@ __global__ void xp_kernel(int32_t n, const McState *st, long long expected, T *_
   }
 }
 
-__global__ void flush_kernel(int32_t n, const double *__restrict__ s, double *__restrict__ dy, double *__restrict__ x) {
+__global__ void flush_kernel(int32_t n, const double *__restrict__ s, double *__restrict__ dy, double *__restrict__ x)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     x[i] += s[i] * dy[i];
     dy[i] = 0.0;
@@ -204,22 +230,25 @@ __global__ void flush_kernel(int32_t n, const double *__restrict__ s, double *__
 }
 
 // r = b - t; red[0] = max |r|, then (second kernel) red[1] = max |s r|
-__global__ void __launch_bounds__(kThreads) resid_kernel(int32_t n, const double *__restrict__ b, const double *__restrict__ t, double *__restrict__ r, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) resid_kernel(int32_t n, const double *__restrict__ b, const double *__restrict__ t, double *__restrict__ r, McState *st, double *partials)
+{
   double m = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double ri = b[i] - t[i];
-    r[i] = ri;
-    m = nan_max(m, fabs(ri));
+    r[i]            = ri;
+    m               = nan_max(m, fabs(ri));
   }
   detail::grid_reduce_max(m, partials, &st->counter, [st](double v) { st->red[0] = v; });
 }
-__global__ void __launch_bounds__(kThreads) smax_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) smax_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, McState *st, double *partials)
+{
   double m = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) m = nan_max(m, fabs(s[i] * r[i]));
   detail::grid_reduce_max(m, partials, &st->counter, [st](double v) { st->red[1] = v; });
 }
 // red[2] = sum (r sc0)^2, red[3] = sum (s r sc1)^2
-__global__ void __launch_bounds__(kThreads) sumsq_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sc0, double sc1, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) sumsq_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sc0, double sc1, McState *st, double *partials)
+{
   double a = 0.0, c = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double u = r[i] * sc0, v = (s[i] * r[i]) * sc1;
@@ -233,7 +262,8 @@ __global__ void __launch_bounds__(kThreads) sumsq_kernel(int32_t n, const double
 }
 // departure: red[0] = ||s r / sigma - r_iter||^2, red[1] = ||s r / sigma||^2
 template <class T>
-__global__ void __launch_bounds__(kThreads) departure_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sigma, const T *__restrict__ rit, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) departure_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sigma, const T *__restrict__ rit, McState *st, double *partials)
+{
   double e2 = 0.0, t2 = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double t = s[i] * r[i] / sigma, e = t - static_cast<double>(rit[i]);
@@ -247,11 +277,12 @@ __global__ void __launch_bounds__(kThreads) departure_kernel(int32_t n, const do
 }
 // r_T = T(s r / sig); red[0] = (r_T, r_T), red[1] = (r_T, p)
 template <class T>
-__global__ void __launch_bounds__(kThreads) restart_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sig, T *__restrict__ rt, const T *__restrict__ p, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) restart_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ r, double sig, T *__restrict__ rt, const T *__restrict__ p, McState *st, double *partials)
+{
   double a = 0.0, c = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const T ri = static_cast<T>((s[i] * r[i]) / sig);
-    rt[i] = ri;
+    rt[i]      = ri;
     a += static_cast<double>(ri) * static_cast<double>(ri);
     c += static_cast<double>(ri) * static_cast<double>(p[i]);
   }
@@ -261,32 +292,38 @@ __global__ void __launch_bounds__(kThreads) restart_kernel(int32_t n, const doub
   });
 }
 template <class T>
-__global__ void direction_kernel(int32_t n, T coef, T beta, int restart, const T *__restrict__ r, T *__restrict__ p) {
+__global__ void direction_kernel(int32_t n, T coef, T beta, int restart, const T *__restrict__ r, T *__restrict__ p)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     if (restart) p[i] = r[i];
     else p[i] = fma(beta, fma(-coef, r[i], p[i]), r[i]);
   }
 }
 // (v, av): red[0]
-__global__ void __launch_bounds__(kThreads) dot_kernel(int32_t n, const double *__restrict__ v, const double *__restrict__ av, McState *st, double *partials) {
+__global__ void __launch_bounds__(kThreads) dot_kernel(int32_t n, const double *__restrict__ v, const double *__restrict__ av, McState *st, double *partials)
+{
   double acc = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) acc += v[i] * av[i];
   detail::grid_reduce(acc, partials, &st->counter, [st](double t) { st->red[0] = t; });
 }
 template <class T>
-__global__ void widen_kernel(int32_t n, const T *__restrict__ in, double *__restrict__ out) {
+__global__ void widen_kernel(int32_t n, const T *__restrict__ in, double *__restrict__ out)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = static_cast<double>(in[i]);
 }
-__global__ void fill_kernel(int32_t n, double v, double *__restrict__ y) {
+__global__ void fill_kernel(int32_t n, double v, double *__restrict__ y)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) y[i] = v;
 }
-__global__ void comp_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ as, const double *__restrict__ lp, float *__restrict__ c) {
+__global__ void comp_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ as, const double *__restrict__ lp, float *__restrict__ c)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
     const double d = s[i] * as[i] - lp[i];
-    c[i] = isfinite(d) ? __double2float_rn(d) : 0.0f;
+    c[i]           = isfinite(d) ? __double2float_rn(d) : 0.0f;
   }
 }
-__global__ void lowp_scale_kernel(int32_t n, const double *__restrict__ s, const float *__restrict__ p, double *__restrict__ v) {
+__global__ void lowp_scale_kernel(int32_t n, const double *__restrict__ s, const float *__restrict__ p, double *__restrict__ v)
+{
   for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = s[i] * static_cast<double>(p[i]);
 }
 
@@ -300,7 +337,8 @@ struct CudaFailure {
   } while (0)
 
 template <class T>
-cudaError_t alloc(size_t n, T **p) {
+cudaError_t alloc(size_t n, T **p)
+{
   *p = nullptr;
   if (n == 0) return cudaSuccess;
   return cudaMalloc(reinterpret_cast<void **>(p), n * sizeof(T));
@@ -310,41 +348,50 @@ cudaError_t alloc(size_t n, T **p) {
 
 struct DeviceMixedCg {
   DeviceScaledCopy copy;
-  LowpArgs args;
-  int32_t rows = 0;
-  unsigned int grid = 1, product_grid = 1;
-  float *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
-  float *comp = nullptr; // the row-sum compensation (null: off)
-  double *scratch = nullptr; // compensate()'s row sums (r and t may hold a solve's data then)
-  double *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
-  double *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
-  double *partials = nullptr;
-  McState *state = nullptr;
+  LowpArgs         args;
+  int32_t          rows = 0;
+  unsigned int     grid = 1, product_grid = 1;
+  float           *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
+  float           *comp    = nullptr; // the row-sum compensation (null: off)
+  double          *scratch = nullptr; // compensate()'s row sums (r and t may hold a solve's data then)
+  double          *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
+  double          *r64 = nullptr, *p64 = nullptr, *w64 = nullptr; // the FP64 phase's
+  double          *partials = nullptr;
+  McState         *state    = nullptr;
   // several ranks: the off-diagonal block (off.rows == 0: none), its ghost buffer, and the
   // pinned host copy of the step's partial sums
   pspmv::cuda::DevicePackSell off;
-  LowpArgs off_args;
-  float *ghost = nullptr;
-  int32_t nghost = 0;
-  double *pinned = nullptr;
+  LowpArgs                    off_args;
+  float                      *ghost  = nullptr;
+  int32_t                     nghost = 0;
+  double                     *pinned = nullptr;
 };
 
-namespace {
+namespace
+{
 
 template <ValueKind K>
-cudaError_t product_blocks(int *n) {
+cudaError_t product_blocks(int *n)
+{
   return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<K, Pass::Whole>, kThreads, 0);
 }
 
-cudaError_t setup(DeviceMixedCg *d) {
+cudaError_t setup(DeviceMixedCg *d)
+{
   if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
-  d->rows = d->copy.op.rows;
+  d->rows    = d->copy.op.rows;
   int per_sm = 1;
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
   switch (d->copy.op.value_format.kind) {
-  case ValueKind::Exact: PSPMV_CUDA_TRY(product_blocks<ValueKind::Exact>(&per_sm)); break;
-  case ValueKind::FP16: PSPMV_CUDA_TRY(product_blocks<ValueKind::FP16>(&per_sm)); break;
-  default: PSPMV_CUDA_TRY(product_blocks<ValueKind::E8M>(&per_sm)); break;
+  case ValueKind::Exact:
+    PSPMV_CUDA_TRY(product_blocks<ValueKind::Exact>(&per_sm));
+    break;
+  case ValueKind::FP16:
+    PSPMV_CUDA_TRY(product_blocks<ValueKind::FP16>(&per_sm));
+    break;
+  default:
+    PSPMV_CUDA_TRY(product_blocks<ValueKind::E8M>(&per_sm));
+    break;
   }
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, per_sm, &d->product_grid));
   return cudaSuccess;
@@ -352,34 +399,48 @@ cudaError_t setup(DeviceMixedCg *d) {
 
 class Run {
 public:
-  Run(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int every, const DeviceMixedCgHooks &h, cudaStream_t st)
-      : d_(d), b_(b), x_(x), p_(p), every_(std::max(every, 1)), h_(h), stream_(st), n_(d->rows), multi_(static_cast<bool>(h.allreduce_sum)),
-        dc_(p, h.converged ? std::function<MixedCgReason(int64_t, double)>([this](int64_t its, double rn) { return outside([&] { return h_.converged(its, rn); }); }) : nullptr,
-            h.monitor ? std::function<void(int64_t, double)>([this](int64_t its, double rn) { outside([&] { h_.monitor(its, rn); }); }) : nullptr,
-            h.target ? std::function<double(double)>([this](double rn0) { return outside([&] { return h_.target(rn0); }); }) : nullptr) {}
+  Run(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int every, const DeviceMixedCgHooks &h, cudaStream_t st) :
+    d_(d),
+    b_(b),
+    x_(x),
+    p_(p),
+    every_(std::max(every, 1)),
+    h_(h),
+    stream_(st),
+    n_(d->rows),
+    multi_(static_cast<bool>(h.allreduce_sum)),
+    dc_(p, h.converged ? std::function<MixedCgReason(int64_t, double)>([this](int64_t its, double rn) { return outside([&] { return h_.converged(its, rn); }); }) : nullptr,
+        h.monitor ? std::function<void(int64_t, double)>([this](int64_t its, double rn) { outside([&] { h_.monitor(its, rn); }); }) : nullptr,
+        h.target ? std::function<double(double)>([this](double rn0) { return outside([&] { return h_.target(rn0); }); }) : nullptr)
+  {
+  }
 
   // The caller's timer runs over the loop's own work only: stopped around every hook (outside()).
-  void timer_start() {
+  void timer_start()
+  {
     if (!timing_ && h_.timer_start && h_.timer_stop) {
       h_.timer_start();
       timing_ = true;
     }
   }
-  void timer_stop() {
+  void timer_stop()
+  {
     if (timing_) {
       timing_ = false;
       h_.timer_stop();
     }
   }
   // Stops the timer after an error (its own error dropped: the first one is reported).
-  void timer_stop_quietly() noexcept {
+  void timer_stop_quietly() noexcept
+  {
     try {
       timer_stop();
     } catch (...) {
     }
   }
   template <class F>
-  auto outside(F &&f) -> decltype(f()) {
+  auto outside(F &&f) -> decltype(f())
+  {
     timer_stop();
     if constexpr (std::is_void<decltype(f())>::value) {
       f();
@@ -393,16 +454,19 @@ public:
 
   // Several ranks: the rank's values v[0 .. k) (host) replaced by their sum / maximum over the
   // ranks; nothing on one rank.
-  void global_sum(double *v, int k) {
+  void global_sum(double *v, int k)
+  {
     if (h_.allreduce_sum) outside([&] { h_.allreduce_sum(v, k); });
   }
-  void global_max(double *v, int k) {
+  void global_max(double *v, int k)
+  {
     if (h_.allreduce_max) outside([&] { h_.allreduce_max(v, k); });
   }
   // Several ranks: the k partial sums a step's kernel left in the device state's red[] replaced
   // by the sums over the ranks (through the pinned buffer; the copy back is ordered on the stream
   // before the kernel that reads them).
-  void global_sum_on_device(int k) {
+  void global_sum_on_device(int k)
+  {
     double *red = reinterpret_cast<double *>(reinterpret_cast<char *>(d_->state) + offsetof(McState, red));
     MC_TRY(cudaMemcpyAsync(d_->pinned, red, size_t(k) * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     MC_TRY(cudaStreamSynchronize(stream_));
@@ -410,7 +474,8 @@ public:
     MC_TRY(cudaMemcpyAsync(red, d_->pinned, size_t(k) * sizeof(double), cudaMemcpyHostToDevice, stream_));
   }
 
-  MixedCgResult solve() {
+  MixedCgResult solve()
+  {
     timer_start();
     MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
     host_ = McState{};
@@ -425,23 +490,27 @@ public:
   }
 
 private:
-  void ensure_fp64() {
+  void ensure_fp64()
+  {
     if (d_->p64) return;
     MC_TRY(alloc(size_t(n_), &d_->r64));
     MC_TRY(alloc(size_t(n_), &d_->p64));
     MC_TRY(alloc(size_t(n_), &d_->w64));
   }
-  void pull() {
+  void pull()
+  {
     MC_TRY(cudaMemcpyAsync(&host_, d_->state, sizeof(McState), cudaMemcpyDeviceToHost, stream_));
     MC_TRY(cudaStreamSynchronize(stream_));
   }
-  void push() {
+  void push()
+  {
     host_.counter = 0;
     MC_TRY(cudaMemcpyAsync(d_->state, &host_, sizeof(McState), cudaMemcpyHostToDevice, stream_));
     MC_TRY(cudaStreamSynchronize(stream_)); // host_ is reused
   }
   // r = b - A x; ||r|| and sigma_new_ = ||s .* r|| (scaled sums as entry_norm)
-  double true_residual() {
+  double true_residual()
+  {
     outside([&] { h_.exact_product(x_, d_->t); });
     resid_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, b_, d_->t, d_->r, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
@@ -458,14 +527,24 @@ private:
     return std::sqrt(host_.red[2]) / sc0;
   }
   template <class T>
-  T *rv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->r32) : static_cast<void *>(d_->r64)); }
+  T *rv()
+  {
+    return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->r32) : static_cast<void *>(d_->r64));
+  }
   template <class T>
-  T *pv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->p32) : static_cast<void *>(d_->p64)); }
+  T *pv()
+  {
+    return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->p32) : static_cast<void *>(d_->p64));
+  }
   template <class T>
-  T *wv() { return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->w32) : static_cast<void *>(d_->w64)); }
+  T *wv()
+  {
+    return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->w32) : static_cast<void *>(d_->w64));
+  }
 
   template <class T>
-  bool true_update(bool judge, bool *raise, bool with_departure) {
+  bool true_update(bool judge, bool *raise, bool with_departure)
+  {
     flush_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->dy, x_);
     MC_TRY(cudaGetLastError());
     dc_.record(true_residual());
@@ -476,15 +555,16 @@ private:
       const McState keep = host_;
       pull();
       global_sum(host_.red, 2);
-      dev = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
+      dev   = host_.red[1] > 0 ? std::sqrt(host_.red[0] / host_.red[1]) : 0.0;
       host_ = keep;
     }
     return dc_.finish_update(judge && std::is_same<T, float>::value, sigma_new_, dev, raise);
   }
 
   template <class T>
-  void restart_vectors() {
-    const double sig = sigma_new_ > 0 ? sigma_new_ : 1.0;
+  void restart_vectors()
+  {
+    const double  sig  = sigma_new_ > 0 ? sigma_new_ : 1.0;
     const McState keep = host_;
     restart_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sig, rv<T>(), pv<T>(), d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
@@ -492,24 +572,25 @@ private:
     global_sum(host_.red, 2);
     const double rho_true = host_.red[0], rp = host_.red[1];
     host_ = keep;
-    double coef, beta;
+    double     coef, beta;
     const bool restart = dc_.restart_coefficients(sigma_new_, rho_true, rp, &coef, &beta);
     direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, T(coef), T(beta), restart ? 1 : 0, rv<T>(), pv<T>());
     MC_TRY(cudaGetLastError());
     const MixedCgSegment &seg = dc_.seg;
-    host_.sigma = seg.sigma;
-    host_.rho = seg.rho;
-    host_.rho_prev = seg.rho_prev;
-    host_.maxrr = seg.maxrr;
-    host_.tau = seg.tau;
+    host_.sigma               = seg.sigma;
+    host_.rho                 = seg.rho;
+    host_.rho_prev            = seg.rho_prev;
+    host_.maxrr               = seg.maxrr;
+    host_.tau                 = seg.tau;
     host_.trigger = host_.stop = host_.breakdown = 0;
-    host_.its = dc_.res.its;
-    host_.delta = p_.delta;
-    host_.max_it = p_.max_it;
+    host_.its                                    = dc_.res.its;
+    host_.delta                                  = p_.delta;
+    host_.max_it                                 = p_.max_it;
     push();
   }
 
-  double exact_curvature() {
+  double exact_curvature()
+  {
     lowp_scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->p32, d_->v);
     MC_TRY(cudaGetLastError());
     outside([&] { h_.exact_product(d_->v, d_->t); });
@@ -519,16 +600,17 @@ private:
     pull();
     global_sum(host_.red, 1);
     const double c = host_.red[0];
-    host_ = keep;
+    host_          = keep;
     return c;
   }
 
   // w = A_lp p and (p, w): one pass on one rank; on several ranks the halo started, the
   // diagonal block's pass, the halo ended, the off-diagonal block's pass (MatMult_MPIAIJ's order).
   template <ValueKind K>
-  void product_k() {
-    const int defer = multi_ ? 1 : 0;
-    const bool off = d_->off.rows > 0;
+  void product_k()
+  {
+    const int  defer = multi_ ? 1 : 0;
+    const bool off   = d_->off.rows > 0;
     if (h_.halo_begin) outside([&] { h_.halo_begin(d_->p32, d_->ghost); });
     if (off) product_dot_kernel<K, Pass::Diagonal><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, nullptr, d_->w32, d_->state, d_->partials, defer);
     else product_dot_kernel<K, Pass::Whole><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, d_->comp, d_->w32, d_->state, d_->partials, defer);
@@ -538,12 +620,19 @@ private:
   }
 
   template <class T>
-  void step(long long expected) {
+  void step(long long expected)
+  {
     if constexpr (std::is_same<T, float>::value) {
       switch (d_->copy.op.value_format.kind) {
-      case ValueKind::Exact: product_k<ValueKind::Exact>(); break;
-      case ValueKind::FP16: product_k<ValueKind::FP16>(); break;
-      default: product_k<ValueKind::E8M>(); break;
+      case ValueKind::Exact:
+        product_k<ValueKind::Exact>();
+        break;
+      case ValueKind::FP16:
+        product_k<ValueKind::FP16>();
+        break;
+      default:
+        product_k<ValueKind::E8M>();
+        break;
       }
     } else {
       scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->copy.s, d_->p64, d_->v);
@@ -570,10 +659,11 @@ private:
   }
 
   template <class T>
-  bool phase() {
-    constexpr bool lowp = std::is_same<T, float>::value;
-    MixedCgResult &res = dc_.res;
-    auto raise = [this] { return h_.raise_precision && outside([&] { return h_.raise_precision(); }); };
+  bool phase()
+  {
+    constexpr bool lowp  = std::is_same<T, float>::value;
+    MixedCgResult &res   = dc_.res;
+    auto           raise = [this] { return h_.raise_precision && outside([&] { return h_.raise_precision(); }); };
     restart_vectors<T>();
     for (;;) {
       const long long base = res.its;
@@ -584,48 +674,46 @@ private:
       for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
       pull();
       const long long done = host_.its - base;
-      res.its = host_.its;
+      res.its              = host_.its;
       if (lowp) res.lowp_its += done;
-      dc_.seg.rho = host_.rho; // the device's end_step() moved these
+      dc_.seg.rho      = host_.rho; // the device's end_step() moved these
       dc_.seg.rho_prev = host_.rho_prev;
-      dc_.seg.maxrr = host_.maxrr;
-      PhaseNext next = PhaseNext::Continue;
+      dc_.seg.maxrr    = host_.maxrr;
+      PhaseNext next   = PhaseNext::Continue;
       if (host_.breakdown)
         next = dc_.after_breakdown(
-            lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); },
-            [&] { return exact_curvature(); }, raise);
-      else if (host_.trigger)
-        next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, true); }, raise);
-      else
-        continue;
+          lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); }, [&] { return exact_curvature(); }, raise);
+      else if (host_.trigger) next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, true); }, raise);
+      else continue;
       if (next == PhaseNext::End) return true;
       if (next == PhaseNext::Fp64) return false;
       restart_vectors<T>();
     }
   }
 
-  DeviceMixedCg *d_;
-  const double *b_;
-  double *x_;
-  const MixedCgParams &p_;
-  int every_;
+  DeviceMixedCg            *d_;
+  const double             *b_;
+  double                   *x_;
+  const MixedCgParams      &p_;
+  int                       every_;
   const DeviceMixedCgHooks &h_;
-  cudaStream_t stream_;
-  int32_t n_;
-  McState host_{};
-  bool multi_; // several ranks: the reductions summed over the ranks through the hooks
-  MixedCgDecisions dc_;
-  double sigma_new_ = 0; // ||s .* r|| of the new true residual
-  bool timing_ = false;
+  cudaStream_t              stream_;
+  int32_t                   n_;
+  McState                   host_{};
+  bool                      multi_; // several ranks: the reductions summed over the ranks through the hooks
+  MixedCgDecisions          dc_;
+  double                    sigma_new_ = 0; // ||s .* r|| of the new true residual
+  bool                      timing_    = false;
 };
 
 } // namespace
 
-cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out) {
+cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out)
+{
   PSPMV_CUDA_TRY(new_solver_on_copy(c, true, out));
   DeviceMixedCg *d = *out;
-  *out = nullptr;
-  cudaError_t err = setup(d);
+  *out             = nullptr;
+  cudaError_t  err = setup(d);
   const size_t n = size_t(d->rows), parts = 2 * size_t(std::max(d->grid, d->product_grid));
   if (err == cudaSuccess) err = alloc(n, &d->r32);
   if (err == cudaSuccess) err = alloc(n, &d->p32);
@@ -648,7 +736,8 @@ cudaError_t create(DeviceScaledCopy *c, DeviceMixedCg **out) {
   return cudaDeviceSynchronize();
 }
 
-cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
+cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c)
+{
   if (d == nullptr || c == nullptr) return cudaErrorInvalidValue;
   DeviceScaledCopy own = take(c);
   if (own.op.rows != d->rows) {
@@ -678,18 +767,22 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c) {
   return cudaSuccess;
 }
 
-const DeviceScaledCopy &copy_of(const DeviceMixedCg *d) { return d->copy; }
+const DeviceScaledCopy &copy_of(const DeviceMixedCg *d)
+{
+  return d->copy;
+}
 
-cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
+cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off)
+{
   if (d == nullptr || off == nullptr) return cudaErrorInvalidValue;
   pspmv::cuda::DevicePackSell own = *off;
-  *off = pspmv::cuda::DevicePackSell{};
+  *off                            = pspmv::cuda::DevicePackSell{};
   LowpArgs a;
   if (own.rows != d->rows || own.cols < 0 || own.value_format != d->copy.op.value_format || !pspmv::cuda::detail::lowp_args(own, &a)) {
     (void)pspmv::cuda::release(&own);
     return cudaErrorInvalidValue;
   }
-  cudaError_t err = cudaDeviceSynchronize(); // a solve may still read the old block
+  cudaError_t err   = cudaDeviceSynchronize(); // a solve may still read the old block
   cudaError_t first = cudaSuccess;
   if (err == cudaSuccess) err = pspmv::cuda::release(&d->off);
   pspmv::cuda::detail::free_ptr(&d->ghost, &first);
@@ -702,15 +795,19 @@ cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off) {
     (void)pspmv::cuda::release(&d->off);
     return err;
   }
-  d->off = own;
+  d->off      = own;
   d->off_args = a;
-  d->nghost = own.cols;
+  d->nghost   = own.cols;
   return cudaSuccess;
 }
 
-int32_t ghost_count(const DeviceMixedCg *d) { return d ? d->nghost : 0; }
+int32_t ghost_count(const DeviceMixedCg *d)
+{
+  return d ? d->nghost : 0;
+}
 
-cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) {
+cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream)
+{
   if (d == nullptr || !product) return cudaErrorInvalidValue;
   if (d->rows == 0) { // the product is collective on several ranks: a rank without rows takes part
     product(nullptr, nullptr);
@@ -724,7 +821,7 @@ cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *
   fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->rows, 1.0, d->v);
   PSPMV_CUDA_TRY(cudaGetLastError());
   PSPMV_CUDA_TRY(pspmv::cuda::spmv(d->copy.op, d->v, lp, false, stream)); // the copy's row sums, FP64
-  if (d->off.rows > 0 && d->nghost > 0) { // plus the off-diagonal block's, on ones of the ghost columns
+  if (d->off.rows > 0 && d->nghost > 0) {                                 // plus the off-diagonal block's, on ones of the ghost columns
     double *ones = nullptr;
     PSPMV_CUDA_TRY(alloc(size_t(d->nghost), &ones));
     fill_kernel<<<d->grid, kThreads, 0, stream>>>(d->nghost, 1.0, ones);
@@ -739,8 +836,8 @@ cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *
   return cudaStreamSynchronize(stream);
 }
 
-cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,
-                  const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res) {
+cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every, const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res)
+{
   if (d == nullptr || res == nullptr || !h.exact_product || check_every < 1) return cudaErrorInvalidValue;
   if (d->rows > 0 && (b == nullptr || x == nullptr)) return cudaErrorInvalidValue;
   if (static_cast<bool>(h.timer_start) != static_cast<bool>(h.timer_stop)) return cudaErrorInvalidValue;
@@ -760,7 +857,8 @@ cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgPar
   return cudaGetLastError();
 }
 
-cudaError_t destroy(DeviceMixedCg *d) {
+cudaError_t destroy(DeviceMixedCg *d)
+{
   if (d == nullptr) return cudaSuccess;
   cudaError_t first = release(&d->copy);
   for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);

@@ -29,9 +29,12 @@
 #include <cuda_runtime.h>
 #include <functional>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
 struct DeviceMixedCg; // opaque: the copy, FP32/FP64 work vectors, device state
 
@@ -41,9 +44,9 @@ struct DeviceMixedCgHooks {
   // y = A x in FP64 with the exact matrix, x and y device arrays of rows doubles.
   std::function<void(const double *x, double *y)> exact_product;
   // The guard's raise: a wider copy (replace_copy()) and true, or false (FP64 next).
-  std::function<bool()> raise_precision;
+  std::function<bool()>                                   raise_precision;
   std::function<MixedCgReason(int64_t its, double rnorm)> converged; // absent: the params' test
-  std::function<void(int64_t its, double rnorm)> monitor;
+  std::function<void(int64_t its, double rnorm)>          monitor;
   // The test's target after its call at step 0 (MixedCgOperators::target); absent: the params'.
   std::function<double(double rnorm0)> target;
   // Several ranks: v[0 .. k) (host memory) replaced by their sum / maximum over the ranks. Both
@@ -79,7 +82,7 @@ cudaError_t replace_copy(DeviceMixedCg *d, DeviceScaledCopy *c);
 // value format than the copy's.
 cudaError_t set_offdiag(DeviceMixedCg *d, pspmv::cuda::DevicePackSell *off);
 // The ghost entries the halo fills (0 without an off-diagonal block).
-int32_t ghost_count(const DeviceMixedCg *d);
+int32_t                 ghost_count(const DeviceMixedCg *d);
 const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
 // The row-sum compensation of the current copy (rowsum_compensation() of mixed_cg.hpp), added
 // to every low-precision product: product(s, As) must write As = A s (FP64, the exact matrix;
@@ -91,8 +94,7 @@ const DeviceScaledCopy &copy_of(const DeviceMixedCg *d);
 cudaError_t compensate(DeviceMixedCg *d, const std::function<void(const double *s, double *As)> &product, cudaStream_t stream);
 // Solves A x = b from x's initial values (b, x: device arrays of rows doubles) on stream.
 // check_every >= 1: steps launched between two reads of the device's state.
-cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every,
-                  const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res);
+cudaError_t solve(DeviceMixedCg *d, const double *b, double *x, const MixedCgParams &p, int check_every, const DeviceMixedCgHooks &h, cudaStream_t stream, MixedCgResult *res);
 cudaError_t destroy(DeviceMixedCg *d);
 
 } // namespace cuda

@@ -11,23 +11,24 @@
 #include <string>
 #include <vector>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
 // A row whose diagonal entry is missing, zero, negative or not finite: no symmetric scaling.
 // row is the CSR row (local: the PETSc glue adds its offset), value the entry (0 when missing).
 // A diagonal entry the scaling cannot take: what() is "row <row> " + problem (the row in the
 // CSR's own numbering); the glue names the row in the user's numbering before the problem.
 struct DiagonalError : FormatError {
-  DiagonalError(int64_t row_, double value_, const std::string &problem_)
-      : FormatError("row " + std::to_string(row_) + " " + problem_), row(row_), value(value_), problem(problem_) {}
+  DiagonalError(int64_t row_, double value_, const std::string &problem_) : FormatError("row " + std::to_string(row_) + " " + problem_), row(row_), value(value_), problem(problem_) { }
   int64_t     row;
   double      value;
   std::string problem; // "has the diagonal entry 0: ..."
 };
 
 struct ScaledCopy {
-  std::vector<double> s; // rows entries: 1 / sqrt(a_ii)
+  std::vector<double> s;  // rows entries: 1 / sqrt(a_ii)
   PackSellMatrix      op; // A_hat in PackSELL (its value format as asked)
   int64_t             nnz = 0;
 };
@@ -57,8 +58,9 @@ void update_scaled_copy(const CsrView &A, ScaledCopy &c);
 
 // The errors of the checks above, one definition for the host build and the device build
 // (scaled_copy_device.hpp): the same types and messages. row and col are CSR indices.
-namespace detail {
-FormatError     not_square_error(int32_t rows, int32_t cols);
+namespace detail
+{
+FormatError not_square_error(int32_t rows, int32_t cols);
 // found: the row has a diagonal entry (of value d); without one d is 0 in the error.
 DiagonalError   diagonal_error(int64_t row, bool found, double d);
 ValueRangeError non_finite_error(int64_t row, int64_t col, double value);

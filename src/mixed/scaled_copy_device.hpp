@@ -10,17 +10,20 @@
 #include <cuda_runtime.h>
 #include <new>
 
-namespace pspmv {
-namespace mixed {
-namespace cuda {
+namespace pspmv
+{
+namespace mixed
+{
+namespace cuda
+{
 
 // The copy in device memory. Owns its arrays (release()); a plain struct: moving it means
 // copying the struct and leaving the source empty (take()).
 struct DeviceScaledCopy {
-  pspmv::cuda::DevicePackSell op; // A_hat
-  double     *s   = nullptr;       // op.rows entries: 1 / sqrt(a_ii)
-  int64_t     nnz = 0;             // nonzeros of A
-  FormatStats stats;               // op's statistics, as the host copy's op.stats()
+  pspmv::cuda::DevicePackSell op;            // A_hat
+  double                     *s   = nullptr; // op.rows entries: 1 / sqrt(a_ii)
+  int64_t                     nnz = 0;       // nonzeros of A
+  FormatStats                 stats;         // op's statistics, as the host copy's op.stats()
 };
 
 /* build_scaled_copy_on_device - the scaled copy of a square device CSR A with a positive diagonal.
@@ -43,8 +46,7 @@ struct DeviceScaledCopy {
    is Inf or 0 for a nonzero (scaled_range_error); build_on_device()'s errors
    (bad options, a scaled value the value format cannot hold). On any error *c is left empty.
    dither: the host's dithered rounding (after the checks, before the build), bit for bit. */
-cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream,
-                                        DeviceScaledCopy *c, const CopyDither &dither = CopyDither{});
+cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DeviceScaledCopy *c, const CopyDither &dither = CopyDither{});
 
 /* update_scaled_copy_on_device - same pattern, new values: s and A_hat's values recomputed.
 
@@ -54,8 +56,7 @@ cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const P
    c's or c was not built on the device (an upload keeps no index map). Errors: as the build
    (thrown before anything of c changes: c keeps its old values). Synchronises stream only:
    no kernel on another stream may be reading c (the callers synchronise the device first). */
-cudaError_t update_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceScaledCopy *c,
-                                         bool *pattern_changed);
+cudaError_t update_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceScaledCopy *c, bool *pattern_changed);
 
 // Copies a host copy into *d (released first): the layout by pspmv::cuda::upload, s, nnz,
 // stats; cudaErrorInvalidValue when h.s does not have h.op.rows entries. A copy made this way
@@ -74,7 +75,8 @@ DeviceScaledCopy take(DeviceScaledCopy *c);
 // false) or a copy that is not square or has no s; cudaErrorMemoryAllocation when D cannot be
 // allocated. The caller allocates the rest and destroys *out on its errors.
 template <class D>
-cudaError_t new_solver_on_copy(DeviceScaledCopy *c, bool valid, D **out) {
+cudaError_t new_solver_on_copy(DeviceScaledCopy *c, bool valid, D **out)
+{
   if (c == nullptr) return cudaErrorInvalidValue;
   DeviceScaledCopy own = take(c);
   if (out != nullptr) *out = nullptr;
@@ -89,7 +91,7 @@ cudaError_t new_solver_on_copy(DeviceScaledCopy *c, bool valid, D **out) {
     return cudaErrorMemoryAllocation;
   }
   d->copy = take(&own);
-  *out = d;
+  *out    = d;
   return cudaSuccess;
 }
 

@@ -17,29 +17,37 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace pspmv {
-namespace mixed {
+namespace pspmv
+{
+namespace mixed
+{
 
 // x is neither Inf nor NaN (the bits, not the library: the same on host and device).
-PSPMV_HD bool finite_value(double x) {
+PSPMV_HD bool finite_value(double x)
+{
   return (codec::double_bits(x) & 0x7ff0000000000000ULL) != 0x7ff0000000000000ULL;
 }
 
 // x is a normal double (finite, |x| >= 2^-1022).
-PSPMV_HD bool normal_value(double x) {
+PSPMV_HD bool normal_value(double x)
+{
   const uint64_t e = codec::double_bits(x) & 0x7ff0000000000000ULL;
   return e != 0 && e != 0x7ff0000000000000ULL;
 }
 
 // The larger of a and b, NaN when either is NaN: a max over many values that is NaN exactly
 // when one of them is, whatever the order (fmax would drop the NaN).
-PSPMV_HD double nan_max(double a, double b) { return (a != a || a > b) ? a : b; }
+PSPMV_HD double nan_max(double a, double b)
+{
+  return (a != a || a > b) ? a : b;
+}
 
 // The power of two 2^-e with amax = f 2^e, f in [0.5, 1), e clamped to [-1022, 1022] so that
 // it is a normal double: multiplied by it, the largest magnitude lies in [0.5, 1) (in
 // [2^-52, 1) for a subnormal amax, [0.5, 4) near DBL_MAX). 1 when amax is 0, Inf or NaN
 // (nothing to scale; the plain sum then gives 0, Inf or NaN as before).
-PSPMV_HD double norm_scale(double amax) {
+PSPMV_HD double norm_scale(double amax)
+{
   if (!(amax > 0.0) || !finite_value(amax)) return 1.0;
   int e = 0;
   (void)frexp(amax, &e);
@@ -50,11 +58,12 @@ PSPMV_HD double norm_scale(double amax) {
 // sigma = ||s .* r||_2 over n entries, the host twins' order: amax = the nan_max of |s_i r_i|,
 // scale = norm_scale(amax), sum = the sum of ((s_i r_i) scale)^2 in index order,
 // sigma = sqrt(sum) / scale.
-inline double entry_norm(const double *s, const double *r, size_t n) {
+inline double entry_norm(const double *s, const double *r, size_t n)
+{
   double amax = 0.0;
   for (size_t i = 0; i < n; ++i) amax = nan_max(amax, std::fabs(s[i] * r[i]));
   const double scale = norm_scale(amax);
-  double sum = 0.0;
+  double       sum   = 0.0;
   for (size_t i = 0; i < n; ++i) {
     const double t = (s[i] * r[i]) * scale;
     sum += t * t;
@@ -66,19 +75,21 @@ inline double entry_norm(const double *s, const double *r, size_t n) {
 // significands m and exponents e of a, si and sj (frexp), so that it is right wherever the
 // result is representable; the plain product when it and si * sj are normal (then equal bit
 // for bit, a power of two being exact). Inf or 0 for a nonzero a: the result is out of range.
-PSPMV_HD double scaled_value(double a, double si, double sj) {
+PSPMV_HD double scaled_value(double a, double si, double sj)
+{
   const double p = si * sj, v = a * p;
   if (normal_value(p) && (normal_value(v) || a == 0.0)) return v;
-  int ea = 0, ei = 0, ej = 0;
+  int          ea = 0, ei = 0, ej = 0;
   const double ma = frexp(a, &ea), mi = frexp(si, &ei), mj = frexp(sj, &ej);
   return ldexp(ma * (mi * mj), ea + ei + ej);
 }
 
 // A symmetric pseudo-random number in [0, 1) of the unordered pair {i, j} (a splitmix64-style
 // mix of the pair): the same for (i, j) and (j, i), on every rank and on host and device.
-PSPMV_HD double pair_hash01(int64_t i, int64_t j) {
+PSPMV_HD double pair_hash01(int64_t i, int64_t j)
+{
   const uint64_t lo = static_cast<uint64_t>(i < j ? i : j), hi = static_cast<uint64_t>(i < j ? j : i);
-  uint64_t h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi + 0x632BE59BD9B4E019ULL + (lo << 6) + (lo >> 2));
+  uint64_t       h = (lo * 0x9E3779B97F4A7C15ULL) ^ (hi + 0x632BE59BD9B4E019ULL + (lo << 6) + (lo >> 2));
   h ^= h >> 31;
   h *= 0xBF58476D1CE4E5B9ULL;
   h ^= h >> 27;
@@ -98,7 +109,8 @@ PSPMV_HD double pair_hash01(int64_t i, int64_t j) {
 // could flip its sign or make a value the format cannot hold look like one: the format rounds
 // it, and a refusal names v itself). (u - 1/2) 2^k is exact, so the one rounding is the sum's: host and device
 // agree bit for bit (a fused multiply-add gives the same result).
-PSPMV_HD double dithered_value(double v, int64_t gi, int64_t gj, int m, int emin) {
+PSPMV_HD double dithered_value(double v, int64_t gi, int64_t gj, int m, int emin)
+{
   if (gi == gj || m <= 0 || v == 0.0 || !finite_value(v)) return v;
   int e = 0;
   (void)frexp(v, &e); // |v| in [2^(e-1), 2^e)
@@ -108,7 +120,10 @@ PSPMV_HD double dithered_value(double v, int64_t gi, int64_t gj, int m, int emin
 }
 
 // v = scaled_value(a, ...) is one the copy can hold: finite, and not 0 for a nonzero a.
-PSPMV_HD bool scaled_value_fits(double a, double v) { return finite_value(v) && (v != 0.0 || a == 0.0); }
+PSPMV_HD bool scaled_value_fits(double a, double v)
+{
+  return finite_value(v) && (v != 0.0 || a == 0.0);
+}
 
 } // namespace mixed
 } // namespace pspmv

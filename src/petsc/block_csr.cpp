@@ -5,8 +5,10 @@
 
 #include <vector>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 PetscErrorCode WithAIJArrays(Mat Ad, const std::function<PetscErrorCode(const AIJArrays &)> &f)
 {

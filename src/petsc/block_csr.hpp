@@ -8,13 +8,15 @@
 
 #include <functional>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* The host arrays of a SeqAIJ-based matrix as PETSc holds them (PetscInt indices): n rows, row
    offsets ia (n + 1; never NULL), columns ja and values aa (ia[n] each). */
 struct AIJArrays {
-  PetscInt           n = 0;
+  PetscInt           n  = 0;
   const PetscInt    *ia = nullptr, *ja = nullptr;
   const PetscScalar *aa = nullptr;
 };

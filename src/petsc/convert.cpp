@@ -6,10 +6,13 @@
 
 #include "block_csr.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 /* The MATMPIAIJ T's CSR set to the MPI matrix A's host CSR (WithAIJArrays(): values newer on the
    GPU come back first; PetscInt indices, no 32-bit limit) by MatMPIAIJSetPreallocationCSR(), each
@@ -178,11 +181,11 @@ PetscErrorCode ToAIJCusparse(Mat A, MatReuse reuse, Mat *B)
    options; from another format it reads them with A's prefix, as a conversion from AIJ does. */
 PetscErrorCode MatConvert_SpMV_Out(Mat A, MatType newtype, MatReuse reuse, Mat *newmat)
 {
-  const TypeInfo *from = FamilyOf(A), *to = nullptr;
-  PetscInt        n;
+  const TypeInfo        *from = FamilyOf(A), *to = nullptr;
+  PetscInt               n;
   const TypeInfo *const *types = Types(&n);
-  PetscBool       flg;
-  Mat             T;
+  PetscBool              flg;
+  Mat                    T;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -281,9 +284,9 @@ PetscErrorCode Compose(Mat A, const char *from, const char *to, PetscErrorCode (
 
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on)
 {
-  const char *self = mpi ? t->mpi : t->seq;
-  const char *aij  = mpi ? MATMPIAIJ : MATSEQAIJ;
-  PetscInt    n;
+  const char            *self = mpi ? t->mpi : t->seq;
+  const char            *aij  = mpi ? MATMPIAIJ : MATSEQAIJ;
+  PetscInt               n;
   const TypeInfo *const *types = Types(&n);
 
   PetscFunctionBegin;

@@ -16,8 +16,10 @@
 #include <stdexcept>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* A PETSc error inside a hook that core code calls (the mixed solvers' products, reductions,
    convergence tests): thrown through the core by PetscCallThrow() and returned, as the code
@@ -197,7 +199,7 @@ PetscErrorCode CallCatching(const char *subject, F &&f)
    PETSC_ERR_LIB), with the exception's message. PetscCallCore(code, expr): the CSR's own
    numbering. PetscCallBuildAt(g, code, expr): expr returns a pspmv::BuildError (the device
    builders), turned into a PETSc error the same way. */
-#define PetscCallCore(code, ...) PetscCallCoreAt(pspmv::glue::GlobalIndices{}, code, __VA_ARGS__)
+#define PetscCallCore(code, ...)      PetscCallCoreAt(pspmv::glue::GlobalIndices{}, code, __VA_ARGS__)
 #define PetscCallCoreAt(g, code, ...) PetscCall(pspmv::glue::RaiseCore(pspmv::glue::CatchCore([&] { __VA_ARGS__; }), g, code))
 #define PetscCallBuildAt(g, code, ...) \
   do { \

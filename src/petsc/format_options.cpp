@@ -2,10 +2,13 @@
 // the core builders.
 #include "format_options.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 /* The module's option `key`, or a FormatError saying that the format has no such option. */
 template <class M>
@@ -59,8 +62,8 @@ void FormatOptions::Set(const std::string &key, long long ivalue, const char *sv
 {
   FormatOptions o = *this;
   WithModule(format(), [&](auto m) {
-    using M            = decltype(m);
-    const auto &spec   = Spec<M>(key);
+    using M          = decltype(m);
+    const auto &spec = Spec<M>(key);
     if (!spec.integer && !svalue) throw FormatError(std::string("the ") + spec.title + " option needs a string value");
     spec.set(std::get<typename M::Options>(o.v_), ivalue, svalue ? svalue : "");
   });

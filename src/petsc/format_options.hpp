@@ -10,8 +10,10 @@
 #include <type_traits>
 #include <variant>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 template <class List>
 struct Registry;
@@ -19,7 +21,7 @@ template <class... M>
 struct Registry<ModuleList<M...>> {
   using Options = std::variant<typename M::Options...>;
   template <size_t I>
-  using Module = std::tuple_element_t<I, std::tuple<M...>>;
+  using Module                 = std::tuple_element_t<I, std::tuple<M...>>;
   static constexpr size_t size = sizeof...(M);
 };
 using Formats = Registry<Modules>;
@@ -75,9 +77,9 @@ public:
      sentence naming the option, the bad value and what is accepted): *this is unchanged then.
      Without validate only the value itself is parsed (a batch of options is validated once at
      the end, so their order does not matter). */
-  void        Set(const std::string &key, long long ivalue, const char *svalue, bool validate = true);
-  bool        IsInteger(const std::string &key) const; /* an integer option (else a string one) */
-  long long   GetInt(const std::string &key) const;    /* integer options */
+  void      Set(const std::string &key, long long ivalue, const char *svalue, bool validate = true);
+  bool      IsInteger(const std::string &key) const; /* an integer option (else a string one) */
+  long long GetInt(const std::string &key) const;    /* integer options */
   /* Options the builder resolves (format_module.hpp, OptionSpec::built), and the value of one
      in a layout with statistics s. */
   bool        ResolvedByBuild(const std::string &key) const;

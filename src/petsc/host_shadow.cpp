@@ -6,14 +6,16 @@
 
 #include <algorithm>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 template <class M>
 class HostShadow final : public Shadow {
-
 public:
   PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) override
   {
@@ -36,7 +38,8 @@ public:
        a ValueRangeError (a value that does not fit the value format) is an error */
     PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
-      PetscCallCoreAt(src.global, PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });
+      PetscCallCoreAt(
+        src.global, PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
     *pattern_changed = changed ? PETSC_TRUE : PETSC_FALSE;

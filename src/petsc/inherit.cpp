@@ -3,10 +3,13 @@
 // the source's options by ops.cpp).
 #include "spmvimpl.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 /* The options of X when it is a matrix of ours of format f. */
 const FormatOptions *OptionsOf(Mat X, Format f)
 {
@@ -29,7 +32,7 @@ PetscErrorCode InitialOptions(Mat B, const TypeInfo *t, FormatOptions *o)
       PetscFunctionReturn(PETSC_SUCCESS);
     }
   }
-  *o = FormatOptions(t->format);
+  *o             = FormatOptions(t->format);
   PetscBool help = PETSC_FALSE;
   PetscCall(PetscOptionsHasHelp(((PetscObject)B)->options, &help));
   if (help) {

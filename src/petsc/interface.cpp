@@ -11,7 +11,8 @@ using pspmv::glue::GetOptionFn;
 using pspmv::glue::GetOptionName;
 using pspmv::glue::SetOptionName;
 
-namespace {
+namespace
+{
 
 PetscErrorCode SetInt(Mat A, Format f, const char key[], PetscInt v)
 {
@@ -91,8 +92,7 @@ PetscErrorCode GetString(Mat A, Format f, const char key[], const char *v[], con
 
 /* The format of Module and its option key, the key checked at compile time against the module's
    options: the arguments f and key of the helpers above. */
-#define PSPMV_OPTION(Module, key) \
-  FormatOf<pspmv::Module>(), ([] { static_assert(pspmv::HasOption<pspmv::Module>(key), #Module " has no option " key); }(), key)
+#define PSPMV_OPTION(Module, key) FormatOf<pspmv::Module>(), ([] { static_assert(pspmv::HasOption<pspmv::Module>(key), #Module " has no option " key); }(), key)
 
 /*@
   MatRgCSRSetGroupSize - Sets G, the number of consecutive rows stored together (column-major)

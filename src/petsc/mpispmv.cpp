@@ -9,14 +9,20 @@
 #include <functional>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 const char kStateKey[] = "PetscSpMVMPIState";
 
-MPIState *State(Mat A) { return MPIGetState(A); }
+MPIState *State(Mat A)
+{
+  return MPIGetState(A);
+}
 
 /* ierr of this rank, an error on every rank of A when some rank has one (CollectiveError()):
    "building the <format> layouts of this <type> matrix[ detail]". */
@@ -31,7 +37,10 @@ PetscErrorCode Collective(Mat A, PetscErrorCode ierr, const char *detail = "")
 }
 
 /* A block of ours (NULL: none, or a block not adopted yet). */
-SeqState *Ours(Mat blk) { return SeqGetState(blk); }
+SeqState *Ours(Mat blk)
+{
+  return SeqGetState(blk);
+}
 
 /* Makes both blocks seq matrices of A's family with A's options and their global numbering
    (range errors name global rows and columns: the off-diagonal block's columns are global until
@@ -90,7 +99,7 @@ PetscErrorCode MatAssemblyEnd_MPISpMV(Mat A, MatAssemblyType mode)
   /* a product result's first assembly (the symbolic phase) holds placeholder values: the blocks
      build at the numeric phase's assembly or at their first use */
   {
-    const PetscBool build = (PetscBool)(!mp->placeholder_values && !mp->defer_value_check); /* deferred: MPICheckValues() at the operation's end */
+    const PetscBool build  = (PetscBool)(!mp->placeholder_values && !mp->defer_value_check); /* deferred: MPICheckValues() at the operation's end */
     mp->placeholder_values = PETSC_FALSE;
     PetscCall(Collective(A, SetUpBlocks(A)));
     if (build) PetscCall(MPISyncBlocks(A, PETSC_TRUE));
@@ -280,9 +289,8 @@ PetscErrorCode CheckSameOnAllRanks(Mat A, const FormatOptions &o)
   h[0] = (unsigned long)std::hash<std::string>{}(mine);
   h[1] = ~h[0];
   PetscCallMPI(MPIU_Allreduce(h, r, 2, MPI_UNSIGNED_LONG, MPI_MAX, PetscObjectComm((PetscObject)A)));
-  PetscCheck(r[0] == h[0] && r[1] == h[1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG,
-             "the ranks of this %s matrix were given different %s options (this rank: %s); format options are logically collective: give every rank the same value",
-             mp->type->mpi, FormatTitle(mp->type->format), mine.c_str());
+  PetscCheck(r[0] == h[0] && r[1] == h[1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "the ranks of this %s matrix were given different %s options (this rank: %s); format options are logically collective: give every rank the same value", mp->type->mpi,
+             FormatTitle(mp->type->format), mine.c_str());
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -458,7 +466,10 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts)
 
 } // namespace
 
-MPIState *MPIGetState(Mat A) { return ComposedState<MPIState>(A, kStateKey); }
+MPIState *MPIGetState(Mat A)
+{
+  return ComposedState<MPIState>(A, kStateKey);
+}
 
 PetscErrorCode MPISyncBlocks(Mat A, PetscBool force)
 {

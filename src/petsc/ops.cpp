@@ -8,10 +8,13 @@
 #include "petsc_fixes/petsc_fixes.hpp"
 #include "petsc_fixes/private_fields.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 /* Kinds: the state, the base type's name, the value check and what follows a MatHeaderMerge()
    that gave A new data (seq: nothing, the layout's stamp holds the data it was built from; MPI:
@@ -232,9 +235,9 @@ struct Checking<K, Diagonal, PetscErrorCode (*)(Mat, Args...), M> {
       ierr = K::Check(A);
       if (ierr && d) {
         PetscCall(PetscInfo(A, "the refused operation's diagonal is put back\n"));
-        st->restoring_diagonal = PETSC_TRUE;
+        st->restoring_diagonal    = PETSC_TRUE;
         const PetscErrorCode rerr = MatDiagonalSet(A, d, INSERT_VALUES);
-        st->restoring_diagonal = PETSC_FALSE;
+        st->restoring_diagonal    = PETSC_FALSE;
         if (rerr) ierr = rerr;
       }
     }
@@ -268,10 +271,17 @@ void InstallWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
 
 } // namespace
 
-void InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<SeqKind>(A, base, ours); }
-void InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours) { InstallWrapped<MPIKind>(A, base, ours); }
+void InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
+{
+  InstallWrapped<SeqKind>(A, base, ours);
+}
+void InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours)
+{
+  InstallWrapped<MPIKind>(A, base, ours);
+}
 
-namespace {
+namespace
+{
 /* The type name A has as ours, NULL when A is not ours. */
 const char *OurName(Mat A)
 {
@@ -374,7 +384,8 @@ PetscErrorCode AdoptAs(Mat B, const TypeInfo *t, const FormatOptions &o)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 /* MatCreate_<type> of family t: a matrix of the base type (seq or MPI: mpi) made ours. */
 PetscErrorCode CreateOf(Mat A, const TypeInfo *t, PetscBool mpi)
 {

@@ -2,14 +2,20 @@
 // -help, and the setter/getter functions composed on the matrices.
 #include "spmvimpl.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 static_assert(PETSC_DECIDE == kOptionDecide, "integer options map PETSC_DECIDE to the builder's choice");
 
-PetscErrorCode ErrorClass(bool integer) { return integer ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG; }
+PetscErrorCode ErrorClass(bool integer)
+{
+  return integer ? PETSC_ERR_ARG_OUTOFRANGE : PETSC_ERR_ARG_WRONG;
+}
 
 /* "MatRgCSRSetOption_C" and the like, one pair per format (a name that does not fit is cut: no
    format title is that long). */
@@ -22,8 +28,14 @@ OptionFnName ComposedName(Format f, bool set)
 
 } // namespace
 
-OptionFnName SetOptionName(Format f) { return ComposedName(f, true); }
-OptionFnName GetOptionName(Format f) { return ComposedName(f, false); }
+OptionFnName SetOptionName(Format f)
+{
+  return ComposedName(f, true);
+}
+OptionFnName GetOptionName(Format f)
+{
+  return ComposedName(f, false);
+}
 
 PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts)
 {

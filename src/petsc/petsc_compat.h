@@ -28,5 +28,5 @@ typedef PetscOptionItems PetscSpMVOptionItems;
 #if PETSC_VERSION_LT(3, 25, 0)
 typedef char *PetscSpMVErrorText;
 #else
-typedef const char *PetscSpMVErrorText;
+typedef const char      *PetscSpMVErrorText;
 #endif

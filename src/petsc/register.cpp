@@ -3,8 +3,10 @@
 // before their definitions (scripts/manpages.py).
 #include "spmvimpl.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 PetscLogEvent EventBuild = 0, EventValues = 0;
 } // namespace glue
 } // namespace pspmv
@@ -70,9 +72,7 @@ PetscErrorCode PetscSpMVInitializePackage(void)
        size): a program running another PETSc minor version would fail in obscure ways */
     PetscInt major, minor, subminor;
     PetscCall(PetscGetVersionNumber(&major, &minor, &subminor, NULL));
-    PetscCheck(major == PETSC_VERSION_MAJOR && minor == PETSC_VERSION_MINOR, PETSC_COMM_SELF, PETSC_ERR_LIB,
-               "libpetscspmv was built against PETSc %d.%d.%d but this program runs PETSc %" PetscInt_FMT ".%" PetscInt_FMT ".%" PetscInt_FMT ": use a petscspmv built with this PETSc",
-               PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, major, minor, subminor);
+    PetscCheck(major == PETSC_VERSION_MAJOR && minor == PETSC_VERSION_MINOR, PETSC_COMM_SELF, PETSC_ERR_LIB, "libpetscspmv was built against PETSc %d.%d.%d but this program runs PETSc %" PetscInt_FMT ".%" PetscInt_FMT ".%" PetscInt_FMT ": use a petscspmv built with this PETSc", PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR, PETSC_VERSION_SUBMINOR, major, minor, subminor);
   }
   PetscSpMVPackageInitialized = PETSC_TRUE;
   PetscCall(MatInitializePackage());

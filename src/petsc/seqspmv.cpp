@@ -8,17 +8,26 @@
 #include "petsc_fixes/petsc_fixes.hpp"
 #include "petsc_fixes/private_fields.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 const char kStateKey[] = "PetscSpMVSeqState";
 
-SeqState *State(Mat A) { return SeqGetState(A); }
+SeqState *State(Mat A)
+{
+  return SeqGetState(A);
+}
 
 /* A CUDA matrix bound to the CPU runs the base type's host kernels. */
-bool OnHostBase(Mat A, const SeqState *sp) { return sp->type->cuda && A->boundtocpu; }
+bool OnHostBase(Mat A, const SeqState *sp)
+{
+  return sp->type->cuda && A->boundtocpu;
+}
 
 BuildSource SourceOf(Mat A, const SeqState *sp)
 {
@@ -106,7 +115,7 @@ PetscErrorCode ApplyBindAfterHash(Mat A, SeqState *sp)
 {
   PetscFunctionBegin;
   if (sp->bind_after_hash && !A->hash_active) {
-    sp->bind_after_hash = PETSC_FALSE;
+    sp->bind_after_hash       = PETSC_FALSE;
     const PetscErrorCode ierr = MatBindToCPU_SeqSpMV(A, A->boundtocpu);
     if (ierr) sp->bind_after_hash = PETSC_TRUE; /* still owed */
     PetscCall(ierr);
@@ -307,7 +316,10 @@ PetscErrorCode MatView_SeqSpMV(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode Local(Mat, PetscErrorCode ierr) { return ierr; }
+PetscErrorCode Local(Mat, PetscErrorCode ierr)
+{
+  return ierr;
+}
 
 PetscErrorCode SetFree(Mat A, PetscBool flg)
 {
@@ -352,14 +364,14 @@ void InstallOps(Mat A, const SeqState &sp, PetscBool ours)
   A->ops->destroy        = ours ? (cuda ? MatDestroy_SeqSpMV<1> : MatDestroy_SeqSpMV<0>) : base.destroy;
 #if defined(PETSCSPMV_HAVE_CUDA)
   if (cuda) {
-    A->ops->bindtocpu             = ours ? MatBindToCPU_SeqSpMV : base.bindtocpu;
-    A->ops->copy                  = ours && base.copy ? MatCopy_SeqSpMV : base.copy;
-    A->ops->eliminatezeros        = ours && base.eliminatezeros ? MatEliminateZeros_SeqSpMVCUDA : base.eliminatezeros;
+    A->ops->bindtocpu      = ours ? MatBindToCPU_SeqSpMV : base.bindtocpu;
+    A->ops->copy           = ours && base.copy ? MatCopy_SeqSpMV : base.copy;
+    A->ops->eliminatezeros = ours && base.eliminatezeros ? MatEliminateZeros_SeqSpMVCUDA : base.eliminatezeros;
     /* (bound to the CPU these are SeqAIJ's host kernels: kept) */
     A->ops->multtransposeadd          = ours && base.multtransposeadd && !A->boundtocpu ? MatMultTransposeAdd_SeqSpMVCUDA : base.multtransposeadd;
     A->ops->multhermitiantranspose    = ours && base.multtranspose && !A->boundtocpu ? MatMultHermitianTranspose_SeqSpMVCUDA : base.multhermitiantranspose;
     A->ops->multhermitiantransposeadd = ours && base.multtransposeadd && !A->boundtocpu ? MatMultHermitianTransposeAdd_SeqSpMVCUDA : base.multhermitiantransposeadd;
-    A->ops->productsetfromoptions = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
+    A->ops->productsetfromoptions     = ours && base.productsetfromoptions ? MatProductSetFromOptions_SpMVCUDA : base.productsetfromoptions;
   }
 #endif
   InstallSeqWrapped(A, base, ours);
@@ -429,7 +441,10 @@ PetscErrorCode MatBindToCPU_SeqSpMV(Mat A, PetscBool flg)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #else
-PetscErrorCode MatBindToCPU_SeqSpMV(Mat, PetscBool) { return PETSC_SUCCESS; }
+PetscErrorCode MatBindToCPU_SeqSpMV(Mat, PetscBool)
+{
+  return PETSC_SUCCESS;
+}
 #endif
 
 PetscErrorCode ComposeAll(Mat A, const TypeInfo *t, PetscBool on)
@@ -515,7 +530,10 @@ PetscErrorCode Adopt(Mat B, const TypeInfo *t, const FormatOptions &opts, PetscB
 
 } // namespace
 
-SeqState *SeqGetState(Mat A) { return ComposedState<SeqState>(A, kStateKey); }
+SeqState *SeqGetState(Mat A)
+{
+  return ComposedState<SeqState>(A, kStateKey);
+}
 
 PetscErrorCode SeqSync(Mat A, PetscBool force)
 {
@@ -620,7 +638,8 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 /* MAT_REUSE_MATRIX: B's values := A's (A of B's pattern, PETSc's check: the same sizes and number
    of nonzeros), straight into B's arrays (device to device when both are on the GPU). MatCopy()
    would take MatCopy_Basic() between different copy operations (AIJ into our CUDA types), whose
@@ -633,8 +652,7 @@ PetscErrorCode CopyValuesSamePattern(Mat A, Mat B)
   PetscFunctionBegin;
   PetscCall(MatGetInfo(A, MAT_LOCAL, &ia));
   PetscCall(MatGetInfo(B, MAT_LOCAL, &ib));
-  PetscCheck(A->rmap->n == B->rmap->n && A->cmap->n == B->cmap->n && ia.nz_used == ib.nz_used, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP,
-             "MAT_REUSE_MATRIX: the target (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros) does not have the source's pattern (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros)",
+  PetscCheck(A->rmap->n == B->rmap->n && A->cmap->n == B->cmap->n && ia.nz_used == ib.nz_used, PETSC_COMM_SELF, PETSC_ERR_ARG_INCOMP, "MAT_REUSE_MATRIX: the target (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros) does not have the source's pattern (%" PetscInt_FMT " x %" PetscInt_FMT ", %.0f nonzeros)",
              B->rmap->n, B->cmap->n, (double)ib.nz_used, A->rmap->n, A->cmap->n, (double)ia.nz_used);
   const PetscInt nz = (PetscInt)ia.nz_used;
 #if defined(PETSCSPMV_HAVE_CUDA)
@@ -682,7 +700,7 @@ PetscErrorCode SeqConvertFromBase(Mat A, const TypeInfo *t, const FormatOptions 
 
 PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, const GlobalIndices &g)
 {
-  SeqState *sp = SeqGetState(B);
+  SeqState *sp      = SeqGetState(B);
   PetscBool dropped = PETSC_FALSE;
 
   PetscFunctionBegin;
@@ -694,8 +712,7 @@ PetscErrorCode SeqSetUpBlock(Mat B, const TypeInfo *t, const FormatOptions &o, c
     if (aij) PetscCall(MatConvert(B, t->base_seq, MAT_INPLACE_MATRIX, &B));
     PetscCall(Adopt(B, t, o, PETSC_TRUE));
     sp = SeqGetState(B);
-  }
-  else if (dropped) {
+  } else if (dropped) {
     /* the hash assembly put back the base type's operations (petsc_fixes::HashAssemblyDroppedOurOps()):
        they are the base's again, ours go on top */
     sp->baseops = *B->ops;

@@ -11,8 +11,10 @@
 #include <memory>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* The flops one product logs (-log_view), AIJ's convention (MatMult_SeqAIJ, MatMultAdd_SeqAIJ;
    AIJCUSPARSE logs the same as GPU flops): y = A x is 2 nnz - (rows with a stored entry),
@@ -47,8 +49,8 @@ public:
   // d[r] = A(r,r) as stored in the layout (decoded), 0 beyond min(rows, cols).
   virtual PetscErrorCode GetDiagonal(Vec d) = 0;
   // Frees device memory (host memory goes with the object).
-  virtual PetscErrorCode Release() = 0;
-  virtual FormatStats Stats() const = 0;
+  virtual PetscErrorCode Release()     = 0;
+  virtual FormatStats    Stats() const = 0;
   // Bytes of device memory the layout holds (its arrays, diagonal, value-update maps and staging
   // buffers; 0 for the host backend).
   virtual PetscInt64 DeviceBytes() const = 0;

@@ -22,8 +22,10 @@
 
 static_assert(sizeof(PetscScalar) == sizeof(double), "petscspmv needs PETSc with real double scalars");
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* One family of types (rgcsr, packsell, rgcsrcuda, packsellcuda): names, base type, backend,
    constructors. */
@@ -31,10 +33,10 @@ struct TypeInfo {
   Format      format;
   PetscBool   cuda;
   const char *root, *seq, *mpi;
-  const char *base_seq, *base_mpi;                    /* MATSEQAIJ(CUSPARSE), MATMPIAIJ(CUSPARSE) */
-  PetscErrorCode (*create_base_seq)(Mat);             /* MatCreate_SeqAIJ(CUSPARSE) */
-  PetscErrorCode (*create_base_mpi)(Mat);             /* MatCreate_MPIAIJ(CUSPARSE) */
-  std::unique_ptr<Shadow> (*create_shadow)(Format);   /* the backend: host or CUDA kernels */
+  const char *base_seq, *base_mpi;                  /* MATSEQAIJ(CUSPARSE), MATMPIAIJ(CUSPARSE) */
+  PetscErrorCode (*create_base_seq)(Mat);           /* MatCreate_SeqAIJ(CUSPARSE) */
+  PetscErrorCode (*create_base_mpi)(Mat);           /* MatCreate_MPIAIJ(CUSPARSE) */
+  std::unique_ptr<Shadow> (*create_shadow)(Format); /* the backend: host or CUDA kernels */
   PetscErrorCode (*create_root)(Mat);
   PetscErrorCode (*create_seq)(Mat);
   PetscErrorCode (*create_mpi)(Mat);
@@ -52,7 +54,7 @@ struct Stamp {
   PetscObjectState state = 0, nzstate = 0;
   PetscInt         num_ass = -1;      /* never equal to a matrix's before the first sync */
   const void      *data    = nullptr; /* A->data: MatHeaderMerge() gives A another matrix's data */
-  bool operator==(const Stamp &o) const { return state == o.state && nzstate == o.nzstate && num_ass == o.num_ass && data == o.data; }
+  bool             operator==(const Stamp &o) const { return state == o.state && nzstate == o.nzstate && num_ass == o.num_ass && data == o.data; }
 };
 
 /* State of a seq matrix of our types. The base type's data stay the matrix; the layout is kept
@@ -61,23 +63,23 @@ struct Stamp {
 struct SeqState {
   const TypeInfo         *type = nullptr;
   FormatOptions           opts;
-  std::unique_ptr<Shadow> shadow; /* null until built */
-  Stamp                   synced; /* A's stamp when the shadow equals the matrix */
-  PetscBool               block = PETSC_FALSE;          /* a block of an MPI matrix of ours (set by it) */
-  GlobalIndices           global;                       /* an MPI block's global numbering (errors) */
-  PetscBool               free_device_csr = PETSC_FALSE; /* CUDA: builds do not keep AIJCUSPARSE's device CSR */
-  PetscBool               info_transpose = PETSC_FALSE; /* the host transpose was reported (-info) */
-  PetscBool               warned_lossy = PETSC_FALSE;   /* WarnLossyOperator() ran */
-  PetscBool               bind_after_hash = PETSC_FALSE; /* CUDA: MatBindToCPU(A, A->boundtocpu) is owed, from
+  std::unique_ptr<Shadow> shadow;                           /* null until built */
+  Stamp                   synced;                           /* A's stamp when the shadow equals the matrix */
+  PetscBool               block = PETSC_FALSE;              /* a block of an MPI matrix of ours (set by it) */
+  GlobalIndices           global;                           /* an MPI block's global numbering (errors) */
+  PetscBool               free_device_csr    = PETSC_FALSE; /* CUDA: builds do not keep AIJCUSPARSE's device CSR */
+  PetscBool               info_transpose     = PETSC_FALSE; /* the host transpose was reported (-info) */
+  PetscBool               warned_lossy       = PETSC_FALSE; /* WarnLossyOperator() ran */
+  PetscBool               bind_after_hash    = PETSC_FALSE; /* CUDA: MatBindToCPU(A, A->boundtocpu) is owed, from
                                                            a call during PETSc's hash assembly or an
                                                            adoption while bound during it (Adopt()) */
-  PetscInt                defer_value_check = 0;        /* inside a value-changing operation (ops.cpp's Checking): its
+  PetscInt                defer_value_check  = 0;           /* inside a value-changing operation (ops.cpp's Checking): its
                                                            assemblies leave the lossy value check to
                                                            the operation's end */
   PetscBool               restoring_diagonal = PETSC_FALSE; /* ops.cpp's Checking puts a refused operation's diagonal back */
-  PetscErrorCode (*base_retrieve)(Mat) = nullptr;       /* the base type's MatRetrieveValues_C */
-  struct _MatOps          baseops;                      /* the base type's operations */
-  std::map<std::string, std::string> names;           /* strings returned by the getters, by option */
+  PetscErrorCode (*base_retrieve)(Mat)       = nullptr;     /* the base type's MatRetrieveValues_C */
+  struct _MatOps                     baseops;               /* the base type's operations */
+  std::map<std::string, std::string> names;                 /* strings returned by the getters, by option */
 };
 
 /* State of an MPI matrix of our types. Its blocks are seq matrices of the family. */
@@ -87,14 +89,14 @@ struct MPIState {
   PetscBool       free_device_csr = PETSC_FALSE;
   struct _MatOps  baseops; /* the base type's operations */
   PetscErrorCode (*preallocate)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]) = nullptr;
-  PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                  = nullptr;
-  PetscBool placeholder_values = PETSC_FALSE; /* a product result before its first assembly */
-  PetscInt  defer_value_check  = 0;           /* as SeqState's */
-  PetscBool restoring_diagonal = PETSC_FALSE; /* as SeqState's */
-  PetscBool warned_lossy       = PETSC_FALSE;
+  PetscErrorCode (*preallocate_coo)(Mat, PetscCount, PetscInt[], PetscInt[])                 = nullptr;
+  PetscBool placeholder_values                                                               = PETSC_FALSE; /* a product result before its first assembly */
+  PetscInt  defer_value_check                                                                = 0;           /* as SeqState's */
+  PetscBool restoring_diagonal                                                               = PETSC_FALSE; /* as SeqState's */
+  PetscBool warned_lossy                                                                     = PETSC_FALSE;
   /* the last collective sync of the blocks (MPISyncBlocks()) failed on some rank, the same on
      every rank: the products sync collectively until one succeeds */
-  PetscBool values_refused = PETSC_FALSE;
+  PetscBool                          values_refused = PETSC_FALSE;
   std::map<std::string, std::string> names;
 };
 
@@ -291,7 +293,6 @@ struct OptionOps {
   }
 };
 
-
 /* convert.cpp: the MatConvert_<from>_<to>_C functions of a matrix of family t (on: compose,
    off: remove). */
 PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscBool on);
@@ -299,8 +300,8 @@ PetscErrorCode ComposeConverters(Mat A, const TypeInfo *t, PetscBool mpi, PetscB
 /* ops.cpp: the base type's operations that our types wrap (results adopted with the source's
    options, values checked where they change), installed (ours) or restored from base by the seq
    and MPI files. */
-void           InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
-void           InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
+void InstallSeqWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
+void InstallMPIWrapped(Mat A, const struct _MatOps &base, PetscBool ours);
 /* A lossy layout refuses values it cannot hold: such matrices are synced right where their
    values change (seq: predicting the state the calling interface leaves), not at a later product. */
 PetscErrorCode SeqCheckValues(Mat A);

@@ -49,7 +49,9 @@ using namespace pspmv::glue;
   }
 
 #define PSPMV_ROW(Name, Module, cuda, root, seq, mpi, Base, backend) \
-  {FormatOf<pspmv::Module>(), cuda, root, seq, mpi, MATSEQ##Base, MATMPI##Base, MatCreate_Seq##Base, MatCreate_MPI##Base, backend, MatCreate_##Name, MatCreate_SeqAIJ##Name, MatCreate_MPIAIJ##Name, MatConvert_SeqAIJ_SeqAIJ##Name, MatConvert_MPIAIJ_MPIAIJ##Name}
+  { \
+    FormatOf<pspmv::Module>(), cuda, root, seq, mpi, MATSEQ##Base, MATMPI##Base, MatCreate_Seq##Base, MatCreate_MPI##Base, backend, MatCreate_##Name, MatCreate_SeqAIJ##Name, MatCreate_MPIAIJ##Name, MatConvert_SeqAIJ_SeqAIJ##Name, MatConvert_MPIAIJ_MPIAIJ##Name \
+  }
 
 PSPMV_DECLARE_FAMILY(RgCSR)
 PSPMV_DECLARE_FAMILY(PackSELL)
@@ -58,7 +60,8 @@ PSPMV_DECLARE_FAMILY(RgCSRCUDA)
 PSPMV_DECLARE_FAMILY(PackSELLCUDA)
 #endif
 
-namespace {
+namespace
+{
 /* the host families are AIJ underneath, the CUDA ones AIJCUSPARSE */
 const TypeInfo kRgCSR    = PSPMV_ROW(RgCSR, RgCsrModule, PETSC_FALSE, MATRGCSR, MATSEQRGCSR, MATMPIRGCSR, AIJ, CreateHostShadow);
 const TypeInfo kPackSELL = PSPMV_ROW(PackSELL, PackSellModule, PETSC_FALSE, MATPACKSELL, MATSEQPACKSELL, MATMPIPACKSELL, AIJ, CreateHostShadow);
@@ -68,9 +71,11 @@ const TypeInfo kPackSELLCUDA = PSPMV_ROW(PackSELLCUDA, PackSellModule, PETSC_TRU
 #endif
 
 const TypeInfo *const kTypes[] = {
-  &kRgCSR, &kPackSELL,
+  &kRgCSR,
+  &kPackSELL,
 #if defined(PETSCSPMV_HAVE_CUDA)
-  &kRgCSRCUDA, &kPackSELLCUDA,
+  &kRgCSRCUDA,
+  &kPackSELLCUDA,
 #endif
 };
 } // namespace

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <sstream>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 PetscErrorCode ViewWantsFormatInfo(PetscViewer viewer, PetscBool *flg)
 {
@@ -44,7 +46,8 @@ PetscErrorCode ViewFormat(Mat A, PetscViewer viewer, const TypeInfo *t, const Fo
     else PetscCall(PetscViewerASCIIPrintf(viewer, "scale_exponent: %" PetscInt_FMT " to %" PetscInt_FMT " (each block has its own)\n", scale[0], scale[1]));
   }
   if (t->cuda) {
-    if (device[1]) PetscCall(PetscViewerASCIIPrintf(viewer, "device_bytes: layout %" PetscInt64_FMT ", AIJCUSPARSE CSR %" PetscInt64_FMT "%s\n", device[0], device[1], free_device_csr ? " (uploaded by an AIJCUSPARSE operation)" : " (kept for value updates; -mat_spmv_free_device_csr builds without it)"));
+    if (device[1])
+      PetscCall(PetscViewerASCIIPrintf(viewer, "device_bytes: layout %" PetscInt64_FMT ", AIJCUSPARSE CSR %" PetscInt64_FMT "%s\n", device[0], device[1], free_device_csr ? " (uploaded by an AIJCUSPARSE operation)" : " (kept for value updates; -mat_spmv_free_device_csr builds without it)"));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "device_bytes: layout %" PetscInt64_FMT ", AIJCUSPARSE CSR not resident\n", device[0]));
   }
   PetscCall(PetscViewerASCIIPopTab(viewer));
@@ -104,10 +107,11 @@ PetscErrorCode WarnLossyOperator(Mat A, const FormatOptions &o, PetscBool *warne
   if (!on || !o.Lossy()) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscObjectGetName((PetscObject)A, &name));
   PetscCallCXX(values = o.ValuesNote());
-  PetscCall(PetscFPrintf(PetscObjectComm((PetscObject)A), PETSC_STDERR,
-                         "WARNING (petscspmv): the %s matrix %s multiplies with %s. The residuals of a KSP that has it as its operator are those of the rounded matrix, not of the one assembled. "
-                         "For the exact operator keep -%smat_packsell_value_format exact (the default) and let a rounded copy be the preconditioner (-pc_type mixedkrylov or -ksp_type mixedcg); -%smat_packsell_lossy_warning false silences this warning\n",
-                         ((PetscObject)A)->type_name, name, values.c_str(), prefix, prefix));
+  PetscCall(
+    PetscFPrintf(PetscObjectComm((PetscObject)A), PETSC_STDERR,
+                 "WARNING (petscspmv): the %s matrix %s multiplies with %s. The residuals of a KSP that has it as its operator are those of the rounded matrix, not of the one assembled. "
+                 "For the exact operator keep -%smat_packsell_value_format exact (the default) and let a rounded copy be the preconditioner (-pc_type mixedkrylov or -ksp_type mixedcg); -%smat_packsell_lossy_warning false silences this warning\n",
+                 ((PetscObject)A)->type_name, name, values.c_str(), prefix, prefix));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -126,16 +130,15 @@ PetscErrorCode InfoLayout(Mat A, const TypeInfo *t, const FormatOptions &o, cons
   PetscCallCXX(backend = shadow.Backend());
   /* the options the builder resolves (PackSELL's sigma), as built */
   for (size_t i = 0; i < NumOptions(t->format); ++i) {
-    const OptionInfo oi = OptionAt(t->format, i);
+    const OptionInfo oi       = OptionAt(t->format, i);
     bool             resolved = false;
     PetscCallCore(PETSC_ERR_PLIB, resolved = o.ResolvedByBuild(oi.key));
     if (resolved) PetscCallCXX(built += std::string(", ") + oi.title + " " + std::to_string(o.BuiltValue(oi.key, s)));
   }
   if (FormatScaled(t->format)) PetscCallCXX(built += ", scale exponent " + std::to_string((long long)shadow.ScaleExponent()));
   PetscCall(PetscSNPrintf(bpn, sizeof(bpn), "%.2f", s.bytes_per_nnz()));
-  PetscCall(PetscInfo(A, "%s layout built (%s, %s): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; options: %s; hybrid width K %d, tail nonzeros %" PetscInt64_FMT "%s; %s bytes per nonzero\n",
-                      FormatTitle(t->format), ((PetscObject)A)->type_name, backend.c_str(), (PetscInt64)s.rows, (PetscInt64)s.cols, (PetscInt64)s.nnz, options.c_str(), (int)s.hybrid_width,
-                      (PetscInt64)s.tail_nnz, built.c_str(), bpn));
+  PetscCall(PetscInfo(A, "%s layout built (%s, %s): %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; options: %s; hybrid width K %d, tail nonzeros %" PetscInt64_FMT "%s; %s bytes per nonzero\n", FormatTitle(t->format),
+                      ((PetscObject)A)->type_name, backend.c_str(), (PetscInt64)s.rows, (PetscInt64)s.cols, (PetscInt64)s.nnz, options.c_str(), (int)s.hybrid_width, (PetscInt64)s.tail_nnz, built.c_str(), bpn));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -159,15 +162,15 @@ void ToPublicStats(const FormatStats &s, const PetscInt scale[2], MatSpMVStats *
 
   out->scale_exponent     = any ? scale[0] : 0;
   out->scale_exponent_max = any ? scale[1] : 0;
-  out->rows          = s.rows;
-  out->cols          = s.cols;
-  out->nnz           = s.nnz;
-  out->stored_slots  = s.stored_slots;
-  out->padding_slots = s.padding_slots;
-  out->dummy_words   = s.dummy_words;
-  out->tail_nnz      = s.tail_nnz;
-  out->stored_bytes  = s.stored_bytes;
-  out->hybrid_width  = s.hybrid_width;
+  out->rows               = s.rows;
+  out->cols               = s.cols;
+  out->nnz                = s.nnz;
+  out->stored_slots       = s.stored_slots;
+  out->padding_slots      = s.padding_slots;
+  out->dummy_words        = s.dummy_words;
+  out->tail_nnz           = s.tail_nnz;
+  out->stored_bytes       = s.stored_bytes;
+  out->hybrid_width       = s.hybrid_width;
 }
 
 } // namespace glue

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
-namespace gputest {
+namespace gputest
+{
 
 template <class T>
-std::vector<T> dl(const T *p, int64_t n) {
+std::vector<T> dl(const T *p, int64_t n)
+{
   std::vector<T> h(size_t(std::max<int64_t>(n, 0)));
   if (n > 0) {
     EXPECT_NE(p, nullptr);
@@ -24,7 +26,8 @@ std::vector<T> dl(const T *p, int64_t n) {
 }
 
 template <class T>
-void expect_bits(const std::vector<T> &a, const std::vector<T> &b, const std::string &what) {
+void expect_bits(const std::vector<T> &a, const std::vector<T> &b, const std::string &what)
+{
   ASSERT_EQ(a.size(), b.size()) << what << ": sizes";
   if (!a.empty() && std::memcmp(a.data(), b.data(), sizeof(T) * a.size()) != 0) {
     size_t i = 0;
@@ -35,23 +38,25 @@ void expect_bits(const std::vector<T> &a, const std::vector<T> &b, const std::st
 
 // The CSR on the device.
 struct DevCsr {
-  DeviceArray<int32_t> rowptr, colidx;
-  DeviceArray<double> values;
+  DeviceArray<int32_t>   rowptr, colidx;
+  DeviceArray<double>    values;
   pspmv::cuda::DeviceCsr v;
-  explicit DevCsr(const HostCsr &A) : rowptr(A.rowptr.size()), colidx(A.colidx.size()), values(A.values.size()) {
+  explicit DevCsr(const HostCsr &A) : rowptr(A.rowptr.size()), colidx(A.colidx.size()), values(A.values.size())
+  {
     rowptr.upload(A.rowptr);
     colidx.upload(A.colidx);
     values.upload(A.values);
-    v.rows = A.rows;
-    v.cols = A.cols;
-    v.nnz = A.nnz();
+    v.rows   = A.rows;
+    v.cols   = A.cols;
+    v.nnz    = A.nnz();
     v.rowptr = rowptr.get();
     v.colidx = colidx.get();
     v.values = values.get();
   }
 };
 
-inline void expect_stats(const pspmv::FormatStats &h, const pspmv::FormatStats &d, const std::string &w) {
+inline void expect_stats(const pspmv::FormatStats &h, const pspmv::FormatStats &d, const std::string &w)
+{
   EXPECT_EQ(h.rows, d.rows) << w;
   EXPECT_EQ(h.cols, d.cols) << w;
   EXPECT_EQ(h.nnz, d.nnz) << w;
@@ -64,7 +69,8 @@ inline void expect_stats(const pspmv::FormatStats &h, const pspmv::FormatStats &
   EXPECT_EQ(h.stored_bytes, d.stored_bytes) << w;
 }
 
-inline void expect_tail(const pspmv::cuda::DeviceCooTail &ref, const pspmv::cuda::DeviceCooTail &d, const std::string &w) {
+inline void expect_tail(const pspmv::cuda::DeviceCooTail &ref, const pspmv::cuda::DeviceCooTail &d, const std::string &w)
+{
   ASSERT_EQ(ref.nnz, d.nnz) << w << ": tail nnz";
   expect_bits(dl(ref.row, ref.nnz), dl(d.row, d.nnz), w + ": tail rows");
   expect_bits(dl(ref.col, ref.nnz), dl(d.col, d.nnz), w + ": tail columns");
@@ -73,7 +79,8 @@ inline void expect_tail(const pspmv::cuda::DeviceCooTail &ref, const pspmv::cuda
   EXPECT_EQ(ref.chunk, d.chunk) << w << ": the tail kernel's entries per warp";
 }
 
-inline void expect_same(const pspmv::cuda::DeviceRgCsr &ref, const pspmv::cuda::DeviceRgCsr &d, const std::string &w) {
+inline void expect_same(const pspmv::cuda::DeviceRgCsr &ref, const pspmv::cuda::DeviceRgCsr &d, const std::string &w)
+{
   EXPECT_EQ(ref.rows, d.rows) << w;
   EXPECT_EQ(ref.cols, d.cols) << w;
   EXPECT_EQ(ref.group_size, d.group_size) << w;
@@ -91,7 +98,8 @@ inline void expect_same(const pspmv::cuda::DeviceRgCsr &ref, const pspmv::cuda::
   expect_tail(ref.tail, d.tail, w);
 }
 
-inline void expect_same(const pspmv::cuda::DevicePackSell &ref, const pspmv::cuda::DevicePackSell &d, const std::string &w) {
+inline void expect_same(const pspmv::cuda::DevicePackSell &ref, const pspmv::cuda::DevicePackSell &d, const std::string &w)
+{
   EXPECT_EQ(ref.rows, d.rows) << w;
   EXPECT_EQ(ref.cols, d.cols) << w;
   EXPECT_EQ(ref.slice_height, d.slice_height) << w;

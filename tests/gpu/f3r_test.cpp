@@ -32,7 +32,8 @@ using namespace pspmv_test;
 using gputest::DeviceArray;
 namespace mc = pspmv::mixed::cuda; // pspmv::cuda is the formats' device namespace
 
-namespace {
+namespace
+{
 
 struct Stream {
   cudaStream_t s = nullptr;
@@ -41,8 +42,8 @@ struct Stream {
 };
 
 // ||D^-1/2 (r - A z)|| / ||D^-1/2 r||: the residual of A_hat x = b that the solve reduces.
-double scaled_reduction(const CsrMatrix &A, const ScaledCopy &c, const std::vector<double> &r,
-                        const std::vector<double> &z) {
+double scaled_reduction(const CsrMatrix &A, const ScaledCopy &c, const std::vector<double> &r, const std::vector<double> &z)
+{
   std::vector<double> az(r.size());
   pspmv::csr_spmv(A.view(), z.data(), az.data(), false);
   double num = 0.0, den = 0.0;
@@ -55,25 +56,26 @@ double scaled_reduction(const CsrMatrix &A, const ScaledCopy &c, const std::vect
 
 // `apps` applications on the device and on the host with the same r's; compares each z, then
 // the weight state and the counters.
-void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol, double wtol = 1e-3) {
+void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol, double wtol = 1e-3)
+{
   const ScaledCopy c = test_scaled_copy(A);
-  const size_t n = size_t(A.rows);
-  Stream st;
-  mc::DeviceF3R *d = nullptr;
+  const size_t     n = size_t(A.rows);
+  Stream           st;
+  mc::DeviceF3R   *d = nullptr;
   ASSERT_CUDA(mc::create(c, p, &d));
-  F3RState hst;
-  InnerStats hstats, dstats;
+  F3RState            hst;
+  InnerStats          hstats, dstats;
   DeviceArray<double> dr(n), dz(n);
   for (int a = 0; a < apps; ++a) {
     const std::vector<double> r = random_vector(int64_t(n), 300 + uint64_t(a));
-    std::vector<double> zh(n);
+    std::vector<double>       zh(n);
     apply_inner_f3r(c, p, r.data(), zh.data(), &hst, &hstats);
     dr.upload(r);
     dz.poison();
     ASSERT_CUDA(mc::apply(d, dr.get(), dz.get(), st.s));
     ASSERT_CUDA(cudaStreamSynchronize(st.s));
-    const std::vector<double> zd = dz.download();
-    double diff = 0.0, nz = 0.0;
+    const std::vector<double> zd   = dz.download();
+    double                    diff = 0.0, nz = 0.0;
     for (size_t i = 0; i < n; ++i) {
       ASSERT_TRUE(std::isfinite(zd[i])) << "application " << a << ", row " << i;
       diff += (zd[i] - zh[i]) * (zd[i] - zh[i]);
@@ -103,24 +105,41 @@ void compare(const CsrMatrix &A, const F3RParams &p, int apps, double ztol, doub
 } // namespace
 
 // 4 applications with the defaults (8, 4, 2, 64): slot 63 (application 2) is a period call.
-TEST(F3RDevice, SmallLaplace2DMatchesHost) { compare(laplace2d(32, 32), F3RParams{}, 4, 1e-2); }
-TEST(F3RDevice, SmallLaplace3DMatchesHost) { compare(laplace3d(12, 12, 12), F3RParams{}, 4, 1e-4, 0.1); }
-TEST(F3RDevice, SmallRandomSpdMatchesHost) { compare(random_spd(2000, 8, 0.05, 11), F3RParams{}, 4, 1e-5); }
+TEST(F3RDevice, SmallLaplace2DMatchesHost)
+{
+  compare(laplace2d(32, 32), F3RParams{}, 4, 1e-2);
+}
+TEST(F3RDevice, SmallLaplace3DMatchesHost)
+{
+  compare(laplace3d(12, 12, 12), F3RParams{}, 4, 1e-4, 0.1);
+}
+TEST(F3RDevice, SmallRandomSpdMatchesHost)
+{
+  compare(random_spd(2000, 8, 0.05, 11), F3RParams{}, 4, 1e-5);
+}
 // Every call a period call (the minimal-residual path and the running mean on every call).
-TEST(F3RDevice, SmallEveryCallPeriodMatchesHost) { compare(random_spd(1500, 8, 0.05, 12), F3RParams{2, 2, 2, 1}, 5, 1e-5); }
+TEST(F3RDevice, SmallEveryCallPeriodMatchesHost)
+{
+  compare(random_spd(1500, 8, 0.05, 12), F3RParams{2, 2, 2, 1}, 5, 1e-5);
+}
 // m4 = 1 (the Richardson level is one kernel), m4 = 3, a period that does not divide m2*m3.
-TEST(F3RDevice, SmallOtherDepthsMatchHost) {
+TEST(F3RDevice, SmallOtherDepthsMatchHost)
+{
   compare(laplace3d(10, 10, 10), F3RParams{3, 2, 1, 5}, 4, 1e-4, 0.1);
   compare(laplace3d(10, 10, 10), F3RParams{4, 3, 3, 7}, 4, 1e-4, 0.1);
 }
 // More rows than kMaxBlocks * 256: the grid-stride loops and the partial sums of many blocks.
-TEST(F3RDevice, Laplace3D64MatchesHost) { compare(laplace3d(64, 64, 64), F3RParams{}, 2, 1e-4, 0.1); }
+TEST(F3RDevice, Laplace3D64MatchesHost)
+{
+  compare(laplace3d(64, 64, 64), F3RParams{}, 2, 1e-4, 0.1);
+}
 
-TEST(F3RDevice, SmallZeroRhs) {
-  const CsrMatrix A = laplace2d(16, 16);
+TEST(F3RDevice, SmallZeroRhs)
+{
+  const CsrMatrix  A = laplace2d(16, 16);
   const ScaledCopy c = test_scaled_copy(A);
-  Stream st;
-  mc::DeviceF3R *d = nullptr;
+  Stream           st;
+  mc::DeviceF3R   *d = nullptr;
   ASSERT_CUDA(mc::create(c, F3RParams{}, &d));
   DeviceArray<double> dr(256), dz(256);
   dr.upload(std::vector<double>(256, 0.0));
@@ -144,14 +163,15 @@ TEST(F3RDevice, SmallZeroRhs) {
 // weights change with the calls) is 2^k times its M(r) bit for bit, and the host's within the
 // usual tolerance (the plain entry norm underflowed to z = 0 below 1e-162 and overflowed to a
 // Jacobi step above 1e154).
-TEST(F3RDevice, SmallScalesAcrossTheDoubleRange) {
-  const CsrMatrix A = random_spd(1200, 8, 0.05, 21);
-  const ScaledCopy c = test_scaled_copy(A);
-  const size_t n = size_t(A.rows);
+TEST(F3RDevice, SmallScalesAcrossTheDoubleRange)
+{
+  const CsrMatrix           A = random_spd(1200, 8, 0.05, 21);
+  const ScaledCopy          c = test_scaled_copy(A);
+  const size_t              n = size_t(A.rows);
   const std::vector<double> r = random_vector(int64_t(n), 22);
-  Stream st;
-  DeviceArray<double> dr(n), dz(n);
-  const auto device = [&](const std::vector<double> &rk) {
+  Stream                    st;
+  DeviceArray<double>       dr(n), dz(n);
+  const auto                device = [&](const std::vector<double> &rk) {
     mc::DeviceF3R *d = nullptr;
     EXPECT_CUDA(mc::create(c, F3RParams{}, &d));
     dr.upload(rk);
@@ -166,8 +186,8 @@ TEST(F3RDevice, SmallScalesAcrossTheDoubleRange) {
     std::vector<double> rk(r), zh(n);
     for (double &v : rk) v = std::ldexp(v, k);
     const std::vector<double> zd = device(rk);
-    F3RState hst;
-    InnerStats hstats;
+    F3RState                  hst;
+    InnerStats                hstats;
     apply_inner_f3r(c, F3RParams{}, rk.data(), zh.data(), &hst, &hstats);
     EXPECT_EQ(hstats.jacobi_fallbacks + hstats.zero_rhs, 0) << k;
     double diff = 0.0, nz = 0.0;
@@ -182,18 +202,19 @@ TEST(F3RDevice, SmallScalesAcrossTheDoubleRange) {
 }
 
 // A_hat = 0 (exact zero diagonal): no FGMRES(m2) column, z = s .* (s .* r) on both.
-TEST(F3RDevice, SmallJacobiFallback) {
-  const int32_t n = 300;
+TEST(F3RDevice, SmallJacobiFallback)
+{
+  const int32_t                      n = 300;
   std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) rows[size_t(i)].push_back({i, 0.0});
   ScaledCopy c;
   c.op = build_packsell(csr_from_rows(n, rows).view(), PackSellOptions{});
   for (int32_t i = 0; i < n; ++i) c.s.push_back(1.0 / (1.0 + i));
-  Stream st;
+  Stream         st;
   mc::DeviceF3R *d = nullptr;
   ASSERT_CUDA(mc::create(c, F3RParams{}, &d));
   const std::vector<double> r = random_vector(n, 5);
-  DeviceArray<double> dr(static_cast<size_t>(n)), dz(static_cast<size_t>(n));
+  DeviceArray<double>       dr(static_cast<size_t>(n)), dz(static_cast<size_t>(n));
   dr.upload(r);
   dz.poison();
   ASSERT_CUDA(mc::apply(d, dr.get(), dz.get(), st.s));
@@ -206,9 +227,10 @@ TEST(F3RDevice, SmallJacobiFallback) {
   EXPECT_CUDA(mc::destroy(d));
 }
 
-TEST(F3RDevice, SmallBadParams) {
+TEST(F3RDevice, SmallBadParams)
+{
   const ScaledCopy c = test_scaled_copy(laplace2d(4, 4));
-  mc::DeviceF3R *d = reinterpret_cast<mc::DeviceF3R *>(1);
+  mc::DeviceF3R   *d = reinterpret_cast<mc::DeviceF3R *>(1);
   EXPECT_EQ(mc::create(c, F3RParams{0, 4, 2, 64}, &d), cudaErrorInvalidValue);
   EXPECT_EQ(d, nullptr);
   EXPECT_EQ(mc::create(c, F3RParams{65, 4, 2, 64}, &d), cudaErrorInvalidValue);
@@ -218,25 +240,25 @@ TEST(F3RDevice, SmallBadParams) {
 // The F3R on the copy built on the device (scaled_copy_device.hpp): bit for bit the z and the
 // weights of the one on the uploaded host copy; after a value update from a device CSR, those of
 // a solver created afresh on the new values (the weights start over).
-TEST(F3RDevice, SmallDeviceBuiltCopy) {
+TEST(F3RDevice, SmallDeviceBuiltCopy)
+{
   const CsrMatrix A = random_spd(2000, 8, 0.05, 11);
-  CsrMatrix B = A;
+  CsrMatrix       B = A;
   for (int32_t i = 0; i < B.rows; ++i)
-    for (int32_t k = B.rowptr[size_t(i)]; k < B.rowptr[size_t(i) + 1]; ++k)
-      B.values[size_t(k)] *= B.colidx[size_t(k)] == i ? 2.0 + i % 3 : 0.75;
-  const size_t n = size_t(A.rows);
-  Stream st;
+    for (int32_t k = B.rowptr[size_t(i)]; k < B.rowptr[size_t(i) + 1]; ++k) B.values[size_t(k)] *= B.colidx[size_t(k)] == i ? 2.0 + i % 3 : 0.75;
+  const size_t    n = size_t(A.rows);
+  Stream          st;
   PackSellOptions o;
   o.value_format = ValueFormat::parse("e8m14");
   gputest::DevCsr dA(A);
-  const auto built = [&](mc::DeviceF3R **d) {
+  const auto      built = [&](mc::DeviceF3R **d) {
     mc::DeviceScaledCopy dc;
     ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, o, st.s, &dc));
     ASSERT_CUDA(mc::create(&dc, F3RParams{}, d));
   };
   const auto run = [&](mc::DeviceF3R *d, int apps) -> std::vector<std::vector<double>> {
     std::vector<std::vector<double>> zs;
-    DeviceArray<double> dr(n), dz(n);
+    DeviceArray<double>              dr(n), dz(n);
     for (int a = 0; a < apps; ++a) {
       dr.upload(random_vector(int64_t(n), 500 + uint64_t(a)));
       EXPECT_CUDA(mc::apply(d, dr.get(), dz.get(), st.s));

@@ -6,24 +6,25 @@
 #include <string>
 #include <vector>
 
-namespace gputest {
+namespace gputest
+{
 
 struct RgConfig {
-  int32_t group_size = 32;
+  int32_t             group_size = 32;
   pspmv::HybridOption hybrid;
-  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
-  std::string name() const;
+  int32_t             threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
+  std::string         name() const;
   pspmv::RgCsrOptions options() const;
 };
 
 struct PsConfig {
-  int32_t slice_height = 32;
-  int32_t sigma = 1;
-  pspmv::ValueFormat format = pspmv::ValueFormat::fp16();
-  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::None;
-  pspmv::HybridOption hybrid;
-  int32_t threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
-  std::string name() const;
+  int32_t                slice_height = 32;
+  int32_t                sigma        = 1;
+  pspmv::ValueFormat     format       = pspmv::ValueFormat::fp16();
+  pspmv::PackSellScaling scaling      = pspmv::PackSellScaling::None;
+  pspmv::HybridOption    hybrid;
+  int32_t                threads_per_row = 0; // 0: what upload chose; 1, 2, 4, 8: forced before the product
+  std::string            name() const;
   pspmv::PackSellOptions options() const;
 };
 

@@ -5,27 +5,31 @@
 #include <random>
 #include <sstream>
 
-namespace gputest {
+namespace gputest
+{
 
-std::vector<double> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+std::vector<double> random_vector(size_t n, uint64_t seed)
+{
+  std::mt19937_64                        rng(seed);
   std::uniform_real_distribution<double> mag(0.5, 1.5);
-  std::vector<double> v(n);
+  std::vector<double>                    v(n);
   for (double &x : v) x = (rng() & 1u) ? mag(rng) : -mag(rng);
   return v;
 }
 
-LossyBound lossy_bound(const pspmv::ValueFormat &f, int32_t scale_exponent) {
+LossyBound lossy_bound(const pspmv::ValueFormat &f, int32_t scale_exponent)
+{
   LossyBound b;
   if (!f.lossy()) return b;
-  b.u = f.unit_roundoff();
+  b.u            = f.unit_roundoff();
   const int bias = (1 << (f.exponent_bits - 1)) - 1;
   // Smallest subnormal 2^(1 - bias - M); rounding to it errs by at most half of it.
   b.h = std::ldexp(1.0, -bias - f.mantissa_bits - scale_exponent);
   return b;
 }
 
-cudaStream_t test_stream() {
+cudaStream_t test_stream()
+{
   static cudaStream_t s = [] {
     cudaStream_t t = nullptr;
     if (cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking) != cudaSuccess) t = nullptr;
@@ -34,30 +38,28 @@ cudaStream_t test_stream() {
   return s;
 }
 
-namespace {
+namespace
+{
 
-bool same_nan_or_inf(double a, double b) {
+bool same_nan_or_inf(double a, double b)
+{
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   if (std::isinf(a) || std::isinf(b)) return a == b;
   return false;
 }
 
 // Counts rows where |got - ref| > tol[r]; reports the first few.
-void compare(const std::string &what, const char *against, const std::vector<double> &got,
-             const std::vector<double> &ref, const std::vector<double> &tol) {
-  int64_t bad = 0;
+void compare(const std::string &what, const char *against, const std::vector<double> &got, const std::vector<double> &ref, const std::vector<double> &tol)
+{
+  int64_t            bad = 0;
   std::ostringstream msg;
   for (size_t r = 0; r < ref.size(); ++r) {
     const double g = got[r], f = ref[r];
-    bool ok;
-    if (!std::isfinite(g) || !std::isfinite(f))
-      ok = same_nan_or_inf(g, f);
-    else
-      ok = std::fabs(g - f) <= tol[r];
+    bool         ok;
+    if (!std::isfinite(g) || !std::isfinite(f)) ok = same_nan_or_inf(g, f);
+    else ok = std::fabs(g - f) <= tol[r];
     if (!ok) {
-      if (bad < 5)
-        msg << "\n  row " << r << ": device " << g << ", " << against << " " << f << ", |diff| "
-            << std::fabs(g - f) << " > tol " << tol[r];
+      if (bad < 5) msg << "\n  row " << r << ": device " << g << ", " << against << " " << f << ", |diff| " << std::fabs(g - f) << " > tol " << tol[r];
       ++bad;
     }
   }
@@ -66,11 +68,11 @@ void compare(const std::string &what, const char *against, const std::vector<dou
 
 } // namespace
 
-void check_product(const HostCsr &A, const std::string &what, const HostProduct &host, const DeviceProduct &device,
-                   LossyBound bound, uint64_t seed) {
-  const pspmv::CsrView V = A.view();
-  const size_t rows = size_t(A.rows), cols = size_t(A.cols);
-  const std::vector<double> x = random_vector(cols, seed);
+void check_product(const HostCsr &A, const std::string &what, const HostProduct &host, const DeviceProduct &device, LossyBound bound, uint64_t seed)
+{
+  const pspmv::CsrView      V    = A.view();
+  const size_t              rows = size_t(A.rows), cols = size_t(A.cols);
+  const std::vector<double> x  = random_vector(cols, seed);
   const std::vector<double> y0 = random_vector(rows, seed + 7);
   // |A||x| and sum_j |x_j| per row.
   std::vector<double> absAx(rows, 0.0), absx(rows, 0.0);
@@ -84,16 +86,14 @@ void check_product(const HostCsr &A, const std::string &what, const HostProduct 
   dx.upload(x);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   for (bool add : {false, true}) {
-    const std::string tag = what + (add ? " [y += A x]" : " [y = A x]");
+    const std::string   tag = what + (add ? " [y += A x]" : " [y = A x]");
     std::vector<double> ref = add ? y0 : std::vector<double>(rows, nan);
     host(x.data(), ref.data(), add);
     std::vector<double> csr = add ? y0 : std::vector<double>(rows, nan);
     pspmv::csr_spmv(V, x.data(), csr.data(), add);
 
-    if (add)
-      dy.upload(y0);
-    else
-      dy.poison();
+    if (add) dy.upload(y0);
+    else dy.poison();
     const cudaError_t err = device(dx.get(), dy.get(), add, test_stream());
     ASSERT_EQ(err, cudaSuccess) << tag << ": " << cudaGetErrorString(err);
     ASSERT_EQ(cudaStreamSynchronize(test_stream()), cudaSuccess) << tag;
@@ -103,8 +103,8 @@ void check_product(const HostCsr &A, const std::string &what, const HostProduct 
     std::vector<double> tol(rows), tol_csr(rows);
     for (size_t r = 0; r < rows; ++r) {
       const double scale = absAx[r] + (add ? std::fabs(y0[r]) : 0.0);
-      tol[r] = 1e-13 * scale;
-      tol_csr[r] = 1e-13 * scale + 1.0000001 * (bound.u * absAx[r] + bound.h * absx[r]);
+      tol[r]             = 1e-13 * scale;
+      tol_csr[r]         = 1e-13 * scale + 1.0000001 * (bound.u * absAx[r] + bound.h * absx[r]);
     }
     compare(tag, "host reference of the format", got, ref, tol);
     compare(tag, "FP64 CSR product", got, csr, tol_csr);
@@ -114,7 +114,7 @@ void check_product(const HostCsr &A, const std::string &what, const HostProduct 
   // runs them: y = A x, y += A x, then (square A) z = A y. A product's COO tail runs under
   // programmatic dependent launch; the next product must see its atomics (and, for z, read
   // them as its x).
-  const std::string tag = what + " [chained: y = A x; y += A x; z = A y]";
+  const std::string   tag = what + " [chained: y = A x; y += A x; z = A y]";
   std::vector<double> ref(rows, nan);
   host(x.data(), ref.data(), false);
   host(x.data(), ref.data(), true);
@@ -126,7 +126,7 @@ void check_product(const HostCsr &A, const std::string &what, const HostProduct 
   if (A.rows == A.cols) ASSERT_EQ(device(dy.get(), dz.get(), false, test_stream()), cudaSuccess) << tag;
   ASSERT_EQ(cudaStreamSynchronize(test_stream()), cudaSuccess) << tag;
   const std::vector<double> y = dy.download();
-  std::vector<double> tol(rows);
+  std::vector<double>       tol(rows);
   for (size_t r = 0; r < rows; ++r) tol[r] = 2e-13 * absAx[r];
   compare(tag, "host reference of the format (y = 2 A x)", y, ref, tol);
   if (A.rows != A.cols) return;

@@ -8,15 +8,17 @@
 
 using namespace gputest;
 
-namespace {
+namespace
+{
 
-class MatrixFileTest : public testing::TestWithParam<std::string> {};
+class MatrixFileTest : public testing::TestWithParam<std::string> { };
 
 } // namespace
 
-TEST_P(MatrixFileTest, AllFormats) {
-  const std::string path = matrix_dir() + "/" + GetParam();
-  const HostCsr A = pspmv_test::read_matrix_market(path);
+TEST_P(MatrixFileTest, AllFormats)
+{
+  const std::string path  = matrix_dir() + "/" + GetParam();
+  const HostCsr     A     = pspmv_test::read_matrix_market(path);
   const std::string label = stem(GetParam());
   // Host cost measured on the largest file (G3_circuit, 7.7M nnz): ~1 s to read, ~8 s to
   // build and run the host references of all 42 configurations.
@@ -29,8 +31,7 @@ INSTANTIATE_TEST_SUITE_P(MatrixFiles, MatrixFileTest, testing::ValuesIn(files(fa
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(MatrixFileTest);
 
 // Fails loudly when the folder is missing, instead of silently testing no file.
-TEST(MatrixFiles, FolderHasMatrices) {
-  EXPECT_GE(files(false).size() + files(true).size(), 4u)
-      << "no Matrix Market files in " << matrix_dir()
-      << ": set PETSCSPMV_MATRIX_DIR (environment or CMake) to the shared matrices folder";
+TEST(MatrixFiles, FolderHasMatrices)
+{
+  EXPECT_GE(files(false).size() + files(true).size(), 4u) << "no Matrix Market files in " << matrix_dir() << ": set PETSCSPMV_MATRIX_DIR (environment or CMake) to the shared matrices folder";
 }

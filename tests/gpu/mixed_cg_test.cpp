@@ -23,27 +23,29 @@ using namespace pspmv::mixed;
 using pspmv_test::CsrMatrix;
 namespace mcuda = pspmv::mixed::cuda;
 
-namespace {
+namespace
+{
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess)
 
 struct Outcome {
   MixedCgResult res;
-  double true_rel = 0;
+  double        true_rel = 0;
 };
 
 // The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
-Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false) {
-  size_t level = 0;
-  ScaledCopy c = pspmv_test::test_scaled_copy(A, ladder[0]);
-  const std::vector<double> s = c.s;
-  std::vector<float> cv = comp ? pspmv_test::copy_compensation(A, c) : std::vector<float>();
-  MixedCgOperators ops;
+Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false)
+{
+  size_t                    level = 0;
+  ScaledCopy                c     = pspmv_test::test_scaled_copy(A, ladder[0]);
+  const std::vector<double> s     = c.s;
+  std::vector<float>        cv    = comp ? pspmv_test::copy_compensation(A, c) : std::vector<float>();
+  MixedCgOperators          ops;
   ops.lowp_product = [&](const float *x, float *y) {
     packsell_spmv_f32(c.op, x, y);
     for (size_t i = 0; i < cv.size(); ++i) y[i] = std::fma(cv[i], x[i], y[i]);
   };
-  ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
+  ops.exact_product   = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
     c = pspmv_test::test_scaled_copy(A, ladder[++level]);
@@ -51,16 +53,17 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
     return true;
   };
   std::vector<double> x(size_t(A.rows), 0.0);
-  Outcome o;
-  o.res = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
+  Outcome             o;
+  o.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
   o.true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
   return o;
 }
 
 // The device driver with the same ladder; the exact product on the host (copies), as a test.
-void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false) {
-  const size_t n = size_t(A.rows);
-  size_t level = 0;
+void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false)
+{
+  const size_t            n     = size_t(A.rows);
+  size_t                  level = 0;
   mcuda::DeviceScaledCopy dc;
   CUDA_OK(mcuda::upload(pspmv_test::test_scaled_copy(A, ladder[0]), &dc));
   mcuda::DeviceMixedCg *d = nullptr;
@@ -70,7 +73,7 @@ void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::v
   CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
   CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
-  std::vector<double> hx(n), hy(n);
+  std::vector<double>       hx(n), hy(n);
   mcuda::DeviceMixedCgHooks h;
   h.exact_product = [&](const double *x, double *y) {
     if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
@@ -95,9 +98,10 @@ void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::v
   CUDA_OK(mcuda::destroy(d));
 }
 
-void compare(const char *what, const Outcome &h, const Outcome &d, double tol) {
-  std::printf("%s: host %lld its, %lld updates, %d raises, fp64 %d, true %.3e; device %lld its, %lld updates, %d raises, fp64 %d, true %.3e\n", what, (long long)h.res.its,
-              (long long)h.res.reliable_updates, h.res.raises, int(h.res.fp64), h.true_rel, (long long)d.res.its, (long long)d.res.reliable_updates, d.res.raises, int(d.res.fp64), d.true_rel);
+void compare(const char *what, const Outcome &h, const Outcome &d, double tol)
+{
+  std::printf("%s: host %lld its, %lld updates, %d raises, fp64 %d, true %.3e; device %lld its, %lld updates, %d raises, fp64 %d, true %.3e\n", what, (long long)h.res.its, (long long)h.res.reliable_updates, h.res.raises, int(h.res.fp64), h.true_rel,
+              (long long)d.res.its, (long long)d.res.reliable_updates, d.res.raises, int(d.res.fp64), d.true_rel);
   EXPECT_EQ(int(d.res.reason), int(h.res.reason)) << what;
   EXPECT_LE(std::llabs((long long)(d.res.its - h.res.its)), 2) << what;
   EXPECT_LE(std::llabs((long long)(d.res.reliable_updates - h.res.reliable_updates)), 1) << what;
@@ -111,11 +115,12 @@ void compare(const char *what, const Outcome &h, const Outcome &d, double tol) {
 
 } // namespace
 
-TEST(MixedCgSmall, Laplacian) {
-  const CsrMatrix A = pspmv_test::laplace3d(12, 12, 12);
+TEST(MixedCgSmall, Laplacian)
+{
+  const CsrMatrix           A = pspmv_test::laplace3d(12, 12, 12);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  MixedCgParams p;
-  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
+  MixedCgParams             p;
+  const Outcome             h = host_solve(A, b, {"e8m14", "e8m22"}, p);
   for (int every : {1, 8}) {
     Outcome d;
     device_solve(A, b, {"e8m14", "e8m22"}, p, every, &d);
@@ -124,39 +129,42 @@ TEST(MixedCgSmall, Laplacian) {
 }
 
 // with the row-sum compensation on both sides
-TEST(MixedCgSmall, LaplacianCompensated) {
-  const CsrMatrix A = pspmv_test::laplace3d(14, 14, 14);
+TEST(MixedCgSmall, LaplacianCompensated)
+{
+  const CsrMatrix           A = pspmv_test::laplace3d(14, 14, 14);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  MixedCgParams p;
-  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p, true);
-  Outcome d;
+  MixedCgParams             p;
+  const Outcome             h = host_solve(A, b, {"e8m14", "e8m22"}, p, true);
+  Outcome                   d;
   device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, true);
   compare("lap 14^3 compensated", h, d, 1e-8);
 }
 
-TEST(MixedCgSmall, GuardToFp64) {
-  const CsrMatrix A = pspmv_test::laplace3d(10, 10, 10);
+TEST(MixedCgSmall, GuardToFp64)
+{
+  const CsrMatrix           A = pspmv_test::laplace3d(10, 10, 10);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  MixedCgParams p;
+  MixedCgParams             p;
   p.guard_departure = 1e-300; // every segment departs: FP64 from the first update on
-  const Outcome h = host_solve(A, b, {"e8m14"}, p);
-  Outcome d;
+  const Outcome h   = host_solve(A, b, {"e8m14"}, p);
+  Outcome       d;
   device_solve(A, b, {"e8m14"}, p, 4, &d);
   compare("lap 10^3 -> FP64", h, d, 1e-8);
   EXPECT_TRUE(d.res.fp64);
 }
 
-TEST(MixedCgSmall, Indefinite) {
-  const int32_t n = 100;
+TEST(MixedCgSmall, Indefinite)
+{
+  const int32_t                                  n = 100;
   std::vector<std::vector<pspmv_test::RowEntry>> rows{size_t(n)};
   for (int32_t i = 0; i < n; ++i) {
     if (i > 0) rows[size_t(i)].push_back({i - 1, 0.9});
     rows[size_t(i)].push_back({i, 1.0});
     if (i + 1 < n) rows[size_t(i)].push_back({i + 1, 0.9});
   }
-  const CsrMatrix A = pspmv_test::csr_from_rows(n, rows);
+  const CsrMatrix           A = pspmv_test::csr_from_rows(n, rows);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  Outcome d;
+  Outcome                   d;
   device_solve(A, b, {"e8m14", "e8m22"}, MixedCgParams{}, 8, &d);
   EXPECT_EQ(d.res.reason, MixedCgReason::DivergedIndefinite);
 }
@@ -164,10 +172,11 @@ TEST(MixedCgSmall, Indefinite) {
 // The caller's timer (timer_start / timer_stop) runs over the loop's own work only: stopped in
 // every hook, balanced, and stopped when solve() returns; a NaN from the exact product in the
 // FP64 phase ends the solve with DivergedNanOrInf, as the host twin's.
-TEST(MixedCgSmall, TimerAndFp64Nan) {
-  const CsrMatrix A = pspmv_test::laplace3d(8, 8, 8);
+TEST(MixedCgSmall, TimerAndFp64Nan)
+{
+  const CsrMatrix           A = pspmv_test::laplace3d(8, 8, 8);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  const size_t n = size_t(A.rows);
+  const size_t              n = size_t(A.rows);
   for (int nan_at : {0, 4}) {
     mcuda::DeviceScaledCopy dc;
     CUDA_OK(mcuda::upload(pspmv_test::test_scaled_copy(A, "e8m14"), &dc));
@@ -178,9 +187,9 @@ TEST(MixedCgSmall, TimerAndFp64Nan) {
     CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
     CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
     CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
-    std::vector<double> hx(n), hy(n);
-    bool running = false, in_hook_while_running = false;
-    int starts = 0, stops = 0, calls = 0;
+    std::vector<double>       hx(n), hy(n);
+    bool                      running = false, in_hook_while_running = false;
+    int                       starts = 0, stops = 0, calls = 0;
     mcuda::DeviceMixedCgHooks h;
     h.exact_product = [&](const double *x, double *y) {
       in_hook_while_running = in_hook_while_running || running;
@@ -189,7 +198,7 @@ TEST(MixedCgSmall, TimerAndFp64Nan) {
       if (++calls == nan_at) hy[3] = std::nan("");
       if (cudaMemcpy(y, hy.data(), n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
     };
-    h.monitor = [&](int64_t, double) { in_hook_while_running = in_hook_while_running || running; };
+    h.monitor     = [&](int64_t, double) { in_hook_while_running = in_hook_while_running || running; };
     h.timer_start = [&]() {
       EXPECT_FALSE(running);
       running = true;
@@ -216,24 +225,26 @@ TEST(MixedCgSmall, TimerAndFp64Nan) {
   }
 }
 
-TEST(MixedCgLarge, Laplacian32) {
-  const CsrMatrix A = pspmv_test::laplace3d(32, 32, 32);
+TEST(MixedCgLarge, Laplacian32)
+{
+  const CsrMatrix           A = pspmv_test::laplace3d(32, 32, 32);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  MixedCgParams p;
-  const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p);
-  Outcome d;
+  MixedCgParams             p;
+  const Outcome             h = host_solve(A, b, {"e8m14", "e8m22"}, p);
+  Outcome                   d;
   device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d);
   compare("lap 32^3", h, d, 1e-8);
 }
 
-TEST(MixedCgLarge, Bcsstk14GuardRaises) {
+TEST(MixedCgLarge, Bcsstk14GuardRaises)
+{
   const std::string path = std::string(PETSCSPMV_MATRIX_DIR) + "/bcsstk14.mtx";
   if (!std::ifstream(path)) GTEST_SKIP() << path << " is not there (the shared matrices did not travel)";
-  const CsrMatrix A = pspmv_test::read_matrix_market(path);
+  const CsrMatrix           A = pspmv_test::read_matrix_market(path);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
-  MixedCgParams p;
-  const Outcome h = host_solve(A, b, {"e8m10", "e8m22"}, p, true);
-  Outcome d;
+  MixedCgParams             p;
+  const Outcome             h = host_solve(A, b, {"e8m10", "e8m22"}, p, true);
+  Outcome                   d;
   device_solve(A, b, {"e8m10", "e8m22"}, p, 8, &d, true);
   compare("bcsstk14 e8m10 -> e8m22", h, d, 1e-8);
   EXPECT_EQ(d.res.raises, 1);
@@ -247,32 +258,35 @@ TEST(MixedCgLarge, Bcsstk14GuardRaises) {
 // and hooks is the reference (compare()); the halo runs once per low-precision step; with the
 // guard at 1e-300 the raise rebuilds both blocks (replace_copy() then set_offdiag()) and the FP64
 // phase runs its deferred reductions.
-namespace {
+namespace
+{
 
 using Split = pspmv_test::SplitBlocks;
 
 struct SplitCopy {
-  ScaledCopy diag;
-  PackSellMatrix off;
+  ScaledCopy         diag;
+  PackSellMatrix     off;
   std::vector<float> comp;
 };
 
-SplitCopy split_copy(const CsrMatrix &A, const Split &sp, const std::string &format) {
+SplitCopy split_copy(const CsrMatrix &A, const Split &sp, const std::string &format)
+{
   SplitCopy c;
   c.diag = pspmv_test::test_scaled_copy(sp.Ad, format);
   PackSellOptions o;
   o.value_format = ValueFormat::parse(format);
-  c.off = pspmv_test::split_offdiag(sp, c.diag.s, o);
-  c.comp = pspmv_test::copy_compensation(A, c.diag.s, c.diag.op, &c.off);
+  c.off          = pspmv_test::split_offdiag(sp, c.diag.s, o);
+  c.comp         = pspmv_test::copy_compensation(A, c.diag.s, c.diag.op, &c.off);
   return c;
 }
 
-Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p) {
-  size_t level = 0;
-  SplitCopy c = split_copy(A, sp, ladder[0]);
-  const std::vector<double> s = c.diag.s;
-  std::vector<float> ghost(sp.gcols.size()), tmp(size_t(A.rows));
-  MixedCgOperators ops;
+Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p)
+{
+  size_t                    level = 0;
+  SplitCopy                 c     = split_copy(A, sp, ladder[0]);
+  const std::vector<double> s     = c.diag.s;
+  std::vector<float>        ghost(sp.gcols.size()), tmp(size_t(A.rows));
+  MixedCgOperators          ops;
   ops.lowp_product = [&](const float *x, float *y) {
     packsell_spmv_f32(c.diag.op, x, y);
     for (size_t k = 0; k < ghost.size(); ++k) ghost[k] = x[size_t(sp.gcols[k])];
@@ -280,27 +294,28 @@ Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<
     for (size_t i = 0; i < tmp.size(); ++i) y[i] += tmp[i];
     for (size_t i = 0; i < tmp.size(); ++i) y[i] = std::fma(c.comp[i], x[i], y[i]);
   };
-  ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
-  ops.allreduce_sum = [](double *, int) {};
-  ops.allreduce_max = [](double *, int) {};
+  ops.exact_product   = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
+  ops.allreduce_sum   = [](double *, int) {};
+  ops.allreduce_max   = [](double *, int) {};
   ops.raise_precision = [&]() {
     if (level + 1 >= ladder.size()) return false;
     c = split_copy(A, sp, ladder[++level]);
     return true;
   };
   std::vector<double> x(size_t(A.rows), 0.0);
-  Outcome o;
-  o.res = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
+  Outcome             o;
+  o.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
   o.true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
   return o;
 }
 
-void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, Outcome *o, int *halos, int *sums) {
-  const size_t n = size_t(A.rows), ng = sp.gcols.size();
-  size_t level = 0;
-  mcuda::DeviceMixedCg *d = nullptr;
-  std::vector<double> hx(n), hy(n);
-  std::vector<float> hp(n), hg(ng);
+void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, Outcome *o, int *halos, int *sums)
+{
+  const size_t              n = size_t(A.rows), ng = sp.gcols.size();
+  size_t                    level = 0;
+  mcuda::DeviceMixedCg     *d     = nullptr;
+  std::vector<double>       hx(n), hy(n);
+  std::vector<float>        hp(n), hg(ng);
   mcuda::DeviceMixedCgHooks h;
   h.exact_product = [&](const double *x, double *y) {
     if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
@@ -311,9 +326,9 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
   // block, the compensation with both
   auto install = [&](const std::string &format, bool first) {
     const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, format);
-    PackSellOptions opt;
-    opt.value_format = ValueFormat::parse(format);
-    const PackSellMatrix off = pspmv_test::split_offdiag(sp, c.s, opt);
+    PackSellOptions  opt;
+    opt.value_format            = ValueFormat::parse(format);
+    const PackSellMatrix    off = pspmv_test::split_offdiag(sp, c.s, opt);
     mcuda::DeviceScaledCopy dc;
     if (mcuda::upload(c, &dc) != cudaSuccess) throw std::runtime_error("upload");
     if ((first ? mcuda::create(&dc, &d) : mcuda::replace_copy(d, &dc)) != cudaSuccess) throw std::runtime_error("create");
@@ -340,7 +355,7 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
     ++*sums;
   };
   h.allreduce_max = [](double *, int k) { EXPECT_EQ(k, 2); };
-  h.halo_begin = [&](const float *p, float *) {
+  h.halo_begin    = [&](const float *p, float *) {
     ++*halos;
     if (cudaMemcpy(hp.data(), p, n * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
   };
@@ -359,21 +374,22 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
 
 } // namespace
 
-TEST(MixedCgSmall, SplitOperator) {
-  const int32_t m = 12;
-  const CsrMatrix A = pspmv_test::laplace3d(m, m, m);
-  const Split sp = pspmv_test::split_by_distance(A, m * m);
+TEST(MixedCgSmall, SplitOperator)
+{
+  const int32_t   m  = 12;
+  const CsrMatrix A  = pspmv_test::laplace3d(m, m, m);
+  const Split     sp = pspmv_test::split_by_distance(A, m * m);
   ASSERT_GT(sp.gcols.size(), 0u);
   const std::vector<double> b = pspmv_test::sin_rhs(A);
   {
     MixedCgParams p;
     const Outcome h = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);
-    Outcome d;
-    int halos = 0, sums = 0;
+    Outcome       d;
+    int           halos = 0, sums = 0;
     device_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, &d, &halos, &sums);
     compare("lap 12^3 split", h, d, 1e-8);
     EXPECT_EQ(int64_t(halos), d.res.lowp_its); // one halo per low-precision step
-    EXPECT_GE(int64_t(sums), 2 * d.res.its);    // (p, w) and (r', r'), (r', w) per step
+    EXPECT_GE(int64_t(sums), 2 * d.res.its);   // (p, w) and (r', r'), (r', w) per step
     // the whole matrix on one rank: the same steps within 2
     Outcome whole;
     device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &whole, true);
@@ -382,9 +398,9 @@ TEST(MixedCgSmall, SplitOperator) {
   {
     MixedCgParams p;
     p.guard_departure = 1e-300; // raise to e8m22 (both blocks rebuilt), then FP64
-    const Outcome h = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);
-    Outcome d;
-    int halos = 0, sums = 0;
+    const Outcome h   = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p);
+    Outcome       d;
+    int           halos = 0, sums = 0;
     device_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, &d, &halos, &sums);
     compare("lap 12^3 split, raise then FP64", h, d, 1e-8);
     EXPECT_EQ(d.res.raises, 2);
@@ -394,10 +410,11 @@ TEST(MixedCgSmall, SplitOperator) {
 
 // A hook set half (allreduce_sum without allreduce_max, halo_begin without halo_end) or an
 // off-diagonal block without the halo hooks: cudaErrorInvalidValue, nothing run.
-TEST(MixedCgSmall, SplitHooksChecked) {
-  const CsrMatrix A = pspmv_test::laplace3d(6, 6, 6);
-  const Split sp = pspmv_test::split_by_distance(A, 36);
-  const ScaledCopy c = pspmv_test::test_scaled_copy(sp.Ad, "e8m14");
+TEST(MixedCgSmall, SplitHooksChecked)
+{
+  const CsrMatrix     A  = pspmv_test::laplace3d(6, 6, 6);
+  const Split         sp = pspmv_test::split_by_distance(A, 36);
+  const ScaledCopy    c  = pspmv_test::test_scaled_copy(sp.Ad, "e8m14");
   std::vector<double> t(sp.gcols.size());
   for (size_t k = 0; k < t.size(); ++k) t[k] = c.s[size_t(sp.gcols[k])];
   PackSellOptions opt;
@@ -420,17 +437,17 @@ TEST(MixedCgSmall, SplitHooksChecked) {
   CUDA_OK(pspmv::cuda::upload(build_scaled_offdiag(sp.Ao.view(), c.s.data(), t.data(), opt), &doff));
   CUDA_OK(mcuda::set_offdiag(d, &doff));
   EXPECT_EQ(mcuda::ghost_count(d), int32_t(sp.gcols.size()));
-  const size_t n = size_t(A.rows);
-  double *db = nullptr, *dx = nullptr;
+  const size_t n  = size_t(A.rows);
+  double      *db = nullptr, *dx = nullptr;
   CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
   CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
-  MixedCgResult res;
+  MixedCgResult             res;
   mcuda::DeviceMixedCgHooks h;
   h.exact_product = [](const double *, double *) { FAIL() << "ran"; };
   EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // no halo
   h.halo_begin = [](const float *, float *) {};
   EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // half the halo
-  h.halo_end = [](const float *, float *) {};
+  h.halo_end      = [](const float *, float *) {};
   h.allreduce_sum = [](double *, int) {};
   EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // half the reductions
   CUDA_OK(cudaFree(db));

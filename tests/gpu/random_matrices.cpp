@@ -4,11 +4,14 @@
 #include <random>
 #include <unordered_set>
 
-namespace gputest {
+namespace gputest
+{
 
-namespace {
+namespace
+{
 
-std::vector<int32_t> pick_columns(int32_t n, int32_t cols, ColumnSpread spread, std::mt19937_64 &rng) {
+std::vector<int32_t> pick_columns(int32_t n, int32_t cols, ColumnSpread spread, std::mt19937_64 &rng)
+{
   std::vector<int32_t> c;
   if (n <= 0 || cols <= 0) return c;
   n = std::min(n, cols);
@@ -29,7 +32,8 @@ std::vector<int32_t> pick_columns(int32_t n, int32_t cols, ColumnSpread spread, 
     for (int32_t j = cols - hi; j < cols; ++j) c.push_back(j);
     return c;
   }
-  case ColumnSpread::Uniform: break;
+  case ColumnSpread::Uniform:
+    break;
   }
   if (int64_t(n) * 2 > cols) { // dense-ish: drop random columns from the full set
     std::vector<int32_t> all(static_cast<size_t>(cols));
@@ -48,15 +52,16 @@ std::vector<int32_t> pick_columns(int32_t n, int32_t cols, ColumnSpread spread, 
 
 } // namespace
 
-HostCsr random_csr(const RandomSpec &spec) {
-  std::mt19937_64 rng(spec.seed);
+HostCsr random_csr(const RandomSpec &spec)
+{
+  std::mt19937_64                        rng(spec.seed);
   std::uniform_real_distribution<double> mag(0.5, 1.5), unit(0.0, 1.0);
-  HostCsr A;
+  HostCsr                                A;
   A.rows = spec.rows;
   A.cols = spec.cols;
   A.rowptr.assign(size_t(std::max(spec.rows, 0)) + 1, 0);
   for (int32_t r = 0; r < spec.rows; ++r) {
-    const int32_t n = spec.length ? std::max(0, spec.length(r, rng())) : 0;
+    const int32_t              n = spec.length ? std::max(0, spec.length(r, rng())) : 0;
     const std::vector<int32_t> c = pick_columns(n, spec.cols, spec.spread, rng);
     for (int32_t j : c) {
       A.colidx.push_back(j);
@@ -69,9 +74,10 @@ HostCsr random_csr(const RandomSpec &spec) {
   return A;
 }
 
-HostCsr with_new_values(const HostCsr &A, double magnitude, uint64_t seed) {
-  HostCsr B = A;
-  std::mt19937_64 rng(seed);
+HostCsr with_new_values(const HostCsr &A, double magnitude, uint64_t seed)
+{
+  HostCsr                                B = A;
+  std::mt19937_64                        rng(seed);
   std::uniform_real_distribution<double> mag(0.5, 1.5);
   for (double &v : B.values) v = ((rng() & 1u) ? 1.0 : -1.0) * mag(rng) * magnitude;
   return B;

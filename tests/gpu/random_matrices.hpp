@@ -4,7 +4,8 @@
 #include "gpu_test_util.hpp"
 #include <functional>
 
-namespace gputest {
+namespace gputest
+{
 
 enum class ColumnSpread {
   Uniform,   // distinct columns uniform in [0, cols)
@@ -13,12 +14,12 @@ enum class ColumnSpread {
 };
 
 struct RandomSpec {
-  int32_t rows = 0, cols = 0;
+  int32_t                                           rows = 0, cols = 0;
   std::function<int32_t(int32_t row, uint64_t rnd)> length; // nonzeros of a row (clamped to cols)
-  ColumnSpread spread = ColumnSpread::Uniform;
-  double explicit_zero_share = 0.02; // stored zeros: nonzeros of the pattern
-  double magnitude = 1.0;            // values are +-[0.5, 1.5) * magnitude
-  uint64_t seed = 1;
+  ColumnSpread                                      spread              = ColumnSpread::Uniform;
+  double                                            explicit_zero_share = 0.02; // stored zeros: nonzeros of the pattern
+  double                                            magnitude           = 1.0;  // values are +-[0.5, 1.5) * magnitude
+  uint64_t                                          seed                = 1;
 };
 
 HostCsr random_csr(const RandomSpec &spec);

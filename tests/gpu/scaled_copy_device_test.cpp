@@ -19,7 +19,8 @@ using namespace pspmv;
 using pspmv_test::RowEntry;
 namespace mc = pspmv::mixed::cuda;
 
-namespace {
+namespace
+{
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -27,11 +28,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // What a build or update threw: the exception's kind and fields ("" when nothing).
 struct Thrown {
   std::string kind, what;
-  int64_t row = -1, col = -1;
-  double value = 0.0;
+  int64_t     row = -1, col = -1;
+  double      value = 0.0;
 };
 
-Thrown catch_core(const std::function<void()> &f) {
+Thrown catch_core(const std::function<void()> &f)
+{
   Thrown t;
   try {
     f();
@@ -45,7 +47,8 @@ Thrown catch_core(const std::function<void()> &f) {
   return t;
 }
 
-void expect_same_error(const Thrown &host, const Thrown &dev, const std::string &w) {
+void expect_same_error(const Thrown &host, const Thrown &dev, const std::string &w)
+{
   EXPECT_EQ(dev.kind, host.kind) << w << ": " << host.what;
   EXPECT_EQ(dev.what, host.what) << w;
   EXPECT_EQ(dev.row, host.row) << w;
@@ -53,7 +56,8 @@ void expect_same_error(const Thrown &host, const Thrown &dev, const std::string 
   EXPECT_EQ(std::memcmp(&dev.value, &host.value, sizeof(double)), 0) << w << ": value " << dev.value << " vs " << host.value;
 }
 
-void expect_same_copy(const mc::DeviceScaledCopy &ref, const mc::DeviceScaledCopy &d, const std::string &w) {
+void expect_same_copy(const mc::DeviceScaledCopy &ref, const mc::DeviceScaledCopy &d, const std::string &w)
+{
   expect_bits(dl(ref.s, ref.op.rows), dl(d.s, d.op.rows), w + ": s");
   EXPECT_EQ(ref.nnz, d.nnz) << w;
   expect_same(ref.op, d.op, w);
@@ -62,24 +66,25 @@ void expect_same_copy(const mc::DeviceScaledCopy &ref, const mc::DeviceScaledCop
 
 // A's values changed, its pattern kept: the diagonal times 1.5 + (i mod 3), the others times
 // 0.3 + (k mod 5) / 4 (so s and A_hat both change; a positive diagonal stays positive).
-HostCsr new_values(const HostCsr &A) {
+HostCsr new_values(const HostCsr &A)
+{
   HostCsr B = A;
   for (int32_t i = 0; i < B.rows; ++i)
-    for (int32_t k = B.rowptr[size_t(i)]; k < B.rowptr[size_t(i) + 1]; ++k)
-      B.values[size_t(k)] *= B.colidx[size_t(k)] == i ? 1.5 + i % 3 : 0.3 + (k % 5) * 0.25;
+    for (int32_t k = B.rowptr[size_t(i)]; k < B.rowptr[size_t(i) + 1]; ++k) B.values[size_t(k)] *= B.colidx[size_t(k)] == i ? 1.5 + i % 3 : 0.3 + (k % 5) * 0.25;
   return B;
 }
 
 // Host build + upload against the device build (or the host's error against the device's), then
 // the value update with B against the host update and against a fresh device build of B.
-void check_copy(const HostCsr &A, const PackSellOptions &o, const std::string &w) {
-  cudaStream_t s = test_stream();
-  DevCsr dA(A);
-  mixed::ScaledCopy host;
-  const Thrown herr = catch_core([&] { host = mixed::build_scaled_copy(A.view(), o); });
+void check_copy(const HostCsr &A, const PackSellOptions &o, const std::string &w)
+{
+  cudaStream_t         s = test_stream();
+  DevCsr               dA(A);
+  mixed::ScaledCopy    host;
+  const Thrown         herr = catch_core([&] { host = mixed::build_scaled_copy(A.view(), o); });
   mc::DeviceScaledCopy dev;
-  cudaError_t cerr = cudaSuccess;
-  const Thrown derr = catch_core([&] { cerr = mc::build_scaled_copy_on_device(dA.v, o, s, &dev); });
+  cudaError_t          cerr = cudaSuccess;
+  const Thrown         derr = catch_core([&] { cerr = mc::build_scaled_copy_on_device(dA.v, o, s, &dev); });
   ASSERT_CUDA(cerr);
   if (!herr.kind.empty()) {
     expect_same_error(herr, derr, w + " (build)");
@@ -93,11 +98,11 @@ void check_copy(const HostCsr &A, const PackSellOptions &o, const std::string &w
   ASSERT_CUDA(mc::upload(host, &ref));
   expect_same_copy(ref, dev, w + " (build)");
 
-  const HostCsr B = new_values(A);
-  const Thrown hup = catch_core([&] { mixed::update_scaled_copy(B.view(), host); });
+  const HostCsr B   = new_values(A);
+  const Thrown  hup = catch_core([&] { mixed::update_scaled_copy(B.view(), host); });
   dA.values.upload(B.values);
-  bool changed = true;
-  const Thrown dup = catch_core([&] { cerr = mc::update_scaled_copy_on_device(dA.v, s, &dev, &changed); });
+  bool         changed = true;
+  const Thrown dup     = catch_core([&] { cerr = mc::update_scaled_copy_on_device(dA.v, s, &dev, &changed); });
   ASSERT_CUDA(cerr);
   if (!hup.kind.empty()) {
     expect_same_error(hup, dup, w + " (update)");
@@ -115,23 +120,25 @@ void check_copy(const HostCsr &A, const PackSellOptions &o, const std::string &w
   EXPECT_CUDA(mc::release(&dev));
 }
 
-PackSellOptions options(const ValueFormat &f, const char *hybrid, int32_t sigma, PackSellScaling sc = PackSellScaling::None) {
+PackSellOptions options(const ValueFormat &f, const char *hybrid, int32_t sigma, PackSellScaling sc = PackSellScaling::None)
+{
   PackSellOptions o;
   o.value_format = f;
-  o.hybrid = HybridOption::parse(hybrid);
-  o.sigma = sigma;
-  o.scaling = f.lossy() ? sc : PackSellScaling::None;
+  o.hybrid       = HybridOption::parse(hybrid);
+  o.sigma        = sigma;
+  o.scaling      = f.lossy() ? sc : PackSellScaling::None;
   return o;
 }
 
-std::string name(const PackSellOptions &o) {
-  return o.value_format.name() + " hybrid " + o.hybrid.name() + " sigma " + (o.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(o.sigma)) +
-         (o.scaling == PackSellScaling::Auto ? " scaling auto" : "");
+std::string name(const PackSellOptions &o)
+{
+  return o.value_format.name() + " hybrid " + o.hybrid.name() + " sigma " + (o.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(o.sigma)) + (o.scaling == PackSellScaling::Auto ? " scaling auto" : "");
 }
 
 // e8m14 (the PC's default), fp16, bf16, exact; hybrid auto and none; sigma 1 and auto (full),
 // or e8m14 and fp16 with hybrid auto, sigma auto.
-std::vector<PackSellOptions> copy_options(bool full) {
+std::vector<PackSellOptions> copy_options(bool full)
+{
   std::vector<PackSellOptions> v;
   if (!full) {
     for (const ValueFormat &f : {ValueFormat::e8m(14), ValueFormat::fp16()}) v.push_back(options(f, "auto", kPackSellSigmaAuto));
@@ -144,24 +151,26 @@ std::vector<PackSellOptions> copy_options(bool full) {
   return v;
 }
 
-void all_options(const HostCsr &A, const std::string &label, bool full = true) {
+void all_options(const HostCsr &A, const std::string &label, bool full = true)
+{
   for (const PackSellOptions &o : copy_options(full)) check_copy(A, o, label + " " + name(o));
 }
 
 // A refused update leaves every array of the copy as it was.
-void expect_refused_update(const HostCsr &A, const HostCsr &B, const PackSellOptions &o, const std::string &w) {
-  cudaStream_t s = test_stream();
-  DevCsr dA(A);
+void expect_refused_update(const HostCsr &A, const HostCsr &B, const PackSellOptions &o, const std::string &w)
+{
+  cudaStream_t         s = test_stream();
+  DevCsr               dA(A);
   mc::DeviceScaledCopy dev, before;
   ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, o, s, &dev));
   ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, o, s, &before));
   mixed::ScaledCopy host = mixed::build_scaled_copy(A.view(), o);
-  const Thrown herr = catch_core([&] { mixed::update_scaled_copy(B.view(), host); });
+  const Thrown      herr = catch_core([&] { mixed::update_scaled_copy(B.view(), host); });
   ASSERT_FALSE(herr.kind.empty()) << w << ": the host accepts the update, the test checks nothing";
   dA.values.upload(B.values);
-  bool changed = false;
-  cudaError_t cerr = cudaSuccess;
-  const Thrown derr = catch_core([&] { cerr = mc::update_scaled_copy_on_device(dA.v, s, &dev, &changed); });
+  bool         changed = false;
+  cudaError_t  cerr    = cudaSuccess;
+  const Thrown derr    = catch_core([&] { cerr = mc::update_scaled_copy_on_device(dA.v, s, &dev, &changed); });
   ASSERT_CUDA(cerr);
   expect_same_error(herr, derr, w);
   expect_same_copy(before, dev, w + ": the copy after a refused update");
@@ -169,7 +178,8 @@ void expect_refused_update(const HostCsr &A, const HostCsr &B, const PackSellOpt
   EXPECT_CUDA(mc::release(&before));
 }
 
-HostCsr tridiagonal(int32_t n) {
+HostCsr tridiagonal(int32_t n)
+{
   std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i) {
     if (i > 0) rows[size_t(i)].push_back({i - 1, -1.0 - 0.01 * (i % 7)});
@@ -183,21 +193,35 @@ HostCsr tridiagonal(int32_t n) {
 
 // ---- small cases (sanitizer subset) ----
 
-TEST(DeviceScaledCopySmall, Empty) {
+TEST(DeviceScaledCopySmall, Empty)
+{
   HostCsr A;
   all_options(A, "0 x 0");
 }
 
-TEST(DeviceScaledCopySmall, OneRow) { all_options(pspmv_test::csr_from_rows(1, {{{0, 2.25}}}), "1 x 1"); }
+TEST(DeviceScaledCopySmall, OneRow)
+{
+  all_options(pspmv_test::csr_from_rows(1, {{{0, 2.25}}}), "1 x 1");
+}
 
-TEST(DeviceScaledCopySmall, Tridiagonal) { all_options(tridiagonal(77), "tridiagonal 77"); }
+TEST(DeviceScaledCopySmall, Tridiagonal)
+{
+  all_options(tridiagonal(77), "tridiagonal 77");
+}
 
-TEST(DeviceScaledCopySmall, Laplace2D) { all_options(pspmv_test::laplace2d(23, 17), "laplace2d 23x17"); }
+TEST(DeviceScaledCopySmall, Laplace2D)
+{
+  all_options(pspmv_test::laplace2d(23, 17), "laplace2d 23x17");
+}
 
-TEST(DeviceScaledCopySmall, RandomSpd) { all_options(pspmv_test::random_spd(1500, 6, 0.05, 41), "random spd 1500"); }
+TEST(DeviceScaledCopySmall, RandomSpd)
+{
+  all_options(pspmv_test::random_spd(1500, 6, 0.05, 41), "random spd 1500");
+}
 
 // Non-square and invalid CSRs: the host's FormatError messages.
-TEST(DeviceScaledCopySmall, NotSquareOrInvalid) {
+TEST(DeviceScaledCopySmall, NotSquareOrInvalid)
+{
   all_options(pspmv_test::csr_from_rows(5, {{{0, 1.0}}, {{1, 1.0}}}), "2 x 5");
   HostCsr A = tridiagonal(10);
   std::swap(A.colidx[3], A.colidx[4]); // columns not increasing in row 1
@@ -206,25 +230,28 @@ TEST(DeviceScaledCopySmall, NotSquareOrInvalid) {
 
 // The first offending row in row order, whatever the kind of its offence, and before any
 // non-finite off-diagonal entry of an earlier row.
-TEST(DeviceScaledCopySmall, DiagonalErrors) {
+TEST(DeviceScaledCopySmall, DiagonalErrors)
+{
   struct Case {
-    const char *what;
+    const char                    *what;
     std::function<void(HostCsr &)> spoil;
   };
   const std::vector<Case> cases = {
-      {"zero diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = 0.0; }},
-      {"negative diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = -3.5; }},
-      {"NaN diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = kNaN; }},
-      {"Inf diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = kInf; }},
-      {"tiny diagonal (scaled values out of range)", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = 1e-300; }},
-      {"two offending rows: the first", [](HostCsr &A) {
-         A.values[size_t(A.rowptr[60] + 1)] = 0.0;
-         A.values[size_t(A.rowptr[13] + 1)] = -1.0;
-       }},
-      {"NaN entry in an earlier row than a zero diagonal", [](HostCsr &A) {
-         A.values[size_t(A.rowptr[5])] = kNaN;
-         A.values[size_t(A.rowptr[50] + 1)] = 0.0;
-       }},
+    {"zero diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = 0.0; }},
+    {"negative diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = -3.5; }},
+    {"NaN diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = kNaN; }},
+    {"Inf diagonal", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = kInf; }},
+    {"tiny diagonal (scaled values out of range)", [](HostCsr &A) { A.values[size_t(A.rowptr[40] + 1)] = 1e-300; }},
+    {"two offending rows: the first",
+     [](HostCsr &A) {
+       A.values[size_t(A.rowptr[60] + 1)] = 0.0;
+       A.values[size_t(A.rowptr[13] + 1)] = -1.0;
+     }},
+    {"NaN entry in an earlier row than a zero diagonal",
+     [](HostCsr &A) {
+       A.values[size_t(A.rowptr[5])]      = kNaN;
+       A.values[size_t(A.rowptr[50] + 1)] = 0.0;
+     }},
   };
   for (const Case &c : cases) {
     HostCsr A = tridiagonal(100);
@@ -246,22 +273,24 @@ TEST(DeviceScaledCopySmall, DiagonalErrors) {
 }
 
 // Non-finite off-diagonal entries: the first in CSR order, with its row and column.
-TEST(DeviceScaledCopySmall, NonFiniteEntries) {
+TEST(DeviceScaledCopySmall, NonFiniteEntries)
+{
   for (double bad : {kNaN, kInf, -kInf}) {
-    HostCsr A = tridiagonal(100);
+    HostCsr A                          = tridiagonal(100);
     A.values[size_t(A.rowptr[71] + 2)] = bad;
-    A.values[size_t(A.rowptr[22])] = bad;
+    A.values[size_t(A.rowptr[22])]     = bad;
     all_options(A, "non-finite " + std::to_string(bad), false);
   }
 }
 
 // Scaled values outside fp16 (a_ij / sqrt(a_ii a_jj) = 1e6) and below it: build_on_device's
 // errors with A's row and column.
-TEST(DeviceScaledCopySmall, ValueOutOfRange) {
-  HostCsr A = tridiagonal(100);
+TEST(DeviceScaledCopySmall, ValueOutOfRange)
+{
+  HostCsr A                          = tridiagonal(100);
   A.values[size_t(A.rowptr[33] + 2)] = 1e7;
-  A.values[size_t(A.rowptr[34])] = 1e7;
-  HostCsr B = tridiagonal(100);
+  A.values[size_t(A.rowptr[34])]     = 1e7;
+  HostCsr B                          = tridiagonal(100);
   B.values[size_t(B.rowptr[12] + 2)] = 1e-12;
   for (const HostCsr *M : {&A, &B}) {
     PackSellOptions o = options(ValueFormat::fp16(), "auto", 1);
@@ -275,24 +304,25 @@ TEST(DeviceScaledCopySmall, ValueOutOfRange) {
 // overflows) and at 2^1000, bit for bit the host's copy; scaled values beyond double (Inf, or 0
 // for a nonzero) refused as on the host (the first offending entry in CSR order, whichever its
 // kind, with its row, column and message).
-TEST(DeviceScaledCopySmall, ExtremeRange) {
+TEST(DeviceScaledCopySmall, ExtremeRange)
+{
   for (int e : {-1030, 1000}) {
     HostCsr A = pspmv_test::laplace2d(23, 17);
     for (double &v : A.values) v = std::ldexp(v, e);
     all_options(A, "laplace2d 23x17 times 2^" + std::to_string(e), false);
     check_copy(A, options(ValueFormat::exact(), "auto", 1), "laplace2d 23x17 times 2^" + std::to_string(e) + " exact");
   }
-  HostCsr big = tridiagonal(100); // diagonal entries 1e-310 in rows 40, 41: their coupling scales to about 1e310
-  big.values[size_t(big.rowptr[40] + 1)] = 1e-310;
-  big.values[size_t(big.rowptr[41] + 1)] = 1e-310;
-  HostCsr small = tridiagonal(100); // diagonal entries 1e300 in rows 60, 61 and a coupling 1e-30: 1e-330
-  small.values[size_t(small.rowptr[60] + 1)] = 1e300;
-  small.values[size_t(small.rowptr[61] + 1)] = 1e300;
-  small.values[size_t(small.rowptr[60] + 2)] = -1e-30;
-  small.values[size_t(small.rowptr[61])] = -1e-30;
-  HostCsr both = big; // a NaN in a later row than the overflow, and one in an earlier row
-  both.values[size_t(both.rowptr[70])] = kNaN;
-  HostCsr nan_first = big;
+  HostCsr big                                    = tridiagonal(100); // diagonal entries 1e-310 in rows 40, 41: their coupling scales to about 1e310
+  big.values[size_t(big.rowptr[40] + 1)]         = 1e-310;
+  big.values[size_t(big.rowptr[41] + 1)]         = 1e-310;
+  HostCsr small                                  = tridiagonal(100); // diagonal entries 1e300 in rows 60, 61 and a coupling 1e-30: 1e-330
+  small.values[size_t(small.rowptr[60] + 1)]     = 1e300;
+  small.values[size_t(small.rowptr[61] + 1)]     = 1e300;
+  small.values[size_t(small.rowptr[60] + 2)]     = -1e-30;
+  small.values[size_t(small.rowptr[61])]         = -1e-30;
+  HostCsr both                                   = big; // a NaN in a later row than the overflow, and one in an earlier row
+  both.values[size_t(both.rowptr[70])]           = kNaN;
+  HostCsr nan_first                              = big;
   nan_first.values[size_t(nan_first.rowptr[20])] = kNaN;
   for (const HostCsr *M : {&big, &small, &both, &nan_first}) {
     const PackSellOptions o = options(ValueFormat::exact(), "auto", 1);
@@ -304,30 +334,32 @@ TEST(DeviceScaledCopySmall, ExtremeRange) {
 }
 
 // Refused updates: the host's error, the copy unchanged.
-TEST(DeviceScaledCopySmall, RefusedUpdates) {
-  const HostCsr A = tridiagonal(200);
-  const PackSellOptions o = options(ValueFormat::fp16(), "auto", 1);
-  HostCsr B = A;
+TEST(DeviceScaledCopySmall, RefusedUpdates)
+{
+  const HostCsr         A             = tridiagonal(200);
+  const PackSellOptions o             = options(ValueFormat::fp16(), "auto", 1);
+  HostCsr               B             = A;
   B.values[size_t(B.rowptr[150] + 1)] = 0.0;
   expect_refused_update(A, B, o, "zero diagonal");
-  B = A;
+  B                                 = A;
   B.values[size_t(B.rowptr[9] + 1)] = -2.0;
   expect_refused_update(A, B, o, "negative diagonal");
-  B = A;
+  B                               = A;
   B.values[size_t(B.rowptr[120])] = kNaN;
   expect_refused_update(A, B, o, "NaN entry");
-  B = A;
+  B                                  = A;
   B.values[size_t(B.rowptr[77] + 2)] = 1e7;
   expect_refused_update(A, B, o, "fp16 overflow");
 }
 
 // Another nonzero count: reported, nothing changed.
-TEST(DeviceScaledCopySmall, UpdatePatternChanged) {
-  const HostCsr A = tridiagonal(50);
-  const HostCsr B = pspmv_test::laplace2d(5, 10);
-  cudaStream_t s = test_stream();
-  DevCsr dA(A), dB(B);
-  mc::DeviceScaledCopy dev, before;
+TEST(DeviceScaledCopySmall, UpdatePatternChanged)
+{
+  const HostCsr         A = tridiagonal(50);
+  const HostCsr         B = pspmv_test::laplace2d(5, 10);
+  cudaStream_t          s = test_stream();
+  DevCsr                dA(A), dB(B);
+  mc::DeviceScaledCopy  dev, before;
   const PackSellOptions o = options(ValueFormat::e8m(14), "auto", 1);
   ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, o, s, &dev));
   ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, o, s, &before));
@@ -346,11 +378,12 @@ TEST(DeviceScaledCopySmall, UpdatePatternChanged) {
   EXPECT_CUDA(mc::release(&before));
 }
 
-TEST(DeviceScaledCopySmall, TakeAndRelease) {
-  DevCsr dA(tridiagonal(40));
+TEST(DeviceScaledCopySmall, TakeAndRelease)
+{
+  DevCsr               dA(tridiagonal(40));
   mc::DeviceScaledCopy c;
   ASSERT_CUDA(mc::build_scaled_copy_on_device(dA.v, PackSellOptions{}, test_stream(), &c));
-  const double *s = c.s;
+  const double        *s = c.s;
   mc::DeviceScaledCopy t = mc::take(&c);
   EXPECT_EQ(c.s, nullptr);
   EXPECT_EQ(c.op.words, nullptr);
@@ -362,18 +395,21 @@ TEST(DeviceScaledCopySmall, TakeAndRelease) {
 
 // ---- random and larger systems ----
 
-TEST(DeviceScaledCopyRandom, Systems) {
+TEST(DeviceScaledCopyRandom, Systems)
+{
   all_options(pspmv_test::random_spd(20000, 12, 0.01, 42), "random spd 20000");
   all_options(pspmv_test::laplace3d(30, 30, 30), "laplace3d 30^3");
 }
 
 // ---- the shared matrices (most are not SPD: then the errors are compared) ----
 
-namespace {
-class DeviceScaledCopyFileTest : public testing::TestWithParam<std::string> {};
+namespace
+{
+class DeviceScaledCopyFileTest : public testing::TestWithParam<std::string> { };
 } // namespace
 
-TEST_P(DeviceScaledCopyFileTest, BitForBit) {
+TEST_P(DeviceScaledCopyFileTest, BitForBit)
+{
   const HostCsr A = pspmv_test::read_matrix_market(matrix_dir() + "/" + GetParam());
   all_options(A, stem(GetParam()), is_small(stem(GetParam())));
 }
@@ -384,21 +420,22 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(DeviceScaledCopyFileTest);
 
 // Dithered rounding (KSPMIXEDCG's copies): the device build equals the host build bit for bit,
 // for each lossy format and with a row offset (the global numbering of an MPI block).
-TEST(DeviceScaledCopySmall, Dithered) {
+TEST(DeviceScaledCopySmall, Dithered)
+{
   cudaStream_t s = test_stream();
   for (const HostCsr &A : {pspmv_test::laplace3d(9, 8, 7), pspmv_test::random_spd(900, 6, 0.05, 43)})
     for (const char *f : {"e8m14", "e8m10", "bf16", "fp16", "e8m22"})
       for (int64_t row0 : {int64_t(0), int64_t(12345)}) {
         const std::string w = std::string(f) + " row0 " + std::to_string(row0) + " rows " + std::to_string(A.rows);
-        PackSellOptions o;
+        PackSellOptions   o;
         o.value_format = ValueFormat::parse(f);
         const mixed::CopyDither dither{true, row0};
-        mixed::ScaledCopy host;
-        const Thrown herr = catch_core([&] { host = mixed::build_scaled_copy(A.view(), o, dither); });
-        DevCsr dA(A);
-        mc::DeviceScaledCopy dev;
-        cudaError_t cerr = cudaSuccess;
-        const Thrown derr = catch_core([&] { cerr = mc::build_scaled_copy_on_device(dA.v, o, s, &dev, dither); });
+        mixed::ScaledCopy       host;
+        const Thrown            herr = catch_core([&] { host = mixed::build_scaled_copy(A.view(), o, dither); });
+        DevCsr                  dA(A);
+        mc::DeviceScaledCopy    dev;
+        cudaError_t             cerr = cudaSuccess;
+        const Thrown            derr = catch_core([&] { cerr = mc::build_scaled_copy_on_device(dA.v, o, s, &dev, dither); });
         ASSERT_CUDA(cerr);
         if (!herr.kind.empty()) {
           expect_same_error(herr, derr, w);

@@ -64,7 +64,8 @@ static PetscErrorCode CheckLayoutSizes(Mat A, Mat B, const char *what)
     PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &Ao, NULL));
     PetscCall(MatGetLocalSize(Ao, NULL, &noff));
   }
-  PetscCheck(st.rows == m && st.cols == n + noff && st.nnz == (PetscInt64)info.nz_used, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the layouts hold %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; the AIJ blocks %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt64_FMT, what, st.rows, st.cols, st.nnz, m, n + noff, (PetscInt64)info.nz_used);
+  PetscCheck(st.rows == m && st.cols == n + noff && st.nnz == (PetscInt64)info.nz_used, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the layouts hold %" PetscInt64_FMT " rows, %" PetscInt64_FMT " columns, %" PetscInt64_FMT " nonzeros; the AIJ blocks %" PetscInt_FMT ", %" PetscInt_FMT ", %" PetscInt64_FMT, what, st.rows, st.cols, st.nnz, m, n + noff,
+             (PetscInt64)info.nz_used);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -157,7 +158,7 @@ static PetscErrorCode CheckRangeErrorNamesGlobal(Mat A, const char *family, Pets
 
 static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
 {
-  PetscMPIInt size, rank;
+  PetscMPIInt    size, rank;
   const PetscInt total = ((PetscInt)1 << 31) + 4; /* global columns */
   PetscInt       nloc, N, rstart;
   Mat            A;
@@ -174,7 +175,7 @@ static PetscErrorCode GlobalPast2To31(char *types[], PetscInt ntypes)
   PetscCheck(N == total && N > ((PetscInt)1 << 31), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%" PetscInt_FMT " columns", N);
   PetscCall(MatGetOwnershipRange(A, &rstart, NULL));
   for (PetscInt t = 0; t < ntypes; t++) {
-    Mat B, C;
+    Mat       B, C;
     PetscBool eq;
 
     PetscCall(MatConvert(A, types[t], MAT_INITIAL_MATRIX, &B));

@@ -35,7 +35,6 @@ static PetscErrorCode Build(PetscInt n, PetscScalar d, PetscScalar o, PetscInt b
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-
 /* A value that overflows fp16 at global (bi, bj): the rank owning row bi names exactly that entry,
    every other rank says another rank failed; the matrix keeps its previous format and values. */
 static PetscErrorCode RangeErrorNamesGlobalEntry(PetscInt n, PetscInt bi, PetscInt bj)

@@ -134,7 +134,7 @@ static PetscErrorCode SetNewNonzeros(Mat A, PetscScalar v)
   PetscCall(MatGetOwnershipRangeColumn(A, &cs, &ce));
   if (rank == size - 1 && re > rs) {
     PetscCall(MatSetValue(A, re - 1, PetscMax(cs, re - 4), 0.75, INSERT_VALUES)); /* diagonal block */
-    PetscCall(MatSetValue(A, re - 1, 3, v, INSERT_VALUES)); /* at 2-3 ranks a new off-diagonal column */
+    PetscCall(MatSetValue(A, re - 1, 3, v, INSERT_VALUES));                       /* at 2-3 ranks a new off-diagonal column */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -337,7 +337,7 @@ int main(int argc, char **argv)
 {
   char       *types[MAXTYPES];
   const char *packsell = NULL;
-  PetscInt    ntypes = MAXTYPES, n;
+  PetscInt    ntypes   = MAXTYPES, n;
   PetscMPIInt size;
   PetscBool   flg;
 

@@ -34,7 +34,7 @@ static PetscInt RowEntries(const Layout *L, PetscInt i, PetscInt cols[], PetscSc
   {
     const PetscInt len = PetscMin(L->N, 1 + (i * 37) % 23);
     for (PetscInt k = 0; k < len; k++) {
-      PetscInt  c = (i * 13 + k * k * 7 + k * 97) % L->N, dup = 0;
+      PetscInt c = (i * 13 + k * k * 7 + k * 97) % L->N, dup = 0;
       for (PetscInt q = 0; q < n; q++) dup |= (cols[q] == c);
       if (dup) continue;
       cols[n] = c;
@@ -74,11 +74,11 @@ static PetscErrorCode MakeLayout(MPI_Comm comm, PetscInt M, PetscInt N, PetscBoo
    rank (off-process entries through the stash). */
 static PetscErrorCode Insert(Mat A, const Layout *L, PetscScalar factor)
 {
-  PetscMPIInt  size, rank;
-  PetscInt     cols[MAXROW], ncols, rows[2];
-  PetscScalar  vals[MAXROW];
-  MPI_Comm     comm = PetscObjectComm((PetscObject)A);
-  PetscInt     prev_rstart, prev_rend;
+  PetscMPIInt size, rank;
+  PetscInt    cols[MAXROW], ncols, rows[2];
+  PetscScalar vals[MAXROW];
+  MPI_Comm    comm = PetscObjectComm((PetscObject)A);
+  PetscInt    prev_rstart, prev_rend;
 
   PetscFunctionBegin;
   PetscCallMPI(MPI_Comm_size(comm, &size));
@@ -295,8 +295,7 @@ static PetscErrorCode RunOptionsBeforeAssembly(MPI_Comm comm, const Layout *L, c
     PetscCheck(iv == 64, PETSC_COMM_SELF, PETSC_ERR_PLIB, "slice height %" PetscInt_FMT, iv);
     PetscCall(MatPackSELLGetValueFormat(B, &sv));
     PetscCheck(!strcmp(sv, "exact"), PETSC_COMM_SELF, PETSC_ERR_PLIB, "value format %s", sv);
-    PetscCheck(st.stored_slots % 64 == 0 && st.hybrid_width <= 2 && (st.nnz == 0 || st.tail_nnz > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB,
-               "slice height 64 and K = 2 expected: %" PetscInt64_FMT " slots, K %" PetscInt_FMT ", tail %" PetscInt64_FMT, st.stored_slots, st.hybrid_width, st.tail_nnz);
+    PetscCheck(st.stored_slots % 64 == 0 && st.hybrid_width <= 2 && (st.nnz == 0 || st.tail_nnz > 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "slice height 64 and K = 2 expected: %" PetscInt64_FMT " slots, K %" PetscInt_FMT ", tail %" PetscInt64_FMT, st.stored_slots, st.hybrid_width, st.tail_nnz);
   }
   PetscCall(PetscSNPrintf(what, sizeof(what), "%s options before assembly", family));
   PetscCall(TestCompareProducts(A, B, what)); /* exact: lossless bound */

@@ -102,8 +102,7 @@ static PetscErrorCode RunProducts(Mat B, Vec x, Vec y, Vec z, const char *stagen
   PetscCall(PetscLogStagePop());
   PetscCall(EventInfo(stage, "MatMult", &p->mult));
   PetscCall(EventInfo(stage, "MatMultAdd", &p->multadd));
-  PetscCheck(p->mult.count == NPROD && p->multadd.count == NPROD, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %d MatMult and %d MatMultAdd events logged, expected %d each", stagename, p->mult.count,
-             p->multadd.count, NPROD);
+  PetscCheck(p->mult.count == NPROD && p->multadd.count == NPROD, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: %d MatMult and %d MatMultAdd events logged, expected %d each", stagename, p->mult.count, p->multadd.count, NPROD);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -205,7 +204,8 @@ static PetscErrorCode MakeByPath(Mat A, const char *full, int k, Mat *B)
 static PetscErrorCode CheckNoCsrCopy(const PetscEventPerfInfo *build, PetscInt m, const char *name)
 {
   PetscFunctionBegin;
-  PetscCheck(build->CpuToGpuCount <= 2 && build->CpuToGpuSize == (PetscLogDouble)sizeof(PetscInt) * (m + 1) * build->CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name, (double)build->CpuToGpuSize, (double)build->CpuToGpuCount, m);
+  PetscCheck(build->CpuToGpuCount <= 2 && build->CpuToGpuSize == (PetscLogDouble)sizeof(PetscInt) * (m + 1) * build->CpuToGpuCount, PETSC_COMM_SELF, PETSC_ERR_PLIB, "%s: the build copied %g bytes to the device in %g copies, not only row offsets of %" PetscInt_FMT " rows", name,
+             (double)build->CpuToGpuSize, (double)build->CpuToGpuCount, m);
   PetscCall(CheckEqual(build->GpuToCpuCount, 0, "the device-to-host copies of a build from a device CSR", name));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -150,25 +150,25 @@ static PetscErrorCode OpMatSetValuesCOO(Ctx *c)
     if (i == n / 4) continue;
     for (PetscInt j = PetscMax(0, i - 2); j <= PetscMin(n - 1, i + 2); j++) {
       if (i == j && i % 37 == 5) continue;
-      ci[nz]   = i;
-      cj[nz]   = j;
-      v[nz++]  = i == j ? 6.0 : -1.0 / (1 + i % 5 + j % 3);
+      ci[nz]  = i;
+      cj[nz]  = j;
+      v[nz++] = i == j ? 6.0 : -1.0 / (1 + i % 5 + j % 3);
     }
   }
   /* a repeated entry, an ignored (negative) one and an off-process row */
   if (rs < re) {
-    ci[nz] = rs;
-    cj[nz] = rs;
+    ci[nz]  = rs;
+    cj[nz]  = rs;
     v[nz++] = 0.5;
-    ci[nz] = -1;
-    cj[nz] = rs;
+    ci[nz]  = -1;
+    cj[nz]  = rs;
     v[nz++] = 100.0;
   }
-  ci[nz] = (re + 3) % n;
-  cj[nz] = (re + 20) % n;
+  ci[nz]  = (re + 3) % n;
+  cj[nz]  = (re + 20) % n;
   v[nz++] = 0.25;
-  M[0] = A;
-  M[1] = B;
+  M[0]    = A;
+  M[1]    = B;
   for (int s = 0; s < 2; s++) {
     PetscInt *ti, *tj;
     PetscCall(PetscMalloc2(nz, &ti, nz, &tj));
@@ -298,11 +298,11 @@ static PetscErrorCode OpMatBindToCPUDuringHash(Ctx *c)
 }
 
 const Op kOpsAssembly[] = {
-  {"MatSetValues",           OpMatSetValues          },
-  {"MatSetOption",           OpMatSetOption          },
-  {"MatResetPreallocation",  OpMatResetPreallocation },
-  {"MatSetValuesCOO",        OpMatSetValuesCOO       },
-  {"MatGetLocalSubMatrix",   OpMatGetLocalSubMatrix  },
+  {"MatSetValues", OpMatSetValues},
+  {"MatSetOption", OpMatSetOption},
+  {"MatResetPreallocation", OpMatResetPreallocation},
+  {"MatSetValuesCOO", OpMatSetValuesCOO},
+  {"MatGetLocalSubMatrix", OpMatGetLocalSubMatrix},
   {"MatBindToCPUDuringHash", OpMatBindToCPUDuringHash},
-  {NULL,                     NULL                    },
+  {NULL, NULL},
 };

@@ -39,7 +39,11 @@ static PetscErrorCode OpMatIncreaseOverlap(Ctx *c)
   PetscCall(ISCreateStride(PETSC_COMM_SELF, (re - rs + 2) / 3, rs, 3, &ia));
   PetscCall(ISDuplicate(ia, &ib));
   PetscCall(ISCopy(ia, ib));
-  AIJFIRST(c, MatIncreaseOverlap(A, 1, &ia, 2), MatIncreaseOverlap(B, 1, &ib, 2), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(ISDestroy(&ia)); PetscCall(ISDestroy(&ib)); });
+  AIJFIRST(c, MatIncreaseOverlap(A, 1, &ia, 2), MatIncreaseOverlap(B, 1, &ib, 2), {
+    PetscCall(Destroy4(&A, &B, NULL, NULL));
+    PetscCall(ISDestroy(&ia));
+    PetscCall(ISDestroy(&ib));
+  });
   PetscCall(MatIncreaseOverlap(B, 1, &ib, 2));
   PetscCall(ISSort(ia));
   PetscCall(ISSort(ib));
@@ -163,10 +167,5 @@ static PetscErrorCode OpMatInvertBlockDiagonal(Ctx *c)
 }
 
 const Op kOpsFactor[] = {
-  {"MatGetDiagonalBlock",     OpMatGetDiagonalBlock    },
-  {"MatIncreaseOverlap",      OpMatIncreaseOverlap     },
-  {"MatGetOrdering",          OpMatGetOrdering         },
-  {"MatGetFactor",            OpMatGetFactor           },
-  {"MatInvertBlockDiagonal",  OpMatInvertBlockDiagonal },
-  {NULL,                      NULL                     },
+  {"MatGetDiagonalBlock", OpMatGetDiagonalBlock}, {"MatIncreaseOverlap", OpMatIncreaseOverlap}, {"MatGetOrdering", OpMatGetOrdering}, {"MatGetFactor", OpMatGetFactor}, {"MatInvertBlockDiagonal", OpMatInvertBlockDiagonal}, {NULL, NULL},
 };

@@ -83,9 +83,18 @@ static PetscErrorCode ProdAdd(Ctx *c, Prod p, PetscReal tol)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode OpMatMultAdd(Ctx *c) { return ProdAdd(c, P_MULT, c->tol_shadow); }
-static PetscErrorCode OpMatMultTranspose(Ctx *c) { return ProdAdd(c, P_MULTT, 1e-13); }
-static PetscErrorCode OpMatMultHermitianTranspose(Ctx *c) { return ProdAdd(c, P_MULTH, 1e-13); }
+static PetscErrorCode OpMatMultAdd(Ctx *c)
+{
+  return ProdAdd(c, P_MULT, c->tol_shadow);
+}
+static PetscErrorCode OpMatMultTranspose(Ctx *c)
+{
+  return ProdAdd(c, P_MULTT, 1e-13);
+}
+static PetscErrorCode OpMatMultHermitianTranspose(Ctx *c)
+{
+  return ProdAdd(c, P_MULTH, 1e-13);
+}
 
 static PetscErrorCode OpMatCreateTranspose(Ctx *c)
 {
@@ -183,7 +192,7 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
   PetscCall(Pair(c, KS, &P, &PB));
   for (int second = 0; second < 3; second++) {
     /* 0: ours x ours, 1: ours x AIJ, 2: AIJ x ours */
-    Mat X = second == 2 ? P : B, Y = second == 0 ? PB : (second == 1 ? P : B), Xa = second == 2 ? P : A, Ya = second == 2 ? A : P;
+    Mat         X = second == 2 ? P : B, Y = second == 0 ? PB : (second == 1 ? P : B), Xa = second == 2 ? P : A, Ya = second == 2 ? A : P;
     const char *which = second == 0 ? "ours, ours" : (second == 1 ? "ours, AIJ" : "AIJ, ours");
     if (p == PR_ABt && second == 2) {
       /* PETSc 3.22's MatMatTransposeMult() of a plain AIJ matrix with an AIJ subclass as the
@@ -199,7 +208,10 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
       PetscCall(Note(c, "AIJ, ours skipped (PETSc has no MPIAIJ x MPIAIJCUSPARSE product)"));
       continue;
     }
-    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb), { PetscCall(Destroy4(&A, &B, NULL, NULL)); PetscCall(Destroy4(&P, &PB, NULL, NULL)); });
+    AIJFIRST(c, DoProduct(p, Xa, Ya, Xa, MAT_INITIAL_MATRIX, &Ca), DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb), {
+      PetscCall(Destroy4(&A, &B, NULL, NULL));
+      PetscCall(Destroy4(&P, &PB, NULL, NULL));
+    });
     PetscCall(DoProduct(p, X, Y, X, MAT_INITIAL_MATRIX, &Cb));
     PetscCall(PetscSNPrintf(w, sizeof(w), "%s", which));
     PetscCall(CheckResult(c, Cb, w, PETSC_FALSE));
@@ -222,9 +234,18 @@ static PetscErrorCode Products(Ctx *c, ProdKind p)
   PetscCall(Destroy4(&P, &PB, NULL, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-static PetscErrorCode OpMatMatMult(Ctx *c) { return Products(c, PR_AB); }
-static PetscErrorCode OpMatPtAP(Ctx *c) { return Products(c, PR_PTAP); }
-static PetscErrorCode OpMatRARt(Ctx *c) { return Products(c, PR_RARt); }
+static PetscErrorCode OpMatMatMult(Ctx *c)
+{
+  return Products(c, PR_AB);
+}
+static PetscErrorCode OpMatPtAP(Ctx *c)
+{
+  return Products(c, PR_PTAP);
+}
+static PetscErrorCode OpMatRARt(Ctx *c)
+{
+  return Products(c, PR_RARt);
+}
 /* P^T P, one matrix as both operands: at several ranks PETSc's CUDA product multiplies one merged
    copy of P's local rows by itself, whose explicit transpose a reuse after a value change of P
    must not keep (checked against AIJ's P^T P after MatScale of P). */
@@ -256,14 +277,20 @@ static PetscErrorCode OpMatTransposeMatMult(Ctx *c)
   PetscCall(TransposeSelfProduct(c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-static PetscErrorCode OpMatMatTransposeMult(Ctx *c) { return Products(c, PR_ABt); }
-static PetscErrorCode OpMatMatMatMult(Ctx *c) { return Products(c, PR_ABC); }
+static PetscErrorCode OpMatMatTransposeMult(Ctx *c)
+{
+  return Products(c, PR_ABt);
+}
+static PetscErrorCode OpMatMatMatMult(Ctx *c)
+{
+  return Products(c, PR_ABC);
+}
 
 static PetscErrorCode OpMatMatMultDense(Ctx *c)
 {
-  Mat       A, B, X, Xb, Ya, Yb;
-  PetscInt  N;
-  MatType   dt;
+  Mat      A, B, X, Xb, Ya, Yb;
+  PetscInt N;
+  MatType  dt;
 
   PetscFunctionBegin;
   PetscCall(Pair(c, KR, &A, &B));
@@ -294,17 +321,17 @@ static PetscErrorCode OpMatMatMultDense(Ctx *c)
 }
 
 const Op kOpsProducts[] = {
-  {"MatMult",                    OpMatMult                   },
-  {"MatMultAdd",                 OpMatMultAdd                },
-  {"MatMultTranspose",           OpMatMultTranspose          },
-  {"MatMultHermitianTranspose",  OpMatMultHermitianTranspose },
-  {"MatCreateTranspose",         OpMatCreateTranspose        },
-  {"MatMatMult",                 OpMatMatMult                },
-  {"MatMatMultDense",            OpMatMatMultDense           },
-  {"MatPtAP",                    OpMatPtAP                   },
-  {"MatRARt",                    OpMatRARt                   },
-  {"MatTransposeMatMult",        OpMatTransposeMatMult       },
-  {"MatMatTransposeMult",        OpMatMatTransposeMult       },
-  {"MatMatMatMult",              OpMatMatMatMult             },
-  {NULL,                         NULL                        },
+  {"MatMult", OpMatMult},
+  {"MatMultAdd", OpMatMultAdd},
+  {"MatMultTranspose", OpMatMultTranspose},
+  {"MatMultHermitianTranspose", OpMatMultHermitianTranspose},
+  {"MatCreateTranspose", OpMatCreateTranspose},
+  {"MatMatMult", OpMatMatMult},
+  {"MatMatMultDense", OpMatMatMultDense},
+  {"MatPtAP", OpMatPtAP},
+  {"MatRARt", OpMatRARt},
+  {"MatTransposeMatMult", OpMatTransposeMatMult},
+  {"MatMatTransposeMult", OpMatMatTransposeMult},
+  {"MatMatMatMult", OpMatMatMatMult},
+  {NULL, NULL},
 };

@@ -158,9 +158,9 @@ static PetscErrorCode RowReduce(Ctx *c, RowOp op)
 
   PetscFunctionBegin;
   for (int k = 0; k < 2; k++) {
-    Vec       va, vb;
-    PetscInt  m, *ia, *ib;
-    int       same = 1;
+    Vec      va, vb;
+    PetscInt m, *ia, *ib;
+    int      same = 1;
     PetscCall(Pair(c, kinds[k], &A, &B));
     PetscCall(MatCreateVecs(A, NULL, &va));
     PetscCall(MatCreateVecs(B, NULL, &vb));
@@ -196,19 +196,34 @@ static PetscErrorCode RowReduce(Ctx *c, RowOp op)
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-static PetscErrorCode OpMatGetRowMaxAbs(Ctx *c) { return RowReduce(c, R_MAXABS); }
-static PetscErrorCode OpMatGetRowMax(Ctx *c) { return RowReduce(c, R_MAX); }
-static PetscErrorCode OpMatGetRowMin(Ctx *c) { return RowReduce(c, R_MIN); }
-static PetscErrorCode OpMatGetRowMinAbs(Ctx *c) { return RowReduce(c, R_MINABS); }
-static PetscErrorCode OpMatGetRowSum(Ctx *c) { return RowReduce(c, R_SUM); }
+static PetscErrorCode OpMatGetRowMaxAbs(Ctx *c)
+{
+  return RowReduce(c, R_MAXABS);
+}
+static PetscErrorCode OpMatGetRowMax(Ctx *c)
+{
+  return RowReduce(c, R_MAX);
+}
+static PetscErrorCode OpMatGetRowMin(Ctx *c)
+{
+  return RowReduce(c, R_MIN);
+}
+static PetscErrorCode OpMatGetRowMinAbs(Ctx *c)
+{
+  return RowReduce(c, R_MINABS);
+}
+static PetscErrorCode OpMatGetRowSum(Ctx *c)
+{
+  return RowReduce(c, R_SUM);
+}
 
 static PetscErrorCode OpMatGetColumnNorms(Ctx *c)
 {
-  Mat       A, B;
-  PetscInt  N;
+  Mat        A, B;
+  PetscInt   N;
   PetscReal *na, *nb;
-  NormType  norms[] = {NORM_1, NORM_2, NORM_INFINITY};
-  int       same = 1;
+  NormType   norms[] = {NORM_1, NORM_2, NORM_INFINITY};
+  int        same    = 1;
 
   PetscFunctionBegin;
   PetscCall(Pair(c, KR, &A, &B));
@@ -298,23 +313,23 @@ static PetscErrorCode OpMatMissingDiagonal(Ctx *c)
 #endif
 
 const Op kOpsQueries[] = {
-  {"MatGetDiagonal",        OpMatGetDiagonal       },
-  {"MatNorm",               OpMatNorm              },
-  {"MatGetRow",             OpMatGetRow            },
-  {"MatGetValues",          OpMatGetValues         },
-  {"MatEqual",              OpMatEqual             },
-  {"MatIsSymmetric",        OpMatIsSymmetric       },
-  {"MatGetRowMaxAbs",       OpMatGetRowMaxAbs      },
-  {"MatGetRowMax",          OpMatGetRowMax         },
-  {"MatGetRowMin",          OpMatGetRowMin         },
-  {"MatGetRowMinAbs",       OpMatGetRowMinAbs      },
-  {"MatGetRowSum",          OpMatGetRowSum         },
-  {"MatGetColumnNorms",     OpMatGetColumnNorms    },
-  {"MatGetTrace",           OpMatGetTrace          },
-  {"MatGetInfo",            OpMatGetInfo           },
-  {"MatGetOwnershipRange",  OpMatGetOwnershipRange },
+  {"MatGetDiagonal", OpMatGetDiagonal},
+  {"MatNorm", OpMatNorm},
+  {"MatGetRow", OpMatGetRow},
+  {"MatGetValues", OpMatGetValues},
+  {"MatEqual", OpMatEqual},
+  {"MatIsSymmetric", OpMatIsSymmetric},
+  {"MatGetRowMaxAbs", OpMatGetRowMaxAbs},
+  {"MatGetRowMax", OpMatGetRowMax},
+  {"MatGetRowMin", OpMatGetRowMin},
+  {"MatGetRowMinAbs", OpMatGetRowMinAbs},
+  {"MatGetRowSum", OpMatGetRowSum},
+  {"MatGetColumnNorms", OpMatGetColumnNorms},
+  {"MatGetTrace", OpMatGetTrace},
+  {"MatGetInfo", OpMatGetInfo},
+  {"MatGetOwnershipRange", OpMatGetOwnershipRange},
 #if PETSC_VERSION_LT(3, 25, 0)
-  {"MatMissingDiagonal",    OpMatMissingDiagonal   },
+  {"MatMissingDiagonal", OpMatMissingDiagonal},
 #endif
-  {NULL,                    NULL                   },
+  {NULL, NULL},
 };

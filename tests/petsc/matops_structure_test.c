@@ -93,8 +93,14 @@ static PetscErrorCode Transpose(Ctx *c, PetscBool inplace)
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-static PetscErrorCode OpMatTranspose(Ctx *c) { return Transpose(c, PETSC_FALSE); }
-static PetscErrorCode OpMatTransposeInplace(Ctx *c) { return Transpose(c, PETSC_TRUE); }
+static PetscErrorCode OpMatTranspose(Ctx *c)
+{
+  return Transpose(c, PETSC_FALSE);
+}
+static PetscErrorCode OpMatTransposeInplace(Ctx *c)
+{
+  return Transpose(c, PETSC_TRUE);
+}
 
 static PetscErrorCode SubIS(Ctx *c, Mat A, IS *rows, IS *cols)
 {
@@ -207,7 +213,7 @@ static PetscErrorCode OpMatCreateSubMatrices(Ctx *c)
 
 static PetscErrorCode OpMatDuplicate(Ctx *c)
 {
-  MatDuplicateOption ops[] = {MAT_DO_NOT_COPY_VALUES, MAT_COPY_VALUES, MAT_SHARE_NONZERO_PATTERN};
+  MatDuplicateOption ops[]   = {MAT_DO_NOT_COPY_VALUES, MAT_COPY_VALUES, MAT_SHARE_NONZERO_PATTERN};
   const char        *names[] = {"MAT_DO_NOT_COPY_VALUES", "MAT_COPY_VALUES", "MAT_SHARE_NONZERO_PATTERN"};
   Mat                A, B, D;
 
@@ -255,12 +261,12 @@ static PetscErrorCode OpMatFilter(Ctx *c)
 }
 
 const Op kOpsStructure[] = {
-  {"MatConvert",            OpMatConvert           },
-  {"MatTranspose",          OpMatTranspose         },
-  {"MatTransposeInplace",   OpMatTransposeInplace  },
-  {"MatCreateSubMatrix",    OpMatCreateSubMatrix   },
-  {"MatCreateSubMatrices",  OpMatCreateSubMatrices },
-  {"MatDuplicate",          OpMatDuplicate         },
-  {"MatFilter",             OpMatFilter            },
-  {NULL,                    NULL                   },
+  {"MatConvert", OpMatConvert},
+  {"MatTranspose", OpMatTranspose},
+  {"MatTransposeInplace", OpMatTransposeInplace},
+  {"MatCreateSubMatrix", OpMatCreateSubMatrix},
+  {"MatCreateSubMatrices", OpMatCreateSubMatrices},
+  {"MatDuplicate", OpMatDuplicate},
+  {"MatFilter", OpMatFilter},
+  {NULL, NULL},
 };

@@ -31,13 +31,7 @@ typedef struct {
   const Op   *ops;
 } Group;
 static const Group kGroups[] = {
-  {"products",  kOpsProducts },
-  {"queries",   kOpsQueries  },
-  {"assembly",  kOpsAssembly },
-  {"values",    kOpsValues   },
-  {"structure", kOpsStructure},
-  {"factor",    kOpsFactor   },
-  {"view",      kOpsView     },
+  {"products", kOpsProducts}, {"queries", kOpsQueries}, {"assembly", kOpsAssembly}, {"values", kOpsValues}, {"structure", kOpsStructure}, {"factor", kOpsFactor}, {"view", kOpsView},
 };
 #define NGROUPS (sizeof(kGroups) / sizeof(kGroups[0]))
 
@@ -188,8 +182,7 @@ int main(int argc, char **argv)
         const char *bname = b ? "set" : "convert";
         if (hasbuilds && !InList(bname, builds, nbuilds)) continue;
         c.viaset = (PetscBool)b;
-        PetscCall(PetscPrintf(c.comm, "== %s, %s %s, built by %s, %d rank(s)\n", c.family, c.rgcsr ? "group size" : "value format", c.rgcsr ? "64" : c.config,
-                              b ? "MatSetType + MatSetValues" : "MatConvert", (int)c.size));
+        PetscCall(PetscPrintf(c.comm, "== %s, %s %s, built by %s, %d rank(s)\n", c.family, c.rgcsr ? "group size" : "value format", c.rgcsr ? "64" : c.config, b ? "MatSetType + MatSetValues" : "MatConvert", (int)c.size));
         for (size_t g = 0; g < NGROUPS; g++) {
           if (ngroups && !InList(kGroups[g].name, groups, ngroups)) continue;
           for (const Op *op = kGroups[g].ops; op->name; op++) {
@@ -208,8 +201,7 @@ int main(int argc, char **argv)
       }
     }
   }
-  PetscCall(PetscPrintf(c.comm, "summary: %" PetscInt_FMT " operation runs, %" PetscInt_FMT " FAIL, %" PetscInt_FMT " unexpected errors, %" PetscInt_FMT " documented refusals%s%s\n", nrun, nfail, nerr, nref,
-                        failed[0] ? "; failing:" : "", failed));
+  PetscCall(PetscPrintf(c.comm, "summary: %" PetscInt_FMT " operation runs, %" PetscInt_FMT " FAIL, %" PetscInt_FMT " unexpected errors, %" PetscInt_FMT " documented refusals%s%s\n", nrun, nfail, nerr, nref, failed[0] ? "; failing:" : "", failed));
   if (!nfail && !nerr) PetscCall(PetscPrintf(c.comm, "PASS\n"));
   for (PetscInt t = 0; t < ntypes; t++) PetscCall(PetscFree(types[t]));
   for (PetscInt k = 0; k < nops; k++) PetscCall(PetscFree(ops[k]));

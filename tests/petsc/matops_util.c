@@ -40,7 +40,7 @@ PetscErrorCode CheckResult(Ctx *c, Mat M, const char *what, PetscBool dense_ok)
   MatType     t;
   PetscMPIInt msize;
   char        ours[64], opt[64] = "", note[160];
-  int         ok = 1;
+  int         ok       = 1;
   char        bad[256] = "";
 
   PetscFunctionBegin;
@@ -86,8 +86,8 @@ PetscErrorCode CheckResult(Ctx *c, Mat M, const char *what, PetscBool dense_ok)
 
 PetscErrorCode CheckStillOurs(Ctx *c, Mat B, const char *what)
 {
-  MatType     t;
-  char        ours[64];
+  MatType t;
+  char    ours[64];
 
   PetscFunctionBegin;
   PetscCall(MatGetType(B, &t));

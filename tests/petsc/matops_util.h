@@ -24,7 +24,7 @@ typedef struct {
   const char *family; /* rgcsr, packsell, ... (umbrella name) */
   const char *config; /* g64, exact, e8m14 */
   PetscBool   packsell, rgcsr, lossy, viaset;
-  PetscReal   tol_shadow; /* relative (inf-norm) tolerance of products computed by our layouts */
+  PetscReal   tol_shadow;               /* relative (inf-norm) tolerance of products computed by our layouts */
   char        seqname[64], mpiname[64]; /* type names of the family's seq and mpi matrices */
   char        failmsg[1024];
   char        note[512];

@@ -42,10 +42,16 @@ static PetscErrorCode ZeroRows(Ctx *c, PetscBool columns)
        the stale array (valgrind: invalid writes, plain AIJ alike; docs/mat-operations.md) */
     if (rs <= n / 4 && n / 4 < re && n / 4 != rs) rows[nr++] = n / 4;
     if (columns) {
-      AIJFIRST(c, MatZeroRowsColumns(A, nr, rows, 3.0, xa, ba), MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb), { PetscCall(Destroy4(&A, &B, &xa, &xb)); PetscCall(Destroy4(NULL, NULL, &ba, &bb)); });
+      AIJFIRST(c, MatZeroRowsColumns(A, nr, rows, 3.0, xa, ba), MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb), {
+        PetscCall(Destroy4(&A, &B, &xa, &xb));
+        PetscCall(Destroy4(NULL, NULL, &ba, &bb));
+      });
       PetscCall(MatZeroRowsColumns(B, nr, rows, 3.0, xb, bb));
     } else {
-      AIJFIRST(c, MatZeroRows(A, nr, rows, 3.0, xa, ba), MatZeroRows(B, nr, rows, 3.0, xb, bb), { PetscCall(Destroy4(&A, &B, &xa, &xb)); PetscCall(Destroy4(NULL, NULL, &ba, &bb)); });
+      AIJFIRST(c, MatZeroRows(A, nr, rows, 3.0, xa, ba), MatZeroRows(B, nr, rows, 3.0, xb, bb), {
+        PetscCall(Destroy4(&A, &B, &xa, &xb));
+        PetscCall(Destroy4(NULL, NULL, &ba, &bb));
+      });
       PetscCall(MatZeroRows(B, nr, rows, 3.0, xb, bb));
     }
     PetscCall(CmpVec(c, ba, bb, 1e-14, "right-hand side"));
@@ -56,8 +62,14 @@ static PetscErrorCode ZeroRows(Ctx *c, PetscBool columns)
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
-static PetscErrorCode OpMatZeroRows(Ctx *c) { return ZeroRows(c, PETSC_FALSE); }
-static PetscErrorCode OpMatZeroRowsColumns(Ctx *c) { return ZeroRows(c, PETSC_TRUE); }
+static PetscErrorCode OpMatZeroRows(Ctx *c)
+{
+  return ZeroRows(c, PETSC_FALSE);
+}
+static PetscErrorCode OpMatZeroRowsColumns(Ctx *c)
+{
+  return ZeroRows(c, PETSC_TRUE);
+}
 
 static PetscErrorCode OpMatScale(Ctx *c)
 {
@@ -136,7 +148,7 @@ static PetscErrorCode OpMatDiagonalScale(Ctx *c)
 
 static PetscErrorCode OpMatAXPY(Ctx *c)
 {
-  MatStructure strs[] = {SAME_NONZERO_PATTERN, SUBSET_NONZERO_PATTERN, DIFFERENT_NONZERO_PATTERN, UNKNOWN_NONZERO_PATTERN};
+  MatStructure strs[]  = {SAME_NONZERO_PATTERN, SUBSET_NONZERO_PATTERN, DIFFERENT_NONZERO_PATTERN, UNKNOWN_NONZERO_PATTERN};
   const char  *names[] = {"SAME", "SUBSET", "DIFFERENT", "UNKNOWN"};
   Mat          A, B, X, XB;
   char         w[128];
@@ -339,18 +351,18 @@ static PetscErrorCode OpMatSetRandom(Ctx *c)
 }
 
 const Op kOpsValues[] = {
-  {"MatZeroEntries",      OpMatZeroEntries     },
-  {"MatZeroRows",         OpMatZeroRows        },
-  {"MatZeroRowsColumns",  OpMatZeroRowsColumns },
-  {"MatScale",            OpMatScale           },
-  {"MatShift",            OpMatShift           },
-  {"MatDiagonalSet",      OpMatDiagonalSet     },
-  {"MatDiagonalScale",    OpMatDiagonalScale   },
-  {"MatAXPY",             OpMatAXPY            },
-  {"MatAYPX",             OpMatAYPX            },
-  {"MatStoreValues",      OpMatStoreValues     },
-  {"MatCopy",             OpMatCopy            },
-  {"MatRealPart",         OpMatRealPart        },
-  {"MatSetRandom",        OpMatSetRandom       },
-  {NULL,                  NULL                 },
+  {"MatZeroEntries", OpMatZeroEntries},
+  {"MatZeroRows", OpMatZeroRows},
+  {"MatZeroRowsColumns", OpMatZeroRowsColumns},
+  {"MatScale", OpMatScale},
+  {"MatShift", OpMatShift},
+  {"MatDiagonalSet", OpMatDiagonalSet},
+  {"MatDiagonalScale", OpMatDiagonalScale},
+  {"MatAXPY", OpMatAXPY},
+  {"MatAYPX", OpMatAYPX},
+  {"MatStoreValues", OpMatStoreValues},
+  {"MatCopy", OpMatCopy},
+  {"MatRealPart", OpMatRealPart},
+  {"MatSetRandom", OpMatSetRandom},
+  {NULL, NULL},
 };

@@ -139,7 +139,7 @@ static PetscErrorCode OpMatViewBoundToCPU(Ctx *c)
 }
 
 const Op kOpsView[] = {
-  {"MatView",             OpMatView           },
-  {"MatViewBoundToCPU",   OpMatViewBoundToCPU },
-  {NULL,                  NULL                },
+  {"MatView", OpMatView},
+  {"MatViewBoundToCPU", OpMatViewBoundToCPU},
+  {NULL, NULL},
 };

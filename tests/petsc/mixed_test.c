@@ -133,12 +133,10 @@ static PetscErrorCode Solves(MatType type, PetscInt n)
     PetscCall(MixedKSP(A, m ? KSPFGMRES : KSPFCG, &ksp));
     PetscCall(Solve(ksp, A, &res, &its));
     PetscCall(Stats(ksp, &st));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s inner %s: %" PetscInt_FMT " outer iterations (CG + Jacobi %" PetscInt_FMT "), true residual %.3e, %" PetscInt_FMT " inner steps in %" PetscInt_FMT " applications\n", type, m ? "f3r" : "cg",
-                          its, cgits, (double)res, st.inner_its, st.applications));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s inner %s: %" PetscInt_FMT " outer iterations (CG + Jacobi %" PetscInt_FMT "), true residual %.3e, %" PetscInt_FMT " inner steps in %" PetscInt_FMT " applications\n", type, m ? "f3r" : "cg", its, cgits, (double)res, st.inner_its, st.applications));
     CHECK(res <= 1e-9, "inner %s: true residual %g above 10 x rtol", m ? "f3r" : "cg", (double)res);
     CHECK(2 * its < cgits, "inner %s: %" PetscInt_FMT " outer iterations is not far below CG + Jacobi's %" PetscInt_FMT, m ? "f3r" : "cg", its, cgits);
-    CHECK(st.builds == 1 && st.value_updates == 0 && st.applications >= its, "inner %s: counts builds %" PetscInt_FMT " updates %" PetscInt_FMT " applications %" PetscInt_FMT, m ? "f3r" : "cg", st.builds, st.value_updates,
-          st.applications);
+    CHECK(st.builds == 1 && st.value_updates == 0 && st.applications >= its, "inner %s: counts builds %" PetscInt_FMT " updates %" PetscInt_FMT " applications %" PetscInt_FMT, m ? "f3r" : "cg", st.builds, st.value_updates, st.applications);
     if (m == 0) {
       /* far more inner steps than the block needs: the residual floor ends them (no Inf from an
          underflowing recurrence) */
@@ -152,8 +150,7 @@ static PetscErrorCode Solves(MatType type, PetscInt n)
       {
         PetscInt exits; /* summed: a rank owning no rows makes no step */
         PetscCallMPI(MPIU_Allreduce(&st.early_exits, &exits, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
-        CHECK(bres <= 1e-9 && exits > 0 && st.inner_its < 3000 * st.applications, "max_it 3000: true residual %g, %" PetscInt_FMT " early exits on all ranks, %" PetscInt_FMT " inner steps in %" PetscInt_FMT " applications here", (double)bres,
-              exits, st.inner_its, st.applications);
+        CHECK(bres <= 1e-9 && exits > 0 && st.inner_its < 3000 * st.applications, "max_it 3000: true residual %g, %" PetscInt_FMT " early exits on all ranks, %" PetscInt_FMT " inner steps in %" PetscInt_FMT " applications here", (double)bres, exits, st.inner_its, st.applications);
       }
       PetscCall(KSPDestroy(&big));
       PetscCall(PetscOptionsClearValue(NULL, "-mk_pc_mixedkrylov_max_it"));
@@ -551,7 +548,7 @@ static PetscErrorCode DenseMovedZero(MatType type)
   char              *cuda = NULL, *cusparse = NULL;
 
   PetscFunctionBegin;
-  PetscCall(PetscStrstr(type, "cuda", &cuda)); /* rgcsrcuda, packsellcuda */
+  PetscCall(PetscStrstr(type, "cuda", &cuda));         /* rgcsrcuda, packsellcuda */
   PetscCall(PetscStrstr(type, "cusparse", &cusparse)); /* aijcusparse */
   PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n, n, NULL, &A));
   if (cuda || cusparse) PetscCall(MatConvert(A, MATDENSECUDA, MAT_INPLACE_MATRIX, &A));
@@ -697,9 +694,9 @@ static PetscErrorCode OuterKSPs(MatType type, PetscInt n)
     {KSPFBCGSR, "preconditioned", "the outer KSP fbcgsr tests the preconditioned residual norm"}, /* with -ok_ksp_pc_side left */
     {KSPRICHARDSON, "preconditioned", "the outer KSP richardson tests the preconditioned residual norm"},
   };
-  Mat       A;
-  VecType   vt;
-  char     *cuda = NULL;
+  Mat     A;
+  VecType vt;
+  char   *cuda = NULL;
 
   PetscFunctionBegin;
   PetscCall(Build(type, n, 0.0, -1, 0, 0, &A));
@@ -898,7 +895,7 @@ static PetscErrorCode ScaleInvariance(MatType type, PetscInt n)
 int main(int argc, char **argv)
 {
   char     type[64] = MATAIJ, mode[16] = "all";
-  PetscInt n        = 16;
+  PetscInt n = 16;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));

@@ -79,12 +79,12 @@ static PetscErrorCode Rank0Empty(Mat *A)
    sin(i), i the global row): its iterations, reason, true residual, stats and -ksp_view text */
 static PetscErrorCode Solve(Mat A, Mat Aexact, const char *backend, PetscReal rtol, Outcome *o)
 {
-  MPI_Comm    comm = PetscObjectComm((PetscObject)A);
-  KSP         ksp;
-  Vec         x, b, xe;
-  PetscInt    lo, hi;
+  MPI_Comm     comm = PetscObjectComm((PetscObject)A);
+  KSP          ksp;
+  Vec          x, b, xe;
+  PetscInt     lo, hi;
   PetscScalar *xa;
-  PetscMPIInt rank;
+  PetscMPIInt  rank;
 
   PetscFunctionBeginUser;
   PetscCall(MatCreateVecs(A, &x, &b));
@@ -145,8 +145,8 @@ static PetscBool Within5(PetscInt its, PetscInt ref)
 static PetscErrorCode Judge(const char *what, const Outcome *o, PetscReal rtol)
 {
   PetscFunctionBeginUser;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " its (%" PetscInt_FMT " low precision), %" PetscInt_FMT " reliable updates, %" PetscInt_FMT " raises, reason %s, true residual %.3e\n", what, o->its, o->st.lowp_its,
-                        o->st.reliable_updates, o->st.raises, KSPConvergedReasons[o->reason], (double)o->rel));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s: %" PetscInt_FMT " its (%" PetscInt_FMT " low precision), %" PetscInt_FMT " reliable updates, %" PetscInt_FMT " raises, reason %s, true residual %.3e\n", what, o->its, o->st.lowp_its, o->st.reliable_updates,
+                        o->st.raises, KSPConvergedReasons[o->reason], (double)o->rel));
   CHECK(o->reason == KSP_CONVERGED_RTOL, "%s: reason %s", what, KSPConvergedReasons[o->reason]);
   CHECK(o->rel <= 10 * rtol, "%s: true residual %g above 10 rtol = %g", what, (double)o->rel, (double)(10 * rtol));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -155,8 +155,8 @@ static PetscErrorCode Judge(const char *what, const Outcome *o, PetscReal rtol)
 int main(int argc, char **argv)
 {
   char        file[PETSC_MAX_PATH_LEN] = "", mattype[64] = "aij", backend[16] = "cuda", backend_line[64];
-  PetscInt    n = 24;
-  PetscReal   rtol = 1e-8;
+  PetscInt    n           = 24;
+  PetscReal   rtol        = 1e-8;
   PetscBool   rank0_empty = PETSC_FALSE;
   PetscMPIInt size;
   Mat         A, Aexact, A1, A1exact;

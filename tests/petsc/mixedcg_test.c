@@ -52,7 +52,7 @@ static PetscErrorCode Solve(Mat A, Mat Aexact, Vec b, const char *prefix, const 
   if (st) PetscCall(KSPMixedCGGetStats(ksp, st));
   if (view) { /* the ASCII view (rank 0 writes it) through a temporary file, sent to every rank */
     PetscViewer v;
-    FILE       *f = tmpfile();
+    FILE       *f   = tmpfile();
     size_t      got = 0;
     PetscMPIInt rank;
     PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_FILE_OPEN, "tmpfile() failed");

@@ -280,13 +280,13 @@ static PetscErrorCode RangeRemedies(PetscInt N)
   PetscErrorCode     ierr;
   PetscReal          rel;
   char               msg[2048], use[2048];
-  int                tried = 0;
+  int                tried       = 0;
   const char *const  remedy[][2] = {
-    {"-ksp_mixedcg_mat_packsell_scaling auto", "-tn_ksp_mixedcg_mat_packsell_scaling"},
-    {"bf16",                                   "-tn_ksp_mixedcg_value_format"         },
-    {"e8m14",                                  "-tn_ksp_mixedcg_value_format"         },
-    {"e8m22",                                  "-tn_ksp_mixedcg_value_format"         },
-    {"value format exact",                     "-tn_ksp_mixedcg_value_format"         },
+     {"-ksp_mixedcg_mat_packsell_scaling auto", "-tn_ksp_mixedcg_mat_packsell_scaling"},
+     {"bf16", "-tn_ksp_mixedcg_value_format"},
+     {"e8m14", "-tn_ksp_mixedcg_value_format"},
+     {"e8m22", "-tn_ksp_mixedcg_value_format"},
+     {"value format exact", "-tn_ksp_mixedcg_value_format"},
   };
   const char *const value[] = {"auto", "bf16", "e8m14", "e8m22", "exact"};
 

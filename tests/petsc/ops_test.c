@@ -252,11 +252,11 @@ static PetscErrorCode RunFamily(Mat Aref, const char *family, const char *label,
 
 int main(int argc, char **argv)
 {
-  char        file[PETSC_MAX_PATH_LEN], *types[MAXTYPES], *formats[MAXTYPES];
-  PetscInt    ntypes = MAXTYPES, nformats = MAXTYPES;
-  PetscBool   rank0_empty = PETSC_FALSE, view = PETSC_FALSE;
-  Mat         A;
-  PetscInt    M, N;
+  char      file[PETSC_MAX_PATH_LEN], *types[MAXTYPES], *formats[MAXTYPES];
+  PetscInt  ntypes = MAXTYPES, nformats = MAXTYPES;
+  PetscBool rank0_empty = PETSC_FALSE, view = PETSC_FALSE;
+  Mat       A;
+  PetscInt  M, N;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));

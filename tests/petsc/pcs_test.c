@@ -30,7 +30,7 @@ static PetscErrorCode Generate(MPI_Comm comm, PetscInt n, Mat *A)
   for (PetscInt row = rs; row < re; row++) {
     const PetscInt i = row % n, j = (row / n) % n, k = row / (n * n);
     const PetscInt off[6][3] = {{-1, 0, 0}, {1, 0, 0}, {0, -1, 0}, {0, 1, 0}, {0, 0, -1}, {0, 0, 1}};
-    PetscScalar    diag = 0;
+    PetscScalar    diag      = 0;
     for (int q = 0; q < 6; q++) {
       const PetscInt ii = i + off[q][0], jj = j + off[q][1], kk = k + off[q][2];
       /* face coefficient: symmetric in the two cells */
@@ -54,16 +54,9 @@ typedef struct {
 } Case;
 
 static const Case kCases[] = {
-  {"cg_jacobi", KSPCG, PCJACOBI, NULL, PETSC_FALSE, 0},
-  {"cg_ilu", KSPCG, PCILU, NULL, PETSC_FALSE, 1},
-  {"cg_icc", KSPCG, PCICC, NULL, PETSC_FALSE, 1},
-  {"cg_bjacobi_ilu", KSPCG, PCBJACOBI, PCILU, PETSC_FALSE, 0},
-  {"cg_bjacobi_icc", KSPCG, PCBJACOBI, PCICC, PETSC_FALSE, 2},
-  {"gmres_asm", KSPGMRES, PCASM, NULL, PETSC_FALSE, 0},
-  {"cg_gamg", KSPCG, PCGAMG, NULL, PETSC_FALSE, 0},
-  {"cg_ssor", KSPCG, PCSOR, NULL, PETSC_TRUE, 0},
-  {"gmres_jacobi", KSPGMRES, PCJACOBI, NULL, PETSC_FALSE, 0},
-  {"bicg_jacobi", KSPBICG, PCJACOBI, NULL, PETSC_FALSE, 0},
+  {"cg_jacobi", KSPCG, PCJACOBI, NULL, PETSC_FALSE, 0},        {"cg_ilu", KSPCG, PCILU, NULL, PETSC_FALSE, 1},           {"cg_icc", KSPCG, PCICC, NULL, PETSC_FALSE, 1},   {"cg_bjacobi_ilu", KSPCG, PCBJACOBI, PCILU, PETSC_FALSE, 0},
+  {"cg_bjacobi_icc", KSPCG, PCBJACOBI, PCICC, PETSC_FALSE, 2}, {"gmres_asm", KSPGMRES, PCASM, NULL, PETSC_FALSE, 0},     {"cg_gamg", KSPCG, PCGAMG, NULL, PETSC_FALSE, 0}, {"cg_ssor", KSPCG, PCSOR, NULL, PETSC_TRUE, 0},
+  {"gmres_jacobi", KSPGMRES, PCJACOBI, NULL, PETSC_FALSE, 0},  {"bicg_jacobi", KSPBICG, PCJACOBI, NULL, PETSC_FALSE, 0},
 };
 
 typedef struct {
@@ -117,8 +110,8 @@ static PetscErrorCode Solve(Mat A, Mat B, const Case *c, const char *family, Res
   PetscCall(PetscLogStagePush(stage));
   PetscCall(KSPSetUp(ksp));
   if (c->sub) {
-    KSP     *sub;
-    PetscInt nlocal;
+    KSP      *sub;
+    PetscInt  nlocal;
     PetscBool isbj;
     PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCBJACOBI, &isbj));
     if (isbj) PetscCall(PCBJacobiGetSubKSP(pc, &nlocal, NULL, &sub));
@@ -161,8 +154,8 @@ static PetscErrorCode CheckCase(Mat A, const Case *c, const char *base, char *ty
   PetscCall(MatConvert(A, base, MAT_INITIAL_MATRIX, &Bb));
   PetscCall(Solve(A, Bb, c, base, &rb));
   PetscCall(MatDestroy(&Bb));
-  PetscCall(PetscPrintf(comm, "%-16s %-14s its %4" PetscInt_FMT " true residual %.2e copies solve %g/%g setup %g/%g (host->device/device->host)\n", c->name, base, rb.its, (double)rb.true_residual, (double)rb.solve.CpuToGpuCount,
-                        (double)rb.solve.GpuToCpuCount, (double)rb.setup.CpuToGpuCount, (double)rb.setup.GpuToCpuCount));
+  PetscCall(PetscPrintf(comm, "%-16s %-14s its %4" PetscInt_FMT " true residual %.2e copies solve %g/%g setup %g/%g (host->device/device->host)\n", c->name, base, rb.its, (double)rb.true_residual, (double)rb.solve.CpuToGpuCount, (double)rb.solve.GpuToCpuCount,
+                        (double)rb.setup.CpuToGpuCount, (double)rb.setup.GpuToCpuCount));
   PetscCheck(rb.reason > 0, comm, PETSC_ERR_PLIB, "%s with %s did not converge (reason %d): the case is not a test", c->name, base, (int)rb.reason);
   for (PetscInt t = 0; t < ntypes; t++) {
     Mat         B;
@@ -172,8 +165,8 @@ static PetscErrorCode CheckCase(Mat A, const Case *c, const char *base, char *ty
     PetscCall(MatConvert(A, types[t], MAT_INITIAL_MATRIX, &B));
     PetscCall(Solve(A, B, c, types[t], &r));
     PetscCall(MatDestroy(&B));
-    PetscCall(PetscPrintf(comm, "%-16s %-14s its %4" PetscInt_FMT " true residual %.2e copies solve %g/%g setup %g/%g", c->name, types[t], r.its, (double)r.true_residual, (double)r.solve.CpuToGpuCount, (double)r.solve.GpuToCpuCount,
-                          (double)r.setup.CpuToGpuCount, (double)r.setup.GpuToCpuCount));
+    PetscCall(PetscPrintf(comm, "%-16s %-14s its %4" PetscInt_FMT " true residual %.2e copies solve %g/%g setup %g/%g", c->name, types[t], r.its, (double)r.true_residual, (double)r.solve.CpuToGpuCount, (double)r.solve.GpuToCpuCount, (double)r.setup.CpuToGpuCount,
+                          (double)r.setup.GpuToCpuCount));
     if (r.reason <= 0 || PetscAbsInt(r.its - rb.its) > tol || r.true_residual > 10 * PetscMax(rb.true_residual, 1e-12)) ok = 0;
     /* copies are counted on each rank: no rank may copy more often than with the base type, over
        the setup and the solve (a layout built from a subdomain matrix in PCSetUp uploads there what
@@ -271,7 +264,7 @@ int main(int argc, char **argv)
   for (PetscInt t = 0; t < ntypes; t++) cuda = (PetscBool)(cuda || strstr(types[t], "cuda"));
   PetscCall(Generate(PETSC_COMM_WORLD, n, &A));
   for (size_t k = 0; k < sizeof(kCases) / sizeof(kCases[0]); k++) {
-    const Case *c = &kCases[k];
+    const Case *c    = &kCases[k];
     PetscBool   want = PETSC_TRUE;
     if ((c->ranks == 1 && size > 1) || (c->ranks == 2 && size == 1)) continue;
     if (hascases) {

@@ -472,8 +472,7 @@ PetscErrorCode TestExpectRefused(Mat A, const char *family, const char *label)
   PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
   ierr = MatConvert(A, family, MAT_INITIAL_MATRIX, &B);
   PetscCall(PetscPopErrorHandler());
-  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB,
-             "%s: a value does not fit the value format, but MatConvert returned %d instead of PETSC_ERR_ARG_OUTOFRANGE", label, (int)ierr);
+  PetscCheck(ierr == PETSC_ERR_ARG_OUTOFRANGE, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "%s: a value does not fit the value format, but MatConvert returned %d instead of PETSC_ERR_ARG_OUTOFRANGE", label, (int)ierr);
   PetscCall(PetscPrintf(PetscObjectComm((PetscObject)A), "%s: refused (a value does not fit the value format), as it must be\n", label));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

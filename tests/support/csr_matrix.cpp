@@ -1,8 +1,10 @@
 #include "csr_matrix.hpp"
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
-CsrMatrix csr_from_rows(int32_t cols, const std::vector<std::vector<RowEntry>> &rows) {
+CsrMatrix csr_from_rows(int32_t cols, const std::vector<std::vector<RowEntry>> &rows)
+{
   CsrMatrix A;
   A.rows = int32_t(rows.size());
   A.cols = cols;

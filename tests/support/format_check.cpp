@@ -6,43 +6,53 @@
 #include <limits>
 #include <numeric>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
 using pspmv::PackSellScaling;
 
-namespace {
+namespace
+{
 
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+bool same_bits(double a, double b)
+{
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
 
 // Stored bits of a at exponent s.
-uint32_t encoded(const pspmv::ValueFormat &f, double a, int32_t s) {
+uint32_t encoded(const pspmv::ValueFormat &f, double a, int32_t s)
+{
   pspmv::EncodeStatus st;
   return pspmv::encode_value(f, std::ldexp(a, s), &st);
 }
 
 // The value a PackSELL layout with exponent s represents for a (what a product multiplies).
-double rounded(const pspmv::ValueFormat &f, double a, int32_t s) {
+double rounded(const pspmv::ValueFormat &f, double a, int32_t s)
+{
   if (!f.lossy()) return a;
   return std::ldexp(pspmv::decode_value(f, encoded(f, a, s)), -s);
 }
 
-bool fits_at(const pspmv::ValueFormat &f, double a, int32_t s) {
+bool fits_at(const pspmv::ValueFormat &f, double a, int32_t s)
+{
   pspmv::EncodeStatus st;
   pspmv::encode_value(f, std::ldexp(a, s), &st);
   return st == pspmv::EncodeStatus::Ok;
 }
 
-double max_abs(const CsrMatrix &A) {
+double max_abs(const CsrMatrix &A)
+{
   double m = 0.0;
   for (double v : A.values) m = std::max(m, std::fabs(v));
   return m;
 }
 
 // Words the first n nonzeros of row r need with D delta bits (dummy before each long jump).
-int32_t words_of(const CsrMatrix &A, int32_t r, int32_t n, int32_t D) {
-  const int64_t md = (int64_t(1) << D) - 1;
-  int32_t w = n;
-  int64_t prev = 0;
+int32_t words_of(const CsrMatrix &A, int32_t r, int32_t n, int32_t D)
+{
+  const int64_t md   = (int64_t(1) << D) - 1;
+  int32_t       w    = n;
+  int64_t       prev = 0;
   for (int32_t j = 0; j < n; ++j) {
     const int64_t c = A.colidx[size_t(A.rowptr[size_t(r)] + j)];
     if (c - prev > md) ++w;
@@ -51,14 +61,13 @@ int32_t words_of(const CsrMatrix &A, int32_t r, int32_t n, int32_t D) {
   return w;
 }
 
-void expect_tail(const CsrMatrix &A, const pspmv::CooTail &t, int32_t K,
-                 const pspmv::ValueFormat &f, int32_t s) {
-  size_t i = 0;
-  bool ok = true;
+void expect_tail(const CsrMatrix &A, const pspmv::CooTail &t, int32_t K, const pspmv::ValueFormat &f, int32_t s)
+{
+  size_t i  = 0;
+  bool   ok = true;
   for (int32_t r = 0; r < A.rows && ok; ++r)
     for (int32_t k = A.rowptr[size_t(r)] + K; k < A.rowptr[size_t(r) + 1] && ok; ++k, ++i) {
-      ok = i < t.row.size() && t.row[i] == r && t.col[i] == A.colidx[size_t(k)] &&
-           same_bits(t.val[i], rounded(f, A.values[size_t(k)], s));
+      ok = i < t.row.size() && t.row[i] == r && t.col[i] == A.colidx[size_t(k)] && same_bits(t.val[i], rounded(f, A.values[size_t(k)], s));
       EXPECT_TRUE(ok) << "tail entry " << i << " (row " << r << ", CSR position " << k << ") is wrong";
     }
   EXPECT_EQ(t.row.size(), i);
@@ -67,7 +76,8 @@ void expect_tail(const CsrMatrix &A, const pspmv::CooTail &t, int32_t K,
 }
 
 // A copy of A with the same nonzero count but one column moved (nullopt-like: rows == -1).
-CsrMatrix moved_pattern(const CsrMatrix &A) {
+CsrMatrix moved_pattern(const CsrMatrix &A)
+{
   CsrMatrix B = A;
   for (int32_t r = 0; r < A.rows; ++r) {
     const int32_t e = A.rowptr[size_t(r) + 1];
@@ -80,11 +90,12 @@ CsrMatrix moved_pattern(const CsrMatrix &A) {
   return B;
 }
 
-void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed)
+{
   pspmv::RgCsrMatrix M = pspmv::build_rgcsr(A.view(), cfg.rgcsr_options());
   expect_rgcsr_layout(A, M, expected_width(A, cfg));
 
-  const int32_t n = std::min(A.rows, A.cols);
+  const int32_t       n = std::min(A.rows, A.cols);
   std::vector<double> d(size_t(n), std::numeric_limits<double>::quiet_NaN());
   pspmv::rgcsr_diagonal(M, d.data());
   for (int32_t r = 0; r < n; ++r) {
@@ -97,14 +108,13 @@ void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
   EXPECT_TRUE(check_product(A, product, ErrorModel{}, seed));
   if (!cfg.check_update) return;
 
-  const double hi = std::max(max_abs(A), 1e-300);
-  const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
+  const double    hi = std::max(max_abs(A), 1e-300);
+  const CsrMatrix B  = with_new_values(A, seed + 7, hi * 1e-3, hi);
   pspmv::update_rgcsr_values(B.view(), M);
   expect_rgcsr_layout(B, M, expected_width(A, cfg));
   EXPECT_TRUE(check_product(B, product, ErrorModel{}, seed + 1));
   const pspmv::RgCsrMatrix fresh = pspmv::build_rgcsr(B.view(), cfg.rgcsr_options());
-  EXPECT_TRUE(fresh.values == M.values && fresh.tail.val == M.tail.val)
-      << "an update differs from a fresh build";
+  EXPECT_TRUE(fresh.values == M.values && fresh.tail.val == M.tail.val) << "an update differs from a fresh build";
 
   const CsrMatrix moved = moved_pattern(A);
   if (moved.rows >= 0) {
@@ -116,16 +126,17 @@ void check_rgcsr(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
 
 // The ValueRangeError of a build of A that must fail: its row and column name an entry of A
 // that does not fit at the exponent the build uses, what() is "row r, column c: " + message().
-void expect_range_error(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::ValueRangeError &e) {
+void expect_range_error(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::ValueRangeError &e)
+{
   const std::string what = e.what();
   EXPECT_EQ(what, "row " + std::to_string(e.row) + ", column " + std::to_string(e.col) + ": " + e.message());
   EXPECT_EQ(e.message().find("row "), std::string::npos) << "message() without the coordinates: " << e.message();
-  const bool autos = opt.scaling == PackSellScaling::Auto;
+  const bool                autos = opt.scaling == PackSellScaling::Auto;
   std::vector<const char *> parts{"value ", "use "};
   if (autos) parts.push_back("underflows the PackSELL value format " /* auto never overflows */);
   for (const char *part : parts) EXPECT_NE(what.find(part), std::string::npos) << "message lacks '" << part << "': " << what;
   // every remedy the message names builds A: scaling auto, the formats "such as X or Y", exact
-  const std::string remedy = what.substr(std::min(what.size(), what.rfind("use ")));
+  const std::string                   remedy = what.substr(std::min(what.size(), what.rfind("use ")));
   std::vector<pspmv::PackSellOptions> remedies;
   if (remedy.find("-mat_packsell_scaling auto") != std::string::npos) {
     EXPECT_FALSE(autos) << what;
@@ -138,23 +149,21 @@ void expect_range_error(const CsrMatrix &A, const pspmv::PackSellOptions &opt, c
       remedies.back().value_format = pspmv::ValueFormat::parse(f);
     }
   EXPECT_FALSE(remedies.empty() && remedy.find("the value format exact") == std::string::npos) << "no remedy: " << what;
-  for (const pspmv::PackSellOptions &r : remedies)
-    EXPECT_NO_THROW((void)pspmv::build_packsell(A.view(), r)) << "a remedy the message names fails (" << r.value_format.name() << "): " << what;
+  for (const pspmv::PackSellOptions &r : remedies) EXPECT_NO_THROW((void)pspmv::build_packsell(A.view(), r)) << "a remedy the message names fails (" << r.value_format.name() << "): " << what;
   ASSERT_TRUE(e.row >= 0 && e.row < A.rows && e.col >= 0 && e.col < A.cols) << what;
-  const int32_t s = autos ? expected_auto_exponent(A, opt.value_format) : 0;
-  bool found = false;
+  const int32_t s     = autos ? expected_auto_exponent(A, opt.value_format) : 0;
+  bool          found = false;
   for (int32_t k = A.rowptr[size_t(e.row)]; k < A.rowptr[size_t(e.row) + 1]; ++k)
     if (A.colidx[size_t(k)] == e.col) {
-      found = true;
+      found          = true;
       const double v = A.values[size_t(k)];
-      EXPECT_FALSE(fits_at(opt.value_format, v, s) && (v == 0.0 || !std::isfinite(v) ||
-                                                        rounded(opt.value_format, v, s) != 0.0))
-          << "entry (" << e.row << ", " << e.col << ") = " << v << " fits: " << what;
+      EXPECT_FALSE(fits_at(opt.value_format, v, s) && (v == 0.0 || !std::isfinite(v) || rounded(opt.value_format, v, s) != 0.0)) << "entry (" << e.row << ", " << e.col << ") = " << v << " fits: " << what;
     }
   EXPECT_TRUE(found) << "no entry at row " << e.row << ", column " << e.col << ": " << what;
 }
 
-void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed)
+{
   const pspmv::PackSellOptions opt = cfg.packsell_options();
   if (!values_fit(A, opt.value_format, cfg.scaling)) {
     try {
@@ -165,8 +174,8 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
     }
     return;
   }
-  pspmv::PackSellMatrix M = pspmv::build_packsell(A.view(), opt);
-  FormatConfig built = cfg; // the window actually built (auto resolved)
+  pspmv::PackSellMatrix M     = pspmv::build_packsell(A.view(), opt);
+  FormatConfig          built = cfg; // the window actually built (auto resolved)
   if (cfg.sigma == pspmv::kPackSellSigmaAuto) {
     expect_auto_sigma(A, opt, M);
     built.sigma = M.sigma;
@@ -174,7 +183,7 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
   EXPECT_EQ(M.hybrid_width, expected_width(A, built));
   expect_packsell_layout(A, M, true);
 
-  const int32_t n = std::min(A.rows, A.cols);
+  const int32_t       n = std::min(A.rows, A.cols);
   std::vector<double> d(size_t(n), std::numeric_limits<double>::quiet_NaN());
   pspmv::packsell_diagonal(M, d.data());
   for (int32_t r = 0; r < n; ++r) {
@@ -189,8 +198,8 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
 
   // New values inside A's range (which may still underflow a format without scaling: then
   // the update must refuse them and leave the layout as it was).
-  const double hi = std::max(max_abs(A), 1e-300);
-  const CsrMatrix B = with_new_values(A, seed + 7, hi * 1e-3, hi);
+  const double    hi = std::max(max_abs(A), 1e-300);
+  const CsrMatrix B  = with_new_values(A, seed + 7, hi * 1e-3, hi);
   if (!values_fit(B, opt.value_format, cfg.scaling)) {
     const std::vector<uint32_t> before = M.words;
     EXPECT_THROW(pspmv::update_packsell_values(B.view(), M), pspmv::ValueRangeError);
@@ -205,9 +214,7 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
   const pspmv::PackSellMatrix fresh = pspmv::build_packsell(B.view(), opt);
   {
     EXPECT_EQ(fresh.scale_exponent, M.scale_exponent) << "an update chooses the exponent a fresh build chooses";
-    EXPECT_TRUE(fresh.words == M.words && fresh.exact_values == M.exact_values &&
-                fresh.tail.val == M.tail.val)
-        << "an update differs from a fresh build";
+    EXPECT_TRUE(fresh.words == M.words && fresh.exact_values == M.exact_values && fresh.tail.val == M.tail.val) << "an update differs from a fresh build";
   }
 
   const CsrMatrix moved = moved_pattern(A);
@@ -220,55 +227,62 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) 
 
 } // namespace
 
-std::string FormatConfig::name() const {
+std::string FormatConfig::name() const
+{
   if (kind == Kind::RgCsr) return "rgcsr G=" + std::to_string(block) + " hybrid=" + hybrid;
   const std::string s = sigma == pspmv::kPackSellSigmaAuto ? "auto" : std::to_string(sigma);
-  return "packsell C=" + std::to_string(block) + " sigma=" + s + " " + value +
-         " hybrid=" + hybrid + " scaling=" + (scaling == PackSellScaling::Auto ? "auto" : "none");
+  return "packsell C=" + std::to_string(block) + " sigma=" + s + " " + value + " hybrid=" + hybrid + " scaling=" + (scaling == PackSellScaling::Auto ? "auto" : "none");
 }
 
-pspmv::RgCsrOptions FormatConfig::rgcsr_options() const {
+pspmv::RgCsrOptions FormatConfig::rgcsr_options() const
+{
   pspmv::RgCsrOptions o;
   o.group_size = block;
-  o.hybrid = pspmv::HybridOption::parse(hybrid);
+  o.hybrid     = pspmv::HybridOption::parse(hybrid);
   return o;
 }
 
-pspmv::PackSellOptions FormatConfig::packsell_options() const {
+pspmv::PackSellOptions FormatConfig::packsell_options() const
+{
   pspmv::PackSellOptions o;
   o.slice_height = block;
-  o.sigma = sigma;
+  o.sigma        = sigma;
   o.value_format = pspmv::ValueFormat::parse(value);
-  o.scaling = scaling;
-  o.hybrid = pspmv::HybridOption::parse(hybrid);
+  o.scaling      = scaling;
+  o.hybrid       = pspmv::HybridOption::parse(hybrid);
   return o;
 }
 
-FormatConfig rgcsr_config(int32_t G, const std::string &hybrid, bool update) {
+FormatConfig rgcsr_config(int32_t G, const std::string &hybrid, bool update)
+{
   FormatConfig c;
-  c.kind = FormatConfig::Kind::RgCsr;
-  c.block = G;
-  c.hybrid = hybrid;
+  c.kind         = FormatConfig::Kind::RgCsr;
+  c.block        = G;
+  c.hybrid       = hybrid;
   c.check_update = update;
   return c;
 }
 
-FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
-                             const std::string &hybrid, PackSellScaling scaling, bool update) {
+FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value, const std::string &hybrid, PackSellScaling scaling, bool update)
+{
   FormatConfig c;
-  c.kind = FormatConfig::Kind::PackSell;
-  c.block = C;
-  c.sigma = sigma;
-  c.value = value;
-  c.hybrid = hybrid;
-  c.scaling = scaling;
+  c.kind         = FormatConfig::Kind::PackSell;
+  c.block        = C;
+  c.sigma        = sigma;
+  c.value        = value;
+  c.hybrid       = hybrid;
+  c.scaling      = scaling;
   c.check_update = update;
   return c;
 }
 
-bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f) { return values_fit(A, f, PackSellScaling::None); }
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f)
+{
+  return values_fit(A, f, PackSellScaling::None);
+}
 
-int32_t expected_auto_exponent(const CsrMatrix &A, const pspmv::ValueFormat &f) {
+int32_t expected_auto_exponent(const CsrMatrix &A, const pspmv::ValueFormat &f)
+{
   if (!f.lossy()) return 0;
   double m = 0.0;
   for (double v : A.values)
@@ -280,30 +294,32 @@ int32_t expected_auto_exponent(const CsrMatrix &A, const pspmv::ValueFormat &f) 
   return s;
 }
 
-bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f, PackSellScaling scaling) {
+bool values_fit(const CsrMatrix &A, const pspmv::ValueFormat &f, PackSellScaling scaling)
+{
   if (!f.lossy()) return true;
   const int32_t s = scaling == PackSellScaling::Auto ? expected_auto_exponent(A, f) : 0;
   for (double v : A.values) {
-    if (!fits_at(f, v, s)) return false; // overflows
-    if (v != 0.0 && std::isfinite(v) && rounded(f, v, s) == 0.0)
-      return false; // a nonzero that would be stored as zero
+    if (!fits_at(f, v, s)) return false;                                       // overflows
+    if (v != 0.0 && std::isfinite(v) && rounded(f, v, s) == 0.0) return false; // a nonzero that would be stored as zero
   }
   return true;
 }
 
-ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M) {
+ErrorModel packsell_error_model(const pspmv::PackSellMatrix &M)
+{
   const pspmv::ValueFormat &f = M.value_format;
   if (!f.lossy()) return ErrorModel{};
-  const int emin = 2 - (1 << (f.exponent_bits - 1));
+  const int  emin = 2 - (1 << (f.exponent_bits - 1));
   ErrorModel m;
-  m.u = f.unit_roundoff();
+  m.u   = f.unit_roundoff();
   m.eta = std::ldexp(1.0, emin - f.mantissa_bits - 1 - M.scale_exponent);
   return m;
 }
 
-int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
-  const int32_t maxlen = A.max_row_length();
-  const pspmv::HybridOption h = pspmv::HybridOption::parse(cfg.hybrid);
+int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg)
+{
+  const int32_t             maxlen = A.max_row_length();
+  const pspmv::HybridOption h      = pspmv::HybridOption::parse(cfg.hybrid);
   if (h.mode == pspmv::HybridOption::Mode::None) return maxlen;
   if (h.mode == pspmv::HybridOption::Mode::Fixed) return std::min(h.width, maxlen);
   std::vector<int32_t> len(size_t(A.rows));
@@ -316,46 +332,43 @@ int32_t expected_width(const CsrMatrix &A, const FormatConfig &cfg) {
   // nonzeros and the dummies these need, every slice is as wide as its widest
   // row; the rest of a row is tail.
   const pspmv::ValueFormat f = pspmv::ValueFormat::parse(cfg.value);
-  const int32_t D = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
-  std::vector<int32_t> order(size_t(A.rows)), whole(size_t(A.rows));
+  const int32_t            D = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
+  std::vector<int32_t>     order(size_t(A.rows)), whole(size_t(A.rows));
   for (int32_t r = 0; r < A.rows; ++r) {
     order[size_t(r)] = r;
-    len[size_t(r)] = A.row_length(r);
+    len[size_t(r)]   = A.row_length(r);
     whole[size_t(r)] = words_of(A, r, A.row_length(r), D);
   }
   if (cfg.sigma > 1)
-    for (size_t w0 = 0; w0 < order.size(); w0 += size_t(cfg.sigma))
-      std::stable_sort(order.begin() + w0, order.begin() + std::min(order.size(), w0 + size_t(cfg.sigma)),
-                       [&](int32_t a, int32_t b) { return whole[size_t(a)] > whole[size_t(b)]; });
+    for (size_t w0 = 0; w0 < order.size(); w0 += size_t(cfg.sigma)) std::stable_sort(order.begin() + w0, order.begin() + std::min(order.size(), w0 + size_t(cfg.sigma)), [&](int32_t a, int32_t b) { return whole[size_t(a)] > whole[size_t(b)]; });
   if (maxlen == 0) return 0;
-  const pspmv::HybridCost cost = pspmv::packsell_hybrid_cost(f, A.rows);
-  const int32_t top = std::min(maxlen, pspmv::hybrid_width_cap(len));
-  double best_cost = INFINITY;
-  int32_t best = top;
+  const pspmv::HybridCost cost      = pspmv::packsell_hybrid_cost(f, A.rows);
+  const int32_t           top       = std::min(maxlen, pspmv::hybrid_width_cap(len));
+  double                  best_cost = INFINITY;
+  int32_t                 best      = top;
   for (int32_t K = top; K >= 1; --K) {
     if (cost.tail_width_cap > 0 && K != maxlen && K > cost.tail_width_cap) continue;
     int64_t words = 0, tail = 0, tail_rows = 0;
     for (size_t s0 = 0; s0 < order.size(); s0 += size_t(cfg.block)) {
       int32_t width = 0;
-      for (size_t i = s0; i < std::min(order.size(), s0 + size_t(cfg.block)); ++i)
-        width = std::max(width, words_of(A, order[i], std::min(A.row_length(order[i]), K), D));
+      for (size_t i = s0; i < std::min(order.size(), s0 + size_t(cfg.block)); ++i) width = std::max(width, words_of(A, order[i], std::min(A.row_length(order[i]), K), D));
       words += int64_t(cfg.block) * width;
     }
     for (int32_t r = 0; r < A.rows; ++r) {
       tail += std::max(0, A.row_length(r) - K);
       tail_rows += A.row_length(r) > K ? 1 : 0;
     }
-    const double c = cost.slot_bytes * double(words) + cost.tail_bytes * double(tail) +
-                     cost.tail_row_bytes * double(tail_rows) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
+    const double c = cost.slot_bytes * double(words) + cost.tail_bytes * double(tail) + cost.tail_row_bytes * double(tail_rows) + (tail > 0 ? cost.tail_fixed_bytes : 0.0);
     if (c < best_cost) { // strictly cheaper: ties go to the larger K
       best_cost = c;
-      best = K;
+      best      = K;
     }
   }
   return best;
 }
 
-void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K) {
+void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_t K)
+{
   const int32_t G = M.group_size;
   ASSERT_EQ(M.rows, A.rows);
   ASSERT_EQ(M.cols, A.cols);
@@ -367,7 +380,7 @@ void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_
   ASSERT_EQ(M.columns.size(), size_t(M.group_pointers.back()));
   ASSERT_EQ(M.values.size(), size_t(M.group_pointers.back()));
   std::vector<char> used(M.values.size(), 0);
-  int64_t regular = 0;
+  int64_t           regular = 0;
   for (int32_t g = 0; g < ngroups; ++g) {
     int32_t width = 0;
     for (int32_t r = g * G; r < std::min(A.rows, g * G + G); ++r) {
@@ -377,14 +390,12 @@ void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_
       for (int32_t k = 0; k < n; ++k) {
         const size_t p = size_t(M.group_pointers[size_t(g)] + int64_t(k) * G + r % G);
         const size_t q = size_t(A.rowptr[size_t(r)] + k);
-        ASSERT_TRUE(M.columns[p] == A.colidx[q] && same_bits(M.values[p], A.values[q]))
-            << "slot " << k << " of row " << r;
+        ASSERT_TRUE(M.columns[p] == A.colidx[q] && same_bits(M.values[p], A.values[q])) << "slot " << k << " of row " << r;
         used[p] = 1;
       }
       regular += n;
     }
-    ASSERT_EQ(M.group_pointers[size_t(g) + 1] - M.group_pointers[size_t(g)], int64_t(width) * G)
-        << "group " << g << " is not padded to its longest row times G";
+    ASSERT_EQ(M.group_pointers[size_t(g) + 1] - M.group_pointers[size_t(g)], int64_t(width) * G) << "group " << g << " is not padded to its longest row times G";
   }
   for (size_t p = 0; p < used.size(); ++p)
     if (!used[p]) {
@@ -401,15 +412,15 @@ void expect_rgcsr_layout(const CsrMatrix &A, const pspmv::RgCsrMatrix &M, int32_
   EXPECT_EQ(s.padding_slots, s.stored_slots - regular);
   EXPECT_EQ(s.dummy_words, 0);
   EXPECT_EQ(s.hybrid_width, K);
-  EXPECT_EQ(s.stored_bytes, 12 * s.stored_slots + 8 * int64_t(ngroups + 1) + 4 * int64_t(A.rows) +
-                                16 * s.tail_nnz);
+  EXPECT_EQ(s.stored_bytes, 12 * s.stored_slots + 8 * int64_t(ngroups + 1) + 4 * int64_t(A.rows) + 16 * s.tail_nnz);
 }
 
-void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh) {
+void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, bool fresh)
+{
   const pspmv::ValueFormat &f = M.value_format;
-  const int32_t C = M.slice_height, K = M.hybrid_width, s = M.scale_exponent;
-  const int32_t D = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
-  const int64_t md = (int64_t(1) << D) - 1;
+  const int32_t             C = M.slice_height, K = M.hybrid_width, s = M.scale_exponent;
+  const int32_t             D  = f.lossy() ? 31 - f.value_bits() : 30; // the spec (docs/design.md), not the library's constant
+  const int64_t             md = (int64_t(1) << D) - 1;
   ASSERT_EQ(M.rows, A.rows);
   ASSERT_EQ(M.cols, A.cols);
   ASSERT_EQ(M.delta_bits, D);
@@ -445,46 +456,43 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   ASSERT_EQ(M.exact_values.size(), f.lossy() ? 0 : M.words.size());
 
   // Walk every lane of every slice, re-deriving the word rules.
-  int64_t real = 0, dummies = 0, padding = 0;
+  int64_t              real = 0, dummies = 0, padding = 0;
   std::vector<int32_t> used_words(size_t(A.rows), 0);
   for (int32_t sl = 0; sl < nslices; ++sl) {
     const int64_t span = M.slice_pointers[size_t(sl) + 1] - M.slice_pointers[size_t(sl)];
     ASSERT_EQ(span % C, 0);
-    const int64_t width = span / C;
-    int64_t longest = 0;
+    const int64_t width   = span / C;
+    int64_t       longest = 0;
     for (int32_t lane = 0; lane < C; ++lane) {
-      const int32_t i = sl * C + lane;
-      const int32_t r = i < A.rows ? M.perm[size_t(i)] : -1;
-      const int32_t n = r >= 0 ? std::min(A.row_length(r), K) : 0;
-      int32_t j = 0;
-      int64_t col = 0, lane_padding = 0;
-      bool after_dummy = false;
+      const int32_t i   = sl * C + lane;
+      const int32_t r   = i < A.rows ? M.perm[size_t(i)] : -1;
+      const int32_t n   = r >= 0 ? std::min(A.row_length(r), K) : 0;
+      int32_t       j   = 0;
+      int64_t       col = 0, lane_padding = 0;
+      bool          after_dummy = false;
       for (int64_t k = 0; k < width; ++k) {
-        const size_t p = size_t(M.slice_pointers[size_t(sl)] + k * C + lane);
-        const uint32_t w = M.words[p];
-        const double ev = f.lossy() ? 0.0 : M.exact_values[p];
+        const size_t   p  = size_t(M.slice_pointers[size_t(sl)] + k * C + lane);
+        const uint32_t w  = M.words[p];
+        const double   ev = f.lossy() ? 0.0 : M.exact_values[p];
         if (j == n) { // after the row: padding words are 0
           ASSERT_TRUE(w == 0 && same_bits(ev, 0.0)) << "padding word of sorted row " << i << " slot " << k;
           ++padding;
           ++lane_padding;
           continue;
         }
-        const size_t q = size_t(A.rowptr[size_t(r)] + j);
+        const size_t  q    = size_t(A.rowptr[size_t(r)] + j);
         const int64_t need = int64_t(A.colidx[q]) - col;
         if (!(w & 1u)) { // dummy: whole jump, only when it does not fit, never twice
-          ASSERT_TRUE(!after_dummy && need > md && int64_t(w >> 1) == need && same_bits(ev, 0.0))
-              << "dummy word of row " << r << " before nonzero " << j;
+          ASSERT_TRUE(!after_dummy && need > md && int64_t(w >> 1) == need && same_bits(ev, 0.0)) << "dummy word of row " << r << " before nonzero " << j;
           col += w >> 1;
           after_dummy = true;
           ++dummies;
           continue;
         }
         ASSERT_EQ(int64_t((w >> 1) & uint32_t(md)), need) << "delta of row " << r << " nonzero " << j;
-        if (f.lossy())
-          ASSERT_EQ(w >> (D + 1), encoded(f, A.values[q], s)) << "value bits of row " << r << " nonzero " << j;
-        else
-          ASSERT_TRUE((w >> (D + 1)) == 0 && same_bits(ev, A.values[q])) << "exact value of row " << r;
-        col = A.colidx[q];
+        if (f.lossy()) ASSERT_EQ(w >> (D + 1), encoded(f, A.values[q], s)) << "value bits of row " << r << " nonzero " << j;
+        else ASSERT_TRUE((w >> (D + 1)) == 0 && same_bits(ev, A.values[q])) << "exact value of row " << r;
+        col         = A.colidx[q];
         after_dummy = false;
         ++j;
         ++real;
@@ -514,11 +522,11 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   EXPECT_EQ(st.padding_slots, padding);
   EXPECT_EQ(st.stored_slots, real + dummies + padding);
   EXPECT_EQ(st.hybrid_width, K);
-  EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) +
-                                 8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
+  EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) + 8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
 }
 
-std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C) {
+std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C)
+{
   std::vector<int32_t> v{1};
   for (int64_t s = C;; s *= 2) {
     v.push_back(int32_t(s));
@@ -527,32 +535,33 @@ std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C) {
 }
 
 // The bytes the words and the tail occupy, and 32 B per row with tail entries (docs/design.md).
-double packsell_model_bytes(const pspmv::PackSellMatrix &M) {
-  const double word = M.value_format.lossy() ? 4.0 : 12.0;
-  int64_t tail_rows = 0;
+double packsell_model_bytes(const pspmv::PackSellMatrix &M)
+{
+  const double word      = M.value_format.lossy() ? 4.0 : 12.0;
+  int64_t      tail_rows = 0;
   for (size_t t = 0; t < M.tail.row.size(); ++t) tail_rows += t == 0 || M.tail.row[t] != M.tail.row[t - 1] ? 1 : 0;
   return word * double(M.words.size()) + 16.0 * double(M.tail.nnz()) + 32.0 * double(tail_rows);
 }
 
-void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M) {
-  std::vector<double> bytes;
+void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, const pspmv::PackSellMatrix &M)
+{
+  std::vector<double>        bytes;
   const std::vector<int32_t> cand = sigma_candidates(A.rows, opt.slice_height);
   for (int32_t sigma : cand) {
-    pspmv::PackSellOptions o = opt;
-    o.sigma = sigma;
+    pspmv::PackSellOptions o      = opt;
+    o.sigma                       = sigma;
     const pspmv::PackSellMatrix N = pspmv::build_packsell(A.view(), o);
     bytes.push_back(packsell_model_bytes(N));
-    if (sigma == M.sigma)
-      EXPECT_TRUE(N.perm == M.perm && N.words == M.words && N.hybrid_width == M.hybrid_width)
-          << "auto differs from the explicit build with sigma " << sigma;
+    if (sigma == M.sigma) EXPECT_TRUE(N.perm == M.perm && N.words == M.words && N.hybrid_width == M.hybrid_width) << "auto differs from the explicit build with sigma " << sigma;
   }
   const double best = *std::min_element(bytes.begin(), bytes.end());
-  size_t i = 0;
+  size_t       i    = 0;
   while (bytes[i] > 1.02 * best) ++i;
   EXPECT_EQ(M.sigma, cand[i]) << "stored bytes per candidate from sigma 1 up: " << ::testing::PrintToString(bytes);
 }
 
-void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed) {
+void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed)
+{
   SCOPED_TRACE(cfg.name());
   if (cfg.kind == FormatConfig::Kind::RgCsr) check_rgcsr(A, cfg, seed);
   else check_packsell(A, cfg, seed);

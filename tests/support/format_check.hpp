@@ -9,27 +9,29 @@
 #include <string>
 #include <vector>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
 struct FormatConfig {
-  enum class Kind { RgCsr, PackSell };
-  Kind kind = Kind::RgCsr;
-  int32_t block = 32; // G (RgCSR) or C (PackSELL)
-  int32_t sigma = 1; // or pspmv::kPackSellSigmaAuto: chosen by the builder, checked against the rule
-  std::string value = "exact";
-  std::string hybrid = "none";
-  pspmv::PackSellScaling scaling = pspmv::PackSellScaling::Auto;
-  bool check_update = false;
+  enum class Kind {
+    RgCsr,
+    PackSell
+  };
+  Kind                   kind         = Kind::RgCsr;
+  int32_t                block        = 32; // G (RgCSR) or C (PackSELL)
+  int32_t                sigma        = 1;  // or pspmv::kPackSellSigmaAuto: chosen by the builder, checked against the rule
+  std::string            value        = "exact";
+  std::string            hybrid       = "none";
+  pspmv::PackSellScaling scaling      = pspmv::PackSellScaling::Auto;
+  bool                   check_update = false;
 
-  std::string name() const;
-  pspmv::RgCsrOptions rgcsr_options() const;
+  std::string            name() const;
+  pspmv::RgCsrOptions    rgcsr_options() const;
   pspmv::PackSellOptions packsell_options() const;
 };
 
 FormatConfig rgcsr_config(int32_t G, const std::string &hybrid, bool update = false);
-FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value,
-                             const std::string &hybrid, pspmv::PackSellScaling scaling,
-                             bool update = false);
+FormatConfig packsell_config(int32_t C, int32_t sigma, const std::string &value, const std::string &hybrid, pspmv::PackSellScaling scaling, bool update = false);
 
 void check_format(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed);
 

@@ -7,7 +7,8 @@
 #include "csr_matrix.hpp"
 #include <string>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
 // Deterministic pseudo-random nonzero value for entry (row, col): mixed signs, magnitudes
 // from 1e-2 to 2e2.
@@ -17,7 +18,7 @@ struct MatrixMarketOptions {
   // Value of the stored entry (row, col) (0-based) of a pattern file; the mirrored entry of a
   // symmetric file gets the same value, of a skew-symmetric one its negative.
   double (*pattern)(int32_t row, int32_t col) = pattern_value;
-  bool integer_as_pattern = true; // integer files get pattern(row, col) too, else their values
+  bool integer_as_pattern                     = true; // integer files get pattern(row, col) too, else their values
 };
 
 struct MatrixMarketHeader {
@@ -27,7 +28,6 @@ struct MatrixMarketHeader {
 // Reads path into CSR: symmetric storage expanded, duplicates summed (in file order),
 // columns sorted, explicitly stored zeros kept. Throws std::runtime_error naming the file
 // and line. header, when given, gets the banner's field and symmetry.
-CsrMatrix read_matrix_market(const std::string &path, const MatrixMarketOptions &options = {},
-                             MatrixMarketHeader *header = nullptr);
+CsrMatrix read_matrix_market(const std::string &path, const MatrixMarketOptions &options = {}, MatrixMarketHeader *header = nullptr);
 
 } // namespace pspmv_test

@@ -6,20 +6,26 @@
 #include <map>
 #include <stdexcept>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
-namespace {
-double dscale(int32_t i) { return 1.0 + double(i % 7); }
+namespace
+{
+double dscale(int32_t i)
+{
+  return 1.0 + double(i % 7);
+}
 
-CsrMatrix grid_laplace(int32_t nx, int32_t ny, int32_t nz) {
-  const int32_t n = nx * ny * nz;
+CsrMatrix grid_laplace(int32_t nx, int32_t ny, int32_t nz)
+{
+  const int32_t                      n = nx * ny * nz;
   std::vector<std::vector<RowEntry>> rows(static_cast<size_t>(n));
   for (int32_t z = 0; z < nz; ++z)
     for (int32_t y = 0; y < ny; ++y)
       for (int32_t x = 0; x < nx; ++x) {
-        const int32_t i = (z * ny + y) * nx + x;
-        const double center = nz > 1 ? 6.0 : 4.0;
-        auto add = [&](int32_t j, double v) { rows[size_t(i)].push_back({j, v * dscale(i) * dscale(j)}); };
+        const int32_t i      = (z * ny + y) * nx + x;
+        const double  center = nz > 1 ? 6.0 : 4.0;
+        auto          add    = [&](int32_t j, double v) { rows[size_t(i)].push_back({j, v * dscale(i) * dscale(j)}); };
         if (z > 0) add(i - nx * ny, -1.0);
         if (y > 0) add(i - nx, -1.0);
         if (x > 0) add(i - 1, -1.0);
@@ -32,17 +38,24 @@ CsrMatrix grid_laplace(int32_t nx, int32_t ny, int32_t nz) {
 }
 } // namespace
 
-CsrMatrix laplace2d(int32_t nx, int32_t ny) { return grid_laplace(nx, ny, 1); }
-CsrMatrix laplace3d(int32_t nx, int32_t ny, int32_t nz) { return grid_laplace(nx, ny, nz); }
+CsrMatrix laplace2d(int32_t nx, int32_t ny)
+{
+  return grid_laplace(nx, ny, 1);
+}
+CsrMatrix laplace3d(int32_t nx, int32_t ny, int32_t nz)
+{
+  return grid_laplace(nx, ny, nz);
+}
 
-CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed) {
-  Rng rng(seed);
+CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed)
+{
+  Rng                                    rng(seed);
   std::vector<std::map<int32_t, double>> m(static_cast<size_t>(n));
   for (int32_t i = 0; i < n; ++i)
     for (int32_t k = 0; k < per_row / 2; ++k) {
       const int32_t j = int32_t(rng.below(uint64_t(n)));
       if (j == i) continue;
-      const double v = 2.0 * rng.uniform() - 1.0;
+      const double v  = 2.0 * rng.uniform() - 1.0;
       m[size_t(i)][j] = v;
       m[size_t(j)][i] = v;
     }
@@ -56,13 +69,15 @@ CsrMatrix random_spd(int32_t n, int32_t per_row, double margin, uint64_t seed) {
   return csr_from_rows(n, rows);
 }
 
-pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value) {
+pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string &value)
+{
   pspmv::PackSellOptions o;
   o.value_format = pspmv::ValueFormat::parse(value);
   return pspmv::mixed::build_scaled_copy(A.view(), o);
 }
 
-double residual_norm(const CsrMatrix &A, const double *b, const double *x) {
+double residual_norm(const CsrMatrix &A, const double *b, const double *x)
+{
   std::vector<double> y(size_t(A.rows));
   pspmv::csr_spmv(A.view(), x, y.data(), false);
   double s = 0.0;
@@ -70,16 +85,18 @@ double residual_norm(const CsrMatrix &A, const double *b, const double *x) {
   return std::sqrt(s);
 }
 
-double norm2(const std::vector<double> &v) {
+double norm2(const std::vector<double> &v)
+{
   double s = 0.0;
   for (double e : v) s += e * e;
   return std::sqrt(s);
 }
 
-SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane) {
-  SplitBlocks s;
+SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane)
+{
+  SplitBlocks                        s;
   std::vector<std::vector<RowEntry>> d(size_t(A.rows)), o(size_t(A.rows));
-  std::vector<int32_t> ghost_of(size_t(A.cols), -1);
+  std::vector<int32_t>               ghost_of(size_t(A.cols), -1);
   for (int32_t i = 0; i < A.rows; ++i)
     for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k) {
       const int32_t j = A.colidx[size_t(k)];
@@ -98,21 +115,24 @@ SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane) {
   return s;
 }
 
-pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt, const pspmv::mixed::CopyDither &dither) {
+pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt, const pspmv::mixed::CopyDither &dither)
+{
   std::vector<double> t(sp.gcols.size());
   for (size_t k = 0; k < t.size(); ++k) t[k] = s[size_t(sp.gcols[k])];
   return pspmv::mixed::build_scaled_offdiag(sp.Ao.view(), s.data(), t.data(), opt, dither, sp.gcols.data());
 }
 
-std::vector<double> sin_rhs(const CsrMatrix &A) {
+std::vector<double> sin_rhs(const CsrMatrix &A)
+{
   std::vector<double> xe(size_t(A.rows)), b(size_t(A.rows));
   for (int32_t i = 0; i < A.rows; ++i) xe[size_t(i)] = 1.0 + std::sin(double(i));
   pspmv::csr_spmv(A.view(), xe.data(), b.data(), false);
   return b;
 }
 
-std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off) {
-  const size_t n = size_t(A.rows);
+std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off)
+{
+  const size_t        n = size_t(A.rows);
   std::vector<double> As(n), lp(n), ones(n, 1.0);
   pspmv::csr_spmv(A.view(), s.data(), As.data(), false);
   pspmv::packsell_spmv(op, ones.data(), lp.data(), false);

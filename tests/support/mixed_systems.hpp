@@ -8,7 +8,8 @@
 #include <string>
 #include <vector>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
 // 5-point Laplacian on an nx x ny grid (Dirichlet), row i scaled by d_i and column j by d_j
 // with d = 1 + (i mod 7) (the matrix stays SPD; its scaled copy is the plain Laplacian / 4).
@@ -29,20 +30,20 @@ pspmv::mixed::ScaledCopy test_scaled_copy(const CsrMatrix &A, const std::string 
 // being A's column gcols[c], numbered in order of first appearance as a halo's ghost vector).
 // With plane = nx * ny of a 3-D grid, Ao holds the z-couplings.
 struct SplitBlocks {
-  CsrMatrix Ad, Ao;
+  CsrMatrix            Ad, Ao;
   std::vector<int64_t> gcols;
 };
 SplitBlocks split_by_distance(const CsrMatrix &A, int32_t plane);
 // The scaled off-diagonal block of the split for the diagonal block's scaling s (D^-1/2 of all
 // of A's rows; the ghost columns' scaling gathered at gcols): mixed::build_scaled_offdiag().
-pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt,
-                                    const pspmv::mixed::CopyDither &dither = pspmv::mixed::CopyDither{});
+pspmv::PackSellMatrix split_offdiag(const SplitBlocks &sp, const std::vector<double> &s, const pspmv::PackSellOptions &opt, const pspmv::mixed::CopyDither &dither = pspmv::mixed::CopyDither{});
 // The row-sum compensation (mixed::rowsum_compensation()) of a copy of A with the scaling s:
 // the row sums of the diagonal copy op and, on a split, of its off-diagonal block off (ghost
 // columns of ones); off null: op is the whole copy.
 std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<double> &s, const pspmv::PackSellMatrix &op, const pspmv::PackSellMatrix *off);
 // The same of a whole (unsplit) scaled copy c of A.
-inline std::vector<float> copy_compensation(const CsrMatrix &A, const pspmv::mixed::ScaledCopy &c) {
+inline std::vector<float> copy_compensation(const CsrMatrix &A, const pspmv::mixed::ScaledCopy &c)
+{
   return copy_compensation(A, c.s, c.op, nullptr);
 }
 

@@ -4,11 +4,11 @@
 #include <limits>
 #include <sstream>
 
-namespace pspmv_test {
+namespace pspmv_test
+{
 
-::testing::AssertionResult check_product_with(const CsrMatrix &A, const Product &f,
-                                              const ErrorModel &m, const std::vector<double> &x,
-                                              uint64_t seed) {
+::testing::AssertionResult check_product_with(const CsrMatrix &A, const Product &f, const ErrorModel &m, const std::vector<double> &x, uint64_t seed)
+{
   const size_t rows = size_t(A.rows);
   // |A||x| and |P||x| only over the entries of x the row touches (x may hold NaN elsewhere).
   std::vector<double> abs_ax(rows, 0.0), pat_x(rows, 0.0);
@@ -25,7 +25,7 @@ namespace pspmv_test {
     if (add) y = y0, yref = y0;
     f(x.data(), y.data(), add != 0);
     pspmv::csr_spmv(A.view(), x.data(), yref.data(), add != 0);
-    int failures = 0;
+    int                failures = 0;
     std::ostringstream msg;
     msg.precision(17);
     for (size_t r = 0; r < rows; ++r) {
@@ -33,21 +33,17 @@ namespace pspmv_test {
       if (add) bound += 0x1.0p-51 * (std::fabs(y0[r]) + abs_ax[r]);
       const double err = std::fabs(y[r] - yref[r]);
       if (!(err <= bound)) { // also catches NaN
-        if (failures < 5)
-          msg << "\n  row " << r << (add ? " (add)" : "") << ": y = " << y[r] << ", reference "
-              << yref[r] << ", error " << err << " > bound " << bound;
+        if (failures < 5) msg << "\n  row " << r << (add ? " (add)" : "") << ": y = " << y[r] << ", reference " << yref[r] << ", error " << err << " > bound " << bound;
         ++failures;
       }
     }
-    if (failures)
-      return ::testing::AssertionFailure() << failures << " of " << rows << " rows out of bound"
-                                           << msg.str();
+    if (failures) return ::testing::AssertionFailure() << failures << " of " << rows << " rows out of bound" << msg.str();
   }
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult check_product(const CsrMatrix &A, const Product &f, const ErrorModel &m,
-                                         uint64_t seed) {
+::testing::AssertionResult check_product(const CsrMatrix &A, const Product &f, const ErrorModel &m, uint64_t seed)
+{
   return check_product_with(A, f, m, random_vector(A.cols, seed), seed);
 }
 

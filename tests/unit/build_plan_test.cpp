@@ -17,69 +17,76 @@
 using namespace pspmv;
 using namespace pspmv_test;
 
-namespace {
+namespace
+{
 
 // The executor of both drivers over a host CSR, written from the contracts in the plan headers.
 class TestExecutor {
 public:
-  explicit TestExecutor(const CsrView &A) : A_(A) {}
-  int32_t rows() const { return A_.rows; }
-  int64_t nnz() const { return A_.nnz(); }
+  explicit TestExecutor(const CsrView &A) : A_(A) { }
+  int32_t               rows() const { return A_.rows; }
+  int64_t               nnz() const { return A_.nnz(); }
   std::vector<int32_t> &array(PackSellRows a) { return arrays_[int(a)]; }
-  int sorts = 0; // sort_rows calls
+  int                   sorts = 0; // sort_rows calls
 
-  BuildError max_abs_finite(double *m) const {
+  BuildError max_abs_finite(double *m) const
+  {
     *m = 0.0;
     for (int64_t k = 0; k < nnz(); ++k)
       if (std::isfinite(A_.values[k])) *m = std::max(*m, std::fabs(A_.values[k]));
     return {};
   }
-  BuildError first_unencodable(const ValueFormat &f, int32_t s, int64_t *k) const {
+  BuildError first_unencodable(const ValueFormat &f, int32_t s, int64_t *k) const
+  {
     for (*k = 0; *k < nnz(); ++*k)
       if (codec::unencodable(f.exponent_bits, f.mantissa_bits, A_.values[*k], s)) return {};
     *k = -1;
     return {};
   }
-  BuildError entry(int64_t k, int32_t *row, int32_t *col, double *v) const {
-    for (*row = 0; A_.rowptr[*row + 1] <= k; ++*row) {}
+  BuildError entry(int64_t k, int32_t *row, int32_t *col, double *v) const
+  {
+    for (*row = 0; A_.rowptr[*row + 1] <= k; ++*row) { }
     *col = A_.colidx[k];
-    *v = A_.values[k];
+    *v   = A_.values[k];
     return {};
   }
-  BuildError length_histogram(std::vector<int64_t> *hist) const {
+  BuildError length_histogram(std::vector<int64_t> *hist) const
+  {
     int32_t m = 0;
     for (int32_t r = 0; r < A_.rows; ++r) m = std::max(m, A_.row_length(r));
     hist->assign(size_t(m) + 1, 0);
     for (int32_t r = 0; r < A_.rows; ++r) ++(*hist)[size_t(A_.row_length(r))];
     return {};
   }
-  int32_t words(int32_t r, int32_t K, int32_t D) const {
+  int32_t words(int32_t r, int32_t K, int32_t D) const
+  {
     const int32_t n = std::min(A_.row_length(r), K);
-    int32_t w = n, prev = 0;
+    int32_t       w = n, prev = 0;
     for (int32_t k = A_.rowptr[r]; k < A_.rowptr[r] + n; ++k) {
       if (int64_t(A_.colidx[k]) - prev > int64_t(packsell::delta_mask(D))) ++w;
       prev = A_.colidx[k];
     }
     return w;
   }
-  BuildError row_words(int32_t K, int32_t D, PackSellRows out, int64_t *long_row, int64_t *) {
+  BuildError row_words(int32_t K, int32_t D, PackSellRows out, int64_t *long_row, int64_t *)
+  {
     array(out).resize(size_t(A_.rows));
     for (int32_t r = 0; r < A_.rows; ++r) array(out)[size_t(r)] = words(r, K, D);
     *long_row = -1;
     return {};
   }
-  BuildError sort_rows(PackSellRows w, int32_t sigma, int32_t, PackSellRows o) { // from scratch
+  BuildError sort_rows(PackSellRows w, int32_t sigma, int32_t, PackSellRows o)
+  { // from scratch
     ++sorts;
     const std::vector<int32_t> &words = array(w);
-    std::vector<int32_t> &order = array(o);
+    std::vector<int32_t>       &order = array(o);
     order.resize(words.size());
     std::iota(order.begin(), order.end(), 0);
-    for (size_t w0 = 0; w0 < order.size(); w0 += size_t(sigma))
-      std::stable_sort(order.begin() + w0, order.begin() + std::min(order.size(), w0 + size_t(sigma)),
-                       [&words](int32_t a, int32_t b) { return words[size_t(a)] > words[size_t(b)]; });
+    for (size_t w0 = 0; w0 < order.size(); w0 += size_t(sigma)) std::stable_sort(order.begin() + w0, order.begin() + std::min(order.size(), w0 + size_t(sigma)), [&words](int32_t a, int32_t b) { return words[size_t(a)] > words[size_t(b)]; });
     return {};
   }
-  BuildError regular_words(PackSellRows w, PackSellRows o, int32_t C, int64_t *total) {
+  BuildError regular_words(PackSellRows w, PackSellRows o, int32_t C, int64_t *total)
+  {
     *total = 0;
     for (size_t s0 = 0; s0 < array(o).size(); s0 += size_t(C)) {
       int32_t m = 0;
@@ -88,7 +95,8 @@ public:
     }
     return {};
   }
-  BuildError widest_sums(PackSellRows o, int32_t C, int32_t D, int32_t top, std::vector<int64_t> *sums) {
+  BuildError widest_sums(PackSellRows o, int32_t C, int32_t D, int32_t top, std::vector<int64_t> *sums)
+  {
     sums->assign(size_t(top), 0);
     for (int32_t k = 1; k <= top; ++k)
       for (size_t s0 = 0; s0 < array(o).size(); s0 += size_t(C)) {
@@ -99,12 +107,14 @@ public:
     return {};
   }
   // RgCSR's
-  BuildError max_row_length(int32_t *m) const {
+  BuildError max_row_length(int32_t *m) const
+  {
     *m = 0;
     for (int32_t r = 0; r < A_.rows; ++r) *m = std::max(*m, A_.row_length(r));
     return {};
   }
-  BuildError length_histograms(int32_t G, int32_t maxlen, std::vector<int64_t> *hist, std::vector<int64_t> *ghist) const {
+  BuildError length_histograms(int32_t G, int32_t maxlen, std::vector<int64_t> *hist, std::vector<int64_t> *ghist) const
+  {
     hist->assign(size_t(maxlen) + 1, 0);
     ghist->assign(size_t(maxlen) + 1, 0);
     for (int32_t r0 = 0; r0 < A_.rows; r0 += G) {
@@ -119,24 +129,26 @@ public:
   }
 
 private:
-  const CsrView &A_;
+  const CsrView       &A_;
   std::vector<int32_t> arrays_[kPackSellRowArrays];
 };
 
-CsrMatrix irregular(uint64_t seed, int32_t rows = 700) {
+CsrMatrix irregular(uint64_t seed, int32_t rows = 700)
+{
   RandomSpec s;
-  s.rows = rows;
-  s.cols = 2000;
-  s.max_len = 12;
-  s.long_fraction = 0.05;
-  s.long_len = 150;
+  s.rows           = rows;
+  s.cols           = 2000;
+  s.max_len        = 12;
+  s.long_fraction  = 0.05;
+  s.long_len       = 150;
   s.empty_fraction = 0.1;
-  s.seed = seed;
+  s.seed           = seed;
   return random_csr(s);
 }
 
 // A matrix with the given row lengths (columns 0, 1, ...; values 1).
-CsrMatrix with_lengths(const std::vector<int32_t> &len, int32_t cols) {
+CsrMatrix with_lengths(const std::vector<int32_t> &len, int32_t cols)
+{
   CsrMatrix A;
   A.rows = int32_t(len.size());
   A.cols = cols; // rowptr starts as {0}
@@ -152,7 +164,8 @@ CsrMatrix with_lengths(const std::vector<int32_t> &len, int32_t cols) {
 
 } // namespace
 
-TEST(PackSellPlan, SigmaCandidates) {
+TEST(PackSellPlan, SigmaCandidates)
+{
   EXPECT_EQ(detail::packsell_sigma_candidates(100, 32), (std::vector<int32_t>{1, 32, 64, 128}));
   EXPECT_EQ(detail::packsell_sigma_candidates(64, 32), (std::vector<int32_t>{1, 32, 64}));
   EXPECT_EQ(detail::packsell_sigma_candidates(0, 64), (std::vector<int32_t>{1, 64}));
@@ -160,15 +173,16 @@ TEST(PackSellPlan, SigmaCandidates) {
   EXPECT_EQ(big.back(), 1 << 30); // the last power-of-two multiple of C that fits 32 bits
 }
 
-TEST(PackSellPlan, SortWindowsAreStableAndDescending) {
+TEST(PackSellPlan, SortWindowsAreStableAndDescending)
+{
   // lengths 1..8 repeating: with sigma 64 every window of 64 rows is sorted, ties in row order
   std::vector<int32_t> len(200);
   for (size_t r = 0; r < len.size(); ++r) len[r] = int32_t(1 + (r * 5) % 8);
   const CsrMatrix A = with_lengths(len, 16);
-  const CsrView v = A.view();
-  TestExecutor x(v);
+  const CsrView   v = A.view();
+  TestExecutor    x(v);
   PackSellOptions o;
-  o.sigma = 64;
+  o.sigma  = 64;
   o.hybrid = HybridOption::parse("none");
   PackSellPlan p;
   ASSERT_FALSE(plan_packsell(x, o, &p));
@@ -185,15 +199,16 @@ TEST(PackSellPlan, SortWindowsAreStableAndDescending) {
   }
 }
 
-TEST(PackSellPlan, WidthIsTheHybridRuleOverSliceWidths) {
+TEST(PackSellPlan, WidthIsTheHybridRuleOverSliceWidths)
+{
   // 31 rows of 4 and one of 100 per slice: K auto cuts the long rows (the tail takes them: the
   // padding saved outweighs the fixed cost of a tail)
   std::vector<int32_t> len(8192, 4);
   for (size_t r = 0; r < len.size(); r += 32) len[r] = 100;
   const CsrMatrix A = with_lengths(len, 200);
-  const CsrView v = A.view();
+  const CsrView   v = A.view();
   for (const char *h : {"auto", "none", "7", "1000"}) {
-    TestExecutor x(v);
+    TestExecutor    x(v);
     PackSellOptions o;
     o.hybrid = HybridOption::parse(h);
     PackSellPlan p;
@@ -216,18 +231,19 @@ TEST(PackSellPlan, WidthIsTheHybridRuleOverSliceWidths) {
 
 // The device-style executor (every window sorted from scratch) plans what the host builder
 // (merging windows up) builds: sigma, K, scale exponent.
-TEST(PackSellPlan, FromScratchSortsPlanAsTheHostBuilder) {
+TEST(PackSellPlan, FromScratchSortsPlanAsTheHostBuilder)
+{
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     const CsrMatrix A = irregular(seed, seed % 2 ? 700 : 2100);
-    const CsrView v = A.view();
+    const CsrView   v = A.view();
     for (int32_t sigma : {kPackSellSigmaAuto, 1, 64})
       for (const char *h : {"auto", "none", "5"})
         for (const char *f : {"exact", "bf16"}) {
           PackSellOptions o;
-          o.sigma = sigma;
-          o.hybrid = HybridOption::parse(h);
+          o.sigma        = sigma;
+          o.hybrid       = HybridOption::parse(h);
           o.value_format = ValueFormat::parse(f);
-          o.scaling = PackSellScaling::Auto;
+          o.scaling      = PackSellScaling::Auto;
           TestExecutor x(v);
           PackSellPlan p;
           ASSERT_FALSE(plan_packsell(x, o, &p));
@@ -240,11 +256,12 @@ TEST(PackSellPlan, FromScratchSortsPlanAsTheHostBuilder) {
   }
 }
 
-TEST(PackSellPlan, AutoSigmaKeepsOneForEqualRowsAndSortsAlternatingOnes) {
+TEST(PackSellPlan, AutoSigmaKeepsOneForEqualRowsAndSortsAlternatingOnes)
+{
   {
     const CsrMatrix A = with_lengths(std::vector<int32_t>(500, 7), 50);
-    const CsrView v = A.view();
-    TestExecutor x(v);
+    const CsrView   v = A.view();
+    TestExecutor    x(v);
     PackSellOptions o;
     o.sigma = kPackSellSigmaAuto;
     PackSellPlan p;
@@ -255,10 +272,10 @@ TEST(PackSellPlan, AutoSigmaKeepsOneForEqualRowsAndSortsAlternatingOnes) {
     std::vector<int32_t> len(4096);
     for (size_t r = 0; r < len.size(); ++r) len[r] = r % 2 ? 2 : 40; // every slice as wide as 40
     const CsrMatrix A = with_lengths(len, 64);
-    const CsrView v = A.view();
-    TestExecutor x(v);
+    const CsrView   v = A.view();
+    TestExecutor    x(v);
     PackSellOptions o;
-    o.sigma = kPackSellSigmaAuto;
+    o.sigma  = kPackSellSigmaAuto;
     o.hybrid = HybridOption::parse("none");
     PackSellPlan p;
     ASSERT_FALSE(plan_packsell(x, o, &p));
@@ -266,11 +283,12 @@ TEST(PackSellPlan, AutoSigmaKeepsOneForEqualRowsAndSortsAlternatingOnes) {
   }
 }
 
-TEST(PackSellPlan, NoRowsAndNoNonzeros) {
+TEST(PackSellPlan, NoRowsAndNoNonzeros)
+{
   for (int32_t rows : {0, 70}) {
     const CsrMatrix A = with_lengths(std::vector<int32_t>(size_t(rows), 0), 5);
-    const CsrView v = A.view();
-    TestExecutor x(v);
+    const CsrView   v = A.view();
+    TestExecutor    x(v);
     PackSellOptions o;
     o.sigma = kPackSellSigmaAuto;
     PackSellPlan p;
@@ -284,20 +302,20 @@ TEST(PackSellPlan, NoRowsAndNoNonzeros) {
 // The range check at fp16's boundaries: the largest finite value and the smallest subnormal
 // pass, the next values up / down are refused with their row and column (the first in CSR
 // order), Inf and NaN are stored.
-TEST(PackSellPlan, RangeCheckAtTheBoundaries) {
+TEST(PackSellPlan, RangeCheckAtTheBoundaries)
+{
   const double max16 = 65504.0, tiny16 = std::ldexp(1.0, -24);
   struct Case {
     double v;
-    bool ok;
-  } cases[] = {{max16, true},   {65519.0, true},       {65520.0, false},     {-65520.0, false},
-               {tiny16, true},  {tiny16 * 0.5, false}, {tiny16 * 0.75, true}, {0.0, true},
-               {std::numeric_limits<double>::infinity(), true}, {std::numeric_limits<double>::quiet_NaN(), true}};
+    bool   ok;
+  } cases[] =
+    {{max16, true}, {65519.0, true}, {65520.0, false}, {-65520.0, false}, {tiny16, true}, {tiny16 * 0.5, false}, {tiny16 * 0.75, true}, {0.0, true}, {std::numeric_limits<double>::infinity(), true}, {std::numeric_limits<double>::quiet_NaN(), true}};
   for (const Case &c : cases) {
-    CsrMatrix A = with_lengths({2, 3}, 4);
-    A.values[3] = c.v; // row 1, column 1
-    const CsrView v = A.view();
-    TestExecutor x(v);
-    int32_t s = 99;
+    CsrMatrix A        = with_lengths({2, 3}, 4);
+    A.values[3]        = c.v; // row 1, column 1
+    const CsrView    v = A.view();
+    TestExecutor     x(v);
+    int32_t          s = 99;
     const BuildError e = plan_packsell_scale(x, ValueFormat::fp16(), PackSellScaling::None, &s);
     if (c.ok) {
       EXPECT_FALSE(e) << c.v << ": " << e.what();
@@ -310,47 +328,50 @@ TEST(PackSellPlan, RangeCheckAtTheBoundaries) {
     }
   }
   // scaling auto: the largest magnitude lands in fp16's top binade, exact formats check nothing
-  CsrMatrix A = with_lengths({1, 1}, 2);
-  A.values = {1e6, -3e5};
+  CsrMatrix A     = with_lengths({1, 1}, 2);
+  A.values        = {1e6, -3e5};
   const CsrView v = A.view();
-  TestExecutor x(v);
-  int32_t s = 0;
+  TestExecutor  x(v);
+  int32_t       s = 0;
   ASSERT_FALSE(plan_packsell_scale(x, ValueFormat::fp16(), PackSellScaling::Auto, &s));
   EXPECT_EQ(std::ilogb(std::ldexp(1e6, s)), 15);
   EXPECT_FALSE(plan_packsell_scale(x, ValueFormat::exact(), PackSellScaling::None, &s));
   EXPECT_EQ(s, 0);
 }
 
-TEST(PackSellPlan, RowWordsErrorNamesTheRow) {
+TEST(PackSellPlan, RowWordsErrorNamesTheRow)
+{
   const BuildError e = detail::packsell_row_words_error(17, int64_t(INT32_MAX) + 5, 0);
   EXPECT_EQ(e.kind, BuildError::Kind::Format);
   EXPECT_EQ(e.what().rfind("PackSELL row 17 needs 2147483652 words", 0), 0u) << e.what();
 }
 
-TEST(RgCsrPlan, WidthForEachHybridOption) {
+TEST(RgCsrPlan, WidthForEachHybridOption)
+{
   std::vector<int32_t> len(300, 3);
-  len[5] = 90;
-  len[200] = 60;
+  len[5]            = 90;
+  len[200]          = 60;
   const CsrMatrix A = with_lengths(len, 100);
-  const CsrView v = A.view();
+  const CsrView   v = A.view();
   for (int32_t G : {32, 64})
     for (const char *h : {"none", "auto", "2", "500"}) {
       TestExecutor x(v);
       RgCsrOptions o;
       o.group_size = G;
-      o.hybrid = HybridOption::parse(h);
+      o.hybrid     = HybridOption::parse(h);
       RgCsrPlan p;
       ASSERT_FALSE(plan_rgcsr(x, o, &p));
       EXPECT_EQ(p.num_groups, (300 + G - 1) / G);
       EXPECT_EQ(p.max_row_length, 90);
-      const std::string s = h;
-      const int32_t want = s == "none" || s == "500" ? 90 : s == "2" ? 2 : choose_hybrid_width(len, G, kRgCsrHybridCost);
+      const std::string s    = h;
+      const int32_t     want = s == "none" || s == "500" ? 90 : s == "2" ? 2 : choose_hybrid_width(len, G, kRgCsrHybridCost);
       EXPECT_EQ(p.hybrid_width, want) << G << " " << h;
       EXPECT_EQ(p.hybrid_width, build_rgcsr(v, o).hybrid_width) << G << " " << h;
     }
 }
 
-TEST(BuildError, KindsMessagesAndExceptions) {
+TEST(BuildError, KindsMessagesAndExceptions)
+{
   const BuildError none;
   EXPECT_FALSE(none);
   EXPECT_NO_THROW(none.raise());
@@ -377,7 +398,8 @@ TEST(BuildError, KindsMessagesAndExceptions) {
 }
 
 // check_csr's defects as data: the device check reports the same ones with the same sentence.
-TEST(CsrDefect, EveryKindAndItsMessage) {
+TEST(CsrDefect, EveryKindAndItsMessage)
+{
   CsrMatrix A = with_lengths({2, 2, 1}, 4);
   EXPECT_EQ(csr_defect(A.view()).kind, CsrDefect::Kind::None);
   CsrMatrix B = A;
@@ -386,17 +408,17 @@ TEST(CsrDefect, EveryKindAndItsMessage) {
   EXPECT_EQ(d.kind, CsrDefect::Kind::RowptrDecreases);
   EXPECT_EQ(d.row, 1);
   EXPECT_EQ(csr_defect_message(d, 4), "row 1: row pointer decreases from 5 to 4");
-  B = A;
+  B           = A;
   B.colidx[3] = 0; // row 1: 0 then 0
-  d = csr_defect(B.view());
+  d           = csr_defect(B.view());
   EXPECT_EQ(d.kind, CsrDefect::Kind::ColumnsNotIncreasing);
   EXPECT_EQ(csr_defect_message(d, 4), "row 1: columns are not strictly increasing (0 then 0); sort the columns and merge duplicates");
-  B = A;
+  B           = A;
   B.colidx[4] = 4;
-  d = csr_defect(B.view());
+  d           = csr_defect(B.view());
   EXPECT_EQ(d.kind, CsrDefect::Kind::ColumnOutOfRange);
   EXPECT_EQ(csr_defect_message(d, 4), "row 2: column 4 is out of range [0, 4)");
-  B = A;
+  B           = A;
   B.rowptr[0] = 1;
   EXPECT_EQ(csr_defect_message(csr_defect(B.view()), 4), "row pointers must start at 0, got 1");
   for (const CsrMatrix &M : {A, B}) { // check_csr throws exactly the defect's message

@@ -8,26 +8,29 @@
 using namespace pspmv;
 using namespace pspmv_test;
 
-namespace {
+namespace
+{
 
 // Expects check_csr to throw a FormatError whose message contains every part.
-void expect_csr_error(const CsrView &A, std::initializer_list<const char *> parts) {
+void expect_csr_error(const CsrView &A, std::initializer_list<const char *> parts)
+{
   try {
     check_csr(A);
     ADD_FAILURE() << "check_csr accepted a bad matrix";
   } catch (const FormatError &e) {
-    for (const char *p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "'" << p << "' not in: " << e.what();
+    for (const char *p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << "'" << p << "' not in: " << e.what();
   }
 }
 
-CsrMatrix small() { // 3 x 4
+CsrMatrix small()
+{ // 3 x 4
   return csr_from_rows(4, {{{0, 1.0}, {2, 2.0}}, {}, {{1, -3.0}, {3, 4.0}}});
 }
 
 } // namespace
 
-TEST(CheckCsr, AcceptsValidMatricesIncludingEmptyOnes) {
+TEST(CheckCsr, AcceptsValidMatricesIncludingEmptyOnes)
+{
   EXPECT_NO_THROW(check_csr(small().view()));
   CsrView empty; // 0 x 0 without arrays
   EXPECT_NO_THROW(check_csr(empty));
@@ -35,7 +38,8 @@ TEST(CheckCsr, AcceptsValidMatricesIncludingEmptyOnes) {
   EXPECT_NO_THROW(check_csr(no_cols.view()));
 }
 
-TEST(CheckCsr, NamesTheRowAndColumnOutOfRange) {
+TEST(CheckCsr, NamesTheRowAndColumnOutOfRange)
+{
   CsrMatrix A = small();
   A.colidx[3] = 4; // row 2, column 4 of a 4-column matrix
   expect_csr_error(A.view(), {"row 2", "column 4", "out of range [0, 4)"});
@@ -43,23 +47,25 @@ TEST(CheckCsr, NamesTheRowAndColumnOutOfRange) {
   expect_csr_error(A.view(), {"row 2", "column -1", "out of range"});
 }
 
-TEST(CheckCsr, RefusesUnsortedAndDuplicateColumns) {
+TEST(CheckCsr, RefusesUnsortedAndDuplicateColumns)
+{
   CsrMatrix A = small();
   std::swap(A.colidx[0], A.colidx[1]);
   expect_csr_error(A.view(), {"row 0", "not strictly increasing", "2 then 0"});
-  A = small();
+  A           = small();
   A.colidx[3] = 1; // duplicate in row 2
   expect_csr_error(A.view(), {"row 2", "not strictly increasing"});
 }
 
-TEST(CheckCsr, RefusesBadRowPointersAndSizes) {
+TEST(CheckCsr, RefusesBadRowPointersAndSizes)
+{
   CsrMatrix A = small();
   A.rowptr[0] = 1;
   expect_csr_error(A.view(), {"start at 0"});
-  A = small();
+  A           = small();
   A.rowptr[2] = 1; // 2, 1: decreases at row 1
   expect_csr_error(A.view(), {"row 1", "decreases"});
-  A = small();
+  A      = small();
   A.cols = -1;
   expect_csr_error(A.view(), {"non-negative"});
   CsrView no_ptr;
@@ -70,7 +76,8 @@ TEST(CheckCsr, RefusesBadRowPointersAndSizes) {
 // The 32-bit limit of every layout's indices (what a PETSc with 64-bit indices can exceed): each
 // of rows, columns and nonzeros up to 2^31 - 1 passes, 2^31 is refused with the sizes and the
 // remedy named.
-TEST(CheckFitsInt32, TheLimitIsTwoToThe31MinusOne) {
+TEST(CheckFitsInt32, TheLimitIsTwoToThe31MinusOne)
+{
   const int64_t max = INT32_MAX, over = int64_t(INT32_MAX) + 1;
   EXPECT_NO_THROW(check_fits_int32(0, 0, 0));
   EXPECT_NO_THROW(check_fits_int32(max, max, max));
@@ -81,18 +88,17 @@ TEST(CheckFitsInt32, TheLimitIsTwoToThe31MinusOne) {
       ADD_FAILURE() << "accepted " << rows << " x " << cols << " with " << nnz << " nonzeros";
     } catch (const FormatError &e) {
       const std::string m = e.what();
-      for (const std::string &p : {std::to_string(rows) + " rows", std::to_string(cols) + " columns",
-                                   std::to_string(nnz) + " nonzeros", std::string("32-bit"),
-                                   std::to_string(max), std::string("more MPI processes")})
+      for (const std::string &p : {std::to_string(rows) + " rows", std::to_string(cols) + " columns", std::to_string(nnz) + " nonzeros", std::string("32-bit"), std::to_string(max), std::string("more MPI processes")})
         EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' not in: " << m;
     }
   }
 }
 
-TEST(CsrSpmv, HandComputedProductAndAdd) {
-  const CsrMatrix A = small();
-  const double x[4] = {1.0, 10.0, 100.0, 1000.0};
-  double y[3] = {NAN, NAN, NAN};
+TEST(CsrSpmv, HandComputedProductAndAdd)
+{
+  const CsrMatrix A    = small();
+  const double    x[4] = {1.0, 10.0, 100.0, 1000.0};
+  double          y[3] = {NAN, NAN, NAN};
   csr_spmv(A.view(), x, y, false);
   EXPECT_EQ(y[0], 201.0);
   EXPECT_EQ(y[1], 0.0); // empty row written, NaN gone

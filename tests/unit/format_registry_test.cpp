@@ -11,7 +11,8 @@
 using namespace pspmv;
 using namespace pspmv::glue;
 
-TEST(FormatRegistry, EveryFormatHasUniqueKeysAndValidDefaults) {
+TEST(FormatRegistry, EveryFormatHasUniqueKeysAndValidDefaults)
+{
   for (size_t i = 0; i < Formats::size; ++i) {
     const Format  f{i};
     FormatOptions o(f);
@@ -27,12 +28,13 @@ TEST(FormatRegistry, EveryFormatHasUniqueKeysAndValidDefaults) {
   }
 }
 
-TEST(FormatRegistry, OptionsRoundTripThroughTheirCanonicalStrings) {
+TEST(FormatRegistry, OptionsRoundTripThroughTheirCanonicalStrings)
+{
   for (size_t i = 0; i < Formats::size; ++i) {
     const Format f{i};
     for (size_t k = 0; k < NumOptions(f); ++k) {
-      const OptionInfo info = OptionAt(f, k);
-      FormatOptions    o(f), p(f);
+      const OptionInfo  info = OptionAt(f, k);
+      FormatOptions     o(f), p(f);
       const std::string s = o.GetString(info.key);
       if (info.integer) p.Set(info.key, o.GetInt(info.key), nullptr);
       else p.Set(info.key, 0, s.c_str());
@@ -42,14 +44,15 @@ TEST(FormatRegistry, OptionsRoundTripThroughTheirCanonicalStrings) {
   }
 }
 
-TEST(FormatRegistry, SetValidatesAndKeepsTheSetOnError) {
+TEST(FormatRegistry, SetValidatesAndKeepsTheSetOnError)
+{
   FormatOptions o(FormatOf<RgCsrModule>());
   EXPECT_THROW(o.Set("group_size", 33, nullptr), FormatError);
   EXPECT_EQ(o.GetInt("group_size"), 32);
   o.Set("group_size", 64, nullptr);
   EXPECT_EQ(o.GetInt("group_size"), 64);
   EXPECT_THROW(o.Set("value_format", 0, "fp16"), FormatError); // a PackSELL option
-  EXPECT_THROW(o.GetInt("hybrid"), FormatError);                // a string option
+  EXPECT_THROW(o.GetInt("hybrid"), FormatError);               // a string option
 
   FormatOptions p(FormatOf<PackSellModule>());
   EXPECT_EQ(p.GetString("value_format"), "exact"); // lossless by default

@@ -12,10 +12,12 @@
 using namespace pspmv;
 using namespace pspmv_test;
 
-namespace {
+namespace
+{
 
 // The documented cost of width K, computed directly.
-double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int32_t K) {
+double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int32_t K)
+{
   double slots = 0, tail = 0, tail_rows = 0;
   for (size_t b0 = 0; b0 < len.size(); b0 += size_t(block)) {
     int32_t m = 0;
@@ -26,13 +28,13 @@ double cost_of(const std::vector<int32_t> &len, int32_t block, HybridCost c, int
     tail += std::max(0, l - K);
     tail_rows += l > K ? 1 : 0;
   }
-  return c.slot_bytes * slots + c.tail_bytes * tail + c.tail_row_bytes * tail_rows +
-         (tail > 0 ? c.tail_fixed_bytes : 0.0);
+  return c.slot_bytes * slots + c.tail_bytes * tail + c.tail_row_bytes * tail_rows + (tail > 0 ? c.tail_fixed_bytes : 0.0);
 }
 
 } // namespace
 
-TEST(HybridOption, ParsesAutoNoneAndPositiveWidths) {
+TEST(HybridOption, ParsesAutoNoneAndPositiveWidths)
+{
   EXPECT_EQ(HybridOption::parse("auto").mode, HybridOption::Mode::Auto);
   EXPECT_EQ(HybridOption::parse("none").mode, HybridOption::Mode::None);
   const HybridOption k = HybridOption::parse("17");
@@ -42,7 +44,8 @@ TEST(HybridOption, ParsesAutoNoneAndPositiveWidths) {
   EXPECT_EQ(HybridOption().mode, HybridOption::Mode::Auto) << "the default is auto";
 }
 
-TEST(HybridOption, RefusesEverythingElse) {
+TEST(HybridOption, RefusesEverythingElse)
+{
   for (const char *s : {"", "0", "-3", "+3", "03", "3x", "Auto", "2147483648", "99999999999"}) {
     try {
       HybridOption::parse(s);
@@ -53,7 +56,8 @@ TEST(HybridOption, RefusesEverythingElse) {
   }
 }
 
-TEST(ChooseHybridWidth, HandCases) {
+TEST(ChooseHybridWidth, HandCases)
+{
   const HybridCost rg{12, 16};
   EXPECT_EQ(choose_hybrid_width({}, 32, rg), 0);
   EXPECT_EQ(choose_hybrid_width({0, 0, 0}, 32, rg), 0);
@@ -71,7 +75,8 @@ TEST(ChooseHybridWidth, HandCases) {
   EXPECT_THROW(choose_hybrid_width({1}, 0, rg), FormatError);
 }
 
-TEST(ChooseHybridWidth, FixedTailCostKeepsSmallSavingsRegular) {
+TEST(ChooseHybridWidth, FixedTailCostKeepsSmallSavingsRegular)
+{
   // One row of 30 among 63 rows of 2 (block 32, cap 32): K=30 stores 1024 slots (12288 B);
   // K=2 stores 128 slots + a 28-entry tail (1536 + 448 B), saving 10304 B. Without a fixed
   // cost the tail wins; with a fixed cost above the saving (PackSELL uses
@@ -89,7 +94,8 @@ TEST(ChooseHybridWidth, FixedTailCostKeepsSmallSavingsRegular) {
   EXPECT_EQ(choose_hybrid_width(len, 32, {12, 16, 1e12}), 2) << "forced tail: every K pays the fixed cost";
 }
 
-TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth) {
+TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth)
+{
   // Block 1 pads nothing, so without the cap K = longest row is storage-minimal (cost
   // sum of lengths). Under a cap c the cost is c + 16 (L - c) + rest, falling in K: K = c.
   const HybridCost cheap{1, 16};
@@ -120,13 +126,14 @@ TEST(ChooseHybridWidth, LatencyCapBoundsTheStorageMinimalWidth) {
   EXPECT_EQ(choose_hybrid_width(one, 32, HybridCost{12, 16}), 2);
 }
 
-TEST(ChooseHybridWidth, TailWidthCapBoundsOnlyAWidthThatLeavesATail) {
+TEST(ChooseHybridWidth, TailWidthCapBoundsOnlyAWidthThatLeavesATail)
+{
   // One row of 1000 among 63 rows of 100 (block 1, no padding): every K < 1000 leaves a tail.
   std::vector<int32_t> len(64, 100);
   len[7] = 1000;
   const HybridCost words{4, 16, kTailFixedBytes};
-  HybridCost capped = words;
-  capped.tail_width_cap = 32;
+  HybridCost       capped = words;
+  capped.tail_width_cap   = 32;
   EXPECT_EQ(hybrid_width_cap(len), 457);
   EXPECT_EQ(choose_hybrid_width(len, 1, words), 457) << "storage-minimal K is the latency cap";
   EXPECT_EQ(choose_hybrid_width(len, 1, capped), 32);
@@ -141,7 +148,8 @@ TEST(ChooseHybridWidth, TailWidthCapBoundsOnlyAWidthThatLeavesATail) {
 // Half of the rows are 8 long, the others 6, in blocks of 32. Bytes alone: K = 6 stores
 // 384 slots (4608 B) and a tail of 64 entries (1024 B), cheaper than K = 8 (512 slots, 6144 B).
 // With 32 B for each of the 32 rows with tail entries K = 6 costs 6656 B and K = 8 wins.
-TEST(ChooseHybridWidth, CountsEveryRowWithTailEntries) {
+TEST(ChooseHybridWidth, CountsEveryRowWithTailEntries)
+{
   std::vector<int32_t> len(64, 6);
   for (size_t i = 0; i < len.size(); i += 2) len[i] = 8; // every block has an 8-long row
   EXPECT_EQ(choose_hybrid_width(len, 32, HybridCost{12, 16}), 6) << "bytes alone: 32 rows x 2 in the tail";
@@ -149,19 +157,20 @@ TEST(ChooseHybridWidth, CountsEveryRowWithTailEntries) {
   EXPECT_EQ(packsell_hybrid_cost(ValueFormat::exact(), 1000).tail_row_bytes, kTailRowBytes);
 }
 
-TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
+TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths)
+{
   Rng rng(42);
   for (int t = 0; t < 300; ++t) {
-    const size_t n = 1 + rng.below(300);
+    const size_t         n = 1 + rng.below(300);
     std::vector<int32_t> len(n);
     for (auto &l : len) l = rng.uniform() < 0.05 ? int32_t(rng.below(500)) : int32_t(rng.below(12));
-    const int32_t block = int32_t(1 + rng.below(70));
-    const HybridCost c = t % 5 == 0   ? HybridCost{12, 16}
-                         : t % 5 == 1 ? HybridCost{4, 16}
-                         : t % 5 == 2 ? HybridCost{4, 16, 2000}
-                         : t % 5 == 3 ? HybridCost{4, 16, 2000, int32_t(1 + rng.below(40))}
-                                      : HybridCost{4, 16, 2000, int32_t(rng.below(40)), double(rng.below(64))};
-    const int32_t maxlen = *std::max_element(len.begin(), len.end());
+    const int32_t    block  = int32_t(1 + rng.below(70));
+    const HybridCost c      = t % 5 == 0 ? HybridCost{12, 16}
+                            : t % 5 == 1 ? HybridCost{4, 16}
+                            : t % 5 == 2 ? HybridCost{4, 16, 2000}
+                            : t % 5 == 3 ? HybridCost{4, 16, 2000, int32_t(1 + rng.below(40))}
+                                         : HybridCost{4, 16, 2000, int32_t(rng.below(40)), double(rng.below(64))};
+    const int32_t    maxlen = *std::max_element(len.begin(), len.end());
     // Latency cap, recomputed in floating point: max(32, ceil(4 * mean)).
     double sum = 0;
     for (int32_t l : len) sum += l;
@@ -171,22 +180,23 @@ TEST(ChooseHybridWidth, MatchesBruteForceOnRandomLengths) {
       continue;
     }
     // A K that leaves a tail must also be <= the tail width cap, when there is one.
-    const auto allowed = [&](int32_t K) { return c.tail_width_cap <= 0 || K == maxlen || K <= c.tail_width_cap; };
-    const int32_t top = std::min(maxlen, cap);
-    int32_t best = top;
-    double best_cost = std::numeric_limits<double>::infinity();
+    const auto    allowed   = [&](int32_t K) { return c.tail_width_cap <= 0 || K == maxlen || K <= c.tail_width_cap; };
+    const int32_t top       = std::min(maxlen, cap);
+    int32_t       best      = top;
+    double        best_cost = std::numeric_limits<double>::infinity();
     for (int32_t K = top; K >= 1; --K)
       if (allowed(K) && cost_of(len, block, c, K) < best_cost) {
-        best = K;
+        best      = K;
         best_cost = cost_of(len, block, c, K);
       }
     ASSERT_EQ(choose_hybrid_width(len, block, c), best) << "trial " << t;
   }
 }
 
-TEST(CooTail, HoldsEverythingBeyondKInCsrOrderAndAddsItsProduct) {
+TEST(CooTail, HoldsEverythingBeyondKInCsrOrderAndAddsItsProduct)
+{
   const CsrMatrix A = csr_from_rows(5, {{{0, 1}, {1, 2}, {2, 3}, {4, 4}}, {{3, 5}}, {}, {{0, 6}, {4, 7}}});
-  const CooTail t = build_coo_tail(A.view(), 1);
+  const CooTail   t = build_coo_tail(A.view(), 1);
   EXPECT_EQ(t.row, (std::vector<int32_t>{0, 0, 0, 3}));
   EXPECT_EQ(t.col, (std::vector<int32_t>{1, 2, 4, 4}));
   EXPECT_EQ(t.val, (std::vector<double>{2, 3, 4, 7}));
@@ -195,7 +205,7 @@ TEST(CooTail, HoldsEverythingBeyondKInCsrOrderAndAddsItsProduct) {
   EXPECT_THROW(build_coo_tail(A.view(), -1), FormatError);
 
   const double x[5] = {1, 10, 100, 1000, 10000};
-  double y[4] = {1, 1, 1, 1};
+  double       y[4] = {1, 1, 1, 1};
   coo_tail_spmv_add(t, x, y);
   EXPECT_EQ(y[0], 1 + 20 + 300 + 40000);
   EXPECT_EQ(y[1], 1);

@@ -9,8 +9,9 @@
 
 using namespace pspmv;
 
-TEST(RgCsrLayout, SlotsBeyond32BitsAndTheGroupOfEveryLane) {
-  const int32_t G = 1024;
+TEST(RgCsrLayout, SlotsBeyond32BitsAndTheGroupOfEveryLane)
+{
+  const int32_t G     = 1024;
   const int64_t first = rgcsr::first_slot(int64_t(3) << 32, 1023);
   EXPECT_EQ(first, (int64_t(3) << 32) + 1023);
   EXPECT_EQ(rgcsr::slot(first, int64_t(1) << 27, G), first + (int64_t(1) << 37)); // k * G > 2^31
@@ -30,7 +31,8 @@ TEST(RgCsrLayout, SlotsBeyond32BitsAndTheGroupOfEveryLane) {
   EXPECT_EQ(rgcsr::row_first_slot(gp, 33, 32), 64 + 1);
 }
 
-TEST(PackSellLayout, WordsAtEveryDeltaWidth) {
+TEST(PackSellLayout, WordsAtEveryDeltaWidth)
+{
   EXPECT_EQ(packsell::delta_bits_for(0), packsell::kExactDeltaBits); // Exact
   EXPECT_EQ(packsell::delta_bits_for(16), 15);                       // FP16, BF16
   EXPECT_EQ(packsell::delta_bits_for(31), 0);                        // e8m22: no delta bits
@@ -38,7 +40,7 @@ TEST(PackSellLayout, WordsAtEveryDeltaWidth) {
     const uint32_t dmask = packsell::delta_mask(D);
     EXPECT_EQ(dmask, D == 0 ? 0u : (uint32_t(1) << D) - 1u) << D;
     const uint32_t vbits = D == packsell::kExactDeltaBits ? 0u : (~0u >> (D + 1)); // the widest value field
-    const uint32_t w = packsell::real_word(vbits, dmask, D);
+    const uint32_t w     = packsell::real_word(vbits, dmask, D);
     EXPECT_EQ(packsell::word_flag(w), 1u);
     EXPECT_EQ(packsell::word_jump(w, 1u, dmask), dmask) << D;
     EXPECT_EQ(packsell::word_value_bits(w, D), vbits) << D;
@@ -56,14 +58,15 @@ TEST(PackSellLayout, WordsAtEveryDeltaWidth) {
   EXPECT_EQ(packsell::dummy_word(0), 0u);
 }
 
-TEST(PackSellLayout, WordPositionsBeyond32Bits) {
+TEST(PackSellLayout, WordPositionsBeyond32Bits)
+{
   const int32_t C = 1024;
   EXPECT_EQ(packsell::word_slot(int64_t(5) << 32, 7, int64_t(1) << 27, C), (int64_t(5) << 32) + 7 + (int64_t(1) << 37));
   EXPECT_EQ(packsell::word_stride(4 * 8, C), 32 * 1024);
   EXPECT_EQ(packsell::num_slices(0, 32), 0);
   EXPECT_EQ(packsell::num_slices(65, 32), 3);
   const int64_t sr = (int64_t(1) << 40) + 5; // the kernels' 64-bit thread index
-  const int64_t s = packsell::slice_of(sr, 32);
+  const int64_t s  = packsell::slice_of(sr, 32);
   EXPECT_EQ(s * 32 + packsell::lane_in_slice(sr, s, 32), sr);
   const int64_t sp[] = {0, 128, 256};
   EXPECT_EQ(packsell::row_first_word(sp, 40, 32), 128 + 8);

@@ -12,16 +12,19 @@
 using namespace pspmv::mixed;
 using pspmv_test::Rng;
 
-namespace {
+namespace
+{
 
-double plain_norm(const std::vector<double> &s, const std::vector<double> &r) {
+double plain_norm(const std::vector<double> &s, const std::vector<double> &r)
+{
   double sum = 0.0;
   for (size_t i = 0; i < s.size(); ++i) sum += (s[i] * r[i]) * (s[i] * r[i]);
   return std::sqrt(sum);
 }
 
 // n entries: s in [0.5, 2), r in [-1, 1].
-void random_entry(size_t n, uint64_t seed, std::vector<double> *s, std::vector<double> *r) {
+void random_entry(size_t n, uint64_t seed, std::vector<double> *s, std::vector<double> *r)
+{
   Rng rng(seed);
   s->resize(n);
   r->resize(n);
@@ -33,7 +36,8 @@ void random_entry(size_t n, uint64_t seed, std::vector<double> *s, std::vector<d
 
 } // namespace
 
-TEST(MixedScaling, EntryNormIsThePlainNormInTheNormalRange) {
+TEST(MixedScaling, EntryNormIsThePlainNormInTheNormalRange)
+{
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     std::vector<double> s, r;
     random_entry(size_t(1 + 97 * seed), seed, &s, &r);
@@ -43,7 +47,8 @@ TEST(MixedScaling, EntryNormIsThePlainNormInTheNormalRange) {
 
 // ||t|| from 2^-1000 to 2^1000: exactly 2^k times the norm at k = 0, where the plain sum of
 // squares gives 0 (below about 1e-162) or Inf (above about 1e154).
-TEST(MixedScaling, EntryNormScalesExactlyAcrossTheDoubleRange) {
+TEST(MixedScaling, EntryNormScalesExactlyAcrossTheDoubleRange)
+{
   std::vector<double> s, r;
   random_entry(1000, 7, &s, &r);
   const double ref = entry_norm(s.data(), r.data(), s.size());
@@ -59,7 +64,8 @@ TEST(MixedScaling, EntryNormScalesExactlyAcrossTheDoubleRange) {
   EXPECT_TRUE(std::isinf(plain_norm(s, huge)));
 }
 
-TEST(MixedScaling, EntryNormOfZeroInfAndNaN) {
+TEST(MixedScaling, EntryNormOfZeroInfAndNaN)
+{
   std::vector<double> s(50, 1.5), r(50, 0.0);
   EXPECT_EQ(entry_norm(s.data(), r.data(), r.size()), 0.0);
   EXPECT_EQ(entry_norm(s.data(), r.data(), 0), 0.0);
@@ -71,7 +77,8 @@ TEST(MixedScaling, EntryNormOfZeroInfAndNaN) {
   EXPECT_TRUE(std::isnan(entry_norm(s.data(), r.data(), r.size())));
 }
 
-TEST(MixedScaling, NanMaxAndNormScale) {
+TEST(MixedScaling, NanMaxAndNormScale)
+{
   const double nan = std::nan("");
   EXPECT_EQ(nan_max(1.0, 2.0), 2.0);
   EXPECT_EQ(nan_max(2.0, 1.0), 2.0);
@@ -92,16 +99,17 @@ TEST(MixedScaling, NanMaxAndNormScale) {
   std::vector<double> s(3, 1.0), r = {4.9e-324, -2 * 4.9e-324, 0.0}, h = {DBL_MAX, -DBL_MAX / 2, 0.0};
   EXPECT_EQ(entry_norm(s.data(), r.data(), 3), std::sqrt(5.0) * 4.9e-324);
   EXPECT_TRUE(std::isinf(entry_norm(s.data(), h.data(), 2))); // sqrt(1.25) DBL_MAX
-  h = {DBL_MAX / 2, -DBL_MAX / 4, 0.0};
+  h                      = {DBL_MAX / 2, -DBL_MAX / 4, 0.0};
   std::vector<double> hd = {std::ldexp(DBL_MAX / 2, -1022), std::ldexp(-DBL_MAX / 4, -1022), 0.0};
   EXPECT_EQ(entry_norm(s.data(), h.data(), 3), std::ldexp(plain_norm(s, hd), 1022));
 }
 
 // Random a in [-1e3, 1e3], s in [1e-3, 1e3]: the plain a * (si * sj) bit for bit.
-TEST(MixedScaling, ScaledValueIsThePlainProductInTheNormalRange) {
+TEST(MixedScaling, ScaledValueIsThePlainProductInTheNormalRange)
+{
   Rng rng(11);
   for (int i = 0; i < 100000; ++i) {
-    const double a = (2.0 * rng.uniform() - 1.0) * std::pow(10.0, 3.0 * rng.uniform());
+    const double a  = (2.0 * rng.uniform() - 1.0) * std::pow(10.0, 3.0 * rng.uniform());
     const double si = std::pow(10.0, 6.0 * rng.uniform() - 3.0), sj = std::pow(10.0, 6.0 * rng.uniform() - 3.0);
     ASSERT_EQ(scaled_value(a, si, sj), a * (si * sj)) << a << " " << si << " " << sj;
   }
@@ -109,7 +117,8 @@ TEST(MixedScaling, ScaledValueIsThePlainProductInTheNormalRange) {
 
 // Diagonal entries 2^-1030 (subnormal, near 1e-310): s = 2^515 and s_i s_j = 2^1030 overflows;
 // diagonal entries near DBL_MAX: s_i s_j is subnormal. scaled_value gives the exact result.
-TEST(MixedScaling, ScaledValueWhereTheScalingsProductLeavesTheRange) {
+TEST(MixedScaling, ScaledValueWhereTheScalingsProductLeavesTheRange)
+{
   const double s = std::ldexp(1.0, 515);
   EXPECT_TRUE(std::isinf(-std::ldexp(1.0, -1031) * (s * s))); // the plain product
   EXPECT_EQ(scaled_value(-std::ldexp(1.0, -1031), s, s), -0.5);
@@ -123,7 +132,8 @@ TEST(MixedScaling, ScaledValueWhereTheScalingsProductLeavesTheRange) {
   EXPECT_NE(a * (t * t), want); // the plain product lost bits in t * t
 }
 
-TEST(MixedScaling, ScaledValueFits) {
+TEST(MixedScaling, ScaledValueFits)
+{
   const double s = std::ldexp(1.0, 515);
   EXPECT_TRUE(scaled_value_fits(1.0, 0.25));
   EXPECT_TRUE(scaled_value_fits(0.0, 0.0));
@@ -132,7 +142,7 @@ TEST(MixedScaling, ScaledValueFits) {
   EXPECT_FALSE(scaled_value_fits(1.0, 0.0));
   EXPECT_FALSE(scaled_value_fits(1.0, std::numeric_limits<double>::infinity()));
   EXPECT_FALSE(scaled_value_fits(1.0, std::nan("")));
-  EXPECT_FALSE(scaled_value_fits(-1.0, scaled_value(-1.0, s, s)));                    // -2^1030
-  EXPECT_FALSE(scaled_value_fits(1e-30, scaled_value(1e-30, 1.0 / s, 1.0 / s)));      // 1e-30 * 2^-1030
+  EXPECT_FALSE(scaled_value_fits(-1.0, scaled_value(-1.0, s, s)));               // -2^1030
+  EXPECT_FALSE(scaled_value_fits(1e-30, scaled_value(1e-30, 1.0 / s, 1.0 / s))); // 1e-30 * 2^-1030
   EXPECT_TRUE(scaled_value_fits(1.0, scaled_value(1.0, std::ldexp(1.0, 500), 1.0)));
 }

@@ -11,18 +11,21 @@
 using namespace pspmv;
 using namespace pspmv_test;
 
-namespace {
-RgCsrOptions opts(int32_t G, const std::string &hybrid) {
+namespace
+{
+RgCsrOptions opts(int32_t G, const std::string &hybrid)
+{
   RgCsrOptions o;
   o.group_size = G;
-  o.hybrid = HybridOption::parse(hybrid);
+  o.hybrid     = HybridOption::parse(hybrid);
   return o;
 }
 } // namespace
 
-TEST(RgCsr, HandCheckedLayout) {
+TEST(RgCsr, HandCheckedLayout)
+{
   // 3 x 6: rows of 2, 0 and 3 nonzeros; G = 32, one group of width 3 (padded to 32 rows).
-  const CsrMatrix A = csr_from_rows(6, {{{1, 1.5}, {4, 2.5}}, {}, {{0, -1}, {2, -2}, {5, -3}}});
+  const CsrMatrix   A = csr_from_rows(6, {{{1, 1.5}, {4, 2.5}}, {}, {{0, -1}, {2, -2}, {5, -3}}});
   const RgCsrMatrix M = build_rgcsr(A.view(), opts(32, "none"));
   EXPECT_EQ(M.hybrid_width, 3);
   EXPECT_EQ(M.group_pointers, (std::vector<int64_t>{0, 96}));
@@ -49,7 +52,8 @@ TEST(RgCsr, HandCheckedLayout) {
   EXPECT_EQ(build_rgcsr(A.view(), opts(32, "50")).hybrid_width, 3) << "K beyond the longest row";
 }
 
-TEST(RgCsr, RefusesBadGroupSizesAndWidths) {
+TEST(RgCsr, RefusesBadGroupSizesAndWidths)
+{
   const CsrMatrix A = csr_from_rows(3, {{{0, 1}}, {{2, 1}}});
   for (int32_t G : {0, -32, 16, 31, 33, 48, 100, 1056, 1 << 30}) {
     try {
@@ -62,7 +66,7 @@ TEST(RgCsr, RefusesBadGroupSizesAndWidths) {
   }
   for (int32_t G : {32, 64, 96, 1024}) EXPECT_NO_THROW(build_rgcsr(A.view(), opts(G, "auto")));
   RgCsrOptions bad = opts(32, "auto");
-  bad.hybrid.mode = HybridOption::Mode::Fixed;
+  bad.hybrid.mode  = HybridOption::Mode::Fixed;
   bad.hybrid.width = 0;
   EXPECT_THROW(build_rgcsr(A.view(), bad), FormatError);
   CsrMatrix unsorted = csr_from_rows(3, {{{2, 1}, {0, 1}}});
@@ -71,13 +75,13 @@ TEST(RgCsr, RefusesBadGroupSizesAndWidths) {
   EXPECT_THROW(build_rgcsr(out_of_range.view(), opts(32, "none")), FormatError);
 }
 
-TEST(RgCsr, ZeroSizedMatrices) {
+TEST(RgCsr, ZeroSizedMatrices)
+{
   for (auto [rows, cols] : {std::pair<int32_t, int32_t>{0, 0}, {0, 7}, {5, 0}}) {
     RandomSpec s;
-    s.rows = rows;
-    s.cols = cols;
+    s.rows            = rows;
+    s.cols            = cols;
     const CsrMatrix A = random_csr(s);
     for (const char *h : {"none", "auto", "3"}) check_format(A, rgcsr_config(32, h, true), 1);
   }
 }
-

@@ -8,20 +8,15 @@ using pspmv::threads_per_row;
 
 constexpr int64_t kH200 = 132 * 2048; // resident threads; 3/4 of them: 202752
 
-TEST(ThreadsPerRow, FewRowsGetUpToEightThreadsWithinThreeQuartersOfTheGpu) {
+TEST(ThreadsPerRow, FewRowsGetUpToEightThreadsWithinThreeQuartersOfTheGpu)
+{
   const int64_t long_rows = 100; // slots per row: never the limit here
-  for (const auto &[rows, T] : std::vector<std::pair<int64_t, int>>{{479, 8},
-                                                                    {202752 / 8, 8},
-                                                                    {202752 / 8 + 1, 4},
-                                                                    {202752 / 4, 4},
-                                                                    {202752 / 4 + 1, 2},
-                                                                    {202752 / 2, 2},
-                                                                    {202752 / 2 + 1, 1},
-                                                                    {8000000, 1}})
+  for (const auto &[rows, T] : std::vector<std::pair<int64_t, int>>{{479, 8}, {202752 / 8, 8}, {202752 / 8 + 1, 4}, {202752 / 4, 4}, {202752 / 4 + 1, 2}, {202752 / 2, 2}, {202752 / 2 + 1, 1}, {8000000, 1}})
     EXPECT_EQ(threads_per_row(rows, rows * long_rows, kH200), T) << rows << " rows";
 }
 
-TEST(ThreadsPerRow, NoMoreThreadsThanSlotsPerRowOnAverage) {
+TEST(ThreadsPerRow, NoMoreThreadsThanSlotsPerRowOnAverage)
+{
   EXPECT_EQ(threads_per_row(1000, 8000, kH200), 8);
   EXPECT_EQ(threads_per_row(1000, 7999, kH200), 4);
   EXPECT_EQ(threads_per_row(1000, 4000, kH200), 4);
@@ -31,7 +26,8 @@ TEST(ThreadsPerRow, NoMoreThreadsThanSlotsPerRowOnAverage) {
   EXPECT_EQ(threads_per_row(1000, 0, kH200), 1); // every nonzero in the COO tail
 }
 
-TEST(ThreadsPerRow, NoRowsOrNoDeviceGiveOne) {
+TEST(ThreadsPerRow, NoRowsOrNoDeviceGiveOne)
+{
   EXPECT_EQ(threads_per_row(0, 0, kH200), 1);
   EXPECT_EQ(threads_per_row(-1, 10, kH200), 1);
   EXPECT_EQ(threads_per_row(1, 100, 0), 1);

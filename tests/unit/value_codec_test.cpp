@@ -14,29 +14,48 @@
 using namespace pspmv;
 using pspmv_test::Rng;
 
-namespace {
+namespace
+{
 
-std::vector<ValueFormat> lossy_formats() {
+std::vector<ValueFormat> lossy_formats()
+{
   std::vector<ValueFormat> f{ValueFormat::fp16(), ValueFormat::bf16()};
   for (int m = 7; m <= 22; ++m) f.push_back(ValueFormat::e8m(m));
   return f;
 }
 
-uint32_t enc(const ValueFormat &f, double x, EncodeStatus *st = nullptr) {
-  EncodeStatus s;
+uint32_t enc(const ValueFormat &f, double x, EncodeStatus *st = nullptr)
+{
+  EncodeStatus   s;
   const uint32_t b = encode_value(f, x, &s);
   if (st) *st = s;
   else EXPECT_EQ(s, EncodeStatus::Ok) << f.name() << " x = " << x;
   return b;
 }
 
-int bias(const ValueFormat &f) { return (1 << (f.exponent_bits - 1)) - 1; }
-double min_subnormal(const ValueFormat &f) { return std::ldexp(1.0, 1 - bias(f) - f.mantissa_bits); }
-double min_normal(const ValueFormat &f) { return std::ldexp(1.0, 1 - bias(f)); }
-uint32_t sign_bit(const ValueFormat &f) { return uint32_t(1) << (f.exponent_bits + f.mantissa_bits); }
-uint32_t inf_bits(const ValueFormat &f) { return ((uint32_t(1) << f.exponent_bits) - 1) << f.mantissa_bits; }
+int bias(const ValueFormat &f)
+{
+  return (1 << (f.exponent_bits - 1)) - 1;
+}
+double min_subnormal(const ValueFormat &f)
+{
+  return std::ldexp(1.0, 1 - bias(f) - f.mantissa_bits);
+}
+double min_normal(const ValueFormat &f)
+{
+  return std::ldexp(1.0, 1 - bias(f));
+}
+uint32_t sign_bit(const ValueFormat &f)
+{
+  return uint32_t(1) << (f.exponent_bits + f.mantissa_bits);
+}
+uint32_t inf_bits(const ValueFormat &f)
+{
+  return ((uint32_t(1) << f.exponent_bits) - 1) << f.mantissa_bits;
+}
 
-float float_from_bits(uint32_t b) {
+float float_from_bits(uint32_t b)
+{
   float x;
   std::memcpy(&x, &b, sizeof x);
   return x;
@@ -44,7 +63,8 @@ float float_from_bits(uint32_t b) {
 
 } // namespace
 
-TEST(ValueFormat, ParseAndNameRoundTrip) {
+TEST(ValueFormat, ParseAndNameRoundTrip)
+{
   for (const char *n : {"exact", "fp16", "bf16"}) EXPECT_EQ(ValueFormat::parse(n).name(), n);
   for (int m = 7; m <= 22; ++m) {
     const std::string n = "e8m" + std::to_string(m);
@@ -62,7 +82,8 @@ TEST(ValueFormat, ParseAndNameRoundTrip) {
   EXPECT_TRUE(ValueFormat::bf16().lossy());
 }
 
-TEST(ValueFormat, BadNamesAreRefusedWithTheAcceptedList) {
+TEST(ValueFormat, BadNamesAreRefusedWithTheAcceptedList)
+{
   for (const char *n : {"", "FP16", "fp32", "e8m", "e8m6", "e8m23", "e8m07", "e8m7x", "e5m10", "float"}) {
     try {
       ValueFormat::parse(n);
@@ -77,7 +98,8 @@ TEST(ValueFormat, BadNamesAreRefusedWithTheAcceptedList) {
   EXPECT_THROW(ValueFormat::e8m(23), FormatError);
 }
 
-TEST(ValueFormat, MaxFiniteAndUnitRoundoff) {
+TEST(ValueFormat, MaxFiniteAndUnitRoundoff)
+{
   EXPECT_EQ(ValueFormat::fp16().max_finite(), 65504.0);
   EXPECT_EQ(ValueFormat::bf16().max_finite(), 0x1.fep127);
   EXPECT_EQ(ValueFormat::e8m(22).max_finite(), 0x1.fffffcp127);
@@ -92,7 +114,8 @@ TEST(ValueFormat, MaxFiniteAndUnitRoundoff) {
 // unit_roundoff() is 2^-(M+1) for every format, and it bounds one rounding in the normal
 // range: |decode(encode(x)) - x| <= u |x|, attained (to within one FP64 ulp) halfway between
 // two neighbours; exact has FP64's 2^-53; lossy() is false only for exact.
-TEST(ValueFormat, UnitRoundoffOfEveryFormatBoundsOneRounding) {
+TEST(ValueFormat, UnitRoundoffOfEveryFormatBoundsOneRounding)
+{
   EXPECT_EQ(ValueFormat::bf16().unit_roundoff(), ValueFormat::e8m(7).unit_roundoff());
   EXPECT_EQ(ValueFormat::e8m(14).unit_roundoff(), 0x1p-15);
   EXPECT_EQ(ValueFormat::exact().unit_roundoff(), std::numeric_limits<double>::epsilon() / 2);
@@ -110,19 +133,20 @@ TEST(ValueFormat, UnitRoundoffOfEveryFormatBoundsOneRounding) {
     for (int i = 0; i < 2000; ++i) {
       const double x = std::ldexp(1.0 + rng.uniform(), int(rng.below(21)) - 10);
       const double d = decode_value(f, enc(f, x));
-      worst = std::max(worst, std::fabs(d - x) / std::fabs(x));
+      worst          = std::max(worst, std::fabs(d - x) / std::fabs(x));
     }
     EXPECT_LE(worst, u) << f.name();
     EXPECT_GT(worst, 0.5 * u) << f.name() << ": the bound is nearly reached";
   }
 }
 
-TEST(ValueCodec, Fp16ExhaustiveRoundTrip) {
-  const ValueFormat f = ValueFormat::fp16();
-  double prev = -1.0;
+TEST(ValueCodec, Fp16ExhaustiveRoundTrip)
+{
+  const ValueFormat f    = ValueFormat::fp16();
+  double            prev = -1.0;
   for (uint32_t b = 0; b < 65536; ++b) {
-    const double x = decode_value(f, b);
-    const bool nan_bits = (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
+    const double x        = decode_value(f, b);
+    const bool   nan_bits = (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
     if (nan_bits) {
       ASSERT_TRUE(std::isnan(x)) << b;
       const uint32_t e = enc(f, x);
@@ -131,7 +155,7 @@ TEST(ValueCodec, Fp16ExhaustiveRoundTrip) {
     }
     ASSERT_EQ(enc(f, x), b) << "bits " << b << " value " << x;
 #ifdef __FLT16_MAX__
-    _Float16 h;
+    _Float16       h;
     const uint16_t b16 = uint16_t(b);
     std::memcpy(&h, &b16, 2);
     ASSERT_TRUE(double(h) == x && std::signbit(double(h)) == std::signbit(x)) << "decode differs from _Float16 at " << b;
@@ -143,16 +167,16 @@ TEST(ValueCodec, Fp16ExhaustiveRoundTrip) {
   }
 }
 
-TEST(ValueCodec, E8mSampledRoundTripMatchesTruncatedFp32) {
+TEST(ValueCodec, E8mSampledRoundTripMatchesTruncatedFp32)
+{
   Rng rng(11);
   for (int m = 7; m <= 22; ++m) {
-    const ValueFormat f = ValueFormat::e8m(m);
-    const uint32_t all = uint32_t(1) << (9 + m);
-    const uint32_t samples = m == 7 ? all : 40000;
+    const ValueFormat f       = ValueFormat::e8m(m);
+    const uint32_t    all     = uint32_t(1) << (9 + m);
+    const uint32_t    samples = m == 7 ? all : 40000;
     for (uint32_t t = 0; t < samples; ++t) {
       uint32_t b = m == 7 ? t : uint32_t(rng.below(all));
-      if (m != 7 && t < 8) b = std::vector<uint32_t>{0, 1, inf_bits(f) - 1, inf_bits(f), sign_bit(f),
-                                           sign_bit(f) | 1, uint32_t(1) << m, (uint32_t(1) << m) - 1}[t];
+      if (m != 7 && t < 8) b = std::vector<uint32_t>{0, 1, inf_bits(f) - 1, inf_bits(f), sign_bit(f), sign_bit(f) | 1, uint32_t(1) << m, (uint32_t(1) << m) - 1}[t];
       const double x = decode_value(f, b);
       // E8Mm is FP32 with the mantissa cut: its bits shifted left are an FP32 of equal value.
       const float ref = float_from_bits(b << (23 - m));
@@ -173,17 +197,18 @@ TEST(ValueCodec, E8mSampledRoundTripMatchesTruncatedFp32) {
 
 // Random doubles over the whole range of each format: the encoded value is a nearest
 // neighbour, and a tie picks the even mantissa.
-TEST(ValueCodec, RoundsToNearestEvenAgainstNeighbours) {
+TEST(ValueCodec, RoundsToNearestEvenAgainstNeighbours)
+{
   Rng rng(5);
   for (const ValueFormat &f : lossy_formats()) {
-    const int lo = 1 - bias(f) - f.mantissa_bits - 2, hi = bias(f) + 1;
+    const int      lo = 1 - bias(f) - f.mantissa_bits - 2, hi = bias(f) + 1;
     const uint32_t top = inf_bits(f); // positive finite bits are [0, top)
     for (int t = 0; t < 20000; ++t) {
       const int e = lo + int(rng.below(uint64_t(hi - lo)));
-      double x = std::ldexp(1.0 + rng.uniform(), e);
+      double    x = std::ldexp(1.0 + rng.uniform(), e);
       if (t % 7 == 0) // exact ties: a representable value plus half an ulp
         x = std::ldexp(std::floor(std::ldexp(1.0 + rng.uniform(), f.mantissa_bits)) + 0.5, e - f.mantissa_bits);
-      EncodeStatus st;
+      EncodeStatus   st;
       const uint32_t b = enc(f, x, &st);
       if (st == EncodeStatus::Overflow) {
         ASSERT_GT(x, f.max_finite()) << f.name();
@@ -207,13 +232,14 @@ TEST(ValueCodec, RoundsToNearestEvenAgainstNeighbours) {
 }
 
 #ifdef __FLT16_MAX__
-TEST(ValueCodec, Fp16MatchesFloat16Conversion) {
-  Rng rng(3);
+TEST(ValueCodec, Fp16MatchesFloat16Conversion)
+{
+  Rng               rng(3);
   const ValueFormat f = ValueFormat::fp16();
   for (int t = 0; t < 200000; ++t) {
-    const double x = std::ldexp(rng.uniform() * 2.0 - 1.0, int(rng.below(44)) - 28);
+    const double   x = std::ldexp(rng.uniform() * 2.0 - 1.0, int(rng.below(44)) - 28);
     const _Float16 h = static_cast<_Float16>(x); // direct FP64 -> FP16, round to nearest even
-    uint16_t hb;
+    uint16_t       hb;
     std::memcpy(&hb, &h, 2);
     EncodeStatus st;
     ASSERT_EQ(encode_value(f, x, &st), hb) << "x = " << x;
@@ -221,15 +247,16 @@ TEST(ValueCodec, Fp16MatchesFloat16Conversion) {
 }
 #endif
 
-TEST(ValueCodec, TiesGoToEven) {
+TEST(ValueCodec, TiesGoToEven)
+{
   const ValueFormat h = ValueFormat::fp16();
-  EXPECT_EQ(enc(h, 1.0 + 0x1p-11), 0x3c00u);        // between 1 (even) and 1+2^-10 (odd)
-  EXPECT_EQ(enc(h, 1.0 + 3 * 0x1p-11), 0x3c02u);    // between mantissa 1 (odd) and 2 (even)
+  EXPECT_EQ(enc(h, 1.0 + 0x1p-11), 0x3c00u);     // between 1 (even) and 1+2^-10 (odd)
+  EXPECT_EQ(enc(h, 1.0 + 3 * 0x1p-11), 0x3c02u); // between mantissa 1 (odd) and 2 (even)
   EXPECT_EQ(enc(h, -(1.0 + 0x1p-11)), 0xbc00u);
-  EXPECT_EQ(enc(h, 2048.0 + 1.0), 0x6800u);         // ulp 2 at 2048: 2049 ties to 2048
-  EXPECT_EQ(enc(h, 2048.0 + 3.0), 0x6802u);         // 2051 ties to 2052
+  EXPECT_EQ(enc(h, 2048.0 + 1.0), 0x6800u); // ulp 2 at 2048: 2049 ties to 2048
+  EXPECT_EQ(enc(h, 2048.0 + 3.0), 0x6802u); // 2051 ties to 2052
   for (const ValueFormat &f : lossy_formats()) {
-    const int M = f.mantissa_bits;
+    const int      M   = f.mantissa_bits;
     const uint32_t one = uint32_t(bias(f)) << M;
     EXPECT_EQ(enc(f, 1.0 + std::ldexp(1.0, -M - 1)), one) << f.name();
     EXPECT_EQ(enc(f, 1.0 + 3 * std::ldexp(1.0, -M - 1)), one + 2) << f.name();
@@ -239,21 +266,23 @@ TEST(ValueCodec, TiesGoToEven) {
 }
 
 // Rounding FP64 -> FP32 -> format would round twice; the codec must not.
-TEST(ValueCodec, NoDoubleRoundingThroughFloat) {
+TEST(ValueCodec, NoDoubleRoundingThroughFloat)
+{
   for (const ValueFormat &f : lossy_formats()) {
-    const int M = f.mantissa_bits;
+    const int    M = f.mantissa_bits;
     const double x = 1.0 + std::ldexp(1.0, -M - 1) + 0x1p-40; // above the tie in FP64 only
     ASSERT_EQ(double(float(x)), 1.0 + std::ldexp(1.0, -M - 1)) << "FP32 would land on the tie";
     EXPECT_EQ(enc(f, x), (uint32_t(bias(f)) << M) + 1) << f.name();
   }
 }
 
-TEST(ValueCodec, LargestFiniteAndFirstOverflow) {
+TEST(ValueCodec, LargestFiniteAndFirstOverflow)
+{
   for (const ValueFormat &f : lossy_formats()) {
-    const double mf = f.max_finite();
-    const double half_ulp = std::ldexp(1.0, bias(f) - f.mantissa_bits - 1);
+    const double   mf       = f.max_finite();
+    const double   half_ulp = std::ldexp(1.0, bias(f) - f.mantissa_bits - 1);
     const uint32_t max_bits = inf_bits(f) - 1;
-    EncodeStatus st;
+    EncodeStatus   st;
     EXPECT_EQ(enc(f, mf), max_bits) << f.name();
     EXPECT_EQ(decode_value(f, max_bits), mf);
     EXPECT_EQ(enc(f, std::nextafter(mf + half_ulp, 0.0)), max_bits) << "just below the tie rounds down";
@@ -273,7 +302,8 @@ TEST(ValueCodec, LargestFiniteAndFirstOverflow) {
   EXPECT_EQ(st, EncodeStatus::Overflow);
 }
 
-TEST(ValueCodec, Subnormals) {
+TEST(ValueCodec, Subnormals)
+{
   const ValueFormat h = ValueFormat::fp16();
   EXPECT_EQ(enc(h, 0x1p-24), 0x0001u);
   EXPECT_EQ(enc(h, 1023 * 0x1p-24), 0x03ffu);
@@ -281,7 +311,7 @@ TEST(ValueCodec, Subnormals) {
   EXPECT_EQ(decode_value(h, 0x0001), 0x1p-24);
   EXPECT_EQ(decode_value(h, 0x03ff), 1023 * 0x1p-24);
   for (const ValueFormat &f : lossy_formats()) {
-    const double ms = min_subnormal(f);
+    const double   ms           = min_subnormal(f);
     const uint32_t first_normal = uint32_t(1) << f.mantissa_bits;
     EXPECT_EQ(enc(f, ms), 1u) << f.name();
     EXPECT_EQ(decode_value(f, 1), ms) << f.name();
@@ -299,7 +329,8 @@ TEST(ValueCodec, Subnormals) {
   }
 }
 
-TEST(ValueCodec, SignedZeroNanInf) {
+TEST(ValueCodec, SignedZeroNanInf)
+{
   for (const ValueFormat &f : lossy_formats()) {
     EXPECT_EQ(enc(f, 0.0), 0u);
     EXPECT_EQ(enc(f, -0.0), sign_bit(f));
@@ -307,7 +338,7 @@ TEST(ValueCodec, SignedZeroNanInf) {
     EXPECT_FALSE(std::signbit(decode_value(f, 0)));
     EXPECT_TRUE(std::signbit(decode_value(f, sign_bit(f))) && decode_value(f, sign_bit(f)) == 0.0);
 
-    EncodeStatus st;
+    EncodeStatus   st;
     const uint32_t n = encode_value(f, std::numeric_limits<double>::quiet_NaN(), &st);
     EXPECT_EQ(st, EncodeStatus::Ok) << "NaN is not an overflow";
     EXPECT_EQ(n & inf_bits(f), inf_bits(f));

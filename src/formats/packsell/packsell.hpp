@@ -27,17 +27,21 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
+namespace pspmv
+{
 
-enum class PackSellScaling : int { None = 0, Auto = 1 };
+enum class PackSellScaling : int {
+  None = 0,
+  Auto = 1
+};
 
 // Hybrid cost model of PackSELL for a matrix of `rows` rows: a slot is one 32-bit word (plus
 // its FP64 value in Exact mode), a tail entry row + column + value, a fixed cost for having a
 // tail, on small matrices a cap on a K that leaves a tail (kLatencyBoundRows), and a cost per
 // row with tail entries (kTailRowBytes).
-inline HybridCost packsell_hybrid_cost(const ValueFormat &f, int64_t rows) {
-  return HybridCost{f.lossy() ? 4.0 : 12.0, 16.0, kTailFixedBytes,
-                    rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0, kTailRowBytes};
+inline HybridCost packsell_hybrid_cost(const ValueFormat &f, int64_t rows)
+{
+  return HybridCost{f.lossy() ? 4.0 : 12.0, 16.0, kTailFixedBytes, rows <= kLatencyBoundRows ? kLatencyBoundTailWidth : 0, kTailRowBytes};
 }
 
 // PackSellOptions::sigma asking the builder to choose the window (PETSC_DECIDE in PETSc).
@@ -48,30 +52,30 @@ constexpr int32_t kPackSellSigmaAuto = 0;
 constexpr int32_t kMaxScaleExponent = 1022;
 
 struct PackSellOptions {
-  int32_t slice_height = 32;   // C: multiple of 32 in [32, 1024]
-  int32_t sigma = 1; // sort window in rows: 1 (no sort, the default), kPackSellSigmaAuto or a multiple of C
-  ValueFormat value_format = ValueFormat::exact(); // lossless; lossy formats only when asked
-  PackSellScaling scaling = PackSellScaling::None;
-  HybridOption hybrid;         // default auto
+  int32_t         slice_height = 32;                   // C: multiple of 32 in [32, 1024]
+  int32_t         sigma        = 1;                    // sort window in rows: 1 (no sort, the default), kPackSellSigmaAuto or a multiple of C
+  ValueFormat     value_format = ValueFormat::exact(); // lossless; lossy formats only when asked
+  PackSellScaling scaling      = PackSellScaling::None;
+  HybridOption    hybrid; // default auto
 };
 
 struct PackSellMatrix {
-  int32_t rows = 0, cols = 0;
-  int32_t slice_height = 32;
-  int32_t sigma = 1;                   // window of this layout (auto resolved): 1 or a multiple of C
-  ValueFormat value_format;
-  int32_t delta_bits = 30;             // D (30: Exact, the default value_format)
-  int32_t scale_exponent = 0;          // values stored as a * 2^scale_exponent, |.| <= kMaxScaleExponent
-  PackSellScaling scaling = PackSellScaling::None; // as asked at build time (value updates)
-  int32_t hybrid_width = 0;            // K in nonzeros (longest row when the tail is empty)
-  std::vector<int64_t> slice_pointers; // nslices+1 word offsets
-  std::vector<int32_t> perm;           // rows: original row of each sorted row
-  std::vector<uint32_t> words;         // slice_pointers.back() words
-  std::vector<double> exact_values;    // words.size() values in Exact mode, else empty
-  CooTail tail;                        // values rounded through value_format, unscaled
-                                       // (2^-scale_exponent already applied): no inv_scale
+  int32_t               rows = 0, cols = 0;
+  int32_t               slice_height = 32;
+  int32_t               sigma        = 1; // window of this layout (auto resolved): 1 or a multiple of C
+  ValueFormat           value_format;
+  int32_t               delta_bits     = 30;                    // D (30: Exact, the default value_format)
+  int32_t               scale_exponent = 0;                     // values stored as a * 2^scale_exponent, |.| <= kMaxScaleExponent
+  PackSellScaling       scaling        = PackSellScaling::None; // as asked at build time (value updates)
+  int32_t               hybrid_width   = 0;                     // K in nonzeros (longest row when the tail is empty)
+  std::vector<int64_t>  slice_pointers;                         // nslices+1 word offsets
+  std::vector<int32_t>  perm;                                   // rows: original row of each sorted row
+  std::vector<uint32_t> words;                                  // slice_pointers.back() words
+  std::vector<double>   exact_values;                           // words.size() values in Exact mode, else empty
+  CooTail               tail;                                   // values rounded through value_format, unscaled
+                                                                // (2^-scale_exponent already applied): no inv_scale
 
-  int32_t num_slices() const { return static_cast<int32_t>(slice_pointers.size()) - 1; }
+  int32_t     num_slices() const { return static_cast<int32_t>(slice_pointers.size()) - 1; }
   FormatStats stats() const;
 };
 
@@ -107,7 +111,8 @@ void packsell_diagonal(const PackSellMatrix &M, double *d);
 // The checks and pieces of the build driver (packsell_plan.hpp) outside its templates, in
 // packsell_checks.cpp: the host and the device build use them, so both take the same decisions
 // and report the same errors by construction.
-namespace detail {
+namespace detail
+{
 // The option checks of build_packsell (FormatError with its messages).
 void check_packsell_options(const PackSellOptions &opt);
 // The exponent scaling auto stores values with when the largest finite magnitude is m.
@@ -117,7 +122,7 @@ int32_t packsell_auto_scale(const ValueFormat &f, double m);
 // of bf16, e8m14, e8m22 (wider than f or of another exponent range) with the same scaling. The
 // value format exact always holds the matrix.
 struct PackSellRangeRemedies {
-  bool auto_scaling = false;
+  bool                     auto_scaling = false;
   std::vector<std::string> formats;
 };
 // The candidate formats of PackSellRangeRemedies::formats, in the order they are named.
@@ -125,8 +130,7 @@ std::vector<ValueFormat> packsell_remedy_candidates(const ValueFormat &f);
 // The ValueRangeError build_packsell throws for value v at (row, col) of A that format f
 // cannot hold at exponent s (overflow, or a nonzero rounded to zero; m: the largest finite
 // magnitude of A with scaling auto), naming the remedies r (and always the value format exact).
-ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col,
-                                           double v, int32_t s, double m, const PackSellRangeRemedies &r);
+ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling scaling, int32_t row, int32_t col, double v, int32_t s, double m, const PackSellRangeRemedies &r);
 // The automatic sigma's pick among candidates of modelled bytes cost[] (in candidate order
 // 1, C, 2C, 4C, ...): the first within 2% of the cheapest.
 size_t packsell_pick_sigma(const std::vector<double> &cost);

@@ -22,9 +22,12 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace pspmv {
-namespace cuda {
-namespace detail {
+namespace pspmv
+{
+namespace cuda
+{
+namespace detail
+{
 
 // Per-launch constants of the word format.
 struct WordFormat {
@@ -36,11 +39,12 @@ struct WordFormat {
 // The word constants of a format; false if D is not the value format's (packsell_layout.hpp).
 // (For E8Mm, V = 9 + m gives D + 1 = 23 - m: the value field is an FP32 cut below its
 // mantissa's m bits, which decode_word relies on.)
-inline bool word_format(const ValueFormat &vf, int32_t D, WordFormat *f) {
+inline bool word_format(const ValueFormat &vf, int32_t D, WordFormat *f)
+{
   if (D < 0 || D > packsell::kExactDeltaBits || D != packsell::delta_bits_for(vf.value_bits())) return false;
-  f->delta_mask = packsell::delta_mask(D);
+  f->delta_mask  = packsell::delta_mask(D);
   f->value_shift = packsell::value_shift(D);
-  f->value_mask = packsell::value_field_mask(D);
+  f->value_mask  = packsell::value_field_mask(D);
   return true;
 }
 
@@ -49,18 +53,16 @@ inline bool word_format(const ValueFormat &vf, int32_t D, WordFormat *f) {
 // exact_values[slot] (rounded to nearest for float), loaded for every word, so the load can issue
 // as early as the word's own: `slot` must be inside the array even for padding.
 template <ValueKind K, class Real = double>
-__device__ __forceinline__ Real decode_word(uint32_t w, const WordFormat &f, const double *__restrict__ exact,
-                                            int64_t slot) {
+__device__ __forceinline__ Real decode_word(uint32_t w, const WordFormat &f, const double *__restrict__ exact, int64_t slot)
+{
   static_assert(std::is_same<Real, double>::value || std::is_same<Real, float>::value, "Real: double or float");
   constexpr bool kF64 = std::is_same<Real, double>::value;
   if constexpr (K == ValueKind::Exact) {
     (void)w;
     (void)f;
     const double v = __ldcs(exact + slot);
-    if constexpr (kF64)
-      return v;
-    else
-      return __double2float_rn(v);
+    if constexpr (kF64) return v;
+    else return __double2float_rn(v);
   } else if constexpr (K == ValueKind::FP16) {
     (void)exact;
     (void)slot;
@@ -98,13 +100,12 @@ __device__ __forceinline__ Real decode_word(uint32_t w, const WordFormat &f, con
 // dummies and padding too: a column of the row, or column 0 for an empty row (a layout with
 // words has cols >= 1).
 template <bool predicated>
-__device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum) {
+__device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum)
+{
   if constexpr (!predicated) {
     const double a = fma(v, __ldg(xp), sum);
-    double r;
-    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}"
-        : "=d"(r)
-        : "r"(flag), "d"(a), "d"(sum));
+    double       r;
+    asm("{\n\t.reg .pred p;\n\tsetp.ne.u32 p, %1, 0;\n\tselp.f64 %0, %2, %3, p;\n\t}" : "=d"(r) : "r"(flag), "d"(a), "d"(sum));
     sum = r;
   } else {
     asm("{\n\t.reg .pred p;\n\t.reg .f64 xv;\n\tsetp.ne.u32 p, %1, 0;\n\tmov.f64 xv, 0d0000000000000000;\n\t"
@@ -127,50 +128,50 @@ constexpr int kGroupWords = 4; // words a thread loads together (a group)
 // Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word at or past the slice
 // end is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
 template <bool Masked>
-__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end,
-                                           int64_t stride, uint32_t (&w)[kGroupWords]) {
+__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end, int64_t stride, uint32_t (&w)[kGroupWords])
+{
 #pragma unroll
   for (int u = 0; u < kGroupWords; ++u) {
     const int64_t su = slot + u * stride;
-    w[u] = !Masked || su < end ? __ldcs(words + su) : 0u;
+    w[u]             = !Masked || su < end ? __ldcs(words + su) : 0u;
   }
 }
 
 // A word's slot for its Exact value load: past the slice end (padding of a partial group)
 // the last slot of the slice, so that the load stays inside the array.
-__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end) { return slot < end ? slot : end - 1; }
+__device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end)
+{
+  return slot < end ? slot : end - 1;
+}
 
 // Calls visit(w, flag, col, value_slot) for every word of sorted row sr < rows in word order
 // (padding of the last group included: w = 0, flag 0), col the word's column after its jump
 // (the row's first nonzero counts from column 0).
 template <class Visit>
-__device__ __forceinline__ void walk_row(const uint32_t *__restrict__ words, const int64_t *slice_pointers, int32_t C,
-                                         uint32_t delta_mask, int32_t sr, Visit &&visit) {
-  const int32_t s = packsell::slice_of(sr, C);
-  const int32_t i = packsell::lane_in_slice(sr, s, C);
+__device__ __forceinline__ void walk_row(const uint32_t *__restrict__ words, const int64_t *slice_pointers, int32_t C, uint32_t delta_mask, int32_t sr, Visit &&visit)
+{
+  const int32_t s      = packsell::slice_of(sr, C);
+  const int32_t i      = packsell::lane_in_slice(sr, s, C);
   const int64_t stride = packsell::word_stride(1, C);
-  const int64_t end = slice_pointers[s + 1];
-  int64_t slot = packsell::word_slot(slice_pointers[s], i, 0, C);
-  uint32_t col = 0; // the first nonzero of a row counts from column 0
+  const int64_t end    = slice_pointers[s + 1];
+  int64_t       slot   = packsell::word_slot(slice_pointers[s], i, 0, C);
+  uint32_t      col    = 0; // the first nonzero of a row counts from column 0
   if (slot < end) {
     uint32_t w[kGroupWords], n[kGroupWords];
     // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
     // the branches are warp-uniform (a warp's rows lie in one slice: C is a multiple of 32).
-    if (slot + (kGroupWords - 1) * stride < end)
-      load_group<false>(words, slot, end, stride, w);
-    else
-      load_group<true>(words, slot, end, stride, w);
+    if (slot + (kGroupWords - 1) * stride < end) load_group<false>(words, slot, end, stride, w);
+    else load_group<true>(words, slot, end, stride, w);
     while (true) {
       const int64_t next = slot + kGroupWords * stride;
-      const bool more = next < end; // the same for every lane of the warp
-      if (next + (kGroupWords - 1) * stride < end)
-        load_group<false>(words, next, end, stride, n);
+      const bool    more = next < end; // the same for every lane of the warp
+      if (next + (kGroupWords - 1) * stride < end) load_group<false>(words, next, end, stride, n);
       else // a partial group; past the slice end (no next one) every word is masked: no load
         load_group<true>(words, next, end, stride, n);
 #pragma unroll
       for (int u = 0; u < kGroupWords; ++u) {
-        const int64_t vslot = value_slot(slot + u * stride, end);
-        const uint32_t flag = packsell::word_flag(w[u]);
+        const int64_t  vslot = value_slot(slot + u * stride, end);
+        const uint32_t flag  = packsell::word_flag(w[u]);
         col += packsell::word_jump(w[u], flag, delta_mask);
         visit(w[u], flag, col, vslot);
       }

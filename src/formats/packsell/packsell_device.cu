@@ -50,42 +50,45 @@
 #include <cmath>
 #include <vector>
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
-namespace {
+namespace
+{
 
 constexpr int kPsThreads = detail::kTailThreads; // one block size for the fused kernel
-using detail::kGroupWords; // words a thread loads together (a group)
+using detail::kGroupWords;                       // words a thread loads together (a group)
 using detail::value_slot;
 using detail::word_format;
 
 // The arrays and constants a product reads.
 struct PackSellArgs {
-  int32_t rows, C, num_slices;
+  int32_t            rows, C, num_slices;
   detail::WordFormat f;
-  double inv_scale;
-  const int64_t *slice_pointers;
-  const int32_t *perm;
-  const uint32_t *words;
-  const double *exact, *x;
-  double *y;
+  double             inv_scale;
+  const int64_t     *slice_pointers;
+  const int32_t     *perm;
+  const uint32_t    *words;
+  const double      *exact, *x;
+  double            *y;
 };
 
 // One thread per sorted row: sorted rows [block*256, block*256 + 256), their words walked by
 // detail::walk_row (packsell_decode.cuh: software-pipelined groups of 4 words).
 template <ValueKind K, bool Add>
 struct PackSellRows {
-  PackSellArgs a;
-  __device__ __forceinline__ void operator()(unsigned int block) const {
+  PackSellArgs                    a;
+  __device__ __forceinline__ void operator()(unsigned int block) const
+  {
     const int64_t t = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
     if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
-    const int32_t sr = static_cast<int32_t>(t);
-    double sum = 0.0;
-    detail::walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr,
-                     [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
-                       detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
-                     });
+    const int32_t sr  = static_cast<int32_t>(t);
+    double        sum = 0.0;
+    detail::walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
+      detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
+    });
     const int32_t r = __ldcs(a.perm + sr);
     detail::write_row<Add>(a.y + r, sum * a.inv_scale);
   }
@@ -100,40 +103,42 @@ struct PackSellRowsMulti {
   // predicated variants were slower (ptxas gave them fewer registers, with a spill or none;
   // docs/kernels.md).
   static constexpr bool kPredicated = K != ValueKind::Exact;
-  PackSellArgs a;
+  PackSellArgs          a;
 
   // This thread's words of a round (0 past the slice end: padding) and their value slots;
   // each word's slot and load together, the order the Exact kernels were measured with.
-  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const {
+  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const
+  {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
       const int64_t su = slot + packsell::word_stride(u, a.C);
-      at[u] = value_slot(su, end);
-      w[u] = su < end ? __ldcs(a.words + su) : 0u;
+      at[u]            = value_slot(su, end);
+      w[u]             = su < end ? __ldcs(a.words + su) : 0u;
     }
   }
 
-  __device__ __forceinline__ void operator()(unsigned int block) const {
+  __device__ __forceinline__ void operator()(unsigned int block) const
+  {
     const int64_t tid = static_cast<int64_t>(block) * kPsThreads + threadIdx.x;
-    const int64_t sr = tid / T;
-    const int t = static_cast<int>(tid % T);
-    const int64_t s = packsell::slice_of(sr, a.C);
+    const int64_t sr  = tid / T;
+    const int     t   = static_cast<int>(tid % T);
+    const int64_t s   = packsell::slice_of(sr, a.C);
     if (s >= a.num_slices) return; // the whole warp: its rows lie in one slice
-    const int32_t i = packsell::lane_in_slice(sr, s, a.C);
+    const int32_t i     = packsell::lane_in_slice(sr, s, a.C);
     const int64_t begin = a.slice_pointers[s], end = a.slice_pointers[s + 1];
-    const int64_t round = packsell::word_stride(T * kWords, a.C); // slots from one round to the next
-    int64_t lead = packsell::word_slot(begin, i, 0, a.C);          // word k0 of the row: lead < end is warp-uniform
-    int64_t slot = lead + packsell::word_stride(t * kWords, a.C); // this thread's first word of the round
-    uint32_t col = 0;                                             // the row's column before the round
-    double sum = 0.0;
+    const int64_t round = packsell::word_stride(T * kWords, a.C);        // slots from one round to the next
+    int64_t       lead  = packsell::word_slot(begin, i, 0, a.C);         // word k0 of the row: lead < end is warp-uniform
+    int64_t       slot  = lead + packsell::word_stride(t * kWords, a.C); // this thread's first word of the round
+    uint32_t      col   = 0;                                             // the row's column before the round
+    double        sum   = 0.0;
     if (lead < end) {
       uint32_t w[kWords], n[kWords];
-      int64_t at[kWords], nat[kWords];
+      int64_t  at[kWords], nat[kWords];
       load(slot, end, w, at);
       while (true) {
         const bool more = lead + round < end;
         load(more ? slot + round : slot, end, n, nat); // next round's words before this round's gathers
-        uint32_t part[kWords]; // this thread's jumps, summed in word order
+        uint32_t part[kWords];                         // this thread's jumps, summed in word order
         uint32_t acc = 0;
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
@@ -158,7 +163,7 @@ struct PackSellRowsMulti {
         slot += round;
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          w[u] = n[u];
+          w[u]  = n[u];
           at[u] = nat[u];
         }
       }
@@ -173,33 +178,42 @@ struct PackSellRowsMulti {
 };
 
 template <ValueKind K>
-cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream) {
+cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream)
+{
   // Multi-thread kernels cover every row of every slice (a warp's shuffles need all lanes).
-  const int T = A.threads_per_row;
-  const unsigned int blocks =
-      detail::blocks_for(T == 1 ? A.rows : static_cast<int64_t>(A.num_slices) * A.slice_height * T, kPsThreads);
+  const int          T      = A.threads_per_row;
+  const unsigned int blocks = detail::blocks_for(T == 1 ? A.rows : static_cast<int64_t>(A.num_slices) * A.slice_height * T, kPsThreads);
   switch (T * 2 + (add ? 1 : 0)) {
-  case 2: return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 3: return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 4: return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 5: return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 8: return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 9: return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 16: return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  case 17: return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
-  default: return cudaErrorInvalidValue;
+  case 2:
+    return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 3:
+    return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 4:
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 5:
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 8:
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 9:
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 16:
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  case 17:
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
+  default:
+    return cudaErrorInvalidValue;
   }
 }
 
-cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
+cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d)
+{
   if (!packsell::valid_slice_height(h.slice_height)) return cudaErrorInvalidValue;
   if (h.rows < 0 || h.cols < 0 || h.perm.size() != static_cast<size_t>(h.rows)) return cudaErrorInvalidValue;
   const int64_t nwords = h.slice_pointers.empty() ? 0 : h.slice_pointers.back();
   if (h.words.size() != static_cast<size_t>(nwords)) return cudaErrorInvalidValue;
   const bool exact = h.value_format.kind == ValueKind::Exact;
   if (exact && h.exact_values.size() != h.words.size()) return cudaErrorInvalidValue;
-  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 < packsell::num_slices(h.rows, h.slice_height))
-    return cudaErrorInvalidValue;
+  if (h.rows > 0 && static_cast<int64_t>(h.slice_pointers.size()) - 1 < packsell::num_slices(h.rows, h.slice_height)) return cudaErrorInvalidValue;
   // Every slice is C rows x its width: the kernels' warps rely on it (a warp's rows share one
   // slice width, so its loop and shuffles are uniform).
   for (size_t s = 0; s + 1 < h.slice_pointers.size(); ++s) {
@@ -211,19 +225,19 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
   if (h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent) return cudaErrorInvalidValue;
   detail::WordFormat f;
   if (!word_format(h.value_format, h.delta_bits, &f)) return cudaErrorInvalidValue;
-  d->rows = h.rows;
-  d->cols = h.cols;
-  d->slice_height = h.slice_height;
-  d->num_slices = h.slice_pointers.empty() ? 0 : h.num_slices();
-  d->delta_bits = h.delta_bits;
-  d->value_format = h.value_format;
-  d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  d->rows           = h.rows;
+  d->cols           = h.cols;
+  d->slice_height   = h.slice_height;
+  d->num_slices     = h.slice_pointers.empty() ? 0 : h.num_slices();
+  d->delta_bits     = h.delta_bits;
+  d->value_format   = h.value_format;
+  d->inv_scale      = std::ldexp(1.0, -h.scale_exponent);
   d->scale_exponent = h.scale_exponent;
-  d->scaling = h.scaling;
-  d->hybrid_width = h.hybrid_width;
-  d->nnz = h.tail.nnz();
+  d->scaling        = h.scaling;
+  d->hybrid_width   = h.hybrid_width;
+  d->nnz            = h.tail.nnz();
   for (uint32_t w : h.words) d->nnz += packsell::word_flag(w); // the regular nonzeros
-  d->num_words = nwords;
+  d->num_words     = nwords;
   int64_t resident = 0;
   PSPMV_CUDA_TRY(detail::resident_threads(&resident));
   d->threads_per_row = threads_per_row(h.rows, nwords, resident);
@@ -238,7 +252,8 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d) {
 
 } // namespace
 
-cudaError_t release(DevicePackSell *d) {
+cudaError_t release(DevicePackSell *d)
+{
   cudaError_t first = cudaSuccess;
   detail::free_ptr(&d->slice_pointers, &first);
   detail::free_ptr(&d->perm, &first);
@@ -251,15 +266,16 @@ cudaError_t release(DevicePackSell *d) {
   return first;
 }
 
-cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d) { return detail::reupload(h, d, upload_all); }
+cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d)
+{
+  return detail::reupload(h, d, upload_all);
+}
 
-cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
+cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d)
+{
   const bool exact = h.value_format.kind == ValueKind::Exact;
-  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words ||
-      h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits ||
-      h.delta_bits != d->delta_bits || h.tail.nnz() != d->tail.nnz ||
-      (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words) ||
-      h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent)
+  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words || h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits || h.delta_bits != d->delta_bits ||
+      h.tail.nnz() != d->tail.nnz || (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words) || h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent)
     return cudaErrorInvalidValue;
   PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // a product on another stream may still read
   // The words carry the values (and, for a new scale exponent, were re-encoded).
@@ -267,49 +283,57 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d) {
   if (exact) PSPMV_CUDA_TRY(detail::copy_into(h.exact_values, d->exact_values));
   PSPMV_CUDA_TRY(detail::upload_tail_values(h.tail, &d->tail));
   PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, false));
-  d->inv_scale = std::ldexp(1.0, -h.scale_exponent);
+  d->inv_scale      = std::ldexp(1.0, -h.scale_exponent);
   d->scale_exponent = h.scale_exponent;
   return cudaDeviceSynchronize();
 }
 
-cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream) {
+cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream)
+{
   if (A.rows <= 0) return cudaSuccess;
-  PackSellArgs a{A.rows,          A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers,
-                 A.perm,          A.words,        A.exact_values, x, y};
+  PackSellArgs a{A.rows, A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers, A.perm, A.words, A.exact_values, x, y};
   if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
   switch (A.value_format.kind) {
-  case ValueKind::Exact: return launch<ValueKind::Exact>(A, a, add, stream);
-  case ValueKind::FP16: return launch<ValueKind::FP16>(A, a, add, stream);
+  case ValueKind::Exact:
+    return launch<ValueKind::Exact>(A, a, add, stream);
+  case ValueKind::FP16:
+    return launch<ValueKind::FP16>(A, a, add, stream);
   case ValueKind::BF16: // BF16 is E8M7: the same decode
-  case ValueKind::E8M: return launch<ValueKind::E8M>(A, a, add, stream);
-  default: return cudaErrorInvalidValue;
+  case ValueKind::E8M:
+    return launch<ValueKind::E8M>(A, a, add, stream);
+  default:
+    return cudaErrorInvalidValue;
   }
 }
 
-int64_t stored_bytes(const DevicePackSell &A) {
-  const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
+int64_t stored_bytes(const DevicePackSell &A)
+{
+  const int64_t sp    = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
   const int64_t exact = A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
   return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
 }
 
 // The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
-static int64_t value_array_bytes(const DevicePackSell &A) {
+static int64_t value_array_bytes(const DevicePackSell &A)
+{
   const int64_t exact = A.exact_values ? A.num_words * static_cast<int64_t>(sizeof(double)) : 0;
   return A.num_words * static_cast<int64_t>(sizeof(uint32_t)) + exact;
 }
 
-int64_t upload_bytes(const DevicePackSell &A) {
+int64_t upload_bytes(const DevicePackSell &A)
+{
   const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
-  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + detail::diagonal_bytes(A) +
-         detail::tail_bytes(A.tail);
+  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + detail::diagonal_bytes(A) + detail::tail_bytes(A.tail);
 }
 
-int64_t device_bytes(const DevicePackSell &A) {
+int64_t device_bytes(const DevicePackSell &A)
+{
   const int64_t source = A.word_source ? A.num_words * static_cast<int64_t>(sizeof(int32_t)) : 0;
   return upload_bytes(A) + detail::tail_map_bytes(A.tail) + source;
 }
 
-int64_t value_upload_bytes(const DevicePackSell &A) {
+int64_t value_upload_bytes(const DevicePackSell &A)
+{
   // the words carry the values: all of them are copied
   return value_array_bytes(A) + detail::diagonal_bytes(A) + detail::tail_value_bytes(A.tail);
 }

@@ -9,30 +9,32 @@
 #include <cuda_runtime.h>
 #include <cstdint>
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 struct DevicePackSell {
-  int32_t rows = 0, cols = 0, slice_height = 32, num_slices = 0;
-  int32_t delta_bits = 30; // D (30: Exact, the default value_format)
+  int32_t     rows = 0, cols = 0, slice_height = 32, num_slices = 0;
+  int32_t     delta_bits = 30; // D (30: Exact, the default value_format)
   ValueFormat value_format;
-  double inv_scale = 1.0;            // 2^-scale_exponent, applied to each row sum
+  double      inv_scale = 1.0; // 2^-scale_exponent, applied to each row sum
   // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row);
   // may be overwritten before spmv (tests force each T).
-  int32_t threads_per_row = 1;
-  int32_t scale_exponent = 0;        // inv_scale = 2^-scale_exponent
-  PackSellScaling scaling = PackSellScaling::None; // as asked at build time (value updates)
-  int32_t hybrid_width = 0;          // K of the layout, in nonzeros
-  int64_t nnz = 0;                   // nonzeros of the CSR it was built from (regular + tail)
-  int64_t num_words = 0;
-  int64_t *slice_pointers = nullptr; // num_slices+1
-  int32_t *perm = nullptr;           // rows
-  uint32_t *words = nullptr;         // num_words
-  double *exact_values = nullptr;    // num_words in Exact mode, else null
-  double *diagonal = nullptr;        // min(rows, cols), decoded values
+  int32_t         threads_per_row = 1;
+  int32_t         scale_exponent  = 0;                     // inv_scale = 2^-scale_exponent
+  PackSellScaling scaling         = PackSellScaling::None; // as asked at build time (value updates)
+  int32_t         hybrid_width    = 0;                     // K of the layout, in nonzeros
+  int64_t         nnz             = 0;                     // nonzeros of the CSR it was built from (regular + tail)
+  int64_t         num_words       = 0;
+  int64_t        *slice_pointers  = nullptr; // num_slices+1
+  int32_t        *perm            = nullptr; // rows
+  uint32_t       *words           = nullptr; // num_words
+  double         *exact_values    = nullptr; // num_words in Exact mode, else null
+  double         *diagonal        = nullptr; // min(rows, cols), decoded values
   // CSR position of the nonzero each word holds, -1 for dummies and padding (device builds
   // only, null after a host upload): value updates on the device gather through it.
-  int32_t *word_source = nullptr;    // num_words
+  int32_t      *word_source = nullptr; // num_words
   DeviceCooTail tail;
 };
 

@@ -7,8 +7,10 @@
 #include "cuda/device_csr.hpp"
 #include "formats/packsell/packsell_device.hpp"
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 /* build_on_device - builds the PackSELL layout of A into *d on the device.
 
@@ -30,8 +32,7 @@ namespace cuda {
    builder's message) and an invalid CSR (check_csr's message, found on the device);
    ValueRange with the row and column of the first offending entry in CSR order and the host's
    message; Device for a failed CUDA call. On any error *d is left empty. */
-BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d,
-                           DeviceBuildInfo *info);
+BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaStream_t stream, DevicePackSell *d, DeviceBuildInfo *info);
 
 /* update_values_on_device - value-only re-assembly of a layout made by build_on_device().
 
@@ -42,8 +43,7 @@ BuildError build_on_device(const DeviceCsr &A, const PackSellOptions &opt, cudaS
    *pattern_changed is set, and nothing written, when A's shape or nonzero count differs or d
    was not built on the device. Returns the build's ValueRange error (then *d is unchanged) or a
    Device error; *scale_exponent gets the new exponent. Runs on stream and synchronizes it. */
-BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DevicePackSell *d, bool *pattern_changed,
-                                   int32_t *scale_exponent);
+BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DevicePackSell *d, bool *pattern_changed, int32_t *scale_exponent);
 
 } // namespace cuda
 } // namespace pspmv

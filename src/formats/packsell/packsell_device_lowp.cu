@@ -11,27 +11,37 @@
 #include "packsell_lowp_rows.cuh"
 #include "cuda/device_memory.cuh"
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
-namespace {
+namespace
+{
 
-__device__ __forceinline__ void store_y(float *y, float v) { *y = v; }
-__device__ __forceinline__ void store_y(__half *y, float v) { *y = __float2half_rn(v); }
+__device__ __forceinline__ void store_y(float *y, float v)
+{
+  *y = v;
+}
+__device__ __forceinline__ void store_y(__half *y, float v)
+{
+  *y = __float2half_rn(v);
+}
 
 // y[perm[sr]] = row sr of A x for the sorted rows sr of this block.
 template <ValueKind K, class X>
-__global__ void __launch_bounds__(detail::kLowpThreads)
-    lowp_spmv_kernel(detail::LowpArgs a, const X *__restrict__ x, X *__restrict__ y) {
+__global__ void __launch_bounds__(detail::kLowpThreads) lowp_spmv_kernel(detail::LowpArgs a, const X *__restrict__ x, X *__restrict__ y)
+{
   const int64_t t = static_cast<int64_t>(blockIdx.x) * detail::kLowpThreads + threadIdx.x;
   if (t - (threadIdx.x & 31u) >= a.rows) return; // whole warps only: a long tail takes the warp
-  int32_t r;
+  int32_t     r;
   const float v = detail::lowp_row<K, X>(a, x, t, t < a.rows, &r);
   if (t < a.rows) store_y(y + r, v);
 }
 
 template <class X>
-cudaError_t lowp_spmv(const DevicePackSell &A, const X *x, X *y, cudaStream_t stream) {
+cudaError_t lowp_spmv(const DevicePackSell &A, const X *x, X *y, cudaStream_t stream)
+{
   if (A.rows <= 0) return cudaSuccess;
   detail::LowpArgs a;
   if (!detail::lowp_args(A, &a)) return cudaErrorInvalidValue;
@@ -52,11 +62,13 @@ cudaError_t lowp_spmv(const DevicePackSell &A, const X *x, X *y, cudaStream_t st
 
 } // namespace
 
-cudaError_t spmv_f32(const DevicePackSell &A, const float *x, float *y, cudaStream_t stream) {
+cudaError_t spmv_f32(const DevicePackSell &A, const float *x, float *y, cudaStream_t stream)
+{
   return lowp_spmv(A, x, y, stream);
 }
 
-cudaError_t spmv_f16(const DevicePackSell &A, const __half *x, __half *y, cudaStream_t stream) {
+cudaError_t spmv_f16(const DevicePackSell &A, const __half *x, __half *y, cudaStream_t stream)
+{
   return lowp_spmv(A, x, y, stream);
 }
 

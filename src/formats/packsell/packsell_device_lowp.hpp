@@ -10,8 +10,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 // y = A x, FP32 vectors.
 cudaError_t spmv_f32(const DevicePackSell &A, const float *x, float *y, cudaStream_t stream);

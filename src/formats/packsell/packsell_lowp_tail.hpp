@@ -13,11 +13,13 @@
 #pragma once
 #include <cstdint>
 
-namespace pspmv {
-namespace packsell {
+namespace pspmv
+{
+namespace packsell
+{
 
 constexpr int32_t kLowpTailLanes = 32; // the lanes of a long tail's sum (one warp)
-constexpr int64_t kLowpLongTail = 32;  // longer tails are summed by kLowpTailLanes lanes
+constexpr int64_t kLowpLongTail  = 32; // longer tails are summed by kLowpTailLanes lanes
 
 } // namespace packsell
 } // namespace pspmv

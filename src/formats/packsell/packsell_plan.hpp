@@ -42,31 +42,33 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // The arrays of one int32 per row an executor keeps for the driver.
 enum class PackSellRows : int {
   Words = 0, // words per row: of whole rows, then of their first K nonzeros (the layout's)
-  Perm = 1,  // the layout's row order
+  Perm  = 1, // the layout's row order
   Order = 2, // a candidate window's row order (automatic sigma)
-  Cut = 3    // words of the first K nonzeros of a candidate's K (automatic sigma)
+  Cut   = 3  // words of the first K nonzeros of a candidate's K (automatic sigma)
 };
 constexpr int kPackSellRowArrays = 4;
 
 // The decisions of one build, made by plan_packsell(); with the executor's Words and Perm
 // arrays they define the layout.
 struct PackSellPlan {
-  int32_t rows = 0;
-  int32_t slice_height = 32;   // C
-  int32_t delta_bits = 30;     // D of the value format
-  int32_t scale_exponent = 0;  // values stored times 2^scale_exponent
-  int32_t max_row_length = 0;
-  int32_t sigma = 1;           // the window (automatic sigma resolved)
-  int32_t hybrid_width = 0;    // K
-  std::vector<int64_t> length_histogram; // rows of each length (size max_row_length + 1)
+  int32_t              rows           = 0;
+  int32_t              slice_height   = 32; // C
+  int32_t              delta_bits     = 30; // D of the value format
+  int32_t              scale_exponent = 0;  // values stored times 2^scale_exponent
+  int32_t              max_row_length = 0;
+  int32_t              sigma          = 1; // the window (automatic sigma resolved)
+  int32_t              hybrid_width   = 0; // K
+  std::vector<int64_t> length_histogram;   // rows of each length (size max_row_length + 1)
 };
 
-namespace detail {
+namespace detail
+{
 // The candidate windows of the automatic sigma: 1, C, 2C, 4C, ... up to the first one >= rows
 // (or the last one that fits 32 bits).
 std::vector<int32_t> packsell_sigma_candidates(int32_t rows, int32_t C);
@@ -78,21 +80,23 @@ BuildError packsell_row_words_error(int64_t row, int64_t words, int32_t D);
 // packsell_auto_scale() of the largest finite magnitude with auto; then every value checked at
 // it, and the first one in CSR order that overflows or is a nonzero rounded to zero reported
 // (ValueRange: its row and column). Exact: 0, nothing checked.
-template <class X> BuildError plan_packsell_scale(X &x, const ValueFormat &f, PackSellScaling scaling, int32_t *scale) {
+template <class X>
+BuildError plan_packsell_scale(X &x, const ValueFormat &f, PackSellScaling scaling, int32_t *scale)
+{
   *scale = 0;
   if (!f.lossy()) return BuildError{};
   double m = 0.0;
   if (scaling == PackSellScaling::Auto) PSPMV_BUILD_TRY(x.max_abs_finite(&m));
   const int32_t s = scaling == PackSellScaling::Auto ? detail::packsell_auto_scale(f, m) : 0;
-  int64_t k = -1;
+  int64_t       k = -1;
   PSPMV_BUILD_TRY(x.first_unencodable(f, s, &k));
   if (k >= 0) {
     int32_t row = 0, col = 0;
-    double v = 0.0;
+    double  v = 0.0;
     PSPMV_BUILD_TRY(x.entry(k, &row, &col, &v));
     // the remedies the message names, each checked on every value (only on this error path)
     detail::PackSellRangeRemedies r;
-    int64_t kr = -1;
+    int64_t                       kr = -1;
     if (scaling == PackSellScaling::None) {
       double mm = 0.0;
       PSPMV_BUILD_TRY(x.max_abs_finite(&mm));
@@ -117,21 +121,26 @@ template <class X> BuildError plan_packsell_scale(X &x, const ValueFormat &f, Pa
 // twice the modelled words where most nonzeros need a dummy; docs/design.md, "Measured
 // constants".)
 template <class X>
-BuildError plan_packsell_width(X &x, const PackSellOptions &opt, const PackSellPlan &p, PackSellRows order, int32_t *K) {
+BuildError plan_packsell_width(X &x, const PackSellOptions &opt, const PackSellPlan &p, PackSellRows order, int32_t *K)
+{
   const int32_t maxlen = p.max_row_length;
   switch (opt.hybrid.mode) {
-  case HybridOption::Mode::None: *K = maxlen; return BuildError{};
-  case HybridOption::Mode::Fixed: *K = std::min(opt.hybrid.width, maxlen); return BuildError{};
-  case HybridOption::Mode::Auto: break;
+  case HybridOption::Mode::None:
+    *K = maxlen;
+    return BuildError{};
+  case HybridOption::Mode::Fixed:
+    *K = std::min(opt.hybrid.width, maxlen);
+    return BuildError{};
+  case HybridOption::Mode::Auto:
+    break;
   }
   *K = 0;
   if (maxlen == 0) return BuildError{};
-  const int32_t top = std::min(maxlen, hybrid_width_cap(int64_t(p.rows), x.nnz())); // the largest candidate K
+  const int32_t        top = std::min(maxlen, hybrid_width_cap(int64_t(p.rows), x.nnz())); // the largest candidate K
   std::vector<int64_t> sums;
   PSPMV_BUILD_TRY(x.widest_sums(order, p.slice_height, p.delta_bits, top, &sums));
   const int64_t C = p.slice_height;
-  *K = choose_hybrid_width_from_counts(p.length_histogram, packsell_hybrid_cost(opt.value_format, p.rows),
-                                       [&sums, C](int32_t k) { return C * sums[size_t(k) - 1]; });
+  *K              = choose_hybrid_width_from_counts(p.length_histogram, packsell_hybrid_cost(opt.value_format, p.rows), [&sums, C](int32_t k) { return C * sums[size_t(k) - 1]; });
   return BuildError{};
 }
 
@@ -143,14 +152,16 @@ BuildError plan_packsell_width(X &x, const PackSellOptions &opt, const PackSellP
 // would just dilute the comparison). The smallest window within 2% of the cheapest one wins
 // (packsell_pick_sigma): a larger window scatters the y writes and loses x locality.
 // Executor's Words: whole-row words on entry, unchanged; Order and Cut are overwritten.
-template <class X> BuildError plan_packsell_sigma(X &x, const PackSellOptions &opt, const PackSellPlan &p, int32_t *sigma) {
+template <class X>
+BuildError plan_packsell_sigma(X &x, const PackSellOptions &opt, const PackSellPlan &p, int32_t *sigma)
+{
   struct Candidate {
     int32_t sigma, K;
     int64_t regular; // stored words, -1 until known
   };
-  const int32_t C = p.slice_height, maxlen = p.max_row_length;
+  const int32_t          C = p.slice_height, maxlen = p.max_row_length;
   std::vector<Candidate> cand;
-  int32_t sorted = 0;
+  int32_t                sorted = 0;
   for (int32_t s : detail::packsell_sigma_candidates(p.rows, C)) {
     PSPMV_BUILD_TRY(x.sort_rows(PackSellRows::Words, s, sorted, PackSellRows::Order));
     sorted = s;
@@ -161,8 +172,8 @@ template <class X> BuildError plan_packsell_sigma(X &x, const PackSellOptions &o
   }
   for (const Candidate &c : cand) {
     if (c.regular >= 0) continue;
-    const int32_t K = c.K;
-    int64_t long_row = -1, long_words = 0; // a row cut at K needs no more words than the whole row
+    const int32_t K        = c.K;
+    int64_t       long_row = -1, long_words = 0; // a row cut at K needs no more words than the whole row
     PSPMV_BUILD_TRY(x.row_words(K, p.delta_bits, PackSellRows::Cut, &long_row, &long_words));
     sorted = 0;
     for (Candidate &d : cand) { // the candidates of this K, windows increasing
@@ -172,9 +183,9 @@ template <class X> BuildError plan_packsell_sigma(X &x, const PackSellOptions &o
       PSPMV_BUILD_TRY(x.regular_words(PackSellRows::Cut, PackSellRows::Order, C, &d.regular));
     }
   }
-  const HybridCost slot_cost = packsell_hybrid_cost(opt.value_format, p.rows);
-  const std::vector<int64_t> &hist = p.length_histogram;
-  std::vector<double> cost;
+  const HybridCost            slot_cost = packsell_hybrid_cost(opt.value_format, p.rows);
+  const std::vector<int64_t> &hist      = p.length_histogram;
+  std::vector<double>         cost;
   for (const Candidate &c : cand) {
     int64_t tail = 0, tail_rows = 0; // exact integers from the histogram
     for (size_t l = size_t(std::max(c.K, 0)) + 1; l < hist.size(); ++l) {
@@ -192,14 +203,16 @@ template <class X> BuildError plan_packsell_sigma(X &x, const PackSellOptions &o
 // (the order the automatic K is costed in), K; with K below the longest row the words of the
 // first K nonzeros and the rows sorted again by them. On return the executor's Words holds the
 // words per row of the layout and Perm its row order.
-template <class X> BuildError plan_packsell(X &x, const PackSellOptions &opt, PackSellPlan *p) {
-  p->rows = x.rows();
+template <class X>
+BuildError plan_packsell(X &x, const PackSellOptions &opt, PackSellPlan *p)
+{
+  p->rows         = x.rows();
   p->slice_height = opt.slice_height;
-  p->delta_bits = packsell::delta_bits_for(opt.value_format.value_bits());
+  p->delta_bits   = packsell::delta_bits_for(opt.value_format.value_bits());
   PSPMV_BUILD_TRY(plan_packsell_scale(x, opt.value_format, opt.scaling, &p->scale_exponent));
   PSPMV_BUILD_TRY(x.length_histogram(&p->length_histogram));
   const int32_t maxlen = p->max_row_length = p->length_histogram.empty() ? 0 : int32_t(p->length_histogram.size()) - 1;
-  int64_t long_row = -1, long_words = 0;
+  int64_t       long_row = -1, long_words = 0;
   PSPMV_BUILD_TRY(x.row_words(maxlen, p->delta_bits, PackSellRows::Words, &long_row, &long_words)); // whole rows
   if (long_row >= 0) return detail::packsell_row_words_error(long_row, long_words, p->delta_bits);
   // sigma auto without nonzeros: every candidate costs 0, the first (1) wins

@@ -8,19 +8,26 @@
 #include <cstdint>
 #include <string>
 
-namespace pspmv {
-namespace detail {
+namespace pspmv
+{
+namespace detail
+{
 
-inline int32_t packsell_delta_bits(const ValueFormat &f) { return packsell::delta_bits_for(f.value_bits()); }
+inline int32_t packsell_delta_bits(const ValueFormat &f)
+{
+  return packsell::delta_bits_for(f.value_bits());
+}
 
 // Calls f(position, column) for every nonzero word of sorted row i, in column order.
 // Stops at the first padding word: a real word has flag 1 and a dummy a jump >= 1, so a
 // zero word only appears after the last nonzero of a row.
-template <class F> void for_each_row_nonzero(const PackSellMatrix &M, int32_t i, F &&f) {
-  const int32_t C = M.slice_height, s = packsell::slice_of(i, C);
-  const int64_t end = M.slice_pointers[size_t(s) + 1];
-  const uint32_t md = packsell::delta_mask(M.delta_bits);
-  int64_t col = 0;
+template <class F>
+void for_each_row_nonzero(const PackSellMatrix &M, int32_t i, F &&f)
+{
+  const int32_t  C = M.slice_height, s = packsell::slice_of(i, C);
+  const int64_t  end = M.slice_pointers[size_t(s) + 1];
+  const uint32_t md  = packsell::delta_mask(M.delta_bits);
+  int64_t        col = 0;
   for (int64_t p = packsell::row_first_word(M.slice_pointers.data(), i, C); p < end; p += packsell::word_stride(1, C)) {
     const uint32_t w = M.words[size_t(p)];
     if (w == 0) break;

@@ -14,7 +14,8 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // Hybrid cost model of RgCSR: a slot is an FP64 value + an int32 column (padding included),
 // a tail entry row + column + value. No fixed tail cost: the RgCSR loop pays two dependent
@@ -23,21 +24,21 @@ namespace pspmv {
 constexpr HybridCost kRgCsrHybridCost{12.0, 16.0, 0.0};
 
 struct RgCsrOptions {
-  int32_t group_size = 32; // G: multiple of 32 in [32, 1024]
-  HybridOption hybrid;     // default auto
+  int32_t      group_size = 32; // G: multiple of 32 in [32, 1024]
+  HybridOption hybrid;          // default auto
 };
 
 struct RgCsrMatrix {
-  int32_t rows = 0, cols = 0;
-  int32_t group_size = 32;
-  int32_t hybrid_width = 0;            // K (longest row length when the tail is empty)
-  std::vector<int64_t> group_pointers; // ngroups+1 slot offsets
-  std::vector<int32_t> row_length;     // rows: regular nonzeros of each row (<= K)
-  std::vector<int32_t> columns;        // group_pointers.back() slots
-  std::vector<double> values;          // group_pointers.back() slots
-  CooTail tail;
+  int32_t              rows = 0, cols = 0;
+  int32_t              group_size   = 32;
+  int32_t              hybrid_width = 0; // K (longest row length when the tail is empty)
+  std::vector<int64_t> group_pointers;   // ngroups+1 slot offsets
+  std::vector<int32_t> row_length;       // rows: regular nonzeros of each row (<= K)
+  std::vector<int32_t> columns;          // group_pointers.back() slots
+  std::vector<double>  values;           // group_pointers.back() slots
+  CooTail              tail;
 
-  int32_t num_groups() const { return static_cast<int32_t>(group_pointers.size()) - 1; }
+  int32_t     num_groups() const { return static_cast<int32_t>(group_pointers.size()) - 1; }
   FormatStats stats() const;
 };
 
@@ -54,8 +55,8 @@ void rgcsr_diagonal(const RgCsrMatrix &M, double *d);
 // Nonzeros of the regular part (sum of row_length; the tail holds the rest).
 int64_t rgcsr_regular_nnz(const RgCsrMatrix &M);
 
-
-namespace detail {
+namespace detail
+{
 // The option checks of build_rgcsr (FormatError with its messages), shared with the device
 // build (rgcsr_device_build.cu).
 void check_rgcsr_options(const RgCsrOptions &opt);

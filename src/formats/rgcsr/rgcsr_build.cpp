@@ -4,25 +4,29 @@
 #include "rgcsr_plan.hpp"
 #include <algorithm>
 
-namespace pspmv {
+namespace pspmv
+{
 
-namespace {
+namespace
+{
 
 // The driver's executor over a host CSR (checked).
 class HostExecutor {
 public:
-  explicit HostExecutor(const CsrView &A) : A_(A) {}
-  int32_t rows() const { return A_.rows; }
-  BuildError max_row_length(int32_t *maxlen) const {
+  explicit HostExecutor(const CsrView &A) : A_(A) { }
+  int32_t    rows() const { return A_.rows; }
+  BuildError max_row_length(int32_t *maxlen) const
+  {
     *maxlen = detail::max_row_length(A_);
     return BuildError{};
   }
-  BuildError length_histograms(int32_t G, int32_t maxlen, std::vector<int64_t> *hist, std::vector<int64_t> *group_hist) const {
+  BuildError length_histograms(int32_t G, int32_t maxlen, std::vector<int64_t> *hist, std::vector<int64_t> *group_hist) const
+  {
     hist->assign(size_t(maxlen) + 1, 0);
     group_hist->assign(size_t(maxlen) + 1, 0);
     for (int32_t g = 0; g < rgcsr::num_groups(A_.rows, G); ++g) {
       const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A_.rows, int64_t(r0) + G));
-      int32_t m = 0;
+      int32_t       m = 0;
       for (int32_t r = r0; r < r1; ++r) {
         (*hist)[size_t(A_.row_length(r))] += 1;
         m = std::max(m, A_.row_length(r));
@@ -38,29 +42,29 @@ private:
 
 } // namespace
 
-void detail::check_rgcsr_options(const RgCsrOptions &opt) {
+void detail::check_rgcsr_options(const RgCsrOptions &opt)
+{
   // Above 1024 a group gains nothing (a kernel block holds at most 1024 threads) and the
   // padding of the last group to G rows would cost memory for no reason.
-  if (!rgcsr::valid_group_size(opt.group_size))
-    throw FormatError("RgCSR group size " + std::to_string(opt.group_size) +
-                      " is not valid: use a positive multiple of 32 up to 1024 (e.g. 32, 64, 128)");
+  if (!rgcsr::valid_group_size(opt.group_size)) throw FormatError("RgCSR group size " + std::to_string(opt.group_size) + " is not valid: use a positive multiple of 32 up to 1024 (e.g. 32, 64, 128)");
   detail::check_hybrid_option(opt.hybrid);
 }
 
-RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
+RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt)
+{
   detail::check_rgcsr_options(opt);
   check_csr(A);
 
   HostExecutor x(A);
-  RgCsrPlan p;
+  RgCsrPlan    p;
   plan_rgcsr(x, opt, &p).raise();
 
   const int32_t G = opt.group_size;
-  RgCsrMatrix M;
-  M.rows = A.rows;
-  M.cols = A.cols;
-  M.group_size = G;
-  M.hybrid_width = p.hybrid_width;
+  RgCsrMatrix   M;
+  M.rows          = A.rows;
+  M.cols          = A.cols;
+  M.group_size    = G;
+  M.hybrid_width  = p.hybrid_width;
   const int32_t K = M.hybrid_width;
 
   M.row_length.resize(size_t(A.rows));
@@ -70,7 +74,7 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
   M.group_pointers.assign(size_t(ngroups) + 1, 0);
   for (int32_t g = 0; g < ngroups; ++g) {
     const int32_t r0 = g * G, r1 = int32_t(std::min<int64_t>(A.rows, int64_t(r0) + G));
-    int32_t width = 0;
+    int32_t       width = 0;
     for (int32_t r = r0; r < r1; ++r) width = std::max(width, M.row_length[size_t(r)]);
     M.group_pointers[size_t(g) + 1] = M.group_pointers[size_t(g)] + rgcsr::group_slots(width, G);
   }
@@ -83,15 +87,16 @@ RgCsrMatrix build_rgcsr(const CsrView &A, const RgCsrOptions &opt) {
     const int32_t start = A.rowptr[r];
     for (int32_t k = 0; k < M.row_length[size_t(r)]; ++k) {
       const size_t s = size_t(rgcsr::slot(first, k, G));
-      M.columns[s] = A.colidx[start + k];
-      M.values[s] = A.values[start + k];
+      M.columns[s]   = A.colidx[start + k];
+      M.values[s]    = A.values[start + k];
     }
   }
   M.tail = detail::coo_tail_of(A, K);
   return M;
 }
 
-void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
+void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M)
+{
   detail::check_same_shape(A, M.rows, M.cols, rgcsr_regular_nnz(M) + M.tail.nnz());
   check_csr(A);
   const int32_t G = M.group_size, K = M.hybrid_width;
@@ -111,7 +116,8 @@ void update_rgcsr_values(const CsrView &A, RgCsrMatrix &M) {
   }
 }
 
-int64_t rgcsr_regular_nnz(const RgCsrMatrix &M) {
+int64_t rgcsr_regular_nnz(const RgCsrMatrix &M)
+{
   int64_t n = 0;
   for (int32_t l : M.row_length) n += l;
   return n;

@@ -9,22 +9,24 @@
 #include <cuda_runtime.h>
 #include <cstdint>
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 struct DeviceRgCsr {
   int32_t rows = 0, cols = 0, group_size = 32, num_groups = 0;
   int64_t num_slots = 0;
   // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row with the
   // device's resident threads); may be overwritten before spmv (tests force each T).
-  int32_t threads_per_row = 1;
-  int32_t hybrid_width = 0;          // K of the layout
-  int64_t nnz = 0;                   // nonzeros of the CSR it was built from (regular + tail)
-  int64_t *group_pointers = nullptr; // num_groups+1
-  int32_t *row_length = nullptr;     // rows
-  int32_t *columns = nullptr;        // num_slots
-  double *values = nullptr;          // num_slots
-  double *diagonal = nullptr;        // min(rows, cols): filled at upload (MatGetDiagonal)
+  int32_t       threads_per_row = 1;
+  int32_t       hybrid_width    = 0;       // K of the layout
+  int64_t       nnz             = 0;       // nonzeros of the CSR it was built from (regular + tail)
+  int64_t      *group_pointers  = nullptr; // num_groups+1
+  int32_t      *row_length      = nullptr; // rows
+  int32_t      *columns         = nullptr; // num_slots
+  double       *values          = nullptr; // num_slots
+  double       *diagonal        = nullptr; // min(rows, cols): filled at upload (MatGetDiagonal)
   DeviceCooTail tail;
 };
 

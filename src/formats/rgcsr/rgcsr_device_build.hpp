@@ -6,8 +6,10 @@
 #include "cuda/device_csr.hpp"
 #include "formats/rgcsr/rgcsr_device.hpp"
 
-namespace pspmv {
-namespace cuda {
+namespace pspmv
+{
+namespace cuda
+{
 
 /* build_on_device - builds the RgCSR layout of A into *d on the device.
 
@@ -25,8 +27,7 @@ namespace cuda {
    Errors come back as the BuildError (nothing is thrown but std::bad_alloc): Format for the options build_rgcsr()
    refuses, with its message, and for an invalid CSR (check_csr's message, found on the
    device); Device for a failed CUDA call. On any error *d is left empty. */
-BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d,
-                           DeviceBuildInfo *info);
+BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStream_t stream, DeviceRgCsr *d, DeviceBuildInfo *info);
 
 /* update_values_on_device - value-only re-assembly of a layout made by build_on_device().
 
@@ -38,8 +39,7 @@ BuildError build_on_device(const DeviceCsr &A, const RgCsrOptions &opt, cudaStre
    to detect: the PETSc glue compares nonzero states) or d was not built on the device.
    *scale_exponent is set to 0 (the signature is PackSELL's). Errors: Device only. Runs on
    stream and synchronizes it. */
-BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DeviceRgCsr *d, bool *pattern_changed,
-                                   int32_t *scale_exponent);
+BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t stream, DeviceRgCsr *d, bool *pattern_changed, int32_t *scale_exponent);
 
 } // namespace cuda
 } // namespace pspmv

@@ -3,31 +3,30 @@
 #include "formats/format_module.hpp"
 #include "rgcsr.hpp"
 
-namespace pspmv {
+namespace pspmv
+{
 
 struct RgCsrModule {
-  using Options = RgCsrOptions;
-  using Host = RgCsrMatrix;
-  static constexpr const char *name = "rgcsr";
-  static constexpr const char *title = "RgCSR";
-  static constexpr bool scaled = false;
-  static constexpr size_t num_options = 2;
+  using Options                                             = RgCsrOptions;
+  using Host                                                = RgCsrMatrix;
+  static constexpr const char         *name                 = "rgcsr";
+  static constexpr const char         *title                = "RgCSR";
+  static constexpr bool                scaled               = false;
+  static constexpr size_t              num_options          = 2;
   static constexpr OptionSpec<Options> options[num_options] = {
-    {"group_size", "group size", "Rows per RgCSR group, stored column-major (a multiple of 32 in [32, 1024])", "MatRgCSRSetGroupSize", true,
-     [](Options &o, long long v, const std::string &) { o.group_size = detail::option_int32("group size", v); },
-     [](const Options &o) { return static_cast<long long>(o.group_size); },
-     [](const Options &o) { return std::to_string(o.group_size); }},
+    {"group_size", "group size", "Rows per RgCSR group, stored column-major (a multiple of 32 in [32, 1024])", "MatRgCSRSetGroupSize", true, [](Options &o, long long v, const std::string &) { o.group_size = detail::option_int32("group size", v); },
+     [](const Options &o) { return static_cast<long long>(o.group_size); }, [](const Options &o) { return std::to_string(o.group_size); }},
     hybrid_option_spec<Options>("MatRgCSRSetHybrid"),
   };
 
-  static Host build(const CsrView &A, const Options &o) { return build_rgcsr(A, o); }
-  static void update(const CsrView &A, Host &M) { update_rgcsr_values(A, M); }
-  static void spmv(const Host &M, const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); }
-  static void diagonal(const Host &M, double *d) { rgcsr_diagonal(M, d); }
-  static int scale_exponent(const Host &) { return 0; }
+  static Host        build(const CsrView &A, const Options &o) { return build_rgcsr(A, o); }
+  static void        update(const CsrView &A, Host &M) { update_rgcsr_values(A, M); }
+  static void        spmv(const Host &M, const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); }
+  static void        diagonal(const Host &M, double *d) { rgcsr_diagonal(M, d); }
+  static int         scale_exponent(const Host &) { return 0; }
   static std::string describe(const Options &o) { return "group size " + std::to_string(o.group_size) + ", hybrid " + o.hybrid.name(); }
   static std::string values_note(const Options &) { return ""; }
-  static bool lossy(const Options &) { return false; }
+  static bool        lossy(const Options &) { return false; }
 };
 
 } // namespace pspmv

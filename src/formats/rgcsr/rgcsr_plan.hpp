@@ -20,28 +20,36 @@
 #include <cstdint>
 #include <vector>
 
-namespace pspmv {
+namespace pspmv
+{
 
 // The decisions of one build (plan_rgcsr()).
 struct RgCsrPlan {
-  int32_t rows = 0;
-  int32_t group_size = 32; // G
-  int32_t num_groups = 0;
+  int32_t rows           = 0;
+  int32_t group_size     = 32; // G
+  int32_t num_groups     = 0;
   int32_t max_row_length = 0;
-  int32_t hybrid_width = 0; // K: none: the longest row; a fixed K: at most the longest row; auto: the rule
+  int32_t hybrid_width   = 0; // K: none: the longest row; a fixed K: at most the longest row; auto: the rule
 };
 
 // The plan of a build (options checked by the caller, the CSR valid).
-template <class X> BuildError plan_rgcsr(X &x, const RgCsrOptions &opt, RgCsrPlan *p) {
-  p->rows = x.rows();
+template <class X>
+BuildError plan_rgcsr(X &x, const RgCsrOptions &opt, RgCsrPlan *p)
+{
+  p->rows       = x.rows();
   p->group_size = opt.group_size;
   p->num_groups = rgcsr::num_groups(p->rows, opt.group_size);
   PSPMV_BUILD_TRY(x.max_row_length(&p->max_row_length));
   const int32_t maxlen = p->max_row_length;
   switch (opt.hybrid.mode) {
-  case HybridOption::Mode::None: p->hybrid_width = maxlen; return BuildError{};
-  case HybridOption::Mode::Fixed: p->hybrid_width = std::min(opt.hybrid.width, maxlen); return BuildError{};
-  case HybridOption::Mode::Auto: break;
+  case HybridOption::Mode::None:
+    p->hybrid_width = maxlen;
+    return BuildError{};
+  case HybridOption::Mode::Fixed:
+    p->hybrid_width = std::min(opt.hybrid.width, maxlen);
+    return BuildError{};
+  case HybridOption::Mode::Auto:
+    break;
   }
   std::vector<int64_t> hist, group_hist;
   PSPMV_BUILD_TRY(x.length_histograms(opt.group_size, maxlen, &hist, &group_hist));

@@ -11,10 +11,13 @@
 
 #include <functional>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace detail {
+namespace detail
+{
 inline PetscErrorCode ReadAIJCusparseCsr(Mat A, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
 {
   const int         *i = nullptr, *j = nullptr;
@@ -33,12 +36,12 @@ inline PetscErrorCode ReadAIJCusparseCsr(Mat A, cudaStream_t stream, const std::
     PetscCall(gerr);
   }
   cuda::DeviceCsr d;
-  d.rows   = (int32_t)m;
-  d.cols   = (int32_t)n;
-  d.nnz    = (int64_t)info.nz_used;
-  d.rowptr = i;
-  d.colidx = j;
-  d.values = a;
+  d.rows                    = (int32_t)m;
+  d.cols                    = (int32_t)n;
+  d.nnz                     = (int64_t)info.nz_used;
+  d.rowptr                  = i;
+  d.colidx                  = j;
+  d.values                  = a;
   cudaError_t          cerr = cudaDeviceSynchronize();
   const PetscErrorCode ferr = cerr == cudaSuccess ? f(d) : PETSC_SUCCESS;
   if (cerr == cudaSuccess) cerr = cudaStreamSynchronize(stream); /* after f's errors too: nothing of f may still read the arrays */

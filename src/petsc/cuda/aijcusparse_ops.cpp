@@ -11,8 +11,10 @@
 #include "petsc_fixes/petsc_fixes.hpp"
 #include "petsc_fixes/private_fields.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 int ProductOperandsOfOurs(const Mat_Product *p, Mat ours[3])
 {
@@ -27,7 +29,8 @@ int ProductOperandsOfOurs(const Mat_Product *p, Mat ours[3])
   return n;
 }
 
-namespace {
+namespace
+{
 
 /* Runs f with the product's operands of ours presented as the base type. */
 template <class F>
@@ -63,7 +66,7 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
    product around each phase and its viewer. It goes with the product (MatProductClear(),
    MatProductReplaceMats(), MatProductSetType() destroy it through the product's destroy). */
 struct ProductRecord {
-  const Mat_Product *product = nullptr;
+  const Mat_Product *product      = nullptr;
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
   petsc_fixes::ProductStamps  stamps;
   private_fields::ProductData base;
@@ -78,7 +81,7 @@ PetscErrorCode DestroyRecord(void *ctx)
 #else
 PetscErrorCode DestroyRecord(PetscSpMVCtxRt ctx)
 {
-  ProductRecord *rec = *static_cast<ProductRecord **>((void *)ctx);
+  ProductRecord *rec                          = *static_cast<ProductRecord **>((void *)ctx);
   *static_cast<ProductRecord **>((void *)ctx) = nullptr;
 #endif
 
@@ -202,7 +205,7 @@ PetscErrorCode ProductNumericOnBase(Mat C);
    (deleted when the phase freed p or set up another product with its own record there). */
 PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
 {
-  Mat_Product *p = C->product;
+  Mat_Product *p           = C->product;
   PetscErrorCode (*f)(Mat) = symbolic ? rec->symbolic : rec->numeric;
 
   PetscFunctionBegin;
@@ -349,8 +352,8 @@ PetscErrorCode CopyAIJCusparseValues(Mat A, Mat B, PetscInt nz)
 
 PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on)
 {
-  PetscBool   mpi  = (PetscBool)(MPIGetState(A) != nullptr);
-  const char *self = mpi ? t->mpi : t->seq;
+  PetscBool   mpi          = (PetscBool)(MPIGetState(A) != nullptr);
+  const char *self         = mpi ? t->mpi : t->seq;
   const char *others_seq[] = {MATSEQAIJCUSPARSE, MATSEQAIJ, MATSEQDENSECUDA, MATSEQDENSE};
   const char *others_mpi[] = {MATMPIAIJCUSPARSE, MATMPIAIJ, MATMPIDENSECUDA, MATMPIDENSE};
   char        name[256];
@@ -367,7 +370,8 @@ PetscErrorCode ComposeProductFunctions(Mat A, const TypeInfo *t, PetscBool on)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 
 /* MATSOLVERCUSPARSE's factor constructor for MATSEQAIJCUSPARSE of factor type ftype (NULL when it
    has none), asked from PETSc's solver registry at each use. */
@@ -477,9 +481,7 @@ PetscErrorCode CheckCudaUsable(const char *type)
 
   PetscFunctionBegin;
   if (cerr != cudaSuccess) (void)cudaGetLastError(); /* not sticky: clear it */
-  PetscCheck(cerr == cudaSuccess && count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS,
-             "the CUDA types of petscspmv (here %s) need an NVIDIA GPU, and CUDA finds none (%s: %s); on a machine without one use the host types rgcsr or packsell (the same layouts with host kernels)",
-             type, cerr == cudaSuccess ? "no device" : cudaGetErrorName(cerr), cerr == cudaSuccess ? "0 devices" : cudaGetErrorString(cerr));
+  PetscCheck(cerr == cudaSuccess && count > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "the CUDA types of petscspmv (here %s) need an NVIDIA GPU, and CUDA finds none (%s: %s); on a machine without one use the host types rgcsr or packsell (the same layouts with host kernels)", type, cerr == cudaSuccess ? "no device" : cudaGetErrorName(cerr), cerr == cudaSuccess ? "0 devices" : cudaGetErrorString(cerr));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

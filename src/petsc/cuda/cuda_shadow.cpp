@@ -26,10 +26,13 @@
 #include <functional>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 template <class M>
 class CudaShadow final : public Shadow {
@@ -157,7 +160,7 @@ public:
     PetscMemType dm;
     PetscInt     n;
     cudaStream_t stream = nullptr;
-    const size_t nd = (size_t)std::min(rows_, cols_);
+    const size_t nd     = (size_t)std::min(rows_, cols_);
 
     PetscFunctionBegin;
     PetscCall(VecGetLocalSize(d, &n));
@@ -240,9 +243,9 @@ private:
   D                     D_{};
   cuda::DeviceBuildInfo info_;
   PetscInt64            rows_ = 0, cols_ = 0, nnz_ = 0;
-  ProductFlops     flops_;
-  double          *stage_x_ = nullptr, *stage_y_ = nullptr;
-  PetscInt64       cap_x_ = 0, cap_y_ = 0;
+  ProductFlops          flops_;
+  double               *stage_x_ = nullptr, *stage_y_ = nullptr;
+  PetscInt64            cap_x_ = 0, cap_y_ = 0;
 };
 
 } // namespace

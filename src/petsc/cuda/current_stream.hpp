@@ -2,8 +2,10 @@
 #pragma once
 #include <petscdevice_cuda.h>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 inline PetscErrorCode CurrentCudaStream(cudaStream_t *stream)
 {

@@ -8,12 +8,14 @@
 #include "core/csr.hpp"
 #include "cuda/device_csr.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 class DeviceCsrUpload {
 public:
-  DeviceCsrUpload() = default;
+  DeviceCsrUpload()                                   = default;
   DeviceCsrUpload(const DeviceCsrUpload &)            = delete;
   DeviceCsrUpload &operator=(const DeviceCsrUpload &) = delete;
   ~DeviceCsrUpload() { (void)Free(); }

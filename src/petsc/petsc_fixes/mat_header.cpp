@@ -1,9 +1,12 @@
 // PETSc's Mat header operations: MatHeaderMerge() and the hash assembly's operation tables.
 #include "petsc_fixes/petsc_fixes.hpp"
 
-namespace pspmv {
-namespace glue {
-namespace petsc_fixes {
+namespace pspmv
+{
+namespace glue
+{
+namespace petsc_fixes
+{
 
 /* PETSc 3.22.5 to 3.25.4 (MatHeaderMerge() detaches qlist and olist before PetscTryTypeMethod(A,
    destroy)). Not a wrong result of PETSc's own types, a limit for a type that keeps its state

@@ -12,9 +12,12 @@
 #pragma once
 #include "spmvimpl.hpp"
 
-namespace pspmv {
-namespace glue {
-namespace petsc_fixes {
+namespace pspmv
+{
+namespace glue
+{
+namespace petsc_fixes
+{
 
 /* ---------------------------------------------------------------- seqaij.cpp */
 

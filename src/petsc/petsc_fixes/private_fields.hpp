@@ -5,19 +5,28 @@
 #pragma once
 #include <petsc/private/matimpl.h>
 
-namespace pspmv {
-namespace glue {
-namespace private_fields {
+namespace pspmv
+{
+namespace glue
+{
+namespace private_fields
+{
 
 /* A->nonzerostate. No public call increases the nonzero state without a new pattern: after
    SeqAIJ's code compacted an AIJCUSPARSE matrix's host arrays, AIJCUSPARSE must rebuild its device
    copy whole (it does so for a new nonzero state only). */
-inline void IncreaseNonzeroState(Mat A) { A->nonzerostate++; }
+inline void IncreaseNonzeroState(Mat A)
+{
+  A->nonzerostate++;
+}
 
 /* A->boundtocpu. MatBindToCPU() during PETSc's hash assembly would switch the hash's operations,
    which the hash then overwrites at its end: the flag is recorded, the switch applied after the
    hash (there is no public call that sets the flag alone). */
-inline void SetBoundToCPUFlag(Mat A, PetscBool flg) { A->boundtocpu = flg; }
+inline void SetBoundToCPUFlag(Mat A, PetscBool flg)
+{
+  A->boundtocpu = flg;
+}
 
 /* ((PetscObject)X)->type_name, the string itself. PetscObjectChangeTypeName() frees the old string,
    to which pointers from MatGetType() may still point; presenting a matrix under its base type's
@@ -29,7 +38,10 @@ inline char *SwapTypeNameString(Mat X, char *name)
   ((PetscObject)X)->type_name = name;
   return old;
 }
-inline const char *TypeNameString(Mat X) { return ((PetscObject)X)->type_name; }
+inline const char *TypeNameString(Mat X)
+{
+  return ((PetscObject)X)->type_name;
+}
 
 /* X->form_explicit_transpose. MatSetOption(X, MAT_FORM_EXPLICIT_TRANSPOSE, PETSC_FALSE) destroys
    the transpose that a product's cuSPARSE descriptors keep pointing to; the flag is set around one
@@ -61,8 +73,8 @@ typedef PetscErrorCode (*ProductDestroyFn)(void *);
 typedef PetscCtxDestroyFn *ProductDestroyFn;
 #endif
 struct ProductData {
-  void            *data    = nullptr;
-  ProductDestroyFn destroy = nullptr;
+  void            *data                    = nullptr;
+  ProductDestroyFn destroy                 = nullptr;
   PetscErrorCode (*view)(Mat, PetscViewer) = nullptr;
 };
 /* p's data, destroy and view, leaving them NULL on p. */

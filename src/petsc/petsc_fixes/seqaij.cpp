@@ -3,9 +3,12 @@
 #include "petsc_fixes/petsc_fixes.hpp"
 #include "petsc_fixes/private_fields.hpp"
 
-namespace pspmv {
-namespace glue {
-namespace petsc_fixes {
+namespace pspmv
+{
+namespace glue
+{
+namespace petsc_fixes
+{
 
 /* PETSc 3.22.5 to 3.25.4. Test: gpu_petsc_matops_np1 (-ops MatTranspose,
    MatCreateSubMatrices: reused results). Reproducer (aijcusparse alike):

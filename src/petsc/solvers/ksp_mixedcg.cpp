@@ -36,42 +36,48 @@
 #include <memory>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 struct KspMixedCg {
-  mixed::MixedCgParams           params;
-  FormatOptions                  copy_opts{FormatOf<PackSellModule>()}; /* the start format and the layout */
-  std::string                    guard_format = "e8m22";               /* the next precision ("none": FP64 next) */
-  PetscInt                       backend_choice = BackendAuto;
-  PetscInt                       check_every    = 8; /* device: steps between two host checks */
-  PetscBool                      compensate     = PETSC_TRUE; /* the row-sum compensation */
-  PetscBool                      dither         = PETSC_TRUE; /* dithered rounding of the copy's values */
+  mixed::MixedCgParams params;
+  FormatOptions        copy_opts{FormatOf<PackSellModule>()}; /* the start format and the layout */
+  std::string          guard_format   = "e8m22";              /* the next precision ("none": FP64 next) */
+  PetscInt             backend_choice = BackendAuto;
+  PetscInt             check_every    = 8;          /* device: steps between two host checks */
+  PetscBool            compensate     = PETSC_TRUE; /* the row-sum compensation */
+  PetscBool            dither         = PETSC_TRUE; /* dithered rounding of the copy's values */
   /* the operator as built: level 0 the start format, 1 the guard format, 2 FP64 CG */
-  int                            level = 0;
-  ValueFormat                    current;
-  PetscObjectState               pmat_state = -1;
-  PetscObjectId                  pmat_id    = 0;
-  PetscInt                       rows = 0; /* local rows */
-  PetscInt                       builds = 0;
-  PetscSF                        halo = nullptr;
-  PetscInt                       nghost = 0;
-  std::unique_ptr<MixedCgDevice>     device; /* the CUDA backend's solver, which holds the copy */
-  std::unique_ptr<ScaledCopyBackend> copy;   /* the copy (host, or CUDA with device); reset first */
-  Vec                            w1 = nullptr, w2 = nullptr; /* work vectors the exact product places arrays in */
-  mixed::MixedCgResult           last;                       /* the last solve */
-  PetscInt                       solves = 0;
+  int                                level = 0;
+  ValueFormat                        current;
+  PetscObjectState                   pmat_state = -1;
+  PetscObjectId                      pmat_id    = 0;
+  PetscInt                           rows       = 0; /* local rows */
+  PetscInt                           builds     = 0;
+  PetscSF                            halo       = nullptr;
+  PetscInt                           nghost     = 0;
+  std::unique_ptr<MixedCgDevice>     device;                     /* the CUDA backend's solver, which holds the copy */
+  std::unique_ptr<ScaledCopyBackend> copy;                       /* the copy (host, or CUDA with device); reset first */
+  Vec                                w1 = nullptr, w2 = nullptr; /* work vectors the exact product places arrays in */
+  mixed::MixedCgResult               last;                       /* the last solve */
+  PetscInt                           solves = 0;
   /* the last build refused the Pmat's data (a diagonal entry, a non-finite entry, a scaled
      value out of range): why, in the user's numbering; a block solver ends its solve with
      KSP_DIVERGED_PC_FAILED instead of an error (KSPSolve_MixedCG()) */
-  PetscBool                      refused = PETSC_FALSE;
-  std::string                    refusal;
-  PetscBool                      fp32_logged = PETSC_FALSE; /* inside -log_view's KSPMixedCGFP32 event */
+  PetscBool   refused = PETSC_FALSE;
+  std::string refusal;
+  PetscBool   fp32_logged = PETSC_FALSE; /* inside -log_view's KSPMixedCGFP32 event */
 };
 
-KspMixedCg *Data(KSP ksp) { return static_cast<KspMixedCg *>(ksp->data); }
+KspMixedCg *Data(KSP ksp)
+{
+  return static_cast<KspMixedCg *>(ksp->data);
+}
 
 /* -log_view's KSPMixedCGFP32: the solve's time outside the exact Amat's products (PETSc's MatMult)
    and the copy's builds (KSPMixedCGCopy), i.e. its low-precision steps; opened at the start of a
@@ -219,8 +225,8 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
   {
     PetscBool matfree;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &matfree, MATSHELL, MATMFFD, ""));
-    PetscCheck(!matfree, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-               "KSPMIXEDCG builds its low-precision copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ-based matrix)", ((PetscObject)P)->type_name);
+    PetscCheck(!matfree, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMIXEDCG builds its low-precision copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ-based matrix)",
+               ((PetscObject)P)->type_name);
   }
   PetscCall(MatGetSize(P, &M, &N));
   PetscCheck(M == N, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_SIZ, "KSPMIXEDCG needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
@@ -246,9 +252,9 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
    the Pmat's data is also kept in mc->refused and mc->refusal. */
 PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt *gcols, bool *refused_out)
 {
-  KspMixedCg       *mc  = Data(ksp);
+  KspMixedCg       *mc     = Data(ksp);
   const char       *prefix = ((PetscObject)ksp)->prefix;
-  const std::string pre = prefix ? prefix : "";
+  const std::string pre    = prefix ? prefix : "";
   CopySubject       s{(PetscObject)ksp, ksp->nestlevel, nullptr, "KSPMIXEDCG", "KSPMIXEDCG's low-precision copy", "ksp_mixedcg_", gcols, ""};
   CopyFailure       refused;
 
@@ -287,9 +293,12 @@ PetscErrorCode BuildOffDiag(KSP ksp, Mat Ao, const PetscInt *garray, const PackS
   PetscCall(PetscSFBcastEnd(mc->halo, MPIU_REAL, s, s_ghost->data(), MPI_REPLACE));
   if (Ao && mc->nghost > 0) {
     const std::vector<int64_t> gcols(garray, garray + mc->nghost);
-    bool refused = false;
-    ierr         = WithCsr(Ao, [&](const CsrView &B) { return RunBuild(ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, garray, &refused); });
-    *has_off = ierr == PETSC_SUCCESS;
+    bool                       refused = false;
+    ierr                               = WithCsr(Ao, [&](const CsrView &B) {
+      return RunBuild(
+                                      ksp, [&] { *off = mixed::build_scaled_offdiag(B, s, s_ghost->data(), opt, dither, gcols.data()); }, garray, &refused);
+    });
+    *has_off                           = ierr == PETSC_SUCCESS;
   }
   PetscCall(Agree(ksp, ierr));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -442,7 +451,7 @@ PetscErrorCode EnsureOperator(KSP ksp)
   {
     const PetscErrorCode ierr = BuildOperator(ksp, P, owned, Ad, Ao, garray, cuda);
     PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, P, 0, 0)); /* on every path, */
-    PetscCall(MatDestroy(&owned));                                /* as this */
+    PetscCall(MatDestroy(&owned));                               /* as this */
     PetscCall(ierr);
   }
   mc->pmat_state = state;
@@ -520,8 +529,8 @@ mixed::MixedCgReason ToCore(KSPConvergedReason r)
    reductions, the guard's raise. */
 MixedCgHooks Hooks(KSP ksp)
 {
-  KspMixedCg *mc   = Data(ksp);
-  MPI_Comm    comm = PetscObjectComm((PetscObject)ksp);
+  KspMixedCg  *mc   = Data(ksp);
+  MPI_Comm     comm = PetscObjectComm((PetscObject)ksp);
   MixedCgHooks h;
   PetscMPIInt  size = 1;
 
@@ -608,8 +617,8 @@ PetscErrorCode CheckPC(KSP ksp)
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &ok, PCNONE, PCJACOBI, ""));
   if (!ok) {
     PetscCall(PCTypeIsDefault(pc, &isdefault));
-    PetscCheck(isdefault, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-               "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type jacobi (or none, the same method)", ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)", prefix);
+    PetscCheck(isdefault, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type jacobi (or none, the same method)",
+               ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)", prefix);
     PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
     PetscCall(PCSetType(pc, PCJACOBI));
   }
@@ -619,8 +628,8 @@ PetscErrorCode CheckPC(KSP ksp)
     PetscCall(PCJacobiGetType(pc, &type));
     std::string name = PCJacobiTypes[type]; /* upper case, as PETSc's enum names */
     std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return (char)std::tolower(ch); });
-    PetscCheck(type == PC_JACOBI_DIAGONAL, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP,
-               "KSPMIXEDCG scales by the diagonal (D = diag(A)) and cannot use -%spc_jacobi_type %s: use -%spc_jacobi_type diagonal (the default) or -%spc_type none", prefix, name.c_str(), prefix, prefix);
+    PetscCheck(type == PC_JACOBI_DIAGONAL, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMIXEDCG scales by the diagonal (D = diag(A)) and cannot use -%spc_jacobi_type %s: use -%spc_jacobi_type diagonal (the default) or -%spc_type none", prefix,
+               name.c_str(), prefix, prefix);
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -642,8 +651,8 @@ PetscErrorCode KSPSetUp_MixedCG_Body(KSP ksp)
 template <class Body>
 PetscErrorCode RunRefusable(KSP ksp, Body &&body)
 {
-  KspMixedCg *mc   = Data(ksp);
-  int         rank = 0;
+  KspMixedCg *mc    = Data(ksp);
+  int         rank  = 0;
   const bool  block = IsBlockSolver((PetscObject)ksp, ksp->nestlevel, &rank) && !ksp->errorifnotconverged;
 
   PetscFunctionBegin;
@@ -687,13 +696,13 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   PetscFunctionBegin;
   PetscCall(EnsureOperator(ksp));
   if (ksp->guess_zero) PetscCall(VecSet(x, 0.0));
-  ksp->its    = 0;
-  ksp->rnorm  = 0;
-  ksp->reason = KSP_CONVERGED_ITERATING;
-  p.rtol       = (double)ksp->rtol;
-  p.atol       = (double)ksp->abstol;
-  p.max_it     = (int64_t)ksp->max_it;
-  p.start_fp64 = mc->level == 2;
+  ksp->its           = 0;
+  ksp->rnorm         = 0;
+  ksp->reason        = KSP_CONVERGED_ITERATING;
+  p.rtol             = (double)ksp->rtol;
+  p.atol             = (double)ksp->abstol;
+  p.max_it           = (int64_t)ksp->max_it;
+  p.start_fp64       = mc->level == 2;
   MixedCgHooks hooks = Hooks(ksp);
   PetscCall(Fp32Log(ksp, PETSC_TRUE));
   PetscCheck(mc->copy, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
@@ -702,10 +711,10 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
     ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, mc->copy->Info(), &res);
 #endif
   } else {
-    const PetscScalar      *ba;
-    PetscScalar            *xa;
-    HostScaledCopy         &host = static_cast<HostScaledCopy &>(*mc->copy);
-    mixed::MixedCgOperators ops = hooks; /* the hooks, and the host copy's product: */
+    const PetscScalar                          *ba;
+    PetscScalar                                *xa;
+    HostScaledCopy                             &host = static_cast<HostScaledCopy &>(*mc->copy);
+    mixed::MixedCgOperators                     ops  = hooks;         /* the hooks, and the host copy's product: */
     std::function<void(const float *, float *)> halo_begin, halo_end; /* the FP32 halo of the direction (several ranks) */
     if (mc->halo) {
       halo_begin = [mc](const float *pp, float *ghost) { PetscCallThrow(PetscSFBcastBegin(mc->halo, MPI_FLOAT, pp, ghost, MPI_REPLACE)); };
@@ -734,10 +743,17 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   ksp->its   = (PetscInt)res.its;
   ksp->rnorm = (PetscReal)res.rnorm;
   switch (res.reason) {
-  case mixed::MixedCgReason::DivergedIts: ksp->reason = KSP_DIVERGED_ITS; break;
-  case mixed::MixedCgReason::DivergedNanOrInf: ksp->reason = KSP_DIVERGED_NANORINF; break;
-  case mixed::MixedCgReason::DivergedIndefinite: ksp->reason = KSP_DIVERGED_INDEFINITE_MAT; break;
-  default: break; /* the KSP's own test set ksp->reason */
+  case mixed::MixedCgReason::DivergedIts:
+    ksp->reason = KSP_DIVERGED_ITS;
+    break;
+  case mixed::MixedCgReason::DivergedNanOrInf:
+    ksp->reason = KSP_DIVERGED_NANORINF;
+    break;
+  case mixed::MixedCgReason::DivergedIndefinite:
+    ksp->reason = KSP_DIVERGED_INDEFINITE_MAT;
+    break;
+  default:
+    break; /* the KSP's own test set ksp->reason */
   }
   /* later solves with this Pmat start in FP64 (the precision reached is kept: docs/mixed.md) */
   if (res.fp64 && mc->level < 2) mc->level = 2;
@@ -758,11 +774,11 @@ PetscErrorCode KSPSolve_MixedCG(KSP ksp)
 
 PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
 {
-  KspMixedCg *mc = Data(ksp);
-  PetscReal   delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
-  PetscInt    strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
-  char        vf[64], gf[64];
-  PetscBool   set, vfset, gfset, comp = mc->compensate, dith = mc->dither;
+  KspMixedCg   *mc    = Data(ksp);
+  PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
+  PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
+  char          vf[64], gf[64];
+  PetscBool     set, vfset, gfset, comp = mc->compensate, dith = mc->dither;
   FormatOptions o = mc->copy_opts;
 
   PetscFunctionBegin;
@@ -792,8 +808,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   if (vfset) {
     ValueFormat a;
     PetscCallCore(PETSC_ERR_ARG_WRONG, a = ValueFormat::parse(vf));
-    PetscCheck(a == start, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP,
-               "-ksp_mixedcg_value_format %s and -ksp_mixedcg_mat_packsell_value_format %s name different formats for the copy: give one of them", vf, start.name().c_str());
+    PetscCheck(a == start, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_INCOMP, "-ksp_mixedcg_value_format %s and -ksp_mixedcg_mat_packsell_value_format %s name different formats for the copy: give one of them", vf, start.name().c_str());
   }
   if (gfset) {
     PetscBool none;
@@ -802,8 +817,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
       ValueFormat g;
       PetscCallCore(PETSC_ERR_ARG_WRONG, g = ValueFormat::parse(gf));
       PetscCheck(g.lossy(), PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s: use a lossy format wider than the start format (e.g. e8m22), or none to go straight to FP64 CG", gf);
-      PetscCheck(!start.lossy() || g.mantissa_bits > start.mantissa_bits, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG,
-                 "-ksp_mixedcg_guard_value_format %s has no more mantissa bits than the start format %s: use a wider lossy format (e.g. e8m22), or none to go straight to FP64 CG", gf, start.name().c_str());
+      PetscCheck(!start.lossy() || g.mantissa_bits > start.mantissa_bits, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_WRONG, "-ksp_mixedcg_guard_value_format %s has no more mantissa bits than the start format %s: use a wider lossy format (e.g. e8m22), or none to go straight to FP64 CG", gf,
+                 start.name().c_str());
     }
   }
   if (o != mc->copy_opts || (gfset && mc->guard_format != gf) || backend != mc->backend_choice || comp != mc->compensate || dith != mc->dither) {
@@ -816,15 +831,18 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
     mc->copy.reset();
     mc->device.reset();
   }
-  mc->params.delta         = (double)delta;
-  mc->params.guard_ratio   = (double)ratio;
+  mc->params.delta           = (double)delta;
+  mc->params.guard_ratio     = (double)ratio;
   mc->params.guard_departure = (double)departure;
-  mc->params.guard_strikes = (int)strikes;
-  mc->check_every          = every;
+  mc->params.guard_strikes   = (int)strikes;
+  mc->check_every            = every;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-std::string LevelName(const KspMixedCg *mc) { return mc->level == 2 ? std::string("FP64 (the exact matrix)") : mc->current.name(); }
+std::string LevelName(const KspMixedCg *mc)
+{
+  return mc->level == 2 ? std::string("FP64 (the exact matrix)") : mc->current.name();
+}
 
 PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
 {
@@ -842,8 +860,7 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mc->copy_opts.Describe().c_str()));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  rounding of the copy's values: %s; row-sum compensation: %s\n", mc->dither ? "dithered (unbiased, symmetric)" : "to nearest",
-                                   mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  rounding of the copy's values: %s; row-sum compensation: %s\n", mc->dither ? "dithered (unbiased, symmetric)" : "to nearest", mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));

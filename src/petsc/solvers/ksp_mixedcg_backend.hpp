@@ -15,8 +15,10 @@
 #include <memory>
 #include <vector>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* What the solvers need from PETSc, the host twin's operators (mixed::MixedCgOperators: the
    exact product y = A x with the Amat on host arrays, the sums and maxima over the ranks (several

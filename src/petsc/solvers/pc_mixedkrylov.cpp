@@ -26,23 +26,26 @@
 #include <functional>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 struct MixedKrylov {
-  MixedParams                        params;
-  FormatOptions                      copy_opts{FormatOf<PackSellModule>()};
-  PetscInt                           backend_choice = BackendAuto; /* an index of BackendNames */
-  std::unique_ptr<MixedBackend>      backend;         /* owns the copy */
-  mixed::InnerStats                  stats;           /* since the last full setup */
-  std::vector<double>                residuals;       /* monitor: the last application's */
-  PetscLogDouble                     setup_time = 0;  /* the last setup or value update, s */
-  PetscInt                           builds = 0, value_updates = 0;
-  PetscBool                          allow_nonflexible = PETSC_FALSE; /* -pc_mixedkrylov_allow_nonflexible */
-  PetscBool                          warned_ksp = PETSC_FALSE, warned_gpu_fcg = PETSC_FALSE, noted_build = PETSC_FALSE;
-  PetscViewer                        monitor = nullptr;
+  MixedParams                   params;
+  FormatOptions                 copy_opts{FormatOf<PackSellModule>()};
+  PetscInt                      backend_choice = BackendAuto; /* an index of BackendNames */
+  std::unique_ptr<MixedBackend> backend;                      /* owns the copy */
+  mixed::InnerStats             stats;                        /* since the last full setup */
+  std::vector<double>           residuals;                    /* monitor: the last application's */
+  PetscLogDouble                setup_time = 0;               /* the last setup or value update, s */
+  PetscInt                      builds = 0, value_updates = 0;
+  PetscBool                     allow_nonflexible = PETSC_FALSE; /* -pc_mixedkrylov_allow_nonflexible */
+  PetscBool                     warned_ksp = PETSC_FALSE, warned_gpu_fcg = PETSC_FALSE, noted_build = PETSC_FALSE;
+  PetscViewer                   monitor = nullptr;
   /* The last setup refused the Pmat's data on some rank (every rank of the PC agrees): the
      failed reason stays PC_SETUP_ERROR and PCApply() flags its output until a setup succeeds. */
   PetscBool      failed       = PETSC_FALSE;
@@ -53,7 +56,10 @@ struct MixedKrylov {
 /* the values of -pc_mixedkrylov_inner (PetscOptionsEList), in the order of InnerMethod */
 const char *const InnerNames[] = {"cg", "f3r"};
 
-MixedKrylov *Data(PC pc) { return static_cast<MixedKrylov *>(pc->data); }
+MixedKrylov *Data(PC pc)
+{
+  return static_cast<MixedKrylov *>(pc->data);
+}
 
 /* Every rank fails when one does: a setup error on one rank must not leave the others in the
    outer solve's reductions. */
@@ -78,15 +84,13 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
   {
     PetscBool matfree;
     PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &matfree, MATSHELL, MATMFFD, ""));
-    PetscCheck(!matfree, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP,
-               "PCMIXEDKRYLOV builds its copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ, BAIJ, SBAIJ, SELL, dense or petscspmv matrix)",
+    PetscCheck(!matfree, PetscObjectComm((PetscObject)pc), PETSC_ERR_SUP, "PCMIXEDKRYLOV builds its copy from the entries of the Pmat, and a %s matrix has none: give an assembled Pmat (KSPSetOperators(ksp, A, P) with P an AIJ, BAIJ, SBAIJ, SELL, dense or petscspmv matrix)",
                ((PetscObject)P)->type_name);
   }
   PetscCheck(P->assembled, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_WRONGSTATE, "PCMIXEDKRYLOV builds its copy from the Pmat's entries, and this Pmat is not assembled: call MatAssemblyBegin()/MatAssemblyEnd() first");
   PetscCall(MatGetSize(P, &M, &N));
   PetscCheck(M == N, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_SIZ, "PCMIXEDKRYLOV needs a square Pmat (this one is %" PetscInt_FMT " x %" PetscInt_FMT ")", M, N);
-  PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ,
-             "PCMIXEDKRYLOV needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): its inner solve works on the square diagonal block",
+  PetscCheck(P->rmap->n == P->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "PCMIXEDKRYLOV needs the same row and column layout on every rank (this rank owns %" PetscInt_FMT " rows and %" PetscInt_FMT " columns): its inner solve works on the square diagonal block",
              P->rmap->n, P->cmap->n);
   PetscCall(PetscObjectTypeCompareAny((PetscObject)P, &isdense, MATMPIDENSE, MATMPIDENSECUDA, ""));
   if (isdense) { /* the local columns of the rank's rows (MatGetDiagonalBlock refuses mpidensecuda in PETSc 3.22 and 3.25) */
@@ -137,7 +141,7 @@ PetscErrorCode UseCuda(PC pc, PetscBool *cuda)
    leaves none. */
 PetscErrorCode SetUpBlock(PC pc, Mat Ad, bool converted, int *did, bool *refused)
 {
-  MixedKrylov *mk = Data(pc);
+  MixedKrylov *mk   = Data(pc);
   PetscBool    cuda = PETSC_FALSE;
 
   PetscFunctionBegin;
@@ -304,8 +308,7 @@ PetscErrorCode Monitor(PC pc, Vec x)
   if (nmax) PetscCallMPI(MPIU_Allreduce(sq.data(), sum.data(), (PetscMPIInt)nmax, MPIU_REAL, MPIU_SUM, PetscObjectComm((PetscObject)pc)));
   PetscCall(PetscViewerASCIIAddTab(mk->monitor, ((PetscObject)pc)->tablevel));
   for (PetscInt k = 0; k < nmax; k++)
-    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  %3" PetscInt_FMT " PCMIXEDKRYLOV inner residual norm %14.12e (relative %g)\n", k, (double)(smax * std::sqrt(sum[(size_t)k])),
-                                     (double)(sum[0] > 0 ? std::sqrt(sum[(size_t)k] / sum[0]) : 0.0)));
+    PetscCall(PetscViewerASCIIPrintf(mk->monitor, "  %3" PetscInt_FMT " PCMIXEDKRYLOV inner residual norm %14.12e (relative %g)\n", k, (double)(smax * std::sqrt(sum[(size_t)k])), (double)(sum[0] > 0 ? std::sqrt(sum[(size_t)k] / sum[0]) : 0.0)));
   PetscCall(PetscViewerASCIISubtractTab(mk->monitor, ((PetscObject)pc)->tablevel));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -372,8 +375,7 @@ PetscErrorCode CheckOuterKSP(PC pc, KSP ksp)
   if (!kp) kp = "";
   if (!pp) pp = "";
   if (unprec) {
-    PetscCall(PetscSNPrintf(why, sizeof(why), "the outer KSP %s tests the %s residual norm, which a preconditioner that changes from one application to the next (PCMIXEDKRYLOV's inner Krylov solve) makes differ from the true residual: it may report convergence with a wrong answer", kt,
-                            nt >= KSP_NORM_NONE && nt <= KSP_NORM_NATURAL ? NormNames[nt] : "default"));
+    PetscCall(PetscSNPrintf(why, sizeof(why), "the outer KSP %s tests the %s residual norm, which a preconditioner that changes from one application to the next (PCMIXEDKRYLOV's inner Krylov solve) makes differ from the true residual: it may report convergence with a wrong answer", kt, nt >= KSP_NORM_NONE && nt <= KSP_NORM_NATURAL ? NormNames[nt] : "default"));
     PetscCall(PetscSNPrintf(fix, sizeof(fix), "use -%sksp_norm_type unpreconditioned", kp));
   } else {
     PetscCall(PetscSNPrintf(why, sizeof(why), "the outer KSP %s is not flexible: PCMIXEDKRYLOV's inner Krylov solve changes from one application to the next, and with it %s may report convergence with a wrong answer", kt, kt));
@@ -419,9 +421,9 @@ PetscErrorCode PCPreSolve_MixedKrylov(PC pc, KSP ksp, Vec, Vec)
 
 PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOptionsObject)
 {
-  MixedKrylov *mk = Data(pc);
+  MixedKrylov *mk    = Data(pc);
   PetscInt     inner = (PetscInt)mk->params.method, m[4] = {mk->params.f3r.m2, mk->params.f3r.m3, mk->params.f3r.m4, 0}, nm = 4, maxit = mk->params.cg.max_it, period = mk->params.f3r.weight_period;
-  PetscReal    rtol = mk->params.cg.rtol;
+  PetscReal    rtol    = mk->params.cg.rtol;
   PetscInt     backend = mk->backend_choice;
   PetscBool    set, mon = mk->monitor ? PETSC_TRUE : PETSC_FALSE;
 
@@ -442,13 +444,11 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   }
   PetscCall(PetscOptionsEList("-pc_mixedkrylov_backend", "Where the inner solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "PCMIXEDKRYLOV", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-pc_mixedkrylov_monitor", "Print the inner residual norms of every application", "PCMIXEDKRYLOV", mon, &mon, &set));
-  PetscCall(PetscOptionsBool("-pc_mixedkrylov_allow_nonflexible", "Warn instead of refusing an outer KSP whose residual the varying preconditioner makes differ from the true one (not flexible, or a flexible one testing another norm)", "PCMIXEDKRYLOV",
-                             mk->allow_nonflexible, &mk->allow_nonflexible, &set));
+  PetscCall(PetscOptionsBool("-pc_mixedkrylov_allow_nonflexible", "Warn instead of refusing an outer KSP whose residual the varying preconditioner makes differ from the true one (not flexible, or a flexible one testing another norm)", "PCMIXEDKRYLOV", mk->allow_nonflexible, &mk->allow_nonflexible, &set));
   PetscOptionsHeadEnd();
   PetscCheck(maxit >= 1 && maxit <= 10000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_max_it %" PetscInt_FMT " is out of range: use 1 to 10000 inner steps", maxit);
   PetscCheck(rtol >= 0 && rtol < 1, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_rtol %g is out of range: use 0 (a fixed step count) or a reduction factor in (0, 1)", (double)rtol);
-  for (int i = 0; i < 3; i++)
-    PetscCheck(m[i] >= 1 && m[i] <= 1000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_m: step count %" PetscInt_FMT " of level %d is out of range: use 1 to 1000", m[i], i + 2);
+  for (int i = 0; i < 3; i++) PetscCheck(m[i] >= 1 && m[i] <= 1000, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_m: step count %" PetscInt_FMT " of level %d is out of range: use 1 to 1000", m[i], i + 2);
   PetscCheck(period >= 1 && period <= PETSC_INT32_MAX, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_weight_period %" PetscInt_FMT " is out of range: use 1 to %d calls", period, (int)PETSC_INT32_MAX);
   {
     FormatOptions o = mk->copy_opts;
@@ -460,8 +460,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
     mk->params.f3r           = mixed::F3RParams{(int32_t)m[0], (int32_t)m[1], (int32_t)m[2], (int32_t)period};
     /* a new layout or another solver's work space: the next PCSetUp() builds afresh */
     const mixed::F3RParams &f = mk->params.f3r, &g = before.f3r;
-    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period ||
-        backend != mk->backend_choice) {
+    if (o != mk->copy_opts || before.method != mk->params.method || before.cg.max_it != mk->params.cg.max_it || f.m2 != g.m2 || f.m3 != g.m3 || f.m4 != g.m4 || f.weight_period != g.weight_period || backend != mk->backend_choice) {
       mk->copy_opts      = o;
       mk->backend_choice = backend;
       mk->backend.reset();
@@ -487,15 +486,13 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
   PetscCall(ViewVersion(viewer));
   const PackSellOptions &po = mk->copy_opts.Of<PackSellModule>();
   if (mk->params.method == InnerMethod::CG) {
-    if (mk->params.cg.rtol > 0)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, at most %d steps per application, early exit at relative residual %g\n", (int)mk->params.cg.max_it, mk->params.cg.rtol));
+    if (mk->params.cg.rtol > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, at most %d steps per application, early exit at relative residual %g\n", (int)mk->params.cg.max_it, mk->params.cg.rtol));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: CG in FP32, %d steps per application (fixed)\n", (int)mk->params.cg.max_it));
   } else
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: F3R, FGMRES(%d) FP32 / FGMRES(%d) FP32 / Richardson(%d) FP16 vectors, weights recomputed every %d calls\n", (int)mk->params.f3r.m2, (int)mk->params.f3r.m3,
-                                     (int)mk->params.f3r.m4, (int)mk->params.f3r.weight_period));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner solver: F3R, FGMRES(%d) FP32 / FGMRES(%d) FP32 / Richardson(%d) FP16 vectors, weights recomputed every %d calls\n", (int)mk->params.f3r.m2, (int)mk->params.f3r.m3, (int)mk->params.f3r.m4,
+                                     (int)mk->params.f3r.weight_period));
   if (po.value_format.lossy())
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mk->copy_opts.Describe().c_str(), po.value_format.name().c_str(),
-                                     po.value_format.unit_roundoff()));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mk->copy_opts.Describe().c_str(), po.value_format.name().c_str(), po.value_format.unit_roundoff()));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  inner operator: PackSELL copy of D^-1/2 A D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mk->copy_opts.Describe().c_str()));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  the outer Krylov method multiplies by the exact Pmat/Amat; only the preconditioner uses the copy\n"));
   if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  MPI: each rank solves with its diagonal block (block Jacobi; the off-rank couplings stay with the outer method)\n"));
@@ -504,15 +501,14 @@ PetscErrorCode PCView_MixedKrylov(PC pc, PetscViewer viewer)
   if (mk->backend) {
     mixed::InnerStats s = mk->stats;
     PetscCall(mk->backend->ReadStats(&s, nullptr));
-    mk->stats = s;
+    mk->stats             = s;
     const CopyInfo    &c  = mk->backend->Copy().Info();
     const FormatStats &fs = c.stats;
     PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s; rank 0 block: %d rows, %" PetscInt64_FMT " nonzeros, %" PetscInt64_FMT " words (%.2f bytes per nonzero)\n", mk->backend->Copy().OnDevice() ? "CUDA" : "host", (int)c.rows, (PetscInt64)c.nnz,
                                      (PetscInt64)fs.stored_slots, c.nnz ? (double)fs.stored_bytes / (double)c.nnz : 0.0));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  setups: %" PetscInt_FMT " builds, %" PetscInt_FMT " value updates; last setup %.4g s\n", mk->builds, mk->value_updates, (double)mk->setup_time));
     PetscCall(PetscViewerASCIIPrintf(viewer, "  rank 0 applications %" PetscInt64_FMT ", inner steps %" PetscInt64_FMT " (%.2f per application), breakdowns %" PetscInt64_FMT ", early exits %" PetscInt64_FMT ", Jacobi fallbacks %" PetscInt64_FMT "\n",
-                                     (PetscInt64)s.applications, (PetscInt64)s.inner_its, s.applications ? (double)s.inner_its / (double)s.applications : 0.0, (PetscInt64)s.breakdowns, (PetscInt64)s.early_exits,
-                                     (PetscInt64)s.jacobi_fallbacks));
+                                     (PetscInt64)s.applications, (PetscInt64)s.inner_its, s.applications ? (double)s.inner_its / (double)s.applications : 0.0, (PetscInt64)s.breakdowns, (PetscInt64)s.early_exits, (PetscInt64)s.jacobi_fallbacks));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -634,15 +630,15 @@ M*/
 PetscErrorCode PCCreate_MixedKrylov(PC pc)
 {
   PetscFunctionBegin;
-  pc->data                 = new MixedKrylov();
-  pc->ops->setup           = PCSetUp_MixedKrylov;
-  pc->ops->setuponblocks   = PCSetUpOnBlocks_MixedKrylov;
-  pc->ops->apply           = PCApply_MixedKrylov;
-  pc->ops->presolve        = PCPreSolve_MixedKrylov;
-  pc->ops->setfromoptions  = PCSetFromOptions_MixedKrylov;
-  pc->ops->view            = PCView_MixedKrylov;
-  pc->ops->reset           = PCReset_MixedKrylov;
-  pc->ops->destroy         = PCDestroy_MixedKrylov;
+  pc->data                = new MixedKrylov();
+  pc->ops->setup          = PCSetUp_MixedKrylov;
+  pc->ops->setuponblocks  = PCSetUpOnBlocks_MixedKrylov;
+  pc->ops->apply          = PCApply_MixedKrylov;
+  pc->ops->presolve       = PCPreSolve_MixedKrylov;
+  pc->ops->setfromoptions = PCSetFromOptions_MixedKrylov;
+  pc->ops->view           = PCView_MixedKrylov;
+  pc->ops->reset          = PCReset_MixedKrylov;
+  pc->ops->destroy        = PCDestroy_MixedKrylov;
   {
     /* the copy's default value format: e8m14 (FP32's exponent range, no underflow surprises) */
     MixedKrylov *mk = Data(pc);

@@ -15,10 +15,15 @@
 #include <memory>
 #include <vector>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-enum class InnerMethod : int { CG = 0, F3R = 1 };
+enum class InnerMethod : int {
+  CG  = 0,
+  F3R = 1
+};
 
 /* The inner solver's parameters as the options set them. */
 struct MixedParams {
@@ -45,8 +50,8 @@ public:
      residual norms (monitor only; may be empty). */
   virtual PetscErrorCode ReadStats(mixed::InnerStats *stats, std::vector<double> *residuals) = 0;
   /* ||s .* r|| over the local rows (r: a vector whose local part has the copy's rows). */
-  virtual PetscErrorCode ScaledNorm(Vec r, PetscReal *norm) = 0;
-  virtual const ScaledCopyBackend &Copy() const = 0; /* its OnDevice(): the CUDA backend (else the host one) */
+  virtual PetscErrorCode           ScaledNorm(Vec r, PetscReal *norm) = 0;
+  virtual const ScaledCopyBackend &Copy() const                       = 0; /* its OnDevice(): the CUDA backend (else the host one) */
 };
 
 /* Builds the copy of Ad (the Pmat's diagonal block on this rank, SeqAIJ-based, with the options

@@ -10,10 +10,13 @@
 
 #include <cmath>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 class HostMixedBackend final : public MixedBackend {
 public:

@@ -26,8 +26,10 @@
   #include <cuda_runtime.h>
 #endif
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* Runs build (C++ that may throw the core's refusals and errors): a refusal of the Pmat's data
    sets *refused (and is a PETSc error or not, as the solver decides), anything else is a PETSc
@@ -43,7 +45,7 @@ struct CopyInfo {
 
 class ScaledCopyBackend {
 public:
-  virtual ~ScaledCopyBackend() = default;
+  virtual ~ScaledCopyBackend()  = default;
   virtual bool OnDevice() const = 0;
   /* Builds the copy of Ad (the Pmat's diagonal block on this rank, SeqAIJ-based) with opt, its
      values dithered as dither says; on a backend that has a copy, rebuilds it (another value
@@ -63,19 +65,19 @@ public:
   virtual PetscErrorCode Scaling(std::vector<double> *s) const = 0;
   /* The row-sum compensation of the current copy (mixed/mixed_cg.hpp): product(s, As) writes
      As = Pmat s on arrays of the backend's memory; throws PetscFailure on a PETSc error. */
-  virtual PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) = 0;
-  virtual const CopyInfo &Info() const = 0;
+  virtual PetscErrorCode  Compensate(const std::function<void(const double *s, double *As)> &product) = 0;
+  virtual const CopyInfo &Info() const                                                                = 0;
 };
 
 /* The host backend: the copies built on the host, and their FP32 product. */
 class HostScaledCopy final : public ScaledCopyBackend {
 public:
-  bool           OnDevice() const override { return false; }
-  PetscErrorCode Build(Mat Ad, const PackSellOptions &opt, const mixed::CopyDither &dither, const CopyRunner &run, bool *refused) override;
-  PetscErrorCode UpdateValues(Mat Ad, const CopyRunner &run, bool *pattern_changed, bool *refused) override;
-  PetscErrorCode SetOffDiag(const PackSellMatrix &off) override;
-  PetscErrorCode Scaling(std::vector<double> *s) const override;
-  PetscErrorCode Compensate(const std::function<void(const double *s, double *As)> &product) override;
+  bool            OnDevice() const override { return false; }
+  PetscErrorCode  Build(Mat Ad, const PackSellOptions &opt, const mixed::CopyDither &dither, const CopyRunner &run, bool *refused) override;
+  PetscErrorCode  UpdateValues(Mat Ad, const CopyRunner &run, bool *pattern_changed, bool *refused) override;
+  PetscErrorCode  SetOffDiag(const PackSellMatrix &off) override;
+  PetscErrorCode  Scaling(std::vector<double> *s) const override;
+  PetscErrorCode  Compensate(const std::function<void(const double *s, double *As)> &product) override;
   const CopyInfo &Info() const override { return info_; }
 
   /* the diagonal block's copy (the inner solvers' operator) */
@@ -104,8 +106,8 @@ public:
   /* Takes c (the first copy, or a rebuilt one replacing it); *c is left empty, also on errors. */
   virtual cudaError_t Take(mixed::cuda::DeviceScaledCopy *c) = 0;
   /* update_scaled_copy_on_device() of the held copy from the device CSR A. */
-  virtual cudaError_t UpdateValues(const cuda::DeviceCsr &A, cudaStream_t stream, bool *pattern_changed) = 0;
-  virtual const mixed::cuda::DeviceScaledCopy &HeldCopy() const = 0;
+  virtual cudaError_t                          UpdateValues(const cuda::DeviceCsr &A, cudaStream_t stream, bool *pattern_changed) = 0;
+  virtual const mixed::cuda::DeviceScaledCopy &HeldCopy() const                                                                   = 0;
   /* Several ranks: takes the uploaded off-diagonal block *o (freed on errors); cudaErrorNotSupported
      where the solver has none (a block solver). */
   virtual cudaError_t SetOffDiag(cuda::DevicePackSell *o) = 0;

@@ -7,8 +7,10 @@
 
 #include <cmath>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 PetscErrorCode HostScaledCopy::Build(Mat Ad, const PackSellOptions &opt, const mixed::CopyDither &dither, const CopyRunner &run, bool *refused)
 {
@@ -18,8 +20,8 @@ PetscErrorCode HostScaledCopy::Build(Mat Ad, const PackSellOptions &opt, const m
   *refused = false;
   PetscCall(WithCsr(Ad, [&](const CsrView &A) { return run([&] { c = mixed::build_scaled_copy(A, opt, dither); }, refused); }));
   if (*refused) PetscFunctionReturn(PETSC_SUCCESS);
-  diag_ = std::move(c);
-  off_  = PackSellMatrix{};
+  diag_    = std::move(c);
+  off_     = PackSellMatrix{};
   has_off_ = false;
   ghost_.clear();
   tmp_.clear();

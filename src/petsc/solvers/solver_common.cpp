@@ -4,8 +4,10 @@
 
 #include <cstring>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 bool IsBlockSolver(PetscObject obj, PetscInt nestlevel, int *world_rank)
 {
@@ -27,8 +29,7 @@ Place PlaceOf(PetscObject obj, PetscInt nestlevel, Mat P, int64_t r, int64_t c)
   if (const SeqState *sp = SeqGetState(P))
     if (sp->block) /* the diagonal block of an MPI matrix of ours: its numbering is the user's */
       return Place{"row " + std::to_string(sp->global.row0 + r) + " of the user's matrix", "column " + std::to_string(sp->global.col0 + c), on + ", e.g. of PCBJACOBI)"};
-  return Place{"row " + std::to_string(r) + " of its block", "column " + std::to_string(c),
-               on + ", e.g. of PCBJACOBI or PCASM: rows and columns are numbered from the block's first row; with PCBJACOBI's one block per rank, add the first row the rank owns in the user's matrix)"};
+  return Place{"row " + std::to_string(r) + " of its block", "column " + std::to_string(c), on + ", e.g. of PCBJACOBI or PCASM: rows and columns are numbered from the block's first row; with PCBJACOBI's one block per rank, add the first row the rank owns in the user's matrix)"};
 }
 
 const char *const BackendNames[3] = {"auto", "host", "cuda"};
@@ -55,7 +56,8 @@ PetscErrorCode UseCudaBackend(PetscObject obj, Mat P, PetscInt choice, const cha
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 
 /* The core names the copy's PackSELL options as a matrix's (-mat_packsell_...); a solver's copy
    takes them under its own prefix and infix. */
@@ -79,7 +81,7 @@ CopyFailure DescribeCopyFailure(const CoreFailure &e, const CopySubject &s)
   case CoreFailure::Kind::ValueRange: {
     const Place at = PlaceOf(s.obj, s.nestlevel, s.P, e.row, e.col);
     c.code         = PETSC_ERR_ARG_OUTOFRANGE;
-    c.message      = std::string(s.copy) + " of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (s.gcols ? "column " + std::to_string((long long)s.gcols[e.col]) : at.col) + ": " + UnderSolverOptions(e.detail, s) + s.range_remedy + at.where;
+    c.message = std::string(s.copy) + " of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (s.gcols ? "column " + std::to_string((long long)s.gcols[e.col]) : at.col) + ": " + UnderSolverOptions(e.detail, s) + s.range_remedy + at.where;
   } break;
   case CoreFailure::Kind::Format:
     c.code    = PETSC_ERR_ARG_WRONG;

@@ -13,8 +13,10 @@
 #include <functional>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
 /* How messages name local row r and column c of a solver's Pmat; `where` is empty for a solver on
    the whole matrix, else it says that the solver is a block solver on this rank. */
@@ -34,7 +36,11 @@ bool IsBlockSolver(PetscObject obj, PetscInt nestlevel, int *world_rank);
 Place PlaceOf(PetscObject obj, PetscInt nestlevel, Mat P, int64_t r, int64_t c);
 
 /* The values of -ksp_mixedcg_backend and -pc_mixedkrylov_backend (PetscOptionsEList), in order. */
-enum BackendChoice : PetscInt { BackendAuto = 0, BackendHost = 1, BackendCuda = 2 };
+enum BackendChoice : PetscInt {
+  BackendAuto = 0,
+  BackendHost = 1,
+  BackendCuda = 2
+};
 extern const char *const BackendNames[3];
 
 /* Whether a mixed solver runs on the CUDA backend: with choice auto, when the Pmat P's vectors are
@@ -44,20 +50,20 @@ PetscErrorCode UseCudaBackend(PetscObject obj, Mat P, PetscInt choice, const cha
 
 /* How a mixed solver names itself, its copy and the copy's options in its messages. */
 struct CopySubject {
-  PetscObject     obj;              /* the solver */
-  PetscInt        nestlevel;        /* its KSP nest level */
-  Mat             P;                /* its Pmat */
-  const char     *solver;           /* "KSPMIXEDCG" */
-  const char     *copy;             /* "KSPMIXEDCG's low-precision copy" */
-  const char     *options;          /* the infix of the copy's PackSELL options: "ksp_mixedcg_" */
-  const PetscInt *gcols = nullptr;  /* the off-diagonal block's global columns (else P's columns) */
-  std::string     range_remedy;     /* said after a value-range refusal */
+  PetscObject     obj;             /* the solver */
+  PetscInt        nestlevel;       /* its KSP nest level */
+  Mat             P;               /* its Pmat */
+  const char     *solver;          /* "KSPMIXEDCG" */
+  const char     *copy;            /* "KSPMIXEDCG's low-precision copy" */
+  const char     *options;         /* the infix of the copy's PackSELL options: "ksp_mixedcg_" */
+  const PetscInt *gcols = nullptr; /* the off-diagonal block's global columns (else P's columns) */
+  std::string     range_remedy;    /* said after a value-range refusal */
 };
 
 /* What a build of a solver's copy refused or failed with: a PETSc error class and its message in
    the user's numbering and naming the solver's options. */
 struct CopyFailure {
-  PetscErrorCode code    = PETSC_SUCCESS;
+  PetscErrorCode code = PETSC_SUCCESS;
   std::string    message;
   bool           refusal = false; /* the Pmat's data refused (a diagonal entry, a value out of range) */
 };

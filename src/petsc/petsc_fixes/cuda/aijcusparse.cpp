@@ -5,9 +5,12 @@
 #include "petsc_fixes/petsc_fixes.hpp"
 #include "petsc_fixes/private_fields.hpp"
 
-namespace pspmv {
-namespace glue {
-namespace petsc_fixes {
+namespace pspmv
+{
+namespace glue
+{
+namespace petsc_fixes
+{
 
 /* PETSc 3.22.5 to 3.25.4 (MatMultTransposeAdd_SeqAIJCUSPARSE). Test: gpu_petsc_matops_np1
    (-ops MatMultTranspose: MatMultTransposeAdd with z != y). Reproducer (aijcusparse): VecSet(z,
@@ -20,7 +23,8 @@ PetscErrorCode MultTransposeAdd(PetscErrorCode (*base)(Mat, Vec, Vec, Vec), Mat 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 
 /* Brings X's explicit transpose (AIJCUSPARSE's device copy of X^T) up to date with X's values:
    AIJCUSPARSE's numeric phase with a dense operand re-forms a transpose marked stale in place
@@ -100,7 +104,8 @@ PetscErrorCode HasHostOperand(const Mat_Product *p, PetscBool *host)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-namespace {
+namespace
+{
 PetscErrorCode HostValuesCurrent(Mat b)
 {
   const PetscScalar *a;

@@ -2,11 +2,15 @@
 // host PtAP.
 #include "petsc_fixes/petsc_fixes.hpp"
 
-namespace pspmv {
-namespace glue {
-namespace petsc_fixes {
+namespace pspmv
+{
+namespace glue
+{
+namespace petsc_fixes
+{
 
-namespace {
+namespace
+{
 
 PetscErrorCode StampOf(Mat X, OperandStamp *stamp)
 {
@@ -103,8 +107,7 @@ PetscErrorCode HostCopyOfP(Mat C, ProductStamps *s, Mat *Ph)
   PetscCall(ChangedOnAnyRank(C, p->B, &s->host_copy, &changed));
   PetscCall(PetscObjectQuery((PetscObject)C, key, (PetscObject *)Ph));
   if (*Ph && changed && last.id[0] == s->host_copy.id[0]) PetscCall(MatCopy(p->B, *Ph, SAME_NONZERO_PATTERN));
-  else if (!*Ph || changed) { /* none yet, or the copy of another P (a product set up anew on C) */
-    Mat h;
+  else if (!*Ph || changed) { /* none yet, or the copy of another P (a product set up anew on C) */ Mat h;
     PetscCall(MatConvert(p->B, MATAIJ, MAT_INITIAL_MATRIX, &h));
     PetscCall(PetscObjectCompose((PetscObject)C, key, (PetscObject)h));
     *Ph = h;

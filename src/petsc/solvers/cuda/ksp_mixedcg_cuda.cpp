@@ -12,10 +12,13 @@
 #include <petscdevice_cuda.h>
 #include <string>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 class CudaMixedCg final : public MixedCgDevice {
 public:
@@ -30,7 +33,7 @@ public:
   }
   const mixed::cuda::DeviceScaledCopy &HeldCopy() const override { return mixed::cuda::copy_of(d_); }
   cudaError_t                          SetOffDiag(cuda::DevicePackSell *o) override { return mixed::cuda::set_offdiag(d_, o); }
-  cudaError_t Compensate(const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) override { return mixed::cuda::compensate(d_, product, stream); }
+  cudaError_t                          Compensate(const std::function<void(const double *s, double *As)> &product, cudaStream_t stream) override { return mixed::cuda::compensate(d_, product, stream); }
 
   PetscErrorCode Solve(KSP ksp, const mixed::MixedCgParams &p, const MixedCgHooks &h, PetscInt check_every, const CopyInfo &info, mixed::MixedCgResult *res) override
   {
@@ -61,10 +64,10 @@ public:
     dh.target          = h.target;
     /* several ranks (the glue sets these there only): the sums and maxima over the ranks, the
        FP32 halo of the direction on device arrays */
-    dh.allreduce_sum   = h.allreduce_sum;
-    dh.allreduce_max   = h.allreduce_max;
-    dh.halo_begin      = h.halo_begin_device;
-    dh.halo_end        = h.halo_end_device;
+    dh.allreduce_sum = h.allreduce_sum;
+    dh.allreduce_max = h.allreduce_max;
+    dh.halo_begin    = h.halo_begin_device;
+    dh.halo_end      = h.halo_end_device;
     /* The GPU time logged (to KSPSolve's event, beside the low-precision steps' flops below) is the
        device loop's own work only: the driver stops the timer around every hook, whose work is
        logged by its own events (the exact product's MatMult times itself: a timer around it

@@ -10,10 +10,13 @@
 #include "mixed/f3r_device.hpp"
 #include "mixed/inner_cg_device.hpp"
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 class CudaMixedBackend final : public MixedBackend, public DeviceCopyHolder {
 public:
@@ -26,8 +29,8 @@ public:
   PetscErrorCode Create(Mat Ad, const PackSellOptions &opt, const MixedParams &p, const CopyRunner &run, bool *refused)
   {
     PetscFunctionBegin;
-    PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE,
-               "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3", (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
+    PetscCheck(p.method != InnerMethod::F3R || (p.f3r.m2 <= mixed::cuda::kMaxDeviceLevelSteps && p.f3r.m3 <= mixed::cuda::kMaxDeviceLevelSteps), PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_m %d,%d,%d: the CUDA F3R takes at most %d steps at levels 2 and 3",
+               (int)p.f3r.m2, (int)p.f3r.m3, (int)p.f3r.m4, (int)mixed::cuda::kMaxDeviceLevelSteps);
     params_ = p;
     PetscCall(CreateCudaScaledCopy(this, &copy_));
     PetscCall(copy_->Build(Ad, opt, mixed::CopyDither{}, run, refused));
@@ -44,10 +47,7 @@ public:
     }
     return params_.method == InnerMethod::CG ? mixed::cuda::create(c, params_.cg.max_it, &cg_) : mixed::cuda::create(c, params_.f3r, &f3r_);
   }
-  cudaError_t UpdateValues(const cuda::DeviceCsr &A, cudaStream_t stream, bool *pattern_changed) override
-  {
-    return cg_ ? mixed::cuda::update_values(A, stream, cg_, pattern_changed) : mixed::cuda::update_values(A, stream, f3r_, pattern_changed);
-  }
+  cudaError_t UpdateValues(const cuda::DeviceCsr &A, cudaStream_t stream, bool *pattern_changed) override { return cg_ ? mixed::cuda::update_values(A, stream, cg_, pattern_changed) : mixed::cuda::update_values(A, stream, f3r_, pattern_changed); }
   const mixed::cuda::DeviceScaledCopy &HeldCopy() const override { return cg_ ? mixed::cuda::copy_of(cg_) : mixed::cuda::copy_of(f3r_); }
   cudaError_t                          SetOffDiag(cuda::DevicePackSell *o) override
   {
@@ -138,10 +138,10 @@ public:
 
 private:
   MixedParams                        params_;
-  std::unique_ptr<ScaledCopyBackend> copy_; /* the copy's backend; the solver below holds the copy */
-  mixed::cuda::DeviceInnerCg *cg_  = nullptr; /* one of the two, by the inner method; owns the copy */
-  mixed::cuda::DeviceF3R     *f3r_ = nullptr;
-  int64_t                     empty_applications_ = 0; /* applications on a rank without rows */
+  std::unique_ptr<ScaledCopyBackend> copy_;                         /* the copy's backend; the solver below holds the copy */
+  mixed::cuda::DeviceInnerCg        *cg_                 = nullptr; /* one of the two, by the inner method; owns the copy */
+  mixed::cuda::DeviceF3R            *f3r_                = nullptr;
+  int64_t                            empty_applications_ = 0; /* applications on a rank without rows */
 };
 
 } // namespace

@@ -17,10 +17,13 @@
 
 #include <petscdevice_cuda.h>
 
-namespace pspmv {
-namespace glue {
+namespace pspmv
+{
+namespace glue
+{
 
-namespace {
+namespace
+{
 
 class CudaScaledCopy final : public ScaledCopyBackend {
 public:

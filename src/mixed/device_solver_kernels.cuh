@@ -36,6 +36,10 @@ inline cudaError_t solver_grid(int32_t rows, int blocks_per_sm, unsigned int *gr
 constexpr int kVectorBlocksPerSM = 8;
 
 } // namespace detail
+
+// The names the solvers' kernels use: the product's arguments and the block size.
+using detail::LowpArgs;
+constexpr int kThreads = detail::kSolverThreads;
 } // namespace cuda
 } // namespace mixed
 } // namespace pspmv

@@ -45,9 +45,6 @@ namespace cuda
 namespace
 {
 
-using detail::LowpArgs;
-constexpr int kThreads = detail::kSolverThreads;
-
 // The InnerStats counters in device memory, in InnerStats' order.
 struct DeviceCounters {
   long long applications, inner_its, breakdowns, early_exits, jacobi_fallbacks, zero_rhs;

@@ -22,9 +22,6 @@ namespace cuda
 namespace
 {
 
-using detail::LowpArgs;
-constexpr int kThreads = detail::kSolverThreads;
-
 struct McState {
   double       sigma, rho, rho_prev, maxrr, tau, delta;
   double       alpha, beta; // rounded to the vectors' precision

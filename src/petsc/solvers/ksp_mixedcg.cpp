@@ -341,6 +341,25 @@ PetscErrorCode BuildCopyStages(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* An empty copy backend (and the CUDA backend's solver holding its copy) for cuda. */
+PetscErrorCode CreateCopyBackend(KSP ksp, PetscBool cuda)
+{
+  KspMixedCg *mc = Data(ksp);
+
+  PetscFunctionBegin;
+#if defined(PETSCSPMV_HAVE_CUDA)
+  if (cuda) {
+    PetscCall(CreateMixedCgDevice(&mc->device));
+    PetscCall(CreateCudaScaledCopy(mc->device.get(), &mc->copy));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#else
+  (void)cuda;
+#endif
+  PetscCallCXX(mc->copy = std::make_unique<HostScaledCopy>());
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Builds (collectively) the copy at the current level on the backend of cuda: created when there
    is none (a failed creation leaves none), else rebuilt (the guard's raise). */
 PetscErrorCode BuildCopy(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscBool cuda)
@@ -352,18 +371,8 @@ PetscErrorCode BuildCopy(KSP ksp, Mat Ad, Mat Ao, const PetscInt *garray, PetscB
 
   PetscFunctionBegin;
   PetscCall(LevelOptions(mc, &opt));
-  if (create) {
-#if defined(PETSCSPMV_HAVE_CUDA)
-    if (cuda) {
-      PetscCall(CreateMixedCgDevice(&mc->device));
-      PetscCall(CreateCudaScaledCopy(mc->device.get(), &mc->copy));
-    } else
-#else
-    (void)cuda;
-#endif
-      PetscCallCXX(mc->copy = std::make_unique<HostScaledCopy>());
-  }
-  ierr = BuildCopyStages(ksp, Ad, Ao, garray, opt);
+  ierr = Agree(ksp, create ? CreateCopyBackend(ksp, cuda) : PETSC_SUCCESS); /* every rank, when one failed */
+  if (!ierr) ierr = BuildCopyStages(ksp, Ad, Ao, garray, opt);
   if (ierr && create) {
     mc->copy.reset();
     mc->device.reset();

@@ -107,7 +107,7 @@ PetscErrorCode RunCopyBuild(const CopySubject &s, const std::function<void()> &f
   *refused            = CopyFailure{};
   const CoreFailure e = CatchCore(f);
   if (!e) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCheck(e.kind != CoreFailure::Kind::Petsc, PETSC_COMM_SELF, e.petsc_code, "%s: a PETSc call inside the copy's build failed", s.solver);
+  if (e.kind == CoreFailure::Kind::Petsc) PetscCall(e.petsc_code); /* reported where it happened */
   CopyFailure c;
   PetscCallCXX(c = DescribeCopyFailure(e, s));
   if (c.refusal) *refused = c;

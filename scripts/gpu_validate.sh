@@ -4,7 +4,7 @@
 # the main job with both CUDA types at 1 and 2 ranks (and tutorials/ex2's mixed solvers on
 # aijcusparse, rgcsrcuda and packsellcuda, true residual <= 1e-8). Results go to OUTDIR.
 #
-# Usage (repo root, with .deps/ prepared as docs/gpu-validation.md says):
+# Usage (repo root, with gpu-deps/ prepared as docs/gpu-validation.md says):
 #   [PETSC_VERSION=3.25|3.25-int64] bash scripts/gpu_validate.sh OUTDIR [stage ...]
 #   stages: build kernels gpu kernel-tests sanitize run bench mixed mixed-kernels e2e pcs scaling profile
 # pcs: bench/preconditioners/pcs.sh (PETSc's ksp ex45 and snes ex19 with the preconditioners users run, our types
@@ -57,25 +57,25 @@ record() {
 }
 
 # PETSC_VERSION=3.25 builds and tests against PETSc 3.25.4, 3.25-int64 against it with 64-bit
-# indices (its archive must be in .deps too)
+# indices (its archive must be in gpu-deps too)
 case "${PETSC_VERSION:=3.22}" in
   3.22) petsc_dir=/opt/petsc-cuda ;;
   3.25) petsc_dir=/opt/petsc-3.25-cuda; build=$top/build-gpu-3.25 ;;
   3.25-int64) petsc_dir=/opt/petsc-3.25-cuda-int64; build=$top/build-gpu-int64 ;;
   *) echo "PETSC_VERSION must be 3.22, 3.25 or 3.25-int64" >&2; exit 2 ;;
 esac
-sh .deps/install.sh "$PETSC_VERSION" > "$out/install.log" 2>&1 || { note "PETSc $PETSC_VERSION install FAILED"; tail -20 "$out/install.log"; exit 1; }
+sh gpu-deps/install.sh "$PETSC_VERSION" > "$out/install.log" 2>&1 || { note "PETSc $PETSC_VERSION install FAILED"; tail -20 "$out/install.log"; exit 1; }
 export PETSC_DIR=$petsc_dir PETSC_OPTIONS="-use_gpu_aware_mpi 0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi="mpiexec --allow-run-as-root --oversubscribe"
-# Matrices travel xz-compressed (.deps/matrices-xz, made by bench/spmv/pack_matrices.sh) to fit the
+# Matrices travel xz-compressed (gpu-deps/matrices-xz, made by bench/spmv/pack_matrices.sh) to fit the
 # 64 MiB that a call carries; unpack them to plain .mtx once.
 mdir=/tmp/matrices
 if [ ! -f $mdir/.done ]; then
   mkdir -p $mdir
   python3 -c 'import lzma,sys,os,shutil
 for f in sys.argv[2:]:
-    with lzma.open(f) as i, open(os.path.join(sys.argv[1], os.path.basename(f)[:-3]), "wb") as o: shutil.copyfileobj(i, o)' $mdir .deps/matrices-xz/*.mtx.xz && touch $mdir/.done
+    with lzma.open(f) as i, open(os.path.join(sys.argv[1], os.path.basename(f)[:-3]), "wb") as o: shutil.copyfileobj(i, o)' $mdir gpu-deps/matrices-xz/*.mtx.xz && touch $mdir/.done
 fi
 GIT_COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 export GIT_COMMIT PETSC_VERSION
@@ -83,23 +83,23 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 note "commit $GIT_COMMIT PETSc $PETSC_VERSION ($PETSC_DIR) stages: $stages"
 
 if has build; then
-  # The image has no GoogleTest: build Debian's source tree that travels in .deps/googletest.
+  # The image has no GoogleTest: build Debian's source tree that travels in gpu-deps/googletest.
   if [ ! -f /opt/gtest/lib/cmake/GTest/GTestConfig.cmake ]; then
-    cmake -S .deps/googletest -B /tmp/gtest-build -DCMAKE_INSTALL_PREFIX=/opt/gtest -DBUILD_GMOCK=OFF > "$out/gtest.log" 2>&1 &&
+    cmake -S gpu-deps/googletest -B /tmp/gtest-build -DCMAKE_INSTALL_PREFIX=/opt/gtest -DBUILD_GMOCK=OFF > "$out/gtest.log" 2>&1 &&
       cmake --build /tmp/gtest-build -j 16 >> "$out/gtest.log" 2>&1 && cmake --install /tmp/gtest-build >> "$out/gtest.log" 2>&1 ||
       note "googletest build FAILED"
   fi
   # bench/petsc_tutorials builds PETSc's snes ex19; PETSc 3.22.5 as packaged has no snes examples:
-  # take the one file from the 3.25.4 archive when it travels in .deps (bench/petsc_tutorials/CMakeLists.txt says how)
-  # (or .deps/ex19.c itself: `tar -xJf ../shared/petsc/petsc-3.25.4-cuda13-openmpi.tar.xz -O
-  # petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c > .deps/ex19.c`, 40 KB)
+  # take the one file from the 3.25.4 archive when it travels in gpu-deps (bench/petsc_tutorials/CMakeLists.txt says how)
+  # (or gpu-deps/ex19.c itself: `tar -xJf ../shared/petsc/petsc-3.25.4-cuda13-openmpi.tar.xz -O
+  # petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c > gpu-deps/ex19.c`, 40 KB)
   if [ ! -f "$PETSC_DIR/share/petsc/examples/src/snes/tutorials/ex19.c" ] && [ ! -f /opt/petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c ]; then
-    if [ -f .deps/ex19.c ]; then
-      mkdir -p /tmp/petsc-extra-examples/src/snes/tutorials && cp .deps/ex19.c /tmp/petsc-extra-examples/src/snes/tutorials/ &&
-        note "snes ex19.c taken from .deps/ex19.c for bench/petsc_tutorials"
+    if [ -f gpu-deps/ex19.c ]; then
+      mkdir -p /tmp/petsc-extra-examples/src/snes/tutorials && cp gpu-deps/ex19.c /tmp/petsc-extra-examples/src/snes/tutorials/ &&
+        note "snes ex19.c taken from gpu-deps/ex19.c for bench/petsc_tutorials"
     fi
-    ls .deps/petsc-3.25*-cuda13-openmpi.tar.xz .deps/ex19.c > /dev/null 2>&1 || note "no snes ex19.c (neither .deps/ex19.c nor the 3.25 archive travels): bench/petsc_tutorials has ksp ex45 only"
-    for a in .deps/petsc-3.25*-cuda13-openmpi.tar.xz; do
+    ls gpu-deps/petsc-3.25*-cuda13-openmpi.tar.xz gpu-deps/ex19.c > /dev/null 2>&1 || note "no snes ex19.c (neither gpu-deps/ex19.c nor the 3.25 archive travels): bench/petsc_tutorials has ksp ex45 only"
+    for a in gpu-deps/petsc-3.25*-cuda13-openmpi.tar.xz; do
       [ -f "$a" ] || continue
       mkdir -p /tmp/petsc-extra-examples && tar -xJf "$a" -C /tmp/petsc-extra-examples --strip-components=4 petsc-3.25-cuda/share/petsc/examples/src/snes/tutorials/ex19.c &&
         note "snes ex19.c taken from $a for bench/petsc_tutorials" || note "could not take snes ex19.c from $a"

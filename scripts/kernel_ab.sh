@@ -7,7 +7,7 @@
 # Usage (repo root on the GPU machine, after `gpu_validate.sh OUTDIR build`, which installs
 # PETSc and GoogleTest and unpacks the matrices into /tmp/matrices):
 #   bash scripts/kernel_ab.sh OLD.tar.gz OUTDIR [ROUNDS]
-#   OLD.tar.gz: git archive --format=tar.gz -o .deps/ab-old.tar.gz <commit> -- . ':(exclude)docs'
+#   OLD.tar.gz: git archive --format=tar.gz -o gpu-deps/ab-old.tar.gz <commit> -- . ':(exclude)docs'
 # AB_MATRICES / AB_GEN / AB_REPS / AB_FORMATS change what is timed.
 set -uo pipefail
 old_tgz=${1:?usage: kernel_ab.sh OLD.tar.gz OUTDIR [ROUNDS]}

@@ -5,14 +5,14 @@
 # spmv_bench and bench/spmv/run_bench.sh read .mtx.xz directly (through xz -dc).
 #
 #   bash bench/spmv/pack_matrices.sh [SRC_DIR] [DST_DIR] [NAME ...]
-#     SRC_DIR default ../shared/matrices, DST_DIR default .deps/bench-matrices,
+#     SRC_DIR default ../shared/matrices, DST_DIR default gpu-deps/bench-matrices,
 #     NAMEs (file stems, e.g. G3_circuit) default: every .mtx / .mtx.gz in SRC_DIR.
 # Existing outputs newer than their source are kept. Then, for example:
-#   bash bench/spmv/run_bench.sh OUT .deps/matrices:.deps/bench-matrices
+#   bash bench/spmv/run_bench.sh OUT gpu-deps/matrices:gpu-deps/bench-matrices
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 src=${1:-$top/../shared/matrices}
-dst=${2:-$top/.deps/bench-matrices}
+dst=${2:-$top/gpu-deps/bench-matrices}
 shift $(( $# > 2 ? 2 : $# ))
 mkdir -p "$dst"
 names=("$@")

@@ -7,13 +7,13 @@
 # OUTDIR gets bench.json (bench-2.json, ... if a run had to be restarted) and bench.csv (the rows
 # of docs/bench/latest.csv), nothing else unless PETSc or spmv_bench had to be installed/built
 # (their logs); the table goes to stdout. MATRIX_DIR (default
-# .deps/matrices) holds the real matrices as .mtx, .mtx.gz, .mtx.xz (bench/spmv/pack_matrices.sh makes
+# gpu-deps/matrices) holds the real matrices as .mtx, .mtx.gz, .mtx.xz (bench/spmv/pack_matrices.sh makes
 # those) or PETSc binary .petsc files: spmv_bench reads all of them itself, no scipy needed.
 # After the real matrices it runs the generated large ones: 3-D 7-point Laplacians 128^3 and
 # 200^3, 27-point 128^3 and 160^3, and a power-law matrix with 4M rows.
 #
 # It uses build-gpu/bench/spmv/spmv_bench (what scripts/gpu_validate.sh builds) or any build*/ that
-# has one, else configures and builds it into build-gpu. PETSc: installed from .deps/install.sh
+# has one, else configures and builds it into build-gpu. PETSc: installed from gpu-deps/install.sh
 # when /opt/petsc-cuda is missing. Environment knobs:
 #   BENCH_FORMATS      -formats list (default: spmv_bench's, 14 formats)
 #   BENCH_GEN          generated matrices (default below; empty: none)
@@ -26,7 +26,7 @@
 set -uo pipefail
 out=${1:?usage: run_bench.sh OUTDIR [MATRIX_DIR]}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-mdir=${2:-$top/.deps/matrices}
+mdir=${2:-$top/gpu-deps/matrices}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 cd "$top"
@@ -34,9 +34,9 @@ t_begin=$(date +%s)
 say() { echo "== run_bench $(date -u +%H:%M:%S) $*"; }
 
 # ---------------------------------------------------------------- PETSc
-if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] && [ -f .deps/install.sh ]; then
-  say "installing PETSc from .deps"
-  sh .deps/install.sh > "$out/petsc-install.log" 2>&1 || { say "PETSc install FAILED"; tail -20 "$out/petsc-install.log"; exit 1; }
+if [ ! -f /opt/petsc-cuda/lib/libpetsc.so ] && [ -f gpu-deps/install.sh ]; then
+  say "installing PETSc from gpu-deps"
+  sh gpu-deps/install.sh > "$out/petsc-install.log" 2>&1 || { say "PETSc install FAILED"; tail -20 "$out/petsc-install.log"; exit 1; }
 fi
 export PETSC_DIR=${PETSC_DIR:-/opt/petsc-cuda}
 export PETSC_OPTIONS="${PETSC_OPTIONS:-} -use_gpu_aware_mpi 0"

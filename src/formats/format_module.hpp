@@ -5,6 +5,8 @@
 //   using Options, Host;                     the option set and the host layout
 //   static constexpr const char *name, *title;   "rgcsr" (-mat_rgcsr_*), "RgCSR" (messages)
 //   static constexpr OptionSpec<Options> options[num_options]; static constexpr size_t num_options;
+//   static void name_options(Options &, const std::string &prefix);   how messages spell the
+//                                                  options ("-sub_mat_packsell_" + key)
 //   static Host build(const CsrView &, const Options &);   the layout (throws FormatError,
 //                                                          ValueRangeError)
 //   static void update(const CsrView &, Host &);   same pattern, new values

@@ -71,6 +71,14 @@ void FormatOptions::Set(const std::string &key, long long ivalue, const char *sv
   *this = o;
 }
 
+void FormatOptions::NameOptions(const std::string &prefix)
+{
+  WithModule(format(), [&](auto m) {
+    using M = decltype(m);
+    M::name_options(std::get<typename M::Options>(v_), prefix);
+  });
+}
+
 bool FormatOptions::IsInteger(const std::string &key) const
 {
   return WithModule(format(), [&](auto m) { return Spec<decltype(m)>(key).integer; });

@@ -85,6 +85,9 @@ public:
   bool        ResolvedByBuild(const std::string &key) const;
   long long   BuiltValue(const std::string &key, const FormatStats &s) const;
   std::string GetString(const std::string &key) const; /* canonical string ("fp16", "auto", "48") */
+  /* Spells the options as the user sets them, for the core's messages: prefix is the options
+     prefix with the format's part ("-sub_mat_packsell_", "-ksp_mixedcg_mat_packsell_"). */
+  void NameOptions(const std::string &prefix);
   /* Throws FormatError if the core builder does not accept the set. */
   void        Validate() const;
   std::string Describe() const;   /* one line for MatView: "group size 32, hybrid auto" */

@@ -78,8 +78,16 @@ PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVO
     if (set) PetscCallCore(ErrorClass(spec.integer), o.Set(spec.key, iv, sv, false));
   }
   if (PetscOptionsObject) PetscOptionsHeadEnd();
+  PetscCall(NameFormatOptions(obj, infix, &o));
   PetscCallCore(PETSC_ERR_ARG_OUTOFRANGE, o.Validate());
   *opts = o;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode NameFormatOptions(PetscObject obj, const char infix[], FormatOptions *opts)
+{
+  PetscFunctionBegin;
+  PetscCallCore(PETSC_ERR_PLIB, opts->NameOptions(std::string("-") + (obj->prefix ? obj->prefix : "") + infix + "mat_" + FormatName(opts->format()) + "_"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -219,6 +219,9 @@ PetscErrorCode ReadOptions(Mat A, PetscSpMVOptionItems PetscOptionsObject, Forma
 /* The same for options named -<infix>mat_<format>_* under obj's prefix (PCMIXEDKRYLOV reads its
    PackSELL copy's options with infix "pc_mixedkrylov_"). */
 PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVOptionItems PetscOptionsObject, FormatOptions *opts);
+/* Spells *opts's options as -<obj's prefix><infix>mat_<format>_* in the core's messages (a range
+   error's remedy "-sub_mat_packsell_scaling auto"); ReadFormatOptions() does it too. */
+PetscErrorCode NameFormatOptions(PetscObject obj, const char infix[], FormatOptions *opts);
 /* -mat_spmv_free_device_csr of a CUDA matrix (listed by -help inside MatSetFromOptions()). */
 PetscErrorCode ReadFreeDeviceCsr(Mat A, PetscSpMVOptionItems PetscOptionsObject, PetscBool *flg);
 /* Applies one setter call (option `key`, e.g. "group_size") to *opts (unchanged on error);

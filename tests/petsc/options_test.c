@@ -263,6 +263,13 @@ static PetscErrorCode RunPackSELL(MPI_Comm comm, const char *family, Mat A)
   PetscCheck(eq, comm, PETSC_ERR_PLIB, "a refused in-place conversion changed the matrix");
   PetscCall(MatDestroy(&D));
   PetscCall(PetscOptionsClearValue(NULL, "-mat_packsell_value_format"));
+  /* a matrix with its own options prefix: the remedy is named with it */
+  PetscCall(MatDuplicate(Abig, MAT_COPY_VALUES, &D));
+  PetscCall(MatSetOptionsPrefix(D, "sub_"));
+  PetscCall(PetscOptionsSetValue(NULL, "-sub_mat_packsell_value_format", "fp16"));
+  EXPECT_ERROR(comm, MatConvert(D, family, MAT_INPLACE_MATRIX, &D), PETSC_ERR_ARG_OUTOFRANGE, "or -sub_mat_packsell_scaling auto|another rank");
+  PetscCall(PetscOptionsClearValue(NULL, "-sub_mat_packsell_value_format"));
+  PetscCall(MatDestroy(&D));
   /* the default (exact) holds it */
   PetscCall(MatConvert(Abig, family, MAT_INITIAL_MATRIX, &B));
   PetscCall(MatPackSELLGetValueFormat(B, &sv));

@@ -25,6 +25,7 @@
 #include "core/hybrid.hpp"
 #include "core/value_codec.hpp"
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace pspmv
@@ -57,6 +58,9 @@ struct PackSellOptions {
   ValueFormat     value_format = ValueFormat::exact(); // lossless; lossy formats only when asked
   PackSellScaling scaling      = PackSellScaling::None;
   HybridOption    hybrid; // default auto
+  // How the user asks for the scaling, named by range errors' remedies: the PETSc glue sets it
+  // with the options prefix of the matrix or solver ("-sub_mat_packsell_scaling").
+  std::string scaling_option = "-mat_packsell_scaling";
 };
 
 struct PackSellMatrix {
@@ -64,16 +68,17 @@ struct PackSellMatrix {
   int32_t               slice_height = 32;
   int32_t               sigma        = 1; // window of this layout (auto resolved): 1 or a multiple of C
   ValueFormat           value_format;
-  int32_t               delta_bits     = 30;                    // D (30: Exact, the default value_format)
-  int32_t               scale_exponent = 0;                     // values stored as a * 2^scale_exponent, |.| <= kMaxScaleExponent
-  PackSellScaling       scaling        = PackSellScaling::None; // as asked at build time (value updates)
-  int32_t               hybrid_width   = 0;                     // K in nonzeros (longest row when the tail is empty)
-  std::vector<int64_t>  slice_pointers;                         // nslices+1 word offsets
-  std::vector<int32_t>  perm;                                   // rows: original row of each sorted row
-  std::vector<uint32_t> words;                                  // slice_pointers.back() words
-  std::vector<double>   exact_values;                           // words.size() values in Exact mode, else empty
-  CooTail               tail;                                   // values rounded through value_format, unscaled
-                                                                // (2^-scale_exponent already applied): no inv_scale
+  int32_t               delta_bits     = 30;                      // D (30: Exact, the default value_format)
+  int32_t               scale_exponent = 0;                       // values stored as a * 2^scale_exponent, |.| <= kMaxScaleExponent
+  PackSellScaling       scaling        = PackSellScaling::None;   // as asked at build time (value updates)
+  std::string           scaling_option = "-mat_packsell_scaling"; // PackSellOptions::scaling_option of the build
+  int32_t               hybrid_width   = 0;                       // K in nonzeros (longest row when the tail is empty)
+  std::vector<int64_t>  slice_pointers;                           // nslices+1 word offsets
+  std::vector<int32_t>  perm;                                     // rows: original row of each sorted row
+  std::vector<uint32_t> words;                                    // slice_pointers.back() words
+  std::vector<double>   exact_values;                             // words.size() values in Exact mode, else empty
+  CooTail               tail;                                     // values rounded through value_format, unscaled
+                                                                  // (2^-scale_exponent already applied): no inv_scale
 
   int32_t     num_slices() const { return static_cast<int32_t>(slice_pointers.size()) - 1; }
   FormatStats stats() const;
@@ -124,6 +129,7 @@ int32_t packsell_auto_scale(const ValueFormat &f, double m);
 struct PackSellRangeRemedies {
   bool                     auto_scaling = false;
   std::vector<std::string> formats;
+  std::string              scaling_option; // how the user asks for scaling auto (PackSellOptions)
 };
 // The candidate formats of PackSellRangeRemedies::formats, in the order they are named.
 std::vector<ValueFormat> packsell_remedy_candidates(const ValueFormat &f);

@@ -211,6 +211,7 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt)
   M.value_format   = opt.value_format;
   M.delta_bits     = p.delta_bits;
   M.scaling        = opt.scaling;
+  M.scaling_option = opt.scaling_option;
   M.scale_exponent = p.scale_exponent;
   M.sigma          = p.sigma;
   M.hybrid_width   = p.hybrid_width;
@@ -246,7 +247,7 @@ void update_packsell_values(const CsrView &A, PackSellMatrix &M)
 
   HostExecutor x(A);
   int32_t      s = 0;
-  plan_packsell_scale(x, M.value_format, M.scaling, &s).raise();
+  plan_packsell_scale(x, M.value_format, M.scaling, M.scaling_option, &s).raise();
   CooTail tail = M.tail;
   update_coo_tail_values(A, M.hybrid_width, tail); // checks the tail pattern
   round_tail(tail, M.value_format, s);

@@ -78,14 +78,14 @@ std::string wider_formats(const detail::PackSellRangeRemedies &r)
 
 ValueRangeError overflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, const detail::PackSellRangeRemedies &r)
 {
-  return ValueRangeError(row, col, "value " + format_double(v) + " overflows the PackSELL value format " + f.name() + " (largest finite magnitude " + format_double(f.max_finite()) + "); use " + wider_formats(r) + (r.auto_scaling ? ", or -mat_packsell_scaling auto" : ""));
+  return ValueRangeError(row, col, "value " + format_double(v) + " overflows the PackSELL value format " + f.name() + " (largest finite magnitude " + format_double(f.max_finite()) + "); use " + wider_formats(r) + (r.auto_scaling ? ", or " + r.scaling_option + " auto" : ""));
 }
 
 ValueRangeError underflow_error(const ValueFormat &f, int32_t row, int32_t col, double v, PackSellScaling scaling, int32_t s, double m, const detail::PackSellRangeRemedies &r)
 {
   if (scaling == PackSellScaling::None)
-    return ValueRangeError(row, col, "value " + format_double(v) + " underflows the PackSELL value format " + f.name() + " to zero; use " + (r.auto_scaling ? "-mat_packsell_scaling auto or " : "") + wider_formats(r));
-  return ValueRangeError(row, col, "value " + format_double(v) + " underflows the PackSELL value format " + f.name() + " to zero with -mat_packsell_scaling auto (values stored times 2^" + std::to_string(s) + " so that the largest magnitude " + format_double(m) + " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " + wider_formats(r));
+    return ValueRangeError(row, col, "value " + format_double(v) + " underflows the PackSELL value format " + f.name() + " to zero; use " + (r.auto_scaling ? r.scaling_option + " auto or " : "") + wider_formats(r));
+  return ValueRangeError(row, col, "value " + format_double(v) + " underflows the PackSELL value format " + f.name() + " to zero with " + r.scaling_option + " auto (values stored times 2^" + std::to_string(s) + " so that the largest magnitude " + format_double(m) + " fits: the matrix spans more magnitudes than " + f.name() + " holds); use " + wider_formats(r));
 }
 
 // A larger window scatters the y writes and loses x locality, so the smallest window within 2%

@@ -234,6 +234,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d)
   d->inv_scale      = std::ldexp(1.0, -h.scale_exponent);
   d->scale_exponent = h.scale_exponent;
   d->scaling        = h.scaling;
+  d->scaling_option = h.scaling_option;
   d->hybrid_width   = h.hybrid_width;
   d->nnz            = h.tail.nnz();
   for (uint32_t w : h.words) d->nnz += packsell::word_flag(w); // the regular nonzeros

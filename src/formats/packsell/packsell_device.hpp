@@ -22,10 +22,11 @@ struct DevicePackSell {
   // T threads per row of the kernel (1, 2, 4 or 8): set by upload (threads_per_row);
   // may be overwritten before spmv (tests force each T).
   int32_t         threads_per_row = 1;
-  int32_t         scale_exponent  = 0;                     // inv_scale = 2^-scale_exponent
-  PackSellScaling scaling         = PackSellScaling::None; // as asked at build time (value updates)
-  int32_t         hybrid_width    = 0;                     // K of the layout, in nonzeros
-  int64_t         nnz             = 0;                     // nonzeros of the CSR it was built from (regular + tail)
+  int32_t         scale_exponent  = 0;                       // inv_scale = 2^-scale_exponent
+  PackSellScaling scaling         = PackSellScaling::None;   // as asked at build time (value updates)
+  std::string     scaling_option  = "-mat_packsell_scaling"; // PackSellOptions::scaling_option of the build
+  int32_t         hybrid_width    = 0;                       // K of the layout, in nonzeros
+  int64_t         nnz             = 0;                       // nonzeros of the CSR it was built from (regular + tail)
   int64_t         num_words       = 0;
   int64_t        *slice_pointers  = nullptr; // num_slices+1
   int32_t        *perm            = nullptr; // rows

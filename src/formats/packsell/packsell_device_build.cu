@@ -408,6 +408,7 @@ cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellP
   d->scale_exponent   = p.scale_exponent;
   d->inv_scale        = std::ldexp(1.0, -p.scale_exponent);
   d->scaling          = opt.scaling;
+  d->scaling_option   = opt.scaling_option;
   d->hybrid_width     = K;
   PSPMV_CUDA_TRY(detail::alloc(size_t(ns) + 1, &d->slice_pointers));
   int64_t sum_words = 0;
@@ -489,7 +490,7 @@ BuildError update_values_on_device(const DeviceCsr &A, cudaStream_t s, DevicePac
   PSPMV_DEVICE_TRY(cudaStreamSynchronize(s), what);
   DeviceExecutor x(A, s);
   int32_t        scale = 0;
-  PSPMV_BUILD_TRY(plan_packsell_scale(x, d->value_format, d->scaling, &scale)); // refused before anything changes
+  PSPMV_BUILD_TRY(plan_packsell_scale(x, d->value_format, d->scaling, d->scaling_option, &scale)); // refused before anything changes
   const Codec c = codec_of(d->value_format, scale);
   if (d->num_words > 0) {
     update_words_kernel<<<stride_grid(d->num_words), kBuildThreads, 0, s>>>(d->num_words, d->word_source, A.values, d->delta_bits, c, d->words, d->exact_values);

@@ -40,6 +40,8 @@ struct PackSellModule {
     hybrid_option_spec<Options>("MatPackSELLSetHybrid"),
   };
 
+  // The options spelled as the user sets them (prefix: "-sub_mat_packsell_"), for messages.
+  static void        name_options(Options &o, const std::string &prefix) { o.scaling_option = prefix + "scaling"; }
   static Host        build(const CsrView &A, const Options &o) { return build_packsell(A, o); }
   static void        update(const CsrView &A, Host &M) { update_packsell_values(A, M); }
   static void        spmv(const Host &M, const double *x, double *y, bool add) { packsell_spmv(M, x, y, add); }

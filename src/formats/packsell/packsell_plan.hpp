@@ -79,9 +79,10 @@ BuildError packsell_row_words_error(int64_t row, int64_t words, int32_t D);
 // The scale exponent a build or value update stores values with: 0 with scaling none,
 // packsell_auto_scale() of the largest finite magnitude with auto; then every value checked at
 // it, and the first one in CSR order that overflows or is a nonzero rounded to zero reported
-// (ValueRange: its row and column). Exact: 0, nothing checked.
+// (ValueRange: its row and column, the remedies naming scaling_option). Exact: 0, nothing
+// checked.
 template <class X>
-BuildError plan_packsell_scale(X &x, const ValueFormat &f, PackSellScaling scaling, int32_t *scale)
+BuildError plan_packsell_scale(X &x, const ValueFormat &f, PackSellScaling scaling, const std::string &scaling_option, int32_t *scale)
 {
   *scale = 0;
   if (!f.lossy()) return BuildError{};
@@ -96,7 +97,8 @@ BuildError plan_packsell_scale(X &x, const ValueFormat &f, PackSellScaling scali
     PSPMV_BUILD_TRY(x.entry(k, &row, &col, &v));
     // the remedies the message names, each checked on every value (only on this error path)
     detail::PackSellRangeRemedies r;
-    int64_t                       kr = -1;
+    r.scaling_option = scaling_option;
+    int64_t kr       = -1;
     if (scaling == PackSellScaling::None) {
       double mm = 0.0;
       PSPMV_BUILD_TRY(x.max_abs_finite(&mm));
@@ -209,7 +211,7 @@ BuildError plan_packsell(X &x, const PackSellOptions &opt, PackSellPlan *p)
   p->rows         = x.rows();
   p->slice_height = opt.slice_height;
   p->delta_bits   = packsell::delta_bits_for(opt.value_format.value_bits());
-  PSPMV_BUILD_TRY(plan_packsell_scale(x, opt.value_format, opt.scaling, &p->scale_exponent));
+  PSPMV_BUILD_TRY(plan_packsell_scale(x, opt.value_format, opt.scaling, opt.scaling_option, &p->scale_exponent));
   PSPMV_BUILD_TRY(x.length_histogram(&p->length_histogram));
   const int32_t maxlen = p->max_row_length = p->length_histogram.empty() ? 0 : int32_t(p->length_histogram.size()) - 1;
   int64_t       long_row = -1, long_words = 0;

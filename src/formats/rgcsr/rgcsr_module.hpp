@@ -19,6 +19,7 @@ struct RgCsrModule {
     hybrid_option_spec<Options>("MatRgCSRSetHybrid"),
   };
 
+  static void        name_options(Options &, const std::string &) { } // no message names an option
   static Host        build(const CsrView &A, const Options &o) { return build_rgcsr(A, o); }
   static void        update(const CsrView &A, Host &M) { update_rgcsr_values(A, M); }
   static void        spmv(const Host &M, const double *x, double *y, bool add) { rgcsr_spmv(M, x, y, add); }

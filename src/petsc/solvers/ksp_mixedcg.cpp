@@ -44,6 +44,9 @@ namespace glue
 namespace
 {
 
+/* The copy's PackSELL options are -[prefix]ksp_mixedcg_mat_packsell_* */
+constexpr const char kCopyOptions[] = "ksp_mixedcg_";
+
 struct KspMixedCg {
   mixed::MixedCgParams params;
   FormatOptions        copy_opts{FormatOf<PackSellModule>()}; /* the start format and the layout */
@@ -255,7 +258,7 @@ PetscErrorCode RunBuild(KSP ksp, const std::function<void()> &f, const PetscInt 
   KspMixedCg       *mc     = Data(ksp);
   const char       *prefix = ((PetscObject)ksp)->prefix;
   const std::string pre    = prefix ? prefix : "";
-  CopySubject       s{(PetscObject)ksp, ksp->nestlevel, nullptr, "KSPMIXEDCG", "KSPMIXEDCG's low-precision copy", "ksp_mixedcg_", gcols, ""};
+  CopySubject       s{(PetscObject)ksp, ksp->nestlevel, nullptr, "KSPMIXEDCG", "KSPMIXEDCG's low-precision copy", gcols, ""};
   CopyFailure       refused;
 
   PetscFunctionBegin;
@@ -812,7 +815,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
   if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
-  PetscCall(ReadFormatOptions((PetscObject)ksp, "ksp_mixedcg_", PetscOptionsObject, &o));
+  PetscCall(ReadFormatOptions((PetscObject)ksp, kCopyOptions, PetscOptionsObject, &o));
   const ValueFormat start = o.Of<PackSellModule>().value_format; /* the copy's start format, after both options */
   if (vfset) {
     ValueFormat a;
@@ -1061,6 +1064,7 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
   {
     KspMixedCg *mc = Data(ksp);
     PetscCallCore(PETSC_ERR_PLIB, mc->copy_opts.Set("value_format", 0, "e8m14", true));
+    PetscCall(NameFormatOptions((PetscObject)ksp, kCopyOptions, &mc->copy_opts));
     mc->current = mc->copy_opts.Of<PackSellModule>().value_format;
   }
   PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPMixedCGGetStats_C", KSPMixedCGGetStats_MixedCG));

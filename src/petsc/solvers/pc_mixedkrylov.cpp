@@ -34,6 +34,9 @@ namespace glue
 namespace
 {
 
+/* The copy's PackSELL options are -[prefix]pc_mixedkrylov_mat_packsell_* */
+constexpr const char kCopyOptions[] = "pc_mixedkrylov_";
+
 struct MixedKrylov {
   MixedParams                   params;
   FormatOptions                 copy_opts{FormatOf<PackSellModule>()};
@@ -113,7 +116,7 @@ PetscErrorCode LocalBlock(PC pc, Mat *Ad, Mat *owned)
 PetscErrorCode RunCore(PC pc, const std::function<void()> &f, bool *refused)
 {
   MixedKrylov      *mk = Data(pc);
-  const CopySubject s{(PetscObject)pc, pc->kspnestlevel, pc->pmat, "PCMIXEDKRYLOV", "the PCMIXEDKRYLOV copy", "pc_mixedkrylov_", nullptr, ""};
+  const CopySubject s{(PetscObject)pc, pc->kspnestlevel, pc->pmat, "PCMIXEDKRYLOV", "the PCMIXEDKRYLOV copy", nullptr, ""};
   CopyFailure       c;
 
   PetscFunctionBegin;
@@ -452,7 +455,7 @@ PetscErrorCode PCSetFromOptions_MixedKrylov(PC pc, PetscSpMVOptionItems PetscOpt
   PetscCheck(period >= 1 && period <= PETSC_INT32_MAX, PetscObjectComm((PetscObject)pc), PETSC_ERR_ARG_OUTOFRANGE, "-pc_mixedkrylov_f3r_weight_period %" PetscInt_FMT " is out of range: use 1 to %d calls", period, (int)PETSC_INT32_MAX);
   {
     FormatOptions o = mk->copy_opts;
-    PetscCall(ReadFormatOptions((PetscObject)pc, "pc_mixedkrylov_", PetscOptionsObject, &o));
+    PetscCall(ReadFormatOptions((PetscObject)pc, kCopyOptions, PetscOptionsObject, &o));
     const MixedParams before = mk->params;
     mk->params.method        = inner == 0 ? InnerMethod::CG : InnerMethod::F3R;
     mk->params.cg.max_it     = (int32_t)maxit;
@@ -643,6 +646,7 @@ PetscErrorCode PCCreate_MixedKrylov(PC pc)
     /* the copy's default value format: e8m14 (FP32's exponent range, no underflow surprises) */
     MixedKrylov *mk = Data(pc);
     PetscCallCore(PETSC_ERR_PLIB, mk->copy_opts.Set("value_format", 0, "e8m14", true));
+    PetscCall(NameFormatOptions((PetscObject)pc, kCopyOptions, &mk->copy_opts));
   }
   PetscCall(PetscObjectComposeFunction((PetscObject)pc, "PCMixedKrylovGetStats_C", PCMixedKrylovGetStats_MixedKrylov));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -59,15 +59,6 @@ PetscErrorCode UseCudaBackend(PetscObject obj, Mat P, PetscInt choice, const cha
 namespace
 {
 
-/* The core names the copy's PackSELL options as a matrix's (-mat_packsell_...); a solver's copy
-   takes them under its own prefix and infix. */
-std::string UnderSolverOptions(std::string msg, const CopySubject &s)
-{
-  const std::string from = "-mat_packsell_", to = std::string("-") + (s.obj->prefix ? s.obj->prefix : "") + s.options + "mat_packsell_";
-  for (size_t at = msg.find(from); at != std::string::npos; at = msg.find(from, at + to.size())) msg.replace(at, from.size(), to);
-  return msg;
-}
-
 CopyFailure DescribeCopyFailure(const CoreFailure &e, const CopySubject &s)
 {
   CopyFailure c;
@@ -81,11 +72,11 @@ CopyFailure DescribeCopyFailure(const CoreFailure &e, const CopySubject &s)
   case CoreFailure::Kind::ValueRange: {
     const Place at = PlaceOf(s.obj, s.nestlevel, s.P, e.row, e.col);
     c.code         = PETSC_ERR_ARG_OUTOFRANGE;
-    c.message = std::string(s.copy) + " of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (s.gcols ? "column " + std::to_string((long long)s.gcols[e.col]) : at.col) + ": " + UnderSolverOptions(e.detail, s) + s.range_remedy + at.where;
+    c.message      = std::string(s.copy) + " of D^-1/2 A D^-1/2 (entry a_ij / sqrt(a_ii a_jj)), " + at.row + ", " + (s.gcols ? "column " + std::to_string((long long)s.gcols[e.col]) : at.col) + ": " + e.detail + s.range_remedy + at.where;
   } break;
   case CoreFailure::Kind::Format:
     c.code    = PETSC_ERR_ARG_WRONG;
-    c.message = UnderSolverOptions(e.what, s);
+    c.message = e.what;
     break;
   case CoreFailure::Kind::Memory:
     c.code    = PETSC_ERR_MEM;

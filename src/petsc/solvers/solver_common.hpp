@@ -55,7 +55,6 @@ struct CopySubject {
   Mat             P;               /* its Pmat */
   const char     *solver;          /* "KSPMIXEDCG" */
   const char     *copy;            /* "KSPMIXEDCG's low-precision copy" */
-  const char     *options;         /* the infix of the copy's PackSELL options: "ksp_mixedcg_" */
   const PetscInt *gcols = nullptr; /* the off-diagonal block's global columns (else P's columns) */
   std::string     range_remedy;    /* said after a value-range refusal */
 };

@@ -14,7 +14,8 @@ operations come in groups, one source each (matops_<group>_test.c).\n\
   -builds <b1,...>     convert, set (default both)\n\
   -configs <c1,...>    g64 (RgCSR), exact, e8m14 (PackSELL) (default all that apply)\n\
   -n <n>               rows (default 120)\n\
-  -list                print the operation names (of the groups -op_groups selects) and exit\n";
+  -list                print the operation names (of the groups -op_groups selects) and exit\n\
+  -traceback           print the traceback of an operation's error on stderr\n";
 
 #include "matops_util.h"
 
@@ -59,7 +60,7 @@ static PetscErrorCode RunOp(Ctx *c, const Op *op, PetscInt *nfail, PetscInt *ner
   PetscFunctionBegin;
   c->failmsg[0] = 0;
   c->note[0]    = 0;
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  PetscCall(PetscPushErrorHandler(c->traceback ? PetscTraceBackErrorHandler : PetscReturnErrorHandler, NULL));
   ierr = op->fn(c);
   PetscCall(PetscPopErrorHandler());
   code = (int)ierr;
@@ -141,6 +142,7 @@ int main(int argc, char **argv)
   PetscCall(PetscMemzero(&c, sizeof(c)));
   c.comm = PETSC_COMM_WORLD;
   c.n    = n;
+  PetscCall(PetscOptionsGetBool(NULL, NULL, "-traceback", &c.traceback, NULL));
   PetscCallMPI(MPI_Comm_size(c.comm, &c.size));
   PetscCallMPI(MPI_Comm_rank(c.comm, &c.rank));
   for (PetscInt t = 0; t < ntypes; t++) {

@@ -28,6 +28,7 @@ typedef struct {
   char        seqname[64], mpiname[64]; /* type names of the family's seq and mpi matrices */
   char        failmsg[1024];
   char        note[512];
+  PetscBool   traceback; /* -traceback: PETSc's traceback of an operation's error on stderr */
 } Ctx;
 
 /* One operation: its name as printed (and given to -ops), the function that runs it. */

@@ -220,7 +220,20 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
     if (!symbolic) PetscCall(petsc_fixes::HostResultNewer(C, host));
     PetscFunctionReturn(PETSC_SUCCESS);
   });
-  if (C->product != p || RecordOf(p)) {
+  if (C->product != p) {
+    delete rec;
+    PetscCall(ierr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (ProductRecord *inner = RecordOf(p)) {
+    /* an inner phase on p itself attached its record: PETSc's MatProductSymbolic_ABC_Unsafe()
+       (PtAP, RARt alike) runs an AB product's symbolic phase on p and then installs its own
+       numeric phase, which calls the AB numeric function directly (C->ops->matmultnumeric) on p's
+       data. That phase is wrapped too, so that p's data are the base type's while it runs. */
+    if (!ierr && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
+      inner->numeric         = C->ops->productnumeric;
+      C->ops->productnumeric = ProductNumericOnBase;
+    }
     delete rec;
     PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);

@@ -90,16 +90,17 @@ bool MixedCgDecisions::finish_update(bool judge, double sigma_new, double dev, b
   return res.reason != MixedCgReason::Iterating;
 }
 
-bool MixedCgDecisions::restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta)
+bool MixedCgDecisions::restart_coefficients(double sigma_new, double rho_true, double rz_true, double rp, double *coef, double *beta)
 {
   const double sig = sigma_new > 0 ? sigma_new : 1.0;
-  const bool   r   = restart || !(seg.rho_prev > 0) || !(seg.sigma > 0);
-  // CG's beta = (r', r') / (r, r) of the step that ended the segment (r its residual before the
-  // step: p is still that step's direction), with the change of units
-  *coef     = r ? 0.0 : rp / rho_true;
-  *beta     = r ? 0.0 : (sig * rho_true) / (seg.sigma * seg.rho_prev);
+  const bool   r   = restart || !(seg.rz_prev > 0) || !(seg.sigma > 0);
+  // CG's beta = (r', z') / (r, z) of the step that ended the segment (r its residual before the
+  // step: p is still that step's direction), with the change of units; coef makes (r_T, p) = 0
+  *coef     = r ? 0.0 : rp / rz_true;
+  *beta     = r ? 0.0 : (sig * rz_true) / (seg.sigma * seg.rz_prev);
   restart   = false;
   seg.sigma = sig;
+  seg.rz    = rz_true;
   seg.rho = seg.rho_start = rho_true;
   seg.maxrr               = std::sqrt(rho_true);
   seg.tau                 = rn > 0 ? seg.maxrr * (ttol / rn) : 0.0;
@@ -144,7 +145,10 @@ namespace
 // One solve's state; the low-precision phase runs on float vectors, the FP64 fallback on double.
 class Run {
 public:
-  Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops) : n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), r_(n), t_(n), dy_(n, 0.0), dc_(p, ops.converged, ops.monitor, ops.target) { }
+  Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops) :
+    n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), pc_(static_cast<bool>(ops.precondition)), r_(n), t_(n), dy_(n, 0.0), pc_v_(pc_ ? n : 0), pc_u_(pc_ ? n : 0), dc_(p, ops.converged, ops.monitor, ops.target)
+  {
+  }
 
   MixedCgResult solve()
   {
@@ -165,10 +169,11 @@ private:
     if (ops_.allreduce_sum) ops_.allreduce_sum(&v, 1);
     return v;
   }
-  void sum2(double *v) const
+  void sum(double *v, int k) const
   {
-    if (ops_.allreduce_sum) ops_.allreduce_sum(v, 2);
+    if (ops_.allreduce_sum) ops_.allreduce_sum(v, k);
   }
+  void   sum2(double *v) const { sum(v, 2); }
   double max1(double v) const
   {
     if (ops_.allreduce_max) ops_.allreduce_max(&v, 1);
@@ -232,31 +237,67 @@ private:
     return dc_.finish_update(judge && std::is_same<T, float>::value, sigma_new_, dev, raise);
   }
 
-  // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), and p re-orthogonalised
-  // against it and scaled to the new units (or p = r_T after a restart).
+  // z = T((M^-1 (r ./ s)) ./ s) of the iterated residual r (T vectors): the scaled
+  // preconditioner M_hat^-1 = S^-1 M^-1 S^-1. Returns this rank's part of (r, z).
   template <class T>
-  void restart_vectors(std::vector<T> &rv, std::vector<T> &pv)
+  double precondition(const std::vector<T> &rv, std::vector<T> &zv)
+  {
+    zv.resize(n_);
+    for (size_t i = 0; i < n_; ++i) pc_v_[i] = double(rv[i]) / s_[i];
+    ops_.precondition(pc_v_.data(), pc_u_.data());
+    ++dc_.res.pc_applications;
+    double rz = 0.0;
+    for (size_t i = 0; i < n_; ++i) {
+      const T zi = T(pc_u_[i] / s_[i]);
+      zv[i]      = zi;
+      rz += double(rv[i]) * double(zi);
+    }
+    return rz;
+  }
+
+  // (r, M^-1 r) of the FP64 true residual r (a preconditioner's breakdown is checked with it).
+  double true_rz()
+  {
+    ops_.precondition(r_.data(), pc_u_.data());
+    ++dc_.res.pc_applications;
+    double c = 0.0;
+    for (size_t i = 0; i < n_; ++i) c += r_[i] * pc_u_[i];
+    return sum1(c);
+  }
+
+  // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), z_T = M_hat^-1 r_T (a
+  // preconditioner; else z_T = r_T), and p re-orthogonalised against r_T and scaled to the new
+  // units (or p = z_T after a restart).
+  template <class T>
+  void restart_vectors(std::vector<T> &rv, std::vector<T> &zv, std::vector<T> &pv)
   {
     rv.resize(n_);
     pv.resize(n_, T(0));
     const double sig  = sigma_new_ > 0 ? sigma_new_ : 1.0;
-    double       d[2] = {0.0, 0.0};
+    double       d[3] = {0.0, 0.0, 0.0};
     for (size_t i = 0; i < n_; ++i) {
       const T ri = T((s_[i] * r_[i]) / sig);
       rv[i]      = ri;
       d[0] += double(ri) * double(ri);
       d[1] += double(ri) * double(pv[i]);
     }
-    sum2(d);
-    double coef, beta;
-    if (dc_.restart_coefficients(sigma_new_, d[0], d[1], &coef, &beta)) {
-      pv = rv;
+    if (pc_) {
+      d[2] = precondition(rv, zv);
+      sum(d, 3);
+    } else {
+      sum2(d);
+      d[2] = d[0];
+    }
+    const std::vector<T> &z = pc_ ? zv : rv;
+    double                coef, beta;
+    if (dc_.restart_coefficients(sigma_new_, d[0], d[2], d[1], &coef, &beta)) {
+      pv = z;
       return;
     }
     const T c = T(coef), b = T(beta);
     for (size_t i = 0; i < n_; ++i) {
-      const T po = std::fma(-c, rv[i], pv[i]);
-      pv[i]      = std::fma(b, po, rv[i]);
+      const T po = std::fma(-c, z[i], pv[i]);
+      pv[i]      = std::fma(b, po, z[i]);
     }
   }
 
@@ -289,19 +330,20 @@ private:
     constexpr bool  lowp = std::is_same<T, float>::value;
     MixedCgResult  &res  = dc_.res;
     MixedCgSegment &seg  = dc_.seg;
-    std::vector<T>  rv, w(n_);
+    std::vector<T>  rv, zv, w(n_);
     auto            raise = [this] { return ops_.raise_precision && ops_.raise_precision(); };
-    restart_vectors<T>(rv, pv);
+    restart_vectors<T>(rv, zv, pv);
+    const std::vector<T> &z = pc_ ? zv : rv; // the preconditioned residual (zv is sized once)
     for (;;) {
       product(pv, w);
       double pw = 0.0;
       for (size_t i = 0; i < n_; ++i) pw += double(pv[i]) * double(w[i]);
       pw              = sum1(pw);
-      Breakdown broke = curvature_breakdown(pw);
+      Breakdown broke = step_breakdown(pw, seg.rz, pc_);
       T         alpha = T(0);
-      double    d[2]  = {0.0, 0.0};
+      double    d[3]  = {0.0, 0.0, 0.0};
       if (broke == Breakdown::None) {
-        alpha = T(seg.rho / pw);
+        alpha = T(seg.rz / pw);
         if (alpha == T(0)) broke = Breakdown::Curvature;
       }
       if (broke == Breakdown::None) {
@@ -311,7 +353,13 @@ private:
           d[0] += double(ri) * double(ri);
           d[1] += double(ri) * double(w[i]);
         }
-        sum2(d);
+        if (pc_) { // z and rz' = (r', z), summed over the ranks with (r', r') and (r', w)
+          d[2] = precondition(rv, zv);
+          sum(d, 3);
+        } else {
+          sum2(d);
+          d[2] = d[0];
+        }
         if (!std::isfinite(d[0])) broke = Breakdown::NonFinite;
       }
       PhaseNext next = PhaseNext::Continue;
@@ -322,26 +370,26 @@ private:
             if constexpr (lowp) return exact_curvature(pv);
             return 0.0;
           },
-          raise);
+          [&] { return true_rz(); }, raise);
       } else {
         ++res.its;
         if (lowp) ++res.lowp_its;
         // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
         const double sigma = seg.sigma;
         double       beta_d;
-        const bool   trig = end_step(d[0], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rho_prev, &beta_d);
+        const bool   trig = end_step(d[0], d[2], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rz, seg.rz_prev, &beta_d);
         const T      beta = T(beta_d);
         const double c    = sigma * double(alpha);
         for (size_t i = 0; i < n_; ++i) {
           dy_[i] += c * double(pv[i]);
-          if (!trig) pv[i] = std::fma(beta, pv[i], rv[i]);
+          if (!trig) pv[i] = std::fma(beta, pv[i], z[i]);
         }
         if (!trig) continue;
         next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, &rv); }, raise);
       }
       if (next == PhaseNext::End) return true;
       if (next == PhaseNext::Fp64) return false;
-      restart_vectors<T>(rv, pv);
+      restart_vectors<T>(rv, zv, pv);
     }
   }
 
@@ -350,7 +398,9 @@ private:
   double                 *x_;
   const MixedCgParams    &p_;
   const MixedCgOperators &ops_;
+  bool                    pc_; // a preconditioner (ops_.precondition set)
   std::vector<double>     r_, t_, dy_;
+  std::vector<double>     pc_v_, pc_u_; // the preconditioner's input and output (pc_ only)
   MixedCgDecisions        dc_;
   double                  sigma_new_ = 0; // ||s .* r|| of the new true residual
 };

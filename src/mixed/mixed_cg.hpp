@@ -2,8 +2,9 @@
 // it on the host and its device driver mixed_cg_device.hpp runs the same steps on the GPU).
 //
 // CG on the symmetrically scaled system A_hat y = s .* b, A_hat = D^-1/2 A D^-1/2, s = D^-1/2,
-// x = s .* y: Jacobi-preconditioned CG. The iteration runs on FP32 vectors with a
-// low-precision operator (the PackSELL scaled copy, e8m14 by default); the solution is
+// x = s .* y: Jacobi-preconditioned CG (with the caller's preconditioner M: PCG with M, below).
+// The iteration runs on FP32 vectors with a low-precision operator (the PackSELL scaled copy,
+// e8m14 by default); the solution is
 // accumulated in FP64; every reliable update (Sleijpen & van der Vorst 1996; Clark et al. 2010;
 // QUDA's CG) recomputes the true residual r = b - A x in FP64 with the exact matrix, restarts
 // the recurrence from it and keeps the search direction, re-orthogonalised against the new
@@ -13,13 +14,15 @@
 // the last update (r_32 = float(s .* r / sigma)), so that neither a large nor a tiny residual
 // leaves FP32's range; the FP64 increment dy (of y) is kept in absolute units.
 //
-// One step (the order the device driver follows; QUDA's CG with its fused kernels):
-//   w = A_lp p (with the row-sum compensation of rowsum_compensation(), when the caller uses it);  pw = (p, w);  pw <= 0 or not finite: a breakdown (below)
-//   alpha = float(rho / pw)
+// One step (the order the device driver follows; QUDA's CG with its fused kernels; z = r and
+// rz = rho without a preconditioner, below):
+//   w = A_lp p (with the row-sum compensation of rowsum_compensation(), when the caller uses it);  pw = (p, w);  pw <= 0 or not finite (or rz, step_breakdown()): a breakdown (below)
+//   alpha = float(rz / pw)
 //   r = fma(-alpha, w, r);  rho' = (r, r);  rw = (r, w)                        [one kernel]
+//   with a preconditioner: z = float((M^-1 (r ./ s)) ./ s);  rz' = (r, z)     [to_pc, the caller's M^-1, from_pc]
 //   trigger = sqrt(rho') < delta * max sqrt(rho) since the update, or sqrt(rho') <= tau
-//   dy += (sigma * alpha) * p;  unless trigger: p = fma(beta, p, r)             [one kernel]
-//     beta = float(rho' / rho)  (Fletcher-Reeves', as PETSc's KSPCG, so that the steps follow FP64
+//   dy += (sigma * alpha) * p;  unless trigger: p = fma(beta, p, z)             [one kernel]
+//     beta = float(rz' / rz)  (Fletcher-Reeves', as PETSc's KSPCG, so that the steps follow FP64
 //     CG's also on a Pmat that is not symmetric, e.g. with Dirichlet rows kept as PETSc's ksp
 //     ex45 keeps them; Polak-Ribiere's (r', r' - r) / rho = -alpha rw / rho, QUDA's axpyCGNorm,
 //     agrees with it only where (r', r) = 0: docs/mixed.md. rw is reduced with rho' in one
@@ -34,6 +37,21 @@
 // p = p - ((r_32, p) / (r_32, r_32)) r_32 (QUDA: "explicitly restore the orthogonality");
 // p = r_32 + beta p with beta = (sigma' rho_true) / (sigma rho_iterated) (the true residual's
 // square over the iterated one's, the change of units included).
+//
+// A preconditioner (MixedCgOperators::precondition: u = M^-1 v, M an SPD approximation of A
+// applied by the caller in FP64 on the unscaled system, e.g. PETSc's PCApply): PCG in the scaled
+// space with M_hat^-1 = S^-1 M^-1 S^-1 (S = diag(s)). z = M_hat^-1 r is v = r ./ s (FP64),
+// u = M^-1 v, z = u ./ s rounded to the vectors' precision (FP32 in the low-precision phase,
+// FP64 in the FP64 phase). M^-1 is linear: z is in r's units (sigma) and nothing of the units
+// changes. rho = (r, r) judges the residuals as above (the trigger, tau, maxrr, the guard's
+// f_iter); rz = (r, z) drives the recurrence: alpha = rz / pw, beta = rz' / rz, p = z + beta p.
+// At a reliable update: z_T = M_hat^-1 r_T (r_T = r_32 above), rz_true = (r_T, z_T),
+// p = p - ((r_T, p) / rz_true) z_T (then (r_T, p) = 0), p = z_T + beta p with beta =
+// (sigma' rz_true) / (sigma rz_iterated); a restart: p = z_T. Without the hook z = r and
+// rz = rho: the method above bit for bit (Jacobi by the scaling alone). A step whose rz (the
+// last step's rz', or rz_true after an update) is not positive or not finite breaks down
+// (Breakdown::PcIndefinite, PcNonFinite: M is not SPD, or NaN), found with the curvature when
+// alpha is formed, before the step changes a vector (step_breakdown()).
 //
 // The guard keeps the operator's precision up to the matrix. At every reliable update it judges
 // the segment since the last one: the iterated residual fell by f_iter = sqrt(rho_end /
@@ -57,9 +75,13 @@
 // the same reliable updates). A breakdown of the low-precision iteration is checked with the
 // exact matrix: a direction with p^T A_hat p <= 0 in FP64 ends the solve (Indefinite); otherwise
 // the copy is what failed, the precision is
-// raised and the iteration restarts from the true residual. A breakdown of the FP64 phase ends the
-// solve: DivergedIndefinite for p^T A_hat p <= 0, DivergedNanOrInf for a non-finite p^T A_hat p or
-// (r', r') (fp64_breakdown_reason(), the same on host and device).
+// raised and the iteration restarts from the true residual. A preconditioner's breakdown of the
+// low-precision iteration is checked the same way, with rz = (r, M^-1 r) of the FP64 true
+// residual: rz <= 0 ends the solve (Indefinite: M is not positive definite), a non-finite rz ends
+// it with NanOrInf (M^-1 of a finite r is not finite: no precision of the copy helps), otherwise
+// (FP32's rounding of z failed) the precision is raised as above. A breakdown of the FP64 phase
+// ends the solve: DivergedIndefinite for p^T A_hat p <= 0 or rz <= 0, DivergedNanOrInf for a
+// non-finite p^T A_hat p, (r', r') or rz (fp64_breakdown_reason(), the same on host and device).
 #pragma once
 #include "core/host_device.hpp"
 #include "scaled_copy.hpp"
@@ -104,7 +126,8 @@ struct MixedCgResult {
   int64_t       reliable_updates = 0;     // true residuals computed after the first
   int           raises           = 0;     // precision raises (guard or breakdown), FP64 fallback included
   bool          fp64             = false; // the solve ended in the FP64 phase
-  int64_t       lowp_breakdowns  = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0)
+  int64_t       lowp_breakdowns  = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0, or the preconditioner's rz)
+  int64_t       pc_applications  = 0;     // calls of the preconditioner's hook (MixedCgOperators::precondition)
   double        rnorm0           = 0;     // ||b - A x_0||
   double        rnorm            = 0;     // the last true residual ||b - A x||
   // per reliable update (not the start): CG steps so far, true residual, iterated/true reduction
@@ -138,6 +161,10 @@ struct MixedCgOperators {
   std::function<double(double rnorm0)> target;
   // Called with the true residual at the start and at every reliable update.
   std::function<void(int64_t its, double rnorm)> monitor;
+  // u = M^-1 v in FP64 on the user's (unscaled) system, n local rows: the preconditioner M (SPD);
+  // on several ranks collective (called on every rank at the same points). Absent: the method's
+  // own Jacobi scaling only (the method without a preconditioner, unchanged).
+  std::function<void(const double *v, double *u)> precondition;
 };
 
 // Solves A x = b from the initial guess in x (n local rows; s = D^-1/2 on them).
@@ -181,43 +208,69 @@ struct PrecisionGuard {
 
 // A step's breakdown (host and device): none, a curvature p^T A p <= 0 or a step alpha that is 0
 // (finite numbers: the operator is not positive definite on p), or a non-finite p^T A p or
-// (r', r') (NaN or Inf in the iteration).
+// (r', r') (NaN or Inf in the iteration); with a preconditioner, rz = (r, z) <= 0 (PcIndefinite:
+// M^-1 is not positive definite on r) or not finite (PcNonFinite).
 enum class Breakdown : int {
-  None      = 0,
-  Curvature = 1,
-  NonFinite = 2
+  None         = 0,
+  Curvature    = 1,
+  NonFinite    = 2,
+  PcIndefinite = 3,
+  PcNonFinite  = 4
 };
 PSPMV_HD Breakdown curvature_breakdown(double pw)
 {
   if (pw != pw || pw - pw != 0.0) return Breakdown::NonFinite; // NaN or Inf
   return pw > 0.0 ? Breakdown::None : Breakdown::Curvature;
 }
+PSPMV_HD Breakdown pc_breakdown(double rz)
+{
+  if (rz != rz || rz - rz != 0.0) return Breakdown::PcNonFinite; // NaN or Inf
+  return rz > 0.0 ? Breakdown::None : Breakdown::PcIndefinite;
+}
+PSPMV_HD bool is_pc_breakdown(Breakdown b)
+{
+  return b == Breakdown::PcIndefinite || b == Breakdown::PcNonFinite;
+}
+// The breakdown of a step when its alpha = rz / pw is formed (host and device): with a
+// preconditioner (pc) rz first, then the curvature pw; without one only pw (rz is rho then).
+PSPMV_HD Breakdown step_breakdown(double pw, double rz, bool pc)
+{
+  if (pc) {
+    const Breakdown b = pc_breakdown(rz);
+    if (b != Breakdown::None) return b;
+  }
+  return curvature_breakdown(pw);
+}
 // How a breakdown of the FP64 phase (the exact matrix as operator) ends the solve:
-// DivergedIndefinite for a curvature <= 0, DivergedNanOrInf for non-finite numbers.
+// DivergedIndefinite for a curvature or rz <= 0, DivergedNanOrInf for non-finite numbers.
 PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b)
 {
-  return b == Breakdown::NonFinite ? MixedCgReason::DivergedNanOrInf : MixedCgReason::DivergedIndefinite;
+  return b == Breakdown::NonFinite || b == Breakdown::PcNonFinite ? MixedCgReason::DivergedNanOrInf : MixedCgReason::DivergedIndefinite;
 }
 
-// The end of a step (host and device) from rho_new = (r', r') (finite): the largest iterated
-// residual maxrr since the update, the reliable-update trigger (reliable_trigger(), or its >=
-// max_it: its counts this step), Fletcher-Reeves' beta = rho_new / rho in double (the caller
-// rounds it to its vectors' precision), then rho_prev = rho, rho = rho_new. Returns the trigger.
-PSPMV_HD bool end_step(double rho_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho, double &rho_prev, double *beta)
+// The end of a step (host and device) from rho_new = (r', r') (finite) and rz_new = (r', z')
+// (rho_new without a preconditioner): the largest iterated residual maxrr since the update, the
+// reliable-update trigger (reliable_trigger() on sqrt(rho_new), or its >= max_it: its counts this
+// step), Fletcher-Reeves' beta = rz_new / rz in double (the caller rounds it to its vectors'
+// precision), then rho = rho_new, rz_prev = rz, rz = rz_new. Returns the trigger. rz_new is
+// judged by the next step (step_breakdown()).
+PSPMV_HD bool end_step(double rho_new, double rz_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho, double &rz, double &rz_prev, double *beta)
 {
   const double rn    = sqrt(rho_new);
   maxrr              = fmax(maxrr, rn);
   const bool trigger = reliable_trigger(rn, maxrr, delta, tau) || its >= max_it;
-  *beta              = rho_new / rho;
-  rho_prev           = rho;
+  *beta              = rz_new / rz;
   rho                = rho_new;
+  rz_prev            = rz;
+  rz                 = rz_new;
   return trigger;
 }
 
 // The scalars of the recurrence since the last reliable update (the device driver mirrors them in
-// its device state).
+// its device state): rho = (r, r) of the iterated residual, rz = (r, z) (rho without a
+// preconditioner), rz_prev the rz before the last step.
 struct MixedCgSegment {
-  double sigma = 0, rho = 0, rho_prev = 0, rho_start = 0, maxrr = 0, tau = 0;
+  double sigma = 0, rho = 0, rho_start = 0, maxrr = 0, tau = 0, rz = 0, rz_prev = 0;
 };
 
 // What a phase does after a step's breakdown or trigger (MixedCgDecisions::after_breakdown(),
@@ -241,7 +294,7 @@ public:
   MixedCgResult  res;
   MixedCgSegment seg;
   double         rn = 0, ttol = 0; // the last true residual; the test's target
-  bool           restart = true;   // the direction restarts (p = r) at the next restart_coefficients()
+  bool           restart = true;   // the direction restarts (p = z) at the next restart_coefficients()
 
   // The test on the true residual rn at step its: the caller's, else max(rtol ||r_0||, atol) and
   // dtol relative to ||r_0||.
@@ -258,30 +311,45 @@ public:
   // operator.
   bool finish_update(bool judge, double sigma_new, double dev, bool *raise);
   // The new segment from the true residual (sigma_new = ||s .* r||, units of the FP32 vectors;
-  // rho_true = (r_T, r_T), rp = (r_T, p) of r_T = s .* r / sigma'): p = r_T + beta (p - coef r_T),
-  // re-orthogonalised and in the new units, or p = r_T (*coef = *beta = 0) after a restart;
+  // rho_true = (r_T, r_T), rz_true = (r_T, z_T) (rho_true without a preconditioner), rp =
+  // (r_T, p) of r_T = s .* r / sigma', z_T = M_hat^-1 r_T): p = z_T + beta (p - coef z_T),
+  // re-orthogonalised and in the new units, or p = z_T (*coef = *beta = 0) after a restart;
   // the segment's scalars set. Returns whether the direction restarts.
-  bool restart_coefficients(double sigma_new, double rho_true, double rp, double *coef, double *beta);
+  bool restart_coefficients(double sigma_new, double rho_true, double rz_true, double rp, double *coef, double *beta);
 
   // After a step's breakdown (kind) in the low-precision (lowp) or FP64 phase. true_update(judge,
   // &raise) makes the reliable update (true: the solve ends), curvature() is p^T A_hat p with the
-  // exact matrix, raise() the caller's raise of the precision (false: none wider).
-  template <class TrueUpdate, class Curvature, class Raise>
-  PhaseNext after_breakdown(bool lowp, Breakdown kind, TrueUpdate &&true_update, Curvature &&curvature, Raise &&raise)
+  // exact matrix, true_rz() is (r, M^-1 r) of the FP64 true residual r (asked for a
+  // preconditioner's breakdown only), raise() the caller's raise of the precision (false: none
+  // wider).
+  template <class TrueUpdate, class Curvature, class TrueRz, class Raise>
+  PhaseNext after_breakdown(bool lowp, Breakdown kind, TrueUpdate &&true_update, Curvature &&curvature, TrueRz &&true_rz, Raise &&raise)
   {
     bool r = false;
-    if (!lowp) { // FP64 with the exact matrix: A is not SPD (or the numbers broke)
+    if (!lowp) { // FP64 with the exact matrix: A or M is not SPD (or the numbers broke)
       if (!true_update(false, &r)) res.reason = fp64_breakdown_reason(kind);
       return PhaseNext::End;
     }
     ++res.lowp_breakdowns;
     if (true_update(false, &r)) return PhaseNext::End;
-    const double c = curvature();
-    if (std::isfinite(c) && !(c > 0.0)) {
-      res.reason = MixedCgReason::DivergedIndefinite;
-      return PhaseNext::End;
+    if (is_pc_breakdown(kind)) {
+      const double c = true_rz();
+      if (!std::isfinite(c)) { // M^-1 of the finite true residual is not finite: no copy helps
+        res.reason = MixedCgReason::DivergedNanOrInf;
+        return PhaseNext::End;
+      }
+      if (!(c > 0.0)) { // (r, M^-1 r) <= 0 in FP64: M is indefinite
+        res.reason = MixedCgReason::DivergedIndefinite;
+        return PhaseNext::End;
+      }
+    } else {
+      const double c = curvature();
+      if (std::isfinite(c) && !(c > 0.0)) {
+        res.reason = MixedCgReason::DivergedIndefinite;
+        return PhaseNext::End;
+      }
     }
-    // the copy failed where A did not: a wider format, or FP64; the direction restarts
+    // the copy (or FP32's z) failed where A and M did not: a wider format, or FP64; the direction restarts
     ++res.raises;
     restart = true;
     return raise() ? PhaseNext::Continue : PhaseNext::Fp64;

@@ -23,10 +23,11 @@ namespace
 {
 
 struct McState {
-  double       sigma, rho, rho_prev, maxrr, tau, delta;
-  double       alpha, beta; // rounded to the vectors' precision
+  double       sigma, rho, rz, rz_prev, maxrr, tau, delta; // rz: (r, z), rho without a preconditioner
+  double       alpha, beta;                                // rounded to the vectors' precision
   long long    its, max_it;
   int          trigger, stop, breakdown;
+  int          pc; // a preconditioner: its rz judged by step_breakdown()
   unsigned int counter;
   double       red[4];
 };
@@ -78,12 +79,12 @@ __device__ __forceinline__ void grid_reduce2(double a, double b, double *partial
 // breakdown: a Breakdown (mixed_cg.hpp), 0 while none
 __device__ __forceinline__ void finish_pw(McState *st, double pw, bool lowp)
 {
-  const Breakdown b = curvature_breakdown(pw);
+  const Breakdown b = step_breakdown(pw, st->rz, st->pc != 0);
   if (b != Breakdown::None) {
     st->breakdown = static_cast<int>(b);
     st->stop      = 1;
   } else {
-    st->alpha = lowp ? static_cast<double>(__double2float_rn(st->rho / pw)) : st->rho / pw;
+    st->alpha = lowp ? static_cast<double>(__double2float_rn(st->rz / pw)) : st->rz / pw;
     if (st->alpha == 0.0) {
       st->breakdown = static_cast<int>(Breakdown::Curvature);
       st->stop      = 1;
@@ -149,10 +150,11 @@ __global__ void __launch_bounds__(kThreads) dot64_kernel(int32_t n, const double
   detail::grid_reduce(acc, partials, &st->counter, [st, defer](double pw) { finish_or_defer_pw(st, pw, false, defer); });
 }
 
-// The end of a step from (r', r') and (r', w): the non-finite breakdown, the step count, then
-// end_step() (mixed_cg.hpp, the host twin's): the trigger and beta (rounded to the vectors'
-// precision when lowp)
-__device__ __forceinline__ void finish_step(McState *st, double rho_new, double rwt, bool lowp)
+// The end of a step from (r', r') and (r', z') ((r', r') without a preconditioner; Fletcher-
+// Reeves' beta, as the host twin (mixed_cg.hpp): (r', w) is not used): the non-finite breakdown,
+// the step count, then end_step() (mixed_cg.hpp, the host twin's): the trigger and beta (rounded
+// to the vectors' precision when lowp)
+__device__ __forceinline__ void finish_step(McState *st, double rho_new, double rz_new, bool lowp)
 {
   if (!isfinite(rho_new)) {
     st->breakdown = static_cast<int>(Breakdown::NonFinite);
@@ -160,14 +162,14 @@ __device__ __forceinline__ void finish_step(McState *st, double rho_new, double 
     return;
   }
   st->its += 1;
-  (void)rwt; // Fletcher-Reeves' beta, as the host twin (mixed_cg.hpp): (r', w) is not used
   double b;
-  st->trigger = end_step(rho_new, st->its, st->max_it, st->delta, st->tau, st->maxrr, st->rho, st->rho_prev, &b) ? 1 : 0;
+  st->trigger = end_step(rho_new, rz_new, st->its, st->max_it, st->delta, st->tau, st->maxrr, st->rho, st->rz, st->rz_prev, &b) ? 1 : 0;
   st->beta    = lowp ? static_cast<double>(__double2float_rn(b)) : b;
 }
 
 // r = fma(-alpha, w, r); (r, r) and (r, w); the trigger; beta (defer: the two sums left in
-// red[0..1] for the sum over the ranks, finish_update_kernel then ends the step)
+// red[0..1], for the sum over the ranks (finish_step_kernel then ends the step) or for the
+// preconditioner's from_pc_kernel)
 template <class T>
 __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st, double *partials, T *__restrict__ r, const T *__restrict__ w, int defer)
 {
@@ -185,7 +187,7 @@ __global__ void __launch_bounds__(kThreads) update_kernel(int32_t n, McState *st
       st->red[0] = rho_new;
       st->red[1] = rwt;
     } else {
-      finish_step(st, rho_new, rwt, std::is_same<T, float>::value);
+      finish_step(st, rho_new, rho_new, std::is_same<T, float>::value);
     }
   });
 }
@@ -196,14 +198,45 @@ __global__ void finish_pw_kernel(McState *st, int lowp)
   if (st->stop || st->trigger) return;
   finish_pw(st, st->red[0], lowp != 0);
 }
-__global__ void finish_step_kernel(McState *st, int lowp)
+// (pc: (r', z') in red[2], from_pc_kernel's)
+__global__ void finish_step_kernel(McState *st, int lowp, int pc)
 {
   if (st->stop || st->trigger) return;
-  finish_step(st, st->red[0], st->red[1], lowp != 0);
+  finish_step(st, st->red[0], pc ? st->red[2] : st->red[0], lowp != 0);
 }
 
-// dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r). Runs only in
-// the launch whose update_kernel ran (its == expected).
+// The preconditioner's input v = r ./ s (FP64) of the T residual r (the iterated one, or r_T of a
+// reliable update): M_hat^-1 = S^-1 M^-1 S^-1 (mixed_cg.hpp).
+template <class T>
+__global__ void to_pc_kernel(int32_t n, const double *__restrict__ s, const T *__restrict__ r, double *__restrict__ v)
+{
+  for (int64_t i = first_index(); i < n; i += grid_stride()) v[i] = static_cast<double>(r[i]) / s[i];
+}
+
+// From the preconditioner's output u = M^-1 v: z = T(u ./ s) (z may be u itself: the FP64 phase
+// keeps z in u) and rz = (r, z) in the fixed-order grid reduction. step: a step's (nothing after
+// a breakdown or a trigger; then the step's end, finish_step() with red[0] = (r', r') of
+// update_kernel, or, defer, rz left in red[2] for the sum over the ranks); otherwise (a reliable
+// update's r_T) rz is left in red[2].
+template <class T>
+__global__ void __launch_bounds__(kThreads) from_pc_kernel(int32_t n, const double *__restrict__ s, const double *u, T *z, const T *__restrict__ r, McState *st, double *partials, int step, int defer)
+{
+  if (step && (st->stop || st->trigger)) return;
+  double rz = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T zi = static_cast<T>(u[i] / s[i]);
+    z[i]       = zi;
+    rz += static_cast<double>(r[i]) * static_cast<double>(zi);
+  }
+  detail::grid_reduce(rz, partials, &st->counter, [st, step, defer](double t) {
+    if (step && !defer) finish_step(st, st->red[0], t, std::is_same<T, float>::value);
+    else st->red[2] = t;
+  });
+}
+
+// dy += (sigma alpha) p; unless the step triggered an update: p = fma(beta, p, r) (r: the
+// preconditioned residual z with a preconditioner). Runs only in the launch whose update_kernel
+// ran (its == expected).
 template <class T>
 __global__ void xp_kernel(int32_t n, const McState *st, long long expected, T *__restrict__ p, const T *__restrict__ r, double *__restrict__ dy)
 {
@@ -349,6 +382,9 @@ struct DeviceMixedCg {
   int32_t          rows = 0;
   unsigned int     grid = 1, product_grid = 1;
   float           *r32 = nullptr, *p32 = nullptr, *w32 = nullptr;
+  float           *z32     = nullptr; // the preconditioned residual (the first solve with a preconditioner allocates it)
+  double          *pc_v    = nullptr; // the preconditioner's input and output, FP64 (the same); pc_u holds z in the FP64 phase
+  double          *pc_u    = nullptr;
   float           *comp    = nullptr; // the row-sum compensation (null: off)
   double          *scratch = nullptr; // compensate()'s row sums (r and t may hold a solve's data then)
   double          *r = nullptr, *t = nullptr, *dy = nullptr, *v = nullptr;
@@ -406,6 +442,7 @@ public:
     stream_(st),
     n_(d->rows),
     multi_(static_cast<bool>(h.allreduce_sum)),
+    pc_(static_cast<bool>(h.precondition)),
     dc_(p, h.converged ? std::function<MixedCgReason(int64_t, double)>([this](int64_t its, double rn) { return outside([&] { return h_.converged(its, rn); }); }) : nullptr,
         h.monitor ? std::function<void(int64_t, double)>([this](int64_t its, double rn) { outside([&] { h_.monitor(its, rn); }); }) : nullptr,
         h.target ? std::function<double(double)>([this](double rn0) { return outside([&] { return h_.target(rn0); }); }) : nullptr)
@@ -474,6 +511,7 @@ public:
   MixedCgResult solve()
   {
     timer_start();
+    if (pc_) ensure_pc();
     MC_TRY(cudaMemsetAsync(d_->dy, 0, size_t(n_) * sizeof(double), stream_));
     host_ = McState{};
     if (!dc_.start(true_residual())) return dc_.res;
@@ -487,6 +525,13 @@ public:
   }
 
 private:
+  // the preconditioner's buffers, at the first solve with one (each kept once allocated)
+  void ensure_pc()
+  {
+    if (!d_->z32) MC_TRY(alloc(size_t(n_), &d_->z32));
+    if (!d_->pc_v) MC_TRY(alloc(size_t(n_), &d_->pc_v));
+    if (!d_->pc_u) MC_TRY(alloc(size_t(n_), &d_->pc_u));
+  }
   void ensure_fp64()
   {
     if (d_->p64) return;
@@ -538,6 +583,29 @@ private:
   {
     return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->w32) : static_cast<void *>(d_->w64));
   }
+  // the preconditioned residual z (FP64: in the preconditioner's output pc_u)
+  template <class T>
+  T *zv()
+  {
+    return reinterpret_cast<T *>(std::is_same<T, float>::value ? static_cast<void *>(d_->z32) : static_cast<void *>(d_->pc_u));
+  }
+  // u = M^-1 v through the caller's hook (device arrays), counted
+  void apply_pc(const double *v, double *u)
+  {
+    outside([&] { h_.precondition(v, u); });
+    ++dc_.res.pc_applications;
+  }
+  // z = T((M^-1 (r ./ s)) ./ s) of the T residual r: to_pc, the hook, from_pc (step, defer: as
+  // from_pc_kernel's)
+  template <class T>
+  void precondition(int step, int defer)
+  {
+    to_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, rv<T>(), d_->pc_v);
+    MC_TRY(cudaGetLastError());
+    apply_pc(d_->pc_v, d_->pc_u);
+    from_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->pc_u, zv<T>(), rv<T>(), d_->state, d_->partials, step, defer);
+    MC_TRY(cudaGetLastError());
+  }
 
   template <class T>
   bool true_update(bool judge, bool *raise, bool with_departure)
@@ -565,18 +633,21 @@ private:
     const McState keep = host_;
     restart_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sig, rv<T>(), pv<T>(), d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
+    if (pc_) precondition<T>(0, 0); // z_T, (r_T, z_T) in red[2]
     pull();
-    global_sum(host_.red, 2);
-    const double rho_true = host_.red[0], rp = host_.red[1];
+    global_sum(host_.red, pc_ ? 3 : 2);
+    const double rho_true = host_.red[0], rp = host_.red[1], rz_true = pc_ ? host_.red[2] : host_.red[0];
     host_ = keep;
     double     coef, beta;
-    const bool restart = dc_.restart_coefficients(sigma_new_, rho_true, rp, &coef, &beta);
-    direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, T(coef), T(beta), restart ? 1 : 0, rv<T>(), pv<T>());
+    const bool restart = dc_.restart_coefficients(sigma_new_, rho_true, rz_true, rp, &coef, &beta);
+    direction_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, T(coef), T(beta), restart ? 1 : 0, pc_ ? zv<T>() : rv<T>(), pv<T>());
     MC_TRY(cudaGetLastError());
     const MixedCgSegment &seg = dc_.seg;
     host_.sigma               = seg.sigma;
     host_.rho                 = seg.rho;
-    host_.rho_prev            = seg.rho_prev;
+    host_.rz                  = seg.rz;
+    host_.rz_prev             = seg.rz_prev;
+    host_.pc                  = pc_ ? 1 : 0;
     host_.maxrr               = seg.maxrr;
     host_.tau                 = seg.tau;
     host_.trigger = host_.stop = host_.breakdown = 0;
@@ -592,6 +663,20 @@ private:
     MC_TRY(cudaGetLastError());
     outside([&] { h_.exact_product(d_->v, d_->t); });
     dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->v, d_->t, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    const McState keep = host_;
+    pull();
+    global_sum(host_.red, 1);
+    const double c = host_.red[0];
+    host_          = keep;
+    return c;
+  }
+
+  // (r, M^-1 r) of the FP64 true residual r (a preconditioner's breakdown is checked with it)
+  double true_rz()
+  {
+    apply_pc(d_->r, d_->pc_u);
+    dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->r, d_->pc_u, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     const McState keep = host_;
     pull();
@@ -644,14 +729,18 @@ private:
       finish_pw_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
       MC_TRY(cudaGetLastError());
     }
-    update_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->partials, rv<T>(), wv<T>(), multi_ ? 1 : 0);
+    update_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->partials, rv<T>(), wv<T>(), multi_ || pc_ ? 1 : 0);
     MC_TRY(cudaGetLastError());
-    if (multi_) { // (r', r') and (r', w) over the ranks, then the trigger and beta
-      global_sum_on_device(2);
-      finish_step_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp);
+    // a preconditioner: z, and rz' = (r', z) ends the step (the hook runs whatever the state: a
+    // step after a breakdown leaves nothing to it); several ranks: (r', r'), (r', w) and rz' over
+    // the ranks in one sum, then the trigger and beta
+    if (pc_) precondition<T>(1, multi_ ? 1 : 0);
+    if (multi_) {
+      global_sum_on_device(pc_ ? 3 : 2);
+      finish_step_kernel<<<1, 1, 0, stream_>>>(d_->state, lowp, pc_ ? 1 : 0);
       MC_TRY(cudaGetLastError());
     }
-    xp_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, expected, pv<T>(), rv<T>(), d_->dy);
+    xp_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, expected, pv<T>(), pc_ ? zv<T>() : rv<T>(), d_->dy);
     MC_TRY(cudaGetLastError());
   }
 
@@ -666,20 +755,22 @@ private:
       const long long base = res.its;
       // FP64 phase: one step per check (a step past a trigger would still run its exact product);
       // several ranks: one step per check too (a step waits for its reductions anyway, and a
-      // step past a trigger would still exchange its halo and reductions)
-      const long long k = lowp && !multi_ ? std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1)) : 1;
+      // step past a trigger would still exchange its halo and reductions); a preconditioner: one
+      // step per check (a step past a trigger would still apply it)
+      const long long k = lowp && !multi_ && !pc_ ? std::min<long long>(every_, std::max<long long>(p_.max_it - base, 1)) : 1;
       for (long long j = 0; j < k; ++j) step<T>(base + j + 1);
       pull();
       const long long done = host_.its - base;
       res.its              = host_.its;
       if (lowp) res.lowp_its += done;
-      dc_.seg.rho      = host_.rho; // the device's end_step() moved these
-      dc_.seg.rho_prev = host_.rho_prev;
-      dc_.seg.maxrr    = host_.maxrr;
-      PhaseNext next   = PhaseNext::Continue;
+      dc_.seg.rho     = host_.rho; // the device's end_step() moved these
+      dc_.seg.rz      = host_.rz;
+      dc_.seg.rz_prev = host_.rz_prev;
+      dc_.seg.maxrr   = host_.maxrr;
+      PhaseNext next  = PhaseNext::Continue;
       if (host_.breakdown)
         next = dc_.after_breakdown(
-          lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); }, [&] { return exact_curvature(); }, raise);
+          lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); }, [&] { return exact_curvature(); }, [&] { return true_rz(); }, raise);
       else if (host_.trigger) next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, true); }, raise);
       else continue;
       if (next == PhaseNext::End) return true;
@@ -698,6 +789,7 @@ private:
   int32_t                   n_;
   McState                   host_{};
   bool                      multi_; // several ranks: the reductions summed over the ranks through the hooks
+  bool                      pc_;    // a preconditioner (h.precondition set)
   MixedCgDecisions          dc_;
   double                    sigma_new_ = 0; // ||s .* r|| of the new true residual
   bool                      timing_    = false;
@@ -858,8 +950,8 @@ cudaError_t destroy(DeviceMixedCg *d)
 {
   if (d == nullptr) return cudaSuccess;
   cudaError_t first = release(&d->copy);
-  for (float **q : {&d->r32, &d->p32, &d->w32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
-  for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->partials, &d->scratch}) pspmv::cuda::detail::free_ptr(q, &first);
+  for (float **q : {&d->r32, &d->p32, &d->w32, &d->z32, &d->comp}) pspmv::cuda::detail::free_ptr(q, &first);
+  for (double **q : {&d->r, &d->t, &d->dy, &d->v, &d->r64, &d->p64, &d->w64, &d->pc_v, &d->pc_u, &d->partials, &d->scratch}) pspmv::cuda::detail::free_ptr(q, &first);
   pspmv::cuda::detail::free_ptr(&d->state, &first);
   pspmv::cuda::detail::free_ptr(&d->ghost, &first);
   {

@@ -12,6 +12,16 @@
 // reductions in a fixed order. The FP64 fallback runs the same steps on FP64 vectors with the
 // exact product (s .* A (s .* p)) through the hook, one step per read of the state.
 //
+// A preconditioner (the hook precondition; mixed_cg.hpp): after the residual update, to_pc
+// (v = r ./ s, FP64), the hook (u = M^-1 v), from_pc (z = u ./ s rounded to the vectors'
+// precision, fused with rz' = (r', z) in the fixed-order grid reduction, which ends the step:
+// the trigger and beta = rz' / rz), then the solution and direction update on z (p = z + beta p).
+// The host launches one step per read of the state then (it cannot turn the caller's
+// application of M into a no-op inside a batch; check_every does not apply). The reliable
+// update's z_T and (r_T, z_T) take the same kernels. z (FP32) and the two FP64 buffers of the
+// hook are allocated at the first solve with the hook (kept until destroy()); without the hook
+// none of this runs and the kernels are those above.
+//
 // Several ranks (the hooks allreduce_sum/allreduce_max set): the operator is the rank's rows of
 // the whole matrix, the scaled diagonal block (the copy) plus the scaled off-diagonal block
 // (set_offdiag()) on a ghost buffer that the halo hooks fill with the FP32 direction of the other
@@ -61,8 +71,18 @@ struct DeviceMixedCgHooks {
   // context's stream, which the glue passes as the solve's stream, as MatMult_MPIAIJCUSPARSE
   // relies on). A CUDA error inside a solve returns on its rank only: ranks still in the loop's
   // exchanges wait (as PETSc's own solvers on a device error); what can fail before the loop
-  // (allocations) fails in create() and set_offdiag(), which the caller agrees on.
+  // (allocations) fails in create() and set_offdiag(), which the caller agrees on, except the
+  // preconditioner's buffers, allocated at the start of the first solve with the hook (a failure
+  // there is such an error inside a solve).
   std::function<void(const float *p, float *ghost)> halo_begin, halo_end;
+  // u = M^-1 v in FP64 on the user's (unscaled) system (MixedCgOperators::precondition): v, u
+  // device arrays of rows doubles (v must not be written; null on a rank without rows). It may
+  // launch work on the solve's stream (u complete for work launched on the stream after it) and
+  // may throw; on several ranks it is collective (called on every rank at the same points).
+  // Absent: no preconditioner beyond the scaling. Counted in MixedCgResult::pc_applications; the device calls it also in a
+  // step that broke down before its residual update (the host twin does not: the counts may
+  // differ by the breakdowns).
+  std::function<void(const double *v, double *u)> precondition;
   // The caller's timer of the loop's own device work (e.g. PetscLogGpuTimeBegin/End): started
   // when solve() starts, stopped around every other hook (their work is their own: the exact
   // product is timed by its MatMult) and when solve() returns or throws. Both or neither.

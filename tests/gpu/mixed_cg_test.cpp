@@ -3,7 +3,10 @@
 // same precision raises and FP64 fallback, a true residual (recomputed here in FP64) below the
 // tolerance; on a 3-D Laplacian, bcsstk14 with e8m10 (the guard raising to e8m22), the guard
 // straight to FP64, an indefinite matrix, and check_every 1 and 8 giving the same answer; the
-// several-rank path (off-diagonal block, halo and reduction hooks) on a split Laplacian.
+// several-rank path (off-diagonal block, halo and reduction hooks) on a split Laplacian; with a
+// preconditioner hook (symmetric Gauss-Seidel written here, applied on the host through copies):
+// the same steps as the host twin's, the FP64 phase, the split path, an indefinite or NaN
+// preconditioner refused.
 // Suites MixedCgSmall* (sanitizer subset) and MixedCgLarge*.
 #include "gpu_test_util.hpp"
 #include "matrix_market.hpp"
@@ -12,6 +15,8 @@
 #include "mixed_systems.hpp"
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <cstdio>
 #include <gtest/gtest.h>
@@ -33,8 +38,50 @@ struct Outcome {
   double        true_rel = 0;
 };
 
+// A preconditioner's application u = M^-1 v on host arrays (MixedCgOperators::precondition).
+using Precond = std::function<void(const double *v, double *u)>;
+
+// Symmetric Gauss-Seidel (SSOR with omega 1), M = (D + L) D^-1 (D + U): a forward sweep
+// (D + L) y = v, then the backward (D + U) u = D y (SPD for a symmetric A with a positive diagonal).
+Precond sgs_pc(const CsrMatrix &A)
+{
+  auto d = std::make_shared<std::vector<double>>(size_t(A.rows), 0.0);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+      if (A.colidx[size_t(k)] == i) (*d)[size_t(i)] = A.values[size_t(k)];
+  return [&A, d](const double *v, double *u) {
+    for (int32_t i = 0; i < A.rows; ++i) {
+      double t = v[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] < i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+    for (int32_t i = A.rows - 1; i >= 0; --i) {
+      double t = (*d)[size_t(i)] * u[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] > i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+  };
+}
+
+// The device hook of a host preconditioner: v copied to the host, pc, u copied back (on the
+// solve's stream, then synchronised). *calls counts the applications; *running, when given, is
+// the caller's timer (it must be stopped around the hook).
+std::function<void(const double *, double *)> device_pc(const Precond &pc, size_t n, cudaStream_t stream, int64_t *calls, const bool *running = nullptr)
+{
+  auto hv = std::make_shared<std::vector<double>>(n), hu = std::make_shared<std::vector<double>>(n);
+  return [=](const double *v, double *u) {
+    if (running) EXPECT_FALSE(*running) << "the timer runs in the preconditioner's hook";
+    ++*calls;
+    if (cudaMemcpyAsync(hv->data(), v, n * sizeof(double), cudaMemcpyDeviceToHost, stream) != cudaSuccess || cudaStreamSynchronize(stream) != cudaSuccess) throw std::runtime_error("copy v");
+    pc(hv->data(), hu->data());
+    if (cudaMemcpyAsync(u, hu->data(), n * sizeof(double), cudaMemcpyHostToDevice, stream) != cudaSuccess || cudaStreamSynchronize(stream) != cudaSuccess) throw std::runtime_error("copy u");
+  };
+}
+
 // The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
-Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false)
+Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false, const Precond &pc = Precond{})
 {
   size_t                    level = 0;
   ScaledCopy                c     = pspmv_test::test_scaled_copy(A, ladder[0]);
@@ -52,6 +99,7 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
     if (comp) cv = pspmv_test::copy_compensation(A, c);
     return true;
   };
+  ops.precondition = pc;
   std::vector<double> x(size_t(A.rows), 0.0);
   Outcome             o;
   o.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
@@ -60,7 +108,9 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
 }
 
 // The device driver with the same ladder; the exact product on the host (copies), as a test.
-void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false)
+// With a preconditioner (device_pc()) the caller's timer hooks are set too, and the hook is
+// checked to run with the timer stopped; *pc_calls counts its calls.
+void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false, const Precond &pc = Precond{}, int64_t *pc_calls = nullptr)
 {
   const size_t            n     = size_t(A.rows);
   size_t                  level = 0;
@@ -89,7 +139,17 @@ void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::v
     return true;
   };
   if (comp) CUDA_OK(mcuda::compensate(d, h.exact_product, nullptr));
+  bool    running = false;
+  int64_t calls   = 0;
+  if (pc) {
+    h.precondition = device_pc(pc, n, nullptr, &calls, &running);
+    h.timer_start  = [&]() { running = true; };
+    h.timer_stop   = [&]() { running = false; };
+  }
   CUDA_OK(mcuda::solve(d, db, dx, p, every, h, nullptr, &o->res));
+  EXPECT_FALSE(running);
+  EXPECT_EQ(o->res.pc_applications, calls);
+  if (pc_calls) *pc_calls = calls;
   std::vector<double> x(n);
   CUDA_OK(cudaMemcpy(x.data(), dx, n * sizeof(double), cudaMemcpyDeviceToHost));
   o->true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
@@ -280,7 +340,7 @@ SplitCopy split_copy(const CsrMatrix &A, const Split &sp, const std::string &for
   return c;
 }
 
-Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p)
+Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, const Precond &pc = Precond{})
 {
   size_t                    level = 0;
   SplitCopy                 c     = split_copy(A, sp, ladder[0]);
@@ -302,6 +362,7 @@ Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<
     c = split_copy(A, sp, ladder[++level]);
     return true;
   };
+  ops.precondition = pc;
   std::vector<double> x(size_t(A.rows), 0.0);
   Outcome             o;
   o.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
@@ -309,7 +370,7 @@ Outcome host_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<
   return o;
 }
 
-void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, Outcome *o, int *halos, int *sums)
+void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, Outcome *o, int *halos, int *sums, const Precond &pc = Precond{}, int *threes = nullptr)
 {
   const size_t              n = size_t(A.rows), ng = sp.gcols.size();
   size_t                    level = 0;
@@ -353,7 +414,10 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
   h.allreduce_sum = [&](double *, int k) {
     EXPECT_GE(k, 1);
     ++*sums;
+    if (threes && k == 3) ++*threes;
   };
+  int64_t pc_calls = 0;
+  if (pc) h.precondition = device_pc(pc, n, nullptr, &pc_calls);
   h.allreduce_max = [](double *, int k) { EXPECT_EQ(k, 2); };
   h.halo_begin    = [&](const float *p, float *) {
     ++*halos;
@@ -364,6 +428,7 @@ void device_split_solve(const CsrMatrix &A, const Split &sp, const std::vector<d
     if (cudaMemcpy(ghost, hg.data(), ng * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
   };
   CUDA_OK(mcuda::solve(d, db, dx, p, 8, h, nullptr, &o->res));
+  EXPECT_EQ(o->res.pc_applications, pc_calls);
   std::vector<double> x(n);
   CUDA_OK(cudaMemcpy(x.data(), dx, n * sizeof(double), cudaMemcpyDeviceToHost));
   o->true_rel = pspmv_test::residual_norm(A, b.data(), x.data()) / pspmv_test::norm2(b);
@@ -450,6 +515,156 @@ TEST(MixedCgSmall, SplitHooksChecked)
   h.halo_end      = [](const float *, float *) {};
   h.allreduce_sum = [](double *, int) {};
   EXPECT_EQ(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &res), cudaErrorInvalidValue); // half the reductions
+  CUDA_OK(cudaFree(db));
+  CUDA_OK(cudaFree(dx));
+  CUDA_OK(mcuda::destroy(d));
+}
+
+// A preconditioner hook (symmetric Gauss-Seidel on the host through copies): the device driver
+// takes the host twin's steps (compare(): within 2, a true residual <= 1e-8), in the
+// low-precision phase with the row-sum compensation and in the FP64 phase from the start; the
+// hook is applied once per step (one step per read of the state) and per restart, with the
+// caller's timer stopped.
+TEST(MixedCgSmall, Preconditioned)
+{
+  const CsrMatrix           A  = pspmv_test::laplace3d(12, 12, 12);
+  const std::vector<double> b  = pspmv_test::sin_rhs(A);
+  const Precond             pc = sgs_pc(A);
+  for (bool fp64 : {false, true}) {
+    MixedCgParams p;
+    p.start_fp64    = fp64;
+    const Outcome h = host_solve(A, b, {"e8m14", "e8m22"}, p, true, pc);
+    Outcome       d;
+    int64_t       calls = 0;
+    const char   *what  = fp64 ? "lap 12^3 SGS, FP64 from the start" : "lap 12^3 SGS";
+    device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, true, pc, &calls);
+    compare(what, h, d, 1e-8);
+    std::printf("%s: host %lld PC applications, device %lld\n", what, (long long)h.res.pc_applications, (long long)d.res.pc_applications);
+    EXPECT_EQ(d.res.reason, MixedCgReason::ConvergedRtol) << what;
+    EXPECT_LE(d.true_rel, 1e-8) << what;
+    EXPECT_EQ(d.res.fp64, fp64) << what;
+    EXPECT_GE(d.res.pc_applications, d.res.its + 1) << what;
+    EXPECT_LE(std::llabs((long long)(d.res.pc_applications - h.res.pc_applications)), 3) << what;
+    // SGS is stronger than the scaling alone: fewer steps than without the hook
+    Outcome plain;
+    device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &plain, true);
+    EXPECT_LT(d.res.its, plain.res.its) << what;
+    EXPECT_EQ(plain.res.pc_applications, 0) << what;
+  }
+}
+
+// A "preconditioner" that is not positive definite (u = -v) ends the device solve with
+// DivergedIndefinite, in the low-precision and in the FP64 phase; a NaN one with
+// DivergedNanOrInf; the same reasons as the host twin's.
+TEST(MixedCgSmall, PreconditionerRefused)
+{
+  const CsrMatrix           A   = pspmv_test::laplace3d(8, 8, 8);
+  const std::vector<double> b   = pspmv_test::sin_rhs(A);
+  const size_t              n   = size_t(A.rows);
+  const Precond             neg = [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = -v[i];
+  };
+  const Precond nan = [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = v[i];
+    u[n / 2] = std::nan("");
+  };
+  for (bool fp64 : {false, true}) {
+    MixedCgParams p;
+    p.start_fp64 = fp64;
+    Outcome d;
+    device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, false, neg);
+    EXPECT_EQ(d.res.reason, MixedCgReason::DivergedIndefinite) << "fp64 " << fp64;
+    EXPECT_EQ(d.res.reason, host_solve(A, b, {"e8m14", "e8m22"}, p, false, neg).res.reason) << "fp64 " << fp64;
+    EXPECT_EQ(d.res.its, 0);
+    Outcome e;
+    device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &e, false, nan);
+    EXPECT_EQ(e.res.reason, MixedCgReason::DivergedNanOrInf) << "fp64 " << fp64;
+    EXPECT_EQ(e.res.reason, host_solve(A, b, {"e8m14", "e8m22"}, p, false, nan).res.reason) << "fp64 " << fp64;
+  }
+}
+
+// The several-rank path with a preconditioner (the split operator of SplitOperator, the
+// identity reductions): the host twin's steps; (r', r'), (r', w) and (r', z) of a step summed over
+// the ranks in one call; also through the guard's raise and the FP64 phase.
+TEST(MixedCgSmall, SplitOperatorPreconditioned)
+{
+  const int32_t             m  = 12;
+  const CsrMatrix           A  = pspmv_test::laplace3d(m, m, m);
+  const Split               sp = pspmv_test::split_by_distance(A, m * m);
+  const std::vector<double> b  = pspmv_test::sin_rhs(A);
+  const Precond             pc = sgs_pc(A);
+  for (bool raise : {false, true}) {
+    MixedCgParams p;
+    if (raise) p.guard_departure = 1e-300; // raise to e8m22, then FP64
+    const char   *what = raise ? "lap 12^3 split SGS, raise then FP64" : "lap 12^3 split SGS";
+    const Outcome h    = host_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, pc);
+    Outcome       d;
+    int           halos = 0, sums = 0, threes = 0;
+    device_split_solve(A, sp, b, {"e8m14", "e8m22"}, p, &d, &halos, &sums, pc, &threes);
+    compare(what, h, d, 1e-8);
+    EXPECT_EQ(int64_t(halos), d.res.lowp_its) << what;
+    EXPECT_GE(int64_t(threes), d.res.its) << what; // one sum of three per step (and per restart)
+    if (raise) {
+      EXPECT_EQ(d.res.raises, 2) << what;
+      EXPECT_TRUE(d.res.fp64) << what;
+    }
+  }
+}
+
+TEST(MixedCgLarge, PreconditionedLaplacian32)
+{
+  const CsrMatrix           A  = pspmv_test::laplace3d(32, 32, 32);
+  const std::vector<double> b  = pspmv_test::sin_rhs(A);
+  const Precond             pc = sgs_pc(A);
+  MixedCgParams             p;
+  const Outcome             h = host_solve(A, b, {"e8m14", "e8m22"}, p, true, pc);
+  Outcome                   d;
+  device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, true, pc);
+  compare("lap 32^3 SGS", h, d, 1e-8);
+}
+
+// A solver used with the hook, again with it, then without it: the preconditioner's buffers
+// (allocated at the first solve with the hook) are kept and the second solve is the first's
+// (the device's reductions are deterministic); the solve without the hook is the plain method's,
+// a fresh solver's bit for bit.
+TEST(MixedCgSmall, PreconditionerBuffersReused)
+{
+  const CsrMatrix           A  = pspmv_test::laplace3d(10, 10, 10);
+  const std::vector<double> b  = pspmv_test::sin_rhs(A);
+  const size_t              n  = size_t(A.rows);
+  const Precond             pc = sgs_pc(A);
+  mcuda::DeviceScaledCopy   dc;
+  CUDA_OK(mcuda::upload(pspmv_test::test_scaled_copy(A, "e8m14"), &dc));
+  mcuda::DeviceMixedCg *d = nullptr;
+  CUDA_OK(mcuda::create(&dc, &d));
+  double *db = nullptr, *dx = nullptr;
+  CUDA_OK(cudaMalloc(&db, n * sizeof(double)));
+  CUDA_OK(cudaMalloc(&dx, n * sizeof(double)));
+  CUDA_OK(cudaMemcpy(db, b.data(), n * sizeof(double), cudaMemcpyHostToDevice));
+  std::vector<double>       hx(n), hy(n);
+  mcuda::DeviceMixedCgHooks h;
+  h.exact_product = [&](const double *x, double *y) {
+    if (cudaMemcpy(hx.data(), x, n * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy");
+    csr_spmv(A.view(), hx.data(), hy.data(), false);
+    if (cudaMemcpy(y, hy.data(), n * sizeof(double), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy");
+  };
+  MixedCgResult r[3];
+  int64_t       calls = 0;
+  for (int k = 0; k < 3; ++k) {
+    h.precondition = k < 2 ? device_pc(pc, n, nullptr, &calls) : nullptr;
+    CUDA_OK(cudaMemset(dx, 0, n * sizeof(double)));
+    CUDA_OK(mcuda::solve(d, db, dx, MixedCgParams{}, 8, h, nullptr, &r[k]));
+    EXPECT_EQ(r[k].reason, MixedCgReason::ConvergedRtol) << k;
+  }
+  EXPECT_EQ(r[1].its, r[0].its);
+  EXPECT_EQ(r[1].rnorm, r[0].rnorm);
+  EXPECT_EQ(r[0].pc_applications + r[1].pc_applications, calls);
+  Outcome plain;
+  device_solve(A, b, {"e8m14"}, MixedCgParams{}, 8, &plain);
+  EXPECT_EQ(r[2].its, plain.res.its);
+  EXPECT_EQ(r[2].rnorm, plain.res.rnorm);
+  EXPECT_EQ(r[2].pc_applications, 0);
+  EXPECT_LT(r[0].its, r[2].its);
   CUDA_OK(cudaFree(db));
   CUDA_OK(cudaFree(dx));
   CUDA_OK(mcuda::destroy(d));

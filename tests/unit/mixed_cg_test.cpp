@@ -2,15 +2,21 @@
 // to FP64 CG + Jacobi on a 3-D Laplacian and on structural matrices, convergence judged on the
 // FP64 true residual, the count of reliable updates against delta, the guard raising the
 // operator's precision where the copy is too coarse (and FP64 CG as the last step), an
-// indefinite matrix refused, the guard's verdicts.
+// indefinite matrix refused, the guard's verdicts; with a preconditioner (MixedCgOperators::
+// precondition): Jacobi's as the scaling alone, symmetric Gauss-Seidel and exact block-diagonal
+// inverses close to FP64 PCG's iterations, an indefinite or NaN preconditioner refused, the FP64
+// phase as FP64 PCG.
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaling.hpp"
 #include "matrix_market.hpp"
 #include "mixed_systems.hpp"
 #include "random_matrix.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <gtest/gtest.h>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,7 +80,10 @@ struct CopyFlags {
   bool compensate = true, dither = true;
 };
 
-Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p, CopyFlags flags = CopyFlags{})
+// A preconditioner's application u = M^-1 v (MixedCgOperators::precondition).
+using Precond = std::function<void(const double *v, double *u)>;
+
+Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p, CopyFlags flags = CopyFlags{}, const Precond &pc = Precond{})
 {
   const bool                compensate = flags.compensate;
   Solve                     out;
@@ -95,6 +104,7 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
     ++out.formats_used;
     return true;
   };
+  ops.precondition = pc;
   out.x.assign(size_t(A.rows), 0.0);
   out.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), out.x.data(), p, ops);
   out.true_rel = residual_norm(A, b.data(), out.x.data()) / norm2(b);
@@ -670,4 +680,353 @@ TEST(MixedCgOffDiag, SplitSolveTakesTheWholeSteps)
   std::printf("lap %d^3 e8m14: whole copy %lld steps, split %lld steps\n", m, (long long)res[0].its, (long long)res[1].its);
   EXPECT_LE(std::llabs((long long)(res[1].its - res[0].its)), 2);
   EXPECT_GT(sums, 2 * res[1].its);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A preconditioner M (MixedCgOperators::precondition, applied in FP64 on the unscaled system):
+// PCG in the scaled space (mixed_cg.hpp). The preconditioners and the FP64 PCG reference are
+// written here.
+namespace
+{
+
+std::vector<double> diagonal_of(const CsrMatrix &A)
+{
+  std::vector<double> d(size_t(A.rows), 0.0);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+      if (A.colidx[size_t(k)] == i) d[size_t(i)] = A.values[size_t(k)];
+  return d;
+}
+
+// Jacobi: u = D^-1 v (what the scaling alone does already).
+Precond jacobi_pc(const CsrMatrix &A)
+{
+  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
+  return [d](const double *v, double *u) {
+    for (size_t i = 0; i < d->size(); ++i) u[i] = v[i] / (*d)[i];
+  };
+}
+
+// Symmetric Gauss-Seidel (SSOR with omega 1): M = (D + L) D^-1 (D + U), SPD for a symmetric A
+// with a positive diagonal: a forward sweep (D + L) y = v, then the backward (D + U) u = D y.
+Precond sgs_pc(const CsrMatrix &A)
+{
+  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
+  return [&A, d](const double *v, double *u) {
+    const int32_t n = A.rows;
+    for (int32_t i = 0; i < n; ++i) {
+      double t = v[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] < i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+    for (int32_t i = n - 1; i >= 0; --i) {
+      double t = (*d)[size_t(i)] * u[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] > i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+  };
+}
+
+// The exact inverse of A's diagonal blocks of bs rows (dense Cholesky factors): block Jacobi.
+Precond block_pc(const CsrMatrix &A, int32_t bs)
+{
+  const int32_t n = A.rows;
+  auto          L = std::make_shared<std::vector<double>>(size_t(n) * size_t(bs), 0.0); // block b's factor at rows b0 .. b0 + m, row-major m x bs
+  for (int32_t b0 = 0; b0 < n; b0 += bs) {
+    const int32_t       m = std::min(bs, n - b0);
+    std::vector<double> B(size_t(m) * size_t(m), 0.0);
+    for (int32_t i = 0; i < m; ++i)
+      for (int32_t k = A.rowptr[size_t(b0 + i)]; k < A.rowptr[size_t(b0 + i) + 1]; ++k) {
+        const int32_t j = A.colidx[size_t(k)] - b0;
+        if (j >= 0 && j < m) B[size_t(i) * size_t(m) + size_t(j)] = A.values[size_t(k)];
+      }
+    double *F = L->data() + size_t(b0) * size_t(bs);
+    for (int32_t j = 0; j < m; ++j)
+      for (int32_t i = j; i < m; ++i) {
+        double t = B[size_t(i) * size_t(m) + size_t(j)];
+        for (int32_t k = 0; k < j; ++k) t -= F[size_t(i) * size_t(bs) + size_t(k)] * F[size_t(j) * size_t(bs) + size_t(k)];
+        F[size_t(i) * size_t(bs) + size_t(j)] = i == j ? std::sqrt(t) : t / F[size_t(j) * size_t(bs) + size_t(j)];
+      }
+  }
+  return [L, n, bs](const double *v, double *u) {
+    for (int32_t b0 = 0; b0 < n; b0 += bs) {
+      const int32_t m = std::min(bs, n - b0);
+      const double *F = L->data() + size_t(b0) * size_t(bs);
+      for (int32_t i = 0; i < m; ++i) { // L y = v
+        double t = v[b0 + i];
+        for (int32_t k = 0; k < i; ++k) t -= F[size_t(i) * size_t(bs) + size_t(k)] * u[b0 + k];
+        u[b0 + i] = t / F[size_t(i) * size_t(bs) + size_t(i)];
+      }
+      for (int32_t i = m - 1; i >= 0; --i) { // L^T u = y
+        double t = u[b0 + i];
+        for (int32_t k = i + 1; k < m; ++k) t -= F[size_t(k) * size_t(bs) + size_t(i)] * u[b0 + k];
+        u[b0 + i] = t / F[size_t(i) * size_t(bs) + size_t(i)];
+      }
+    }
+  };
+}
+
+// FP64 PCG with the preconditioner pc (PETSc's KSPCG with the unpreconditioned norm: the recurred
+// residual ||r|| <= rtol ||b||, x_0 = 0); returns the iterations (max_it + 1: not converged).
+int64_t fp64_pcg_with(const CsrMatrix &A, const std::vector<double> &b, double rtol, int64_t max_it, const Precond &pc)
+{
+  const size_t        n = size_t(A.rows);
+  std::vector<double> x(n, 0.0), r = b, z(n), p(n), w(n);
+  const double        nb = norm2(b);
+  pc(r.data(), z.data());
+  p         = z;
+  double rz = 0;
+  for (size_t i = 0; i < n; ++i) rz += r[i] * z[i];
+  for (int64_t it = 0; it < max_it; ++it) {
+    if (norm2(r) <= rtol * nb) return it;
+    csr_spmv(A.view(), p.data(), w.data(), false);
+    double pw = 0;
+    for (size_t i = 0; i < n; ++i) pw += p[i] * w[i];
+    const double alpha = rz / pw;
+    for (size_t i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * w[i];
+    }
+    pc(r.data(), z.data());
+    double rz2 = 0;
+    for (size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
+    for (size_t i = 0; i < n; ++i) p[i] = z[i] + (rz2 / rz) * p[i];
+    rz = rz2;
+  }
+  return max_it + 1;
+}
+
+// A 7-point operator -div(k grad u) on an m^3 grid (Dirichlet boundary), k varying smoothly
+// between 0.25 and 1.75 at the cells, face coefficients the mean of the two cells': non-integer
+// values, varying diagonals; SPD.
+CsrMatrix varcoef3d(int32_t m)
+{
+  auto                               kc = [](int32_t i, int32_t j, int32_t k) { return 1.0 + 0.75 * std::sin(0.7 * i + 0.3 * j + 0.1) * std::cos(0.5 * k + 0.2); };
+  auto                               at = [m](int32_t i, int32_t j, int32_t k) { return i + m * (j + m * k); };
+  std::vector<std::vector<RowEntry>> rows{size_t(m) * size_t(m) * size_t(m)};
+  for (int32_t k = 0; k < m; ++k)
+    for (int32_t j = 0; j < m; ++j)
+      for (int32_t i = 0; i < m; ++i) {
+        const double kp   = kc(i, j, k);
+        double       diag = 0;
+        auto        &row  = rows[size_t(at(i, j, k))];
+        auto         off  = [&](bool inside, int32_t ii, int32_t jj, int32_t kk) {
+          if (!inside) {
+            diag += kp; // the Dirichlet face
+            return;
+          }
+          const double c = 0.5 * (kp + kc(ii, jj, kk));
+          diag += c;
+          row.push_back({at(ii, jj, kk), -c});
+        };
+        off(k > 0, i, j, k - 1);
+        off(j > 0, i, j - 1, k);
+        off(i > 0, i - 1, j, k);
+        row.push_back({at(i, j, k), 0.0});
+        const size_t d = row.size() - 1;
+        off(i + 1 < m, i + 1, j, k);
+        off(j + 1 < m, i, j + 1, k);
+        off(k + 1 < m, i, j, k + 1);
+        row[d].val = diag;
+      }
+  return csr_from_rows(m * m * m, rows);
+}
+
+// A 5-point anisotropic operator -u_xx - eps u_yy on nx x ny (x fastest; Dirichlet), SPD.
+CsrMatrix aniso2d(int32_t nx, int32_t ny, double eps)
+{
+  std::vector<std::vector<RowEntry>> rows{size_t(nx) * size_t(ny)};
+  for (int32_t j = 0; j < ny; ++j)
+    for (int32_t i = 0; i < nx; ++i) {
+      auto &row = rows[size_t(i + nx * j)];
+      if (j > 0) row.push_back({i + nx * (j - 1), -eps});
+      if (i > 0) row.push_back({i - 1 + nx * j, -1.0});
+      row.push_back({i + nx * j, 2.0 + 2.0 * eps});
+      if (i + 1 < nx) row.push_back({i + 1 + nx * j, -1.0});
+      if (j + 1 < ny) row.push_back({i + nx * (j + 1), -eps});
+    }
+  return csr_from_rows(nx * ny, rows);
+}
+
+void report_pc(const char *what, const Solve &s, int64_t ref)
+{
+  std::printf("%s: %lld its (FP64 PCG %lld, %.3fx), %lld low precision, %lld reliable updates, %d raises, fp64 %d, %lld PC applications, true residual %.3e\n", what, (long long)s.res.its, (long long)ref, double(s.res.its) / double(ref),
+              (long long)s.res.lowp_its, (long long)s.res.reliable_updates, s.res.raises, int(s.res.fp64), (long long)s.res.pc_applications, s.true_rel);
+}
+
+} // namespace
+
+// A preconditioner that is Jacobi's exactly (u = D^-1 v) is the scaling's own: M_hat^-1 = S^-1
+// D^-1 S^-1 = I up to rounding, so z = r but for the rounding of D^-1 and s; the solve takes
+// the steps of the solve without the hook (within 1) to the same true residual. The hook is
+// applied once per step and once per restart of the direction (the start and every reliable
+// update but the last); without it it is never counted.
+TEST(MixedCgPc, JacobiHookIsTheScaling)
+{
+  const CsrMatrix           A = laplace3d(32, 32, 32);
+  const std::vector<double> b = sin_rhs(A);
+  MixedCgParams             p;
+  const int64_t             ref = fp64_pcg(A, b, 1e-8, 10000);
+  for (const char *f : {"e8m14", "e8m22"}) {
+    const Solve plain = solve(A, b, {f, "e8m22"}, p);
+    const Solve jac   = solve(A, b, {f, "e8m22"}, p, CopyFlags{}, jacobi_pc(A));
+    report((std::string("lap7 32^3 ") + f + " no hook").c_str(), plain, ref);
+    report_pc((std::string("lap7 32^3 ") + f + " Jacobi hook").c_str(), jac, ref);
+    EXPECT_EQ(plain.res.pc_applications, 0) << f;
+    EXPECT_EQ(jac.res.reason, MixedCgReason::ConvergedRtol) << f;
+    EXPECT_LE(jac.true_rel, 1e-8) << f;
+    EXPECT_LE(std::llabs((long long)(jac.res.its - plain.res.its)), 1) << f;
+    EXPECT_NEAR(jac.true_rel, plain.true_rel, 0.5 * plain.true_rel) << f;
+    EXPECT_EQ(jac.res.raises, plain.res.raises) << f;
+    EXPECT_EQ(jac.res.pc_applications, jac.res.its + jac.res.reliable_updates) << f;
+  }
+}
+
+// Strong SPD preconditioners (symmetric Gauss-Seidel; the exact inverse of the diagonal blocks
+// of 8 rows) on a 3-D variable-coefficient operator 24^3 and a 2-D anisotropic one (eps 0.01,
+// the strong coupling along the blocks): the mixed solve (e8m14 copy, FP32 vectors, M applied in
+// FP64) takes at most 1.15x the iterations of FP64 PCG with the same M and reaches a true
+// residual ||b - A x|| / ||b|| <= 1e-8 with the exact matrix.
+TEST(MixedCgPc, StrongPreconditionersCloseToFp64Pcg)
+{
+  struct Case {
+    const char *name;
+    CsrMatrix   A;
+  };
+  Case cases[] = {{"varcoef7 24^3", varcoef3d(24)}, {"aniso5 96^2 eps 0.01", aniso2d(96, 96, 0.01)}};
+  for (const Case &c : cases) {
+    const CsrMatrix          &A = c.A;
+    const std::vector<double> b = sin_rhs(A);
+    struct Pc {
+      const char *name;
+      Precond     apply;
+    };
+    const Pc pcs[] = {{"SGS", sgs_pc(A)}, {"block 8 Cholesky", block_pc(A, 8)}};
+    for (const Pc &m : pcs) {
+      const int64_t ref = fp64_pcg_with(A, b, 1e-8, 10000, m.apply);
+      ASSERT_LE(ref, 10000) << c.name << " " << m.name;
+      const int64_t jac = fp64_pcg(A, b, 1e-8, 10000);
+      MixedCgParams p;
+      const Solve   s    = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{}, m.apply);
+      const auto    what = std::string(c.name) + " " + m.name + " e8m14";
+      report_pc(what.c_str(), s, ref);
+      std::printf("  (FP64 CG + Jacobi: %lld its)\n", (long long)jac);
+      EXPECT_LT(ref, jac) << what; // the preconditioner is stronger than the scaling
+      EXPECT_EQ(s.res.reason, MixedCgReason::ConvergedRtol) << what;
+      EXPECT_LE(s.true_rel, 1e-8) << what;
+      EXPECT_NEAR(s.res.rnorm / norm2(b), s.true_rel, 1e-3 * s.true_rel) << what;
+      EXPECT_LE(double(s.res.its), 1.15 * double(ref)) << what;
+      EXPECT_EQ(s.res.lowp_breakdowns, 0) << what;
+      EXPECT_EQ(s.res.pc_applications, s.res.its + s.res.reliable_updates) << what; // each step, each restart
+    }
+  }
+}
+
+// The reductions' hooks (several ranks; the identity here, one rank) with a preconditioner: the
+// same steps as without them (the sums are the same), and (r', r'), (r', w), (r', z) go over the
+// ranks in one sum per step.
+TEST(MixedCgPc, ReductionHooks)
+{
+  const CsrMatrix           A  = varcoef3d(12);
+  const std::vector<double> b  = sin_rhs(A);
+  const Precond             pc = sgs_pc(A);
+  ScaledCopy                c  = copy_of(A, "e8m14", true);
+  MixedCgResult             res[2];
+  int                       threes = 0;
+  for (int hooks = 0; hooks < 2; ++hooks) {
+    MixedCgOperators ops;
+    ops.lowp_product  = [&](const float *x, float *y) { packsell_spmv_f32(c.op, x, y); };
+    ops.exact_product = [&](const double *x, double *y) { csr_spmv(A.view(), x, y, false); };
+    ops.precondition  = pc;
+    if (hooks) {
+      ops.allreduce_sum = [&](double *, int k) { threes += k == 3; };
+      ops.allreduce_max = [](double *, int) {};
+    }
+    std::vector<double> x(size_t(A.rows), 0.0);
+    res[hooks] = mixed_cg(size_t(A.rows), c.s.data(), b.data(), x.data(), MixedCgParams{}, ops);
+    EXPECT_EQ(res[hooks].reason, MixedCgReason::ConvergedRtol);
+    EXPECT_LE(residual_norm(A, b.data(), x.data()), 1e-8 * norm2(b));
+  }
+  EXPECT_EQ(res[1].its, res[0].its);
+  EXPECT_EQ(res[1].rnorm, res[0].rnorm);
+  EXPECT_EQ(int64_t(threes), res[1].its + res[1].reliable_updates); // each step and each restart
+}
+
+// A "preconditioner" that is not positive definite (u = -v) ends the solve with
+// DivergedIndefinite in the low-precision phase (checked with (r, M^-1 r) of the FP64 true
+// residual) and in the FP64 phase; one that returns NaN ends it with DivergedNanOrInf. Neither
+// hangs nor runs to max_it.
+TEST(MixedCgPc, IndefiniteOrNanPreconditionerRefused)
+{
+  const CsrMatrix           A   = laplace3d(10, 10, 10);
+  const std::vector<double> b   = sin_rhs(A);
+  const size_t              n   = size_t(A.rows);
+  const Precond             neg = [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = -v[i];
+  };
+  const Precond nan = [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = v[i];
+    u[n / 2] = std::nan("");
+  };
+  for (bool fp64 : {false, true}) {
+    MixedCgParams p;
+    p.start_fp64  = fp64;
+    const Solve s = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{}, neg);
+    EXPECT_EQ(s.res.reason, MixedCgReason::DivergedIndefinite) << "fp64 " << fp64;
+    EXPECT_EQ(s.res.its, 0) << "fp64 " << fp64;
+    EXPECT_EQ(s.res.fp64, fp64);
+    EXPECT_EQ(s.res.raises, 0);
+    EXPECT_LE(s.res.pc_applications, 2);
+    const Solve t = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{}, nan);
+    EXPECT_EQ(t.res.reason, MixedCgReason::DivergedNanOrInf) << "fp64 " << fp64;
+    EXPECT_EQ(t.res.its, 0) << "fp64 " << fp64;
+    for (double v : t.x) ASSERT_TRUE(std::isfinite(v)); // x is the last true update's
+  }
+  // M positive definite at first, indefinite later (after 5 applications): no hang either
+  int           calls = 0;
+  const Precond late  = [&](const double *v, double *u) {
+    const double sgn = ++calls > 5 ? -1.0 : 1.0;
+    for (size_t i = 0; i < n; ++i) u[i] = sgn * v[i];
+  };
+  const Solve l = solve(A, b, {"e8m14", "e8m22"}, MixedCgParams{}, CopyFlags{}, late);
+  EXPECT_EQ(l.res.reason, MixedCgReason::DivergedIndefinite);
+  EXPECT_GE(l.res.its, 4);
+  EXPECT_LE(l.true_rel, 1.0); // the steps before were kept
+}
+
+// The FP64 phase with a preconditioner is FP64 PCG (FP64 vectors, the exact matrix, M) with
+// reliable updates: from the start (start_fp64) within 1 iteration of the FP64 PCG reference; as
+// the fallback after the guard's raise (no wider copy: departure 1e-300 judges every segment
+// lossy) it converges as well, close to it.
+TEST(MixedCgPc, Fp64PhaseIsFp64Pcg)
+{
+  for (int which = 0; which < 2; ++which) {
+    const CsrMatrix           A    = which ? aniso2d(64, 64, 0.01) : varcoef3d(24);
+    const char               *name = which ? "aniso5 64^2" : "varcoef7 24^3";
+    const std::vector<double> b    = sin_rhs(A);
+    const Precond             pc   = sgs_pc(A);
+    const int64_t             ref  = fp64_pcg_with(A, b, 1e-8, 10000, pc);
+    MixedCgParams             p;
+    p.start_fp64  = true;
+    const Solve s = solve(A, b, {"e8m14"}, p, CopyFlags{}, pc);
+    report_pc((std::string(name) + " SGS, FP64 from the start").c_str(), s, ref);
+    EXPECT_EQ(s.res.reason, MixedCgReason::ConvergedRtol) << name;
+    EXPECT_TRUE(s.res.fp64) << name;
+    EXPECT_EQ(s.res.lowp_its, 0) << name;
+    EXPECT_LE(s.true_rel, 1e-8) << name;
+    EXPECT_LE(std::llabs((long long)(s.res.its - ref)), 1) << name;
+
+    MixedCgParams q;
+    q.guard_departure = 1e-300;
+    const Solve f     = solve(A, b, {"e8m14"}, q, CopyFlags{}, pc);
+    report_pc((std::string(name) + " SGS, e8m14 then FP64").c_str(), f, ref);
+    EXPECT_EQ(f.res.reason, MixedCgReason::ConvergedRtol) << name;
+    EXPECT_TRUE(f.res.fp64) << name;
+    EXPECT_EQ(f.res.raises, 1) << name;
+    EXPECT_GT(f.res.lowp_its, 0) << name;
+    EXPECT_LE(f.true_rel, 1e-8) << name;
+    EXPECT_LE(double(f.res.its), 1.15 * double(ref) + 1) << name;
+  }
 }

@@ -127,10 +127,11 @@ typedef struct {
   PetscInt  lowp_its;         /* of which with the low-precision copy */
   PetscInt  reliable_updates; /* true residuals computed after the first */
   PetscInt  raises;           /* precision raises by the guard or a low-precision breakdown */
-  PetscInt  breakdowns;       /* low-precision steps with p^T A_lp p <= 0 */
+  PetscInt  breakdowns;       /* low-precision steps with p^T A_lp p <= 0 (or (r, M^-1 r) <= 0) */
   PetscBool fp64_fallback;    /* the solve ended as FP64 CG */
   PetscInt  mantissa_bits;    /* of the operator now: the copy's value format (23: FP32-rounded exact values), 52 after the FP64 fallback */
   PetscInt  builds;           /* copies built since the KSP was set up (new Pmat states) */
+  PetscInt  pc_applications;  /* PCApply() calls in FP64 (0 when the PC is the method's own Jacobi scaling) */
 } KSPMixedCGStats;
 
 /* Gets the counts of the last solve of a KSPMIXEDCG (solvers/ksp_mixedcg.cpp) */

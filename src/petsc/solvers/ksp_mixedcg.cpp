@@ -75,6 +75,9 @@ struct KspMixedCg {
   PetscBool   refused = PETSC_FALSE;
   std::string refusal;
   PetscBool   fp32_logged = PETSC_FALSE; /* inside -log_view's KSPMixedCGFP32 event */
+  /* the PC is applied in FP64 at every step (any PC but PCNONE and PCJACOBI on the diagonal,
+     which are the method's own scaling) */
+  PetscBool apply_pc = PETSC_FALSE;
 };
 
 KspMixedCg *Data(KSP ksp)
@@ -181,11 +184,12 @@ PetscErrorCode CheckSquareLayout(KSP ksp, Mat P)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* y = A x (KSP_MatMult when kspmult, else MatMult) with x and y placed in the work vectors w1 and
-   w2 (host arrays, or device arrays when device): the arrays are reset on every path, errors
-   included, and the first error is returned, so that a failed product leaves the work vectors
+/* op(w1, w2) (a product y = A x, the PC's y = M^-1 x) with x and y placed in the work vectors w1
+   and w2 (host arrays, or device arrays when device): the arrays are reset on every path, errors
+   included, and the first error is returned, so that a failed operation leaves the work vectors
    usable for the next one. */
-PetscErrorCode PlacedMult(KSP ksp, Mat A, Vec w1, Vec w2, const PetscScalar *x, PetscScalar *y, PetscBool device, PetscBool kspmult)
+template <class Op>
+PetscErrorCode PlacedApply(Vec w1, Vec w2, const PetscScalar *x, PetscScalar *y, PetscBool device, Op &&op)
 {
   PetscErrorCode ierr, ierr2;
 
@@ -201,7 +205,7 @@ PetscErrorCode PlacedMult(KSP ksp, Mat A, Vec w1, Vec w2, const PetscScalar *x, 
   PetscCall(place(w1, x));
   ierr = place(w2, y);
   if (!ierr) {
-    ierr  = kspmult ? KSP_MatMult(ksp, A, w1, w2) : MatMult(A, w1, w2);
+    ierr  = op(w1, w2);
     ierr2 = reset(w2);
     if (!ierr) ierr = ierr2;
   }
@@ -314,7 +318,7 @@ std::function<void(const double *, double *)> PmatProduct(KSP ksp, PetscBool dev
   return [ksp, mc, device](const double *s, double *As) {
     Mat P;
     PetscCallThrow(KSPGetOperators(ksp, nullptr, &P));
-    PetscCallThrow(PlacedMult(ksp, P, mc->w1, mc->w2, s, As, device, PETSC_FALSE));
+    PetscCallThrow(PlacedApply(mc->w1, mc->w2, s, As, device, [P](Vec v1, Vec v2) { return MatMult(P, v1, v2); }));
   };
 }
 
@@ -547,17 +551,23 @@ MixedCgHooks Hooks(KSP ksp)
   PetscMPIInt  size = 1;
 
   if (MPI_Comm_size(comm, &size) != MPI_SUCCESS) throw PetscFailure{PETSC_ERR_MPI};
-  h.exact_product = [ksp, mc](const double *x, double *y) {
-    Mat A;
-    PetscCallThrow(KSPGetOperators(ksp, &A, nullptr));
-    PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_FALSE, PETSC_TRUE); }));
+  auto exact = [ksp, mc](PetscBool device) {
+    return [ksp, mc, device](const double *x, double *y) {
+      Mat A;
+      PetscCallThrow(KSPGetOperators(ksp, &A, nullptr));
+      PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedApply(mc->w1, mc->w2, x, y, device, [ksp, A](Vec v1, Vec v2) { return KSP_MatMult(ksp, A, v1, v2); }); }));
+    };
   };
+  /* the PC in FP64 on the unscaled system (the core scales and narrows around it); unset for the
+     method's own Jacobi scaling */
+  auto pc = [ksp, mc](PetscBool device) {
+    return [ksp, mc, device](const double *x, double *y) { PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedApply(mc->w1, mc->w2, x, y, device, [ksp](Vec v1, Vec v2) { return KSP_PCApply(ksp, v1, v2); }); })); };
+  };
+  h.exact_product = exact(PETSC_FALSE);
+  if (mc->apply_pc) h.precondition = pc(PETSC_FALSE);
 #if defined(PETSCSPMV_HAVE_CUDA)
-  h.exact_product_device = [ksp, mc](const double *x, double *y) {
-    Mat A;
-    PetscCallThrow(KSPGetOperators(ksp, &A, nullptr));
-    PetscCallThrow(OutsideFp32(ksp, [&] { return PlacedMult(ksp, A, mc->w1, mc->w2, x, y, PETSC_TRUE, PETSC_TRUE); }));
-  };
+  h.exact_product_device = exact(PETSC_TRUE);
+  if (mc->apply_pc) h.precondition_device = pc(PETSC_TRUE);
 #endif
   if (size > 1) { /* one rank: unset (the device loop then adds no host round trip) */
     h.allreduce_sum = [comm](double *v, int k) { PetscCallThrow(AllreduceInPlace(comm, v, k, MPI_SUM)); };
@@ -615,34 +625,36 @@ PetscErrorCode PCTypeIsDefault(PC pc, PetscBool *isdefault)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The method is Jacobi-preconditioned CG with its own scaling: the PC must be PCNONE or PCJACOBI
-   on the diagonal (-pc_jacobi_abs and -pc_jacobi_fixdiagonal change nothing on the positive
-   diagonal the method needs); a default PC the user did not choose gives way to PCJACOBI. */
+/* The method's own Jacobi scaling is its preconditioner for PCNONE and PCJACOBI on the diagonal
+   (-pc_jacobi_abs and -pc_jacobi_fixdiagonal change nothing on the positive diagonal the method
+   needs); any other PC (another -pc_jacobi_type too) is applied in FP64 at every step
+   (mc->apply_pc). A default PC the user did not choose (PETSc's ILU, ICC or block Jacobi, set
+   before -ksp_type mixedcg was read) gives way to PCJACOBI, the method's fast path. */
 PetscErrorCode CheckPC(KSP ksp)
 {
+  KspMixedCg *mc = Data(ksp);
   PC          pc;
-  PetscBool   ok, isjacobi, isdefault;
+  PetscBool   own, isjacobi, isdefault = PETSC_FALSE;
   const char *prefix = ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "";
 
   PetscFunctionBegin;
   PetscCall(KSPGetPC(ksp, &pc));
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &ok, PCNONE, PCJACOBI, ""));
-  if (!ok) {
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &own, PCNONE, PCJACOBI, ""));
+  if (!own) {
     PetscCall(PCTypeIsDefault(pc, &isdefault));
-    PetscCheck(isdefault, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMIXEDCG applies its own Jacobi scaling (CG on D^-1/2 A D^-1/2) and cannot use the preconditioner %s: use -%spc_type jacobi (or none, the same method)",
-               ((PetscObject)pc)->type_name ? ((PetscObject)pc)->type_name : "(unset)", prefix);
-    PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
-    PetscCall(PCSetType(pc, PCJACOBI));
+    if (isdefault) {
+      PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
+      PetscCall(PCSetType(pc, PCJACOBI));
+      own = PETSC_TRUE;
+    }
   }
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &isjacobi));
   if (isjacobi) {
     PCJacobiType type;
     PetscCall(PCJacobiGetType(pc, &type));
-    std::string name = PCJacobiTypes[type]; /* upper case, as PETSc's enum names */
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char ch) { return (char)std::tolower(ch); });
-    PetscCheck(type == PC_JACOBI_DIAGONAL, PetscObjectComm((PetscObject)ksp), PETSC_ERR_SUP, "KSPMIXEDCG scales by the diagonal (D = diag(A)) and cannot use -%spc_jacobi_type %s: use -%spc_jacobi_type diagonal (the default) or -%spc_type none", prefix,
-               name.c_str(), prefix, prefix);
+    own = (PetscBool)(type == PC_JACOBI_DIAGONAL);
   }
+  mc->apply_pc = (PetscBool)!own;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -869,6 +881,11 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
   PetscCall(ViewVersion(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g\n", mc->params.delta));
+  if (mc->apply_pc) {
+    PC pc;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner %s applied in FP64 at every step (the FP32 residual widened, M^-1 r narrowed to FP32; in D^-1/2 A D^-1/2's units D^1/2 M^-1 D^1/2)\n", ((PetscObject)pc)->type_name));
+  } else PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: the method's own Jacobi scaling (PCNONE and PCJACOBI on the diagonal run the same method)\n"));
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
   else PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), FP64 values rounded to FP32 in the products\n", mc->copy_opts.Describe().c_str()));
@@ -884,8 +901,8 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (mc->copy) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc).c_str(), mc->rows, (PetscInt64)mc->copy->Info().nnz, mc->builds));
   if (mc->solves) {
     const mixed::MixedCgResult &r = mc->last;
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s\n",
-                                     (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken"));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s, PC applications %" PetscInt64_FMT "\n",
+                                     (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken", (PetscInt64)r.pc_applications));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -944,6 +961,7 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   out->fp64_fallback    = r.fp64 ? PETSC_TRUE : PETSC_FALSE;
   out->mantissa_bits    = mc->level == 2 ? 52 : (PetscInt)(mc->current.lossy() ? mc->current.mantissa_bits : 23);
   out->builds           = mc->builds;
+  out->pc_applications  = (PetscInt)r.pc_applications;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -28,7 +28,7 @@ namespace glue
    device arrays (the solution's layout) and the FP32 halo of the direction on device arrays
    (several ranks only). Each throws PetscFailure on a PETSc error (PetscCallThrow()). */
 struct MixedCgHooks : mixed::MixedCgOperators {
-  std::function<void(const double *x, double *y)>   exact_product_device;
+  std::function<void(const double *x, double *y)>   exact_product_device, precondition_device;
   std::function<void(const float *p, float *ghost)> halo_begin_device, halo_end_device;
 };
 

@@ -58,6 +58,7 @@ public:
     PetscCall(CurrentCudaStream(&stream));
     mixed::cuda::DeviceMixedCgHooks dh;
     dh.exact_product   = h.exact_product_device;
+    dh.precondition    = h.precondition_device;
     dh.raise_precision = h.raise_precision;
     dh.converged       = h.converged;
     dh.monitor         = h.monitor;

@@ -8,13 +8,17 @@ Matrix (one of):\n\
   -var_coeff         with -lap7/-lap27: coefficients k(midpoint of each coupling) = 1 + 0.5 sin(..) cos(..) sin(..),\n\
                      values that no reduced-precision format represents exactly\n\
   -mat_type <type>   the type of the solves' matrix (aij, aijcusparse, rgcsrcuda, packsellcuda ...; lossless ones)\n\
-Solvers (-solvers <list>, default cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r; also mixedcg, gamg): each has an options\n\
+Solvers (-solvers <list>, default cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r; also mixedcg, gamg, mixedcg_gamg, cg_ilu,\n\
+mixedcg_ilu): each has an options\n\
 prefix, so its KSP and PC can be tuned from the command line:\n\
   cg_jacobi        CG + Jacobi, FP64                                   prefix -cg_jacobi_\n\
   mixedkrylov_cg   FGMRES(100) + PCMIXEDKRYLOV inner cg               prefix -mixedkrylov_cg_\n\
   mixedkrylov_f3r  FGMRES(100) + PCMIXEDKRYLOV inner f3r              prefix -mixedkrylov_f3r_\n\
   mixedcg          KSPMIXEDCG: FP32 CG with reliable updates          prefix -mixedcg_\n\
   gamg             CG + GAMG                                           prefix -gamg_\n\
+  mixedcg_gamg     KSPMIXEDCG + GAMG (the V-cycle in FP64)             prefix -mixedcg_gamg_\n\
+  cg_ilu           CG + ILU(0) (block Jacobi + ILU(0) on several ranks) prefix -cg_ilu_\n\
+  mixedcg_ilu      KSPMIXEDCG + the same ILU in FP64                   prefix -mixedcg_ilu_\n\
   -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\
   -repeat <1>        timed solves per solver after one untimed warm-up solve; the median is reported\n\
   -check_true_residual <tol>  exit with code 1 if a solver's true residual exceeds tol or its KSP diverged\n\
@@ -125,7 +129,7 @@ static PetscErrorCode UpdateCount(const char *name, PetscInt global, PetscInt *k
    -<name>_time_update. */
 static PetscErrorCode CheckSolvers(PetscInt n, char **names)
 {
-  const char *known[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r", "mixedcg", "gamg"};
+  const char *known[] = {"cg_jacobi", "mixedkrylov_cg", "mixedkrylov_f3r", "mixedcg", "gamg", "mixedcg_gamg", "cg_ilu", "mixedcg_ilu"};
 
   PetscFunctionBeginUser;
   PetscCheck(n <= MAX_SOLVERS, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-solvers takes at most %d names", MAX_SOLVERS);
@@ -133,7 +137,7 @@ static PetscErrorCode CheckSolvers(PetscInt n, char **names)
     PetscBool is = PETSC_FALSE;
     PetscInt  k;
     for (size_t j = 0; j < sizeof(known) / sizeof(known[0]) && !is; j++) PetscCall(PetscStrcmp(names[i], known[j], &is));
-    PetscCheck(is, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver '%s' in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r, mixedcg or gamg", names[i]);
+    PetscCheck(is, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver '%s' in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r, mixedcg, gamg, mixedcg_gamg, cg_ilu or mixedcg_ilu", names[i]);
     PetscCall(UpdateCount(names[i], 0, &k));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -171,9 +175,21 @@ static PetscErrorCode ConfigureSolver(KSP ksp, const char *name, PetscReal rtol,
     /* its own Jacobi scaling: no PC */
     PetscCall(KSPSetType(ksp, KSPMIXEDCG));
     PetscCall(PCSetType(pc, PCNONE));
-  } else if (PetscStrcmp(name, "gamg", &is), is) {
-    PetscCall(KSPSetType(ksp, KSPCG));
+  } else if ((PetscStrcmp(name, "gamg", &is), is) || (PetscStrcmp(name, "mixedcg_gamg", &is), is)) {
+    PetscCall(KSPSetType(ksp, strstr(name, "mixedcg") ? KSPMIXEDCG : KSPCG));
     PetscCall(PCSetType(pc, PCGAMG));
+  } else if ((PetscStrcmp(name, "cg_ilu", &is), is) || (PetscStrcmp(name, "mixedcg_ilu", &is), is)) {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+    PetscCall(KSPSetType(ksp, strstr(name, "mixedcg") ? KSPMIXEDCG : KSPCG));
+    PetscCall(PCSetType(pc, size > 1 ? PCBJACOBI : PCILU)); /* PCBJACOBI's blocks: ILU(0) by default */
+    if (strstr(name, "mixedcg")) {
+      /* KSPMIXEDCG takes PETSc's default PCs (ILU, block Jacobi) set without -pc_type for the
+         default, which gives way to its own Jacobi scaling: the option says they are chosen */
+      PetscBool given;
+      PetscCall(PetscOptionsHasName(NULL, NULL, "-mixedcg_ilu_pc_type", &given));
+      if (!given) PetscCall(PetscOptionsSetValue(NULL, "-mixedcg_ilu_pc_type", size > 1 ? PCBJACOBI : PCILU));
+    }
   } else *known = PETSC_FALSE;
   PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s_", name));
   PetscCall(KSPSetOptionsPrefix(ksp, prefix));

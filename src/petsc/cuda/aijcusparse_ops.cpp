@@ -65,9 +65,33 @@ PetscErrorCode (*SetFromOptionsOf(Mat X))(Mat)
    phase on it is the product's data, in front of the base type's (base), which is put back on the
    product around each phase and its viewer. It goes with the product (MatProductClear(),
    MatProductReplaceMats(), MatProductSetType() destroy it through the product's destroy). */
+/* The numeric functions of a result's ops, (Mat, Mat, Mat), that PETSc calls directly rather than
+   through the product's numeric phase: MatProductNumeric_ABC_Unsafe() (PtAP, RARt alike) runs the
+   AB product it set up on the same product with (*C->ops->matmultnumeric)(A, BC, C). */
+constexpr int kDirectNumeric = 5;
+using DirectNumericFn        = PetscErrorCode (*)(Mat, Mat, Mat);
+DirectNumericFn *DirectNumericOp(Mat C, int k)
+{
+  switch (k) {
+  case 0:
+    return &C->ops->matmultnumeric;
+  case 1:
+    return &C->ops->mattransposemultnumeric;
+  case 2:
+    return &C->ops->transposematmultnumeric;
+  case 3:
+    return &C->ops->ptapnumeric;
+  default:
+    return &C->ops->rartnumeric;
+  }
+}
+
 struct ProductRecord {
   const Mat_Product *product      = nullptr;
   PetscErrorCode (*symbolic)(Mat) = nullptr, (*numeric)(Mat) = nullptr;
+  /* the base type's numeric functions of C's ops that PETSc's *_Unsafe products call directly
+     (DirectNumeric) */
+  PetscErrorCode (*direct[kDirectNumeric])(Mat, Mat, Mat) = {};
   petsc_fixes::ProductStamps  stamps;
   private_fields::ProductData base;
 };
@@ -200,6 +224,52 @@ PetscErrorCode OnBasePhase(Mat C, petsc_fixes::ProductStamps *stamps, F &&f)
 
 PetscErrorCode ProductNumericOnBase(Mat C);
 
+template <int K>
+PetscErrorCode            DirectNumericOnBase(Mat A, Mat B, Mat C);
+constexpr DirectNumericFn kOurDirect[kDirectNumeric] = {DirectNumericOnBase<0>, DirectNumericOnBase<1>, DirectNumericOnBase<2>, DirectNumericOnBase<3>, DirectNumericOnBase<4>};
+
+/* While rec is p's data: C's directly called numeric functions are ours, the base type's in rec
+   (WrapDirectNumeric()); while a base phase runs they are the base type's again
+   (UnwrapDirectNumeric()), which call each other through C's ops. */
+void WrapDirectNumeric(Mat C, ProductRecord *rec)
+{
+  for (int k = 0; k < kDirectNumeric; k++) {
+    DirectNumericFn *op = DirectNumericOp(C, k);
+    if (*op && *op != kOurDirect[k]) {
+      rec->direct[k] = *op;
+      *op            = kOurDirect[k];
+    }
+  }
+}
+void UnwrapDirectNumeric(Mat C, const ProductRecord *rec)
+{
+  for (int k = 0; k < kDirectNumeric; k++) {
+    DirectNumericFn *op = DirectNumericOp(C, k);
+    if (*op == kOurDirect[k]) *op = rec->direct[k];
+  }
+}
+
+/* C->ops' numeric function K called directly (kDirectNumeric), outside a phase of ours: the base
+   type's with C's product data and ops the base type's while it runs. */
+template <int K>
+PetscErrorCode DirectNumericOnBase(Mat A, Mat B, Mat C)
+{
+  Mat_Product   *p   = C->product;
+  ProductRecord *rec = RecordOf(p);
+
+  PetscFunctionBegin;
+  PetscCheck(rec && rec->direct[K], PETSC_COMM_SELF, PETSC_ERR_PLIB, "product without its numeric function");
+  (void)Detach(p);
+  UnwrapDirectNumeric(C, rec);
+  const PetscErrorCode ierr = rec->direct[K](A, B, C);
+  if (C->product == p && !RecordOf(p)) {
+    WrapDirectNumeric(C, rec);
+    Attach(p, rec);
+  } else delete rec;
+  PetscCall(ierr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One phase (symbolic or numeric) of C's product with rec taken off it (p's data are the base
    type's): the base type's phase with the PETSc fixes around it; then rec becomes p's data again
    (deleted when the phase freed p or set up another product with its own record there). */
@@ -209,6 +279,7 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
   PetscErrorCode (*f)(Mat) = symbolic ? rec->symbolic : rec->numeric;
 
   PetscFunctionBegin;
+  UnwrapDirectNumeric(C, rec); /* (a symbolic phase sets them anew) */
   PetscErrorCode ierr = OnBasePhase(C, &rec->stamps, [&]() -> PetscErrorCode {
     PetscBool host;
 
@@ -225,15 +296,7 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
     PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (ProductRecord *inner = RecordOf(p)) {
-    /* an inner phase on p itself attached its record: PETSc's MatProductSymbolic_ABC_Unsafe()
-       (PtAP, RARt alike) runs an AB product's symbolic phase on p and then installs its own
-       numeric phase, which calls the AB numeric function directly (C->ops->matmultnumeric) on p's
-       data. That phase is wrapped too, so that p's data are the base type's while it runs. */
-    if (!ierr && C->ops->productnumeric && C->ops->productnumeric != ProductNumericOnBase) {
-      inner->numeric         = C->ops->productnumeric;
-      C->ops->productnumeric = ProductNumericOnBase;
-    }
+  if (RecordOf(p)) {
     delete rec;
     PetscCall(ierr);
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -244,6 +307,7 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
     rec->numeric           = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
+  if (!ierr) WrapDirectNumeric(C, rec);
   if (!ierr) ierr = petsc_fixes::RecordMergedOperand(C, &rec->stamps);
   Attach(p, rec);
   PetscCall(ierr);

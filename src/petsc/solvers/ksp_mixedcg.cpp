@@ -1023,8 +1023,10 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
   of the FP64 phase ends the solve with `KSP_DIVERGED_INDEFINITE_MAT` (p^T A p <= 0) or
   `KSP_DIVERGED_NANORINF` (non-finite numbers).
 
-  The method brings its own Jacobi scaling: the PC must be `PCNONE` (the default it sets) or
-  `PCJACOBI` on the diagonal (the same method; other `-pc_jacobi_type`s are refused). PETSc's
+  The method brings its own Jacobi scaling, which `PCNONE` (the default it sets) and `PCJACOBI`
+  on the diagonal select; any other PC (ILU, ICC, SOR, block Jacobi, ASM, GAMG, another
+  -pc_jacobi_type, a shell) is applied in FP64 at every step to the widened FP32 residual, the
+  result narrowed (PCG with (r, M^-1 r); `KSPMixedCGGetStats()` counts the applications). PETSc's
   default PC of a program that set its operators before `KSPSetFromOptions()` (ILU, ICC, block
   Jacobi: PETSc before 3.25 sets it before reading -ksp_type), when no -pc_type chose it, gives
   way to `PCJACOBI` (a -info line says so). The norm is
@@ -1061,10 +1063,9 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
 
   PetscFunctionBegin;
   ksp->data = new KspMixedCg();
-  /* PC_LEFT only: the method applies its own Jacobi scaling and never calls the PC (PCNONE or
-     PCJACOBI), so a PC side means nothing to it, and PC_RIGHT would make KSPBuildSolution()
-     apply the PC to the solution (wrong with PCJACOBI): -ksp_pc_side right and symmetric are
-     refused by KSPSetUp() */
+  /* PC_LEFT only: the method's PCG (its own Jacobi scaling, or another PC applied in FP64) is
+     left-preconditioned, and PC_RIGHT would make KSPBuildSolution() apply the PC to the
+     solution: -ksp_pc_side right and symmetric are refused by KSPSetUp() */
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_UNPRECONDITIONED, PC_LEFT, 3));
   /* a smoother's or a coarse solver's use (PCMG): a fixed number of steps, KSPConvergedSkip()'s */
   PetscCall(KSPSetSupportedNorm(ksp, KSP_NORM_NONE, PC_LEFT, 1));
@@ -1076,7 +1077,7 @@ PetscErrorCode KSPCreate_MixedCG(KSP ksp)
   ksp->ops->destroy        = KSPDestroy_MixedCG;
   ksp->ops->buildsolution  = KSPBuildSolutionDefault;
   ksp->ops->buildresidual  = KSPBuildResidualDefault;
-  /* the method applies its own Jacobi scaling: no other preconditioner (PCNONE unless set) */
+  /* the method applies its own Jacobi scaling: PCNONE unless a PC was set */
   PetscCall(KSPGetPC(ksp, &pc));
   if (!((PetscObject)pc)->type_name) PetscCall(PCSetType(pc, PCNONE));
   {

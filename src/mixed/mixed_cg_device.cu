@@ -657,12 +657,11 @@ private:
     push();
   }
 
-  double exact_curvature()
+  // (a, b) of two FP64 device vectors of the rank's rows, summed over the ranks; the host's copy
+  // of the state kept
+  double dot64(const double *a, const double *b)
   {
-    lowp_scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->p32, d_->v);
-    MC_TRY(cudaGetLastError());
-    outside([&] { h_.exact_product(d_->v, d_->t); });
-    dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->v, d_->t, d_->state, d_->partials);
+    dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, a, b, d_->state, d_->partials);
     MC_TRY(cudaGetLastError());
     const McState keep = host_;
     pull();
@@ -672,18 +671,19 @@ private:
     return c;
   }
 
+  double exact_curvature()
+  {
+    lowp_scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->p32, d_->v);
+    MC_TRY(cudaGetLastError());
+    outside([&] { h_.exact_product(d_->v, d_->t); });
+    return dot64(d_->v, d_->t);
+  }
+
   // (r, M^-1 r) of the FP64 true residual r (a preconditioner's breakdown is checked with it)
   double true_rz()
   {
     apply_pc(d_->r, d_->pc_u);
-    dot_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->r, d_->pc_u, d_->state, d_->partials);
-    MC_TRY(cudaGetLastError());
-    const McState keep = host_;
-    pull();
-    global_sum(host_.red, 1);
-    const double c = host_.red[0];
-    host_          = keep;
-    return c;
+    return dot64(d_->r, d_->pc_u);
   }
 
   // w = A_lp p and (p, w): one pass on one rank; on several ranks the halo started, the

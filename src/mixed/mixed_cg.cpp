@@ -146,7 +146,20 @@ namespace
 class Run {
 public:
   Run(size_t n, const double *s, const double *b, double *x, const MixedCgParams &p, const MixedCgOperators &ops) :
-    n_(n), s_(s), b_(b), x_(x), p_(p), ops_(ops), pc_(static_cast<bool>(ops.precondition)), r_(n), t_(n), dy_(n, 0.0), pc_v_(pc_ ? n : 0), pc_u_(pc_ ? n : 0), dc_(p, ops.converged, ops.monitor, ops.target)
+    n_(n),
+    s_(s),
+    b_(b),
+    x_(x),
+    p_(p),
+    ops_(ops),
+    pc_(static_cast<bool>(ops.precondition)),
+    pc_lowp_(pc_ && static_cast<bool>(ops.precondition_lowp)),
+    r_(n),
+    t_(n),
+    dy_(n, 0.0),
+    pc_v_(pc_ ? n : 0),
+    pc_u_(pc_ ? n : 0),
+    dc_(p, ops.converged, ops.monitor, ops.target)
   {
   }
 
@@ -238,11 +251,22 @@ private:
   }
 
   // z = T((M^-1 (r ./ s)) ./ s) of the iterated residual r (T vectors): the scaled
-  // preconditioner M_hat^-1 = S^-1 M^-1 S^-1. Returns this rank's part of (r, z).
+  // preconditioner M_hat^-1 = S^-1 M^-1 S^-1; on FP32 vectors with precondition_lowp: z =
+  // M_hat^-1 r by that hook. Returns this rank's part of (r, z).
   template <class T>
   double precondition(const std::vector<T> &rv, std::vector<T> &zv)
   {
     zv.resize(n_);
+    if constexpr (std::is_same<T, float>::value) {
+      if (pc_lowp_) {
+        ops_.precondition_lowp(rv.data(), zv.data());
+        ++dc_.res.pc_applications;
+        ++dc_.res.pc_lowp_applications;
+        double rz = 0.0;
+        for (size_t i = 0; i < n_; ++i) rz += double(rv[i]) * double(zv[i]);
+        return rz;
+      }
+    }
     for (size_t i = 0; i < n_; ++i) pc_v_[i] = double(rv[i]) / s_[i];
     ops_.precondition(pc_v_.data(), pc_u_.data());
     ++dc_.res.pc_applications;
@@ -398,7 +422,8 @@ private:
   double                 *x_;
   const MixedCgParams    &p_;
   const MixedCgOperators &ops_;
-  bool                    pc_; // a preconditioner (ops_.precondition set)
+  bool                    pc_;      // a preconditioner (ops_.precondition set)
+  bool                    pc_lowp_; // and its FP32 form for the low-precision phase (ops_.precondition_lowp)
   std::vector<double>     r_, t_, dy_;
   std::vector<double>     pc_v_, pc_u_; // the preconditioner's input and output (pc_ only)
   MixedCgDecisions        dc_;

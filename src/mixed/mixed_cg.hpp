@@ -47,7 +47,11 @@
 // f_iter); rz = (r, z) drives the recurrence: alpha = rz / pw, beta = rz' / rz, p = z + beta p.
 // At a reliable update: z_T = M_hat^-1 r_T (r_T = r_32 above), rz_true = (r_T, z_T),
 // p = p - ((r_T, p) / rz_true) z_T (then (r_T, p) = 0), p = z_T + beta p with beta =
-// (sigma' rz_true) / (sigma rz_iterated); a restart: p = z_T. Without the hook z = r and
+// (sigma' rz_true) / (sigma rz_iterated); a restart: p = z_T. With MixedCgOperators::
+// precondition_lowp as well, the low-precision phase forms every z (the steps' and z_T) with it
+// instead, z = M_hat_lp^-1 r on the FP32 vectors themselves (e.g. mg_cycle.hpp's FP32 V-cycle, an
+// approximation of M_hat^-1 in the same units); the FP64 phase and the breakdown check's rz of the
+// true residual keep precondition. Without the hook z = r and
 // rz = rho: the method above bit for bit (Jacobi by the scaling alone). A step whose rz (the
 // last step's rz', or rz_true after an update) is not positive or not finite breaks down
 // (Breakdown::PcIndefinite, PcNonFinite: M is not SPD, or NaN), found with the curvature when
@@ -120,16 +124,17 @@ enum class MixedCgReason : int {
 };
 
 struct MixedCgResult {
-  MixedCgReason reason           = MixedCgReason::Iterating;
-  int64_t       its              = 0;     // CG steps, low precision and FP64
-  int64_t       lowp_its         = 0;     // of which with the low-precision operator
-  int64_t       reliable_updates = 0;     // true residuals computed after the first
-  int           raises           = 0;     // precision raises (guard or breakdown), FP64 fallback included
-  bool          fp64             = false; // the solve ended in the FP64 phase
-  int64_t       lowp_breakdowns  = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0, or the preconditioner's rz)
-  int64_t       pc_applications  = 0;     // calls of the preconditioner's hook (MixedCgOperators::precondition)
-  double        rnorm0           = 0;     // ||b - A x_0||
-  double        rnorm            = 0;     // the last true residual ||b - A x||
+  MixedCgReason reason               = MixedCgReason::Iterating;
+  int64_t       its                  = 0;     // CG steps, low precision and FP64
+  int64_t       lowp_its             = 0;     // of which with the low-precision operator
+  int64_t       reliable_updates     = 0;     // true residuals computed after the first
+  int           raises               = 0;     // precision raises (guard or breakdown), FP64 fallback included
+  bool          fp64                 = false; // the solve ended in the FP64 phase
+  int64_t       lowp_breakdowns      = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0, or the preconditioner's rz)
+  int64_t       pc_applications      = 0;     // calls of the preconditioner's hooks (MixedCgOperators::precondition and precondition_lowp)
+  int64_t       pc_lowp_applications = 0;     // of which of precondition_lowp
+  double        rnorm0               = 0;     // ||b - A x_0||
+  double        rnorm                = 0;     // the last true residual ||b - A x||
   // per reliable update (not the start): CG steps so far, true residual, iterated/true reduction
   struct Update {
     int64_t its;
@@ -165,6 +170,13 @@ struct MixedCgOperators {
   // on several ranks collective (called on every rank at the same points). Absent: the method's
   // own Jacobi scaling only (the method without a preconditioner, unchanged).
   std::function<void(const double *v, double *u)> precondition;
+  // z = M_hat^-1 r in the scaled units of the FP32 vectors (n local rows floats, M_hat^-1 =
+  // S^-1 M^-1 S^-1 as above, of an SPD M; r must not be written): the preconditioner of the
+  // low-precision phase, in place of precondition's widening, FP64 M^-1 and narrowing; linear, so
+  // the units of r (sigma) carry over to z. Used only with precondition, which the FP64 phase and
+  // the rz check of a breakdown keep using: both should apply (approximately) the same M. On
+  // several ranks collective. Host twin only (the device driver has no such hook).
+  std::function<void(const float *r, float *z)> precondition_lowp;
 };
 
 // Solves A x = b from the initial guess in x (n local rows; s = D^-1/2 on them).

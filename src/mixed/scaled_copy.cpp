@@ -91,6 +91,12 @@ ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v,
   return ValueRangeError(row, col, std::string(b) + " is below the smallest double and would be stored as 0: drop the entry or rescale the matrix's rows and columns");
 }
 
+std::vector<double> diagonal_scaling(const CsrView &A)
+{
+  check_square(A);
+  return inverse_sqrt_diagonal(A);
+}
+
 } // namespace detail
 
 void dither_bits(const ValueFormat &f, int *m, int *emin)

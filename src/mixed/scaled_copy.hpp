@@ -67,6 +67,10 @@ ValueRangeError non_finite_error(int64_t row, int64_t col, double value);
 // The scaled value v = scaled_value(a, si, sj) of entry (row, col) does not fit double: Inf, or
 // 0 for a nonzero a (scaled_value_fits of scaling.hpp).
 ValueRangeError scaled_range_error(int64_t row, int64_t col, double a, double v, double si, double sj);
+// s = D^-1/2 of a square A, s_r = 1 / sqrt(a_rr): build_scaled_copy()'s s, bit for bit. Throws
+// as build_scaled_copy() for a CSR defect, a non-square A or a diagonal entry that is missing or
+// not positive and finite (the first such row); reads only the diagonal. O(nnz).
+std::vector<double> diagonal_scaling(const CsrView &A);
 } // namespace detail
 
 } // namespace mixed

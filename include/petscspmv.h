@@ -131,7 +131,8 @@ typedef struct {
   PetscBool fp64_fallback;    /* the solve ended as FP64 CG */
   PetscInt  mantissa_bits;    /* of the operator now: the copy's value format (23: FP32-rounded exact values), 52 after the FP64 fallback */
   PetscInt  builds;           /* copies built since the KSP was set up (new Pmat states) */
-  PetscInt  pc_applications;  /* PCApply() calls in FP64 (0 when the PC is the method's own Jacobi scaling) */
+  PetscInt  pc_applications;  /* applications of the PC (0 when the PC is the method's own Jacobi scaling), */
+  PetscInt  fp32_vcycles;     /* of which V-cycles in FP32 on reduced-precision copies (PCMG, PCGAMG: -ksp_mixedcg_mg_fp32) */
 } KSPMixedCGStats;
 
 /* Gets the counts of the last solve of a KSPMIXEDCG (solvers/ksp_mixedcg.cpp) */

@@ -137,7 +137,7 @@ static PetscErrorCode VarCoef2d(PetscInt n, Mat *T)
    many), one PCApply() per step and per reliable update (none for PCJACOBI, the method's own). */
 static PetscErrorCode ChosenPC(void)
 {
-  const char *one[]  = {"-pc_type jacobi", "-pc_type ilu", "-pc_type icc", "-pc_type sor", "-pc_type jacobi -pc_jacobi_type rowl1", "-pc_type gamg", NULL};
+  const char *one[]  = {"-pc_type jacobi", "-pc_type ilu", "-pc_type icc", "-pc_type sor", "-pc_type jacobi -pc_jacobi_type rowl1", "-pc_type gamg", "-pc_type gamg -ksp_mixedcg_mg_fp32 false", NULL};
   const char *many[] = {"-pc_type bjacobi", "-pc_type asm", "-pc_type sor", "-pc_type gamg", NULL};
   PetscMPIInt size;
   Mat         A;
@@ -168,6 +168,11 @@ static PetscErrorCode ChosenPC(void)
         KSPMixedCGStats st;
         PetscCall(KSPMixedCGGetStats(ksp, &st));
         const PetscBool own = (PetscBool)!strcmp(*pcs, "-pc_type jacobi"); /* the method's own scaling: no PCApply() */
+        PetscBool       cuda, fp32 = PETSC_FALSE;
+        PetscCall(PetscStrendswith(mattype, "cuda", &cuda));
+        /* PCGAMG's V-cycle runs in FP32 on the host backend at one rank (unless turned off); the PC in FP64 elsewhere */
+        if (strstr(*pcs, "gamg") && !strstr(*pcs, "mg_fp32 false") && !cuda && size == 1) fp32 = PETSC_TRUE;
+        CHECK(fp32 ? st.fp32_vcycles >= st.its : st.fp32_vcycles == 0, "mixedcg with %s: %" PetscInt_FMT " FP32 V-cycles in %" PetscInt_FMT " steps (want %s)", *pcs, st.fp32_vcycles, st.its, fp32 ? "one per step at least" : "none");
         if (own) CHECK(st.pc_applications == 0, "mixedcg with %s: %" PetscInt_FMT " PC applications (want 0)", *pcs, st.pc_applications);
         else
           CHECK(st.pc_applications >= st.its && st.pc_applications <= st.its + st.reliable_updates + 2 * st.breakdowns + 1, "mixedcg with %s: %" PetscInt_FMT " PC applications for %" PetscInt_FMT " steps and %" PetscInt_FMT " reliable updates", *pcs, st.pc_applications, st.its, st.reliable_updates);

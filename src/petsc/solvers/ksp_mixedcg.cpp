@@ -24,6 +24,7 @@
 #include "block_csr.hpp"
 #include "core_error.hpp"
 #include "ksp_mixedcg_backend.hpp"
+#include "ksp_mixedcg_mg.hpp"
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaled_copy.hpp"
 #include "solver_common.hpp"
@@ -78,6 +79,12 @@ struct KspMixedCg {
   /* the PC is applied in FP64 at every step (any PC but PCNONE and PCJACOBI on the diagonal,
      which are the method's own scaling) */
   PetscBool apply_pc = PETSC_FALSE;
+  /* a PCMG/PCGAMG PC's FP32 V-cycle (-ksp_mixedcg_mg_fp32), built for the copy of build number
+     mg_builds; mg_why: why the PC runs in FP64 instead ("" when it does not apply) */
+  PetscBool               mg_fp32 = PETSC_TRUE;
+  std::unique_ptr<MgFp32> mg;
+  PetscInt                mg_builds = -1;
+  std::string             mg_why;
 };
 
 KspMixedCg *Data(KSP ksp)
@@ -709,6 +716,41 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The FP32 V-cycle of a PCMG/PCGAMG PC, (re)built from the PC's hierarchy (set up by
+   KSPSetUp() before the solve) for each new copy of the Pmat; the host backend on one rank (elsewhere,
+   or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
+PetscErrorCode EnsureMg(KSP ksp)
+{
+  KspMixedCg *mc = Data(ksp);
+  PC          pc;
+  PetscBool   mg;
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &mg, PCMG, PCGAMG, ""));
+  if (!mc->apply_pc || !mg) {
+    mc->mg.reset();
+    mc->mg_why.clear();
+    mc->mg_builds = -1;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (mc->mg_builds == mc->builds) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy */
+  mc->mg.reset();
+  mc->mg_builds = mc->builds;
+  if (!mc->mg_fp32) mc->mg_why = "-ksp_mixedcg_mg_fp32 false";
+  else if (mc->copy->OnDevice()) mc->mg_why = "the CUDA backend (the FP32 V-cycle runs on the host backend)";
+  else PetscCall(MgFp32::Check(ksp, pc, &mc->mg_why));
+  if (!mc->mg_why.empty()) PetscFunctionReturn(PETSC_SUCCESS);
+  PackSellOptions opt;
+  PetscCall(LevelOptions(mc, &opt));
+  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
+  const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, &mc->mg, &mc->mg_why);
+  PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
+  PetscCall(ierr);
+  if (!mc->mg_why.empty()) PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the PC's levels refused by the FP32 copies (%s): the PC runs in FP64\n", mc->mg_why.c_str()));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
 {
   KspMixedCg          *mc = Data(ksp);
@@ -719,6 +761,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(EnsureOperator(ksp));
+  PetscCall(EnsureMg(ksp));
   if (ksp->guess_zero) PetscCall(VecSet(x, 0.0));
   ksp->its           = 0;
   ksp->rnorm         = 0;
@@ -745,6 +788,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
       halo_end   = [mc](const float *pp, float *ghost) { PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, pp, ghost, MPI_REPLACE)); };
     }
     ops.lowp_product = [&host, &halo_begin, &halo_end](const float *pp, float *w) { host.Product(pp, w, halo_begin, halo_end); };
+    if (mc->mg) ops.precondition_lowp = [mg = mc->mg.get()](const float *r, float *z) { mg->Apply(r, z); };
     /* s stays valid through a raise: the copy of the next level has the same s */
     const std::vector<double> s = host.Copy().s;
     PetscCall(VecGetArrayRead(b, &ba));
@@ -802,7 +846,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
   PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
   char          vf[64], gf[64];
-  PetscBool     set, vfset, gfset, comp = mc->compensate, dith = mc->dither;
+  PetscBool     set, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
   FormatOptions o = mc->copy_opts;
 
   PetscFunctionBegin;
@@ -818,6 +862,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
+  PetscCall(PetscOptionsBool("-ksp_mixedcg_mg_fp32", "With PCMG or PCGAMG: run the V-cycle in FP32 on reduced-precision copies of the levels in the low-precision steps (false: the PC in FP64)", "KSPMIXEDCG", mg_fp32, &mg_fp32, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend on one rank: CG steps launched between two host checks of the device's state (several ranks check after every step)", "KSPMIXEDCG", every, &every, &set));
   PetscOptionsHeadEnd();
   PetscCheck(delta > 0 && delta < 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_delta %g is out of range: use a reduction factor in (0, 1), e.g. 0.1", (double)delta);
@@ -860,6 +905,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   mc->params.guard_departure = (double)departure;
   mc->params.guard_strikes   = (int)strikes;
   mc->check_every            = every;
+  if (mg_fp32 != mc->mg_fp32) mc->mg_builds = -1; /* rebuilt (or dropped) at the next solve */
+  mc->mg_fp32 = mg_fp32;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -884,7 +931,13 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (mc->apply_pc) {
     PC pc;
     PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner %s applied in FP64 at every step (the FP32 residual widened, M^-1 r narrowed to FP32; in D^-1/2 A D^-1/2's units D^1/2 M^-1 D^1/2)\n", ((PetscObject)pc)->type_name));
+    if (mc->mg) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner %s: in the low-precision steps its V-cycle in FP32 (in D^-1/2 A D^-1/2's units D^1/2 M^-1 D^1/2)\n", ((PetscObject)pc)->type_name));
+      PetscCall(mc->mg->View(viewer));
+    } else {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner %s applied in FP64 at every step (the FP32 residual widened, M^-1 r narrowed to FP32; in D^-1/2 A D^-1/2's units D^1/2 M^-1 D^1/2)\n", ((PetscObject)pc)->type_name));
+      if (!mc->mg_why.empty()) PetscCall(PetscViewerASCIIPrintf(viewer, "  its V-cycle runs in FP64: %s\n", mc->mg_why.c_str()));
+    }
   } else PetscCall(PetscViewerASCIIPrintf(viewer, "  preconditioner: the method's own Jacobi scaling (PCNONE and PCJACOBI on the diagonal run the same method)\n"));
   if (start.lossy())
     PetscCall(PetscViewerASCIIPrintf(viewer, "  low-precision operator: PackSELL copy of D^-1/2 Pmat D^-1/2 (%s), LOSSY value format %s (unit roundoff %.3g)\n", mc->copy_opts.Describe().c_str(), start.name().c_str(), start.unit_roundoff()));
@@ -901,8 +954,8 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   if (mc->copy) PetscCall(PetscViewerASCIIPrintf(viewer, "  operator now: %s; rank 0: %" PetscInt_FMT " rows, %" PetscInt64_FMT " nonzeros; builds %" PetscInt_FMT "\n", LevelName(mc).c_str(), mc->rows, (PetscInt64)mc->copy->Info().nnz, mc->builds));
   if (mc->solves) {
     const mixed::MixedCgResult &r = mc->last;
-    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s, PC applications %" PetscInt64_FMT "\n",
-                                     (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken", (PetscInt64)r.pc_applications));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s, PC applications %" PetscInt64_FMT " (FP32 V-cycles %" PetscInt64_FMT ")\n",
+                                     (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken", (PetscInt64)r.pc_applications, (PetscInt64)r.pc_lowp_applications));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -929,6 +982,8 @@ PetscErrorCode KSPReset_MixedCG(KSP ksp)
   PetscFunctionBegin;
   mc->copy.reset();
   mc->device.reset();
+  mc->mg.reset();
+  mc->mg_builds = -1;
   PetscCall(PetscSFDestroy(&mc->halo));
   PetscCall(VecDestroy(&mc->w1));
   PetscCall(VecDestroy(&mc->w2));
@@ -962,6 +1017,7 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   out->mantissa_bits    = mc->level == 2 ? 52 : (PetscInt)(mc->current.lossy() ? mc->current.mantissa_bits : 23);
   out->builds           = mc->builds;
   out->pc_applications  = (PetscInt)r.pc_applications;
+  out->fp32_vcycles     = (PetscInt)r.pc_lowp_applications;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -1,0 +1,192 @@
+// KSPMIXEDCG's FP32 V-cycle from a PCMG/PCGAMG hierarchy: ksp_mixedcg_mg.hpp.
+#include <petsc/private/pcmgimpl.h>
+
+#include "ksp_mixedcg_mg.hpp"
+
+#include "block_csr.hpp"
+#include "core_error.hpp"
+
+#include <functional>
+#include <vector>
+
+namespace pspmv
+{
+namespace glue
+{
+
+namespace
+{
+
+/* f with the host CSR of every matrix of mats (a null matrix: an empty view), nested WithCsr(). */
+PetscErrorCode WithCsrs(const std::vector<Mat> &mats, size_t k, std::vector<CsrView> *views, const std::function<PetscErrorCode()> &f)
+{
+  PetscFunctionBegin;
+  if (k == mats.size()) PetscCall(f());
+  else if (!mats[k]) {
+    (*views)[k] = CsrView{};
+    PetscCall(WithCsrs(mats, k + 1, views, f));
+  } else
+    PetscCall(WithCsr(mats[k], [&](const CsrView &v) -> PetscErrorCode {
+      (*views)[k] = v;
+      return WithCsrs(mats, k + 1, views, f);
+    }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The smoothing steps of level l's smoother, or *why. */
+PetscErrorCode LevelSmoother(PC pc, PetscInt l, PetscInt *steps, std::string *why)
+{
+  KSP          down, up;
+  PC           spc;
+  PetscBool    cheb, jac;
+  PetscInt     maxits;
+  Mat          A, P;
+  PCJacobiType jt;
+
+  PetscFunctionBegin;
+  *steps = 0;
+  /* the level's fields, not PCMGGetSmootherUp(), which creates a distinct post-smoother */
+  const PC_MG *m = static_cast<const PC_MG *>(pc->data);
+  down           = m->levels[l]->smoothd;
+  up             = m->levels[l]->smoothu;
+  PetscCall(KSPGetPC(down, &spc));
+  PetscCall(PetscObjectTypeCompare((PetscObject)down, KSPCHEBYSHEV, &cheb));
+  PetscCall(PetscObjectTypeCompare((PetscObject)spc, PCJACOBI, &jac));
+  if (jac) PetscCall(PCJacobiGetType(spc, &jt));
+  const std::string level = "the smoother of level " + std::to_string((long long)l);
+  if (down != up) *why = level + " differs before and after the coarse correction (the FP32 cycle is symmetric)";
+  else if (!cheb || !jac) *why = level + " is " + ((PetscObject)down)->type_name + " + " + (((PetscObject)spc)->type_name ? ((PetscObject)spc)->type_name : "(unset)") + ", not chebyshev + jacobi";
+  else if (jt != PC_JACOBI_DIAGONAL) *why = level + " is Jacobi on another diagonal than the matrix's";
+  else {
+    KSPChebyshevKind kind;
+    PetscCall(KSPChebyshevGetKind(down, &kind));
+    PetscCall(KSPGetOperators(down, &A, &P));
+    PetscCall(KSPGetTolerances(down, nullptr, nullptr, nullptr, &maxits));
+    if (kind != KSP_CHEBYSHEV_FIRST) *why = level + " is a Chebyshev smoother of another kind than the first";
+    else if (A != P) *why = level + " smooths with an Amat other than its Pmat";
+    else *steps = maxits;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+MgFp32::~MgFp32()
+{
+  (void)VecDestroy(&cb_);
+  (void)VecDestroy(&cx_);
+  (void)KSPDestroy(&coarse_);
+}
+
+PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
+{
+  PetscMPIInt size;
+  PetscBool   mg;
+  PetscInt    levels, steps = -1;
+  PCMGType    type;
+
+  PetscFunctionBegin;
+  why->clear();
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &mg, PCMG, PCGAMG, ""));
+  if (!mg) *why = std::string("the PC is ") + ((PetscObject)pc)->type_name + ", not PCMG or PCGAMG";
+  else if (size > 1) *why = "several ranks (the FP32 V-cycle runs on one rank)";
+  if (!why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCMGGetLevels(pc, &levels));
+  PetscCall(PCMGGetType(pc, &type));
+  const PC_MG *m = static_cast<const PC_MG *>(pc->data);
+  if (levels < 2) *why = "a single level";
+  else if (type != PC_MG_MULTIPLICATIVE) *why = std::string("PCMG type ") + PCMGTypes[type] + ", not multiplicative";
+  else if (m->cyclesperpcapply != 1) *why = "several cycles per PCApply()";
+  for (PetscInt l = 1; l < levels && why->empty(); l++) {
+    PetscInt s;
+    if (m->levels[l]->cycles != PC_MG_CYCLE_V) *why = "not a V-cycle";
+    else PetscCall(LevelSmoother(pc, l, &s, why));
+    if (why->empty() && steps >= 0 && s != steps) *why = "levels smoothed with different numbers of steps";
+    steps = s;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, std::unique_ptr<MgFp32> *out, std::string *refused_why)
+{
+  PetscInt             levels, steps = 0;
+  std::vector<Mat>     mats;
+  std::vector<CsrView> views;
+  std::string          why;
+
+  PetscFunctionBegin;
+  out->reset();
+  refused_why->clear();
+  PetscCall(PCMGGetLevels(pc, &levels));
+  mats.assign(2 * (size_t)levels, nullptr); /* A_l at 2l, P_l at 2l + 1 */
+  for (PetscInt l = 0; l < levels; l++) {
+    KSP smoother;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, nullptr, &mats[2 * (size_t)l]));
+    if (l > 0) {
+      PetscCall(PCMGGetInterpolation(pc, l, &mats[2 * (size_t)l + 1]));
+      PetscCall(LevelSmoother(pc, l, &steps, &why));
+      PetscCheck(why.empty(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FP32 V-cycle of a hierarchy that Check() refuses: %s", why.c_str());
+    }
+  }
+  views.resize(mats.size());
+  std::unique_ptr<MgFp32> mg(new MgFp32());
+  PetscCall(WithCsrs(mats, 0, &views, [&]() -> PetscErrorCode {
+    std::vector<mixed::MgLevelInput> in((size_t)levels);
+    mixed::MgCycleOptions            o;
+
+    PetscFunctionBegin;
+    for (PetscInt l = 0; l < levels; l++) {
+      in[(size_t)l].A = views[2 * (size_t)l];
+      in[(size_t)l].P = views[2 * (size_t)l + 1];
+    }
+    o.level_options     = opt;
+    o.smooth_steps      = (int)steps;
+    const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
+    if (e.Refusal()) *refused_why = e.what;
+    else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
+  if (!refused_why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCMGGetCoarseSolve(pc, &mg->coarse_));
+  PetscCall(PetscObjectReference((PetscObject)mg->coarse_));
+  PetscCall(MatCreateVecs(mats[0], &mg->cx_, &mg->cb_));
+  *out = std::move(mg);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+void MgFp32::Apply(const float *r, float *z) const
+{
+  cycle_.apply(r, z, [this](const double *b, double *x) {
+    PetscErrorCode ierr;
+    PetscCallThrow(VecPlaceArray(cb_, b));
+    ierr = VecPlaceArray(cx_, x);
+    if (!ierr) {
+      ierr                       = KSPSolve(coarse_, cb_, cx_);
+      const PetscErrorCode ierr2 = VecResetArray(cx_);
+      if (!ierr) ierr = ierr2;
+    }
+    const PetscErrorCode ierr3 = VecResetArray(cb_);
+    if (!ierr) ierr = ierr3;
+    PetscCallThrow(ierr);
+  });
+}
+
+PetscErrorCode MgFp32::View(PetscViewer viewer) const
+{
+  PetscFunctionBegin;
+  const std::vector<mixed::MgLevelInfo> info = cycle_.info();
+  PetscCall(
+    PetscViewerASCIIPrintf(viewer, "  FP32 V-cycle on PackSELL copies of the PC's levels (D^-1/2 A_l D^-1/2; interpolation D_l^1/2 P D_l-1^-1/2), Chebyshev + Jacobi smoothing in FP32; the FP64 phase and the reliable updates apply the PC itself:\n"));
+  for (size_t l = info.size(); l-- > 0;) {
+    const mixed::MgLevelInfo &v = info[l];
+    if (v.lowp)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, LOSSY %s, %.2f bytes per nonzero, emax %.4g\n", (int)l, (PetscInt64)v.rows, (PetscInt64)v.nnz, v.value_format.c_str(), v.bytes_per_nnz, v.emax));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, the PC's coarse solver in FP64\n", (int)l, (PetscInt64)v.rows));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

@@ -1055,9 +1055,13 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
 . -ksp_mixedcg_guard_strikes <2> - lossy segments in a row that raise the precision
 . -ksp_mixedcg_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are CUDA vectors
     (at any number of ranks), else on the host
-- -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
+. -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
     the device's state (the only host synchronisations of the loop besides the reliable updates;
     on several ranks the state is read after every step, which waits for its sums over the ranks)
+- -ksp_mixedcg_mg_fp32 <true> - with PCMG or PCGAMG (multiplicative V-cycles, Chebyshev + Jacobi
+    smoothers): the low-precision steps apply the V-cycle in FP32 on reduced-precision PackSELL
+    copies of the PC's levels (the copy's value format), the coarse solve in FP64 by the PC's own
+    coarse solver; the host backend on one rank (elsewhere the PC runs in FP64, -ksp_view says why)
 
   Notes:
   The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated

@@ -182,6 +182,24 @@ static PetscErrorCode ChosenPC(void)
     CHECK(its[1] <= 1.25 * its[0] + 2, "mixedcg with %s: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT " (want at most 1.25x + 2)", *pcs, its[1], its[0]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC %s: mixedcg %" PetscInt_FMT " its (true residual %.3g), cg %" PetscInt_FMT " its (%.3g): ok\n", *pcs, its[1], (double)rel[1], its[0], (double)rel[0]));
   }
+  if (size == 1 && !strcmp(mattype, MATAIJ)) {
+    /* an MPIAIJ Pmat on one rank: GAMG's levels are MPIAIJ, whose CSR the FP32 copies do not
+       read: the V-cycle runs in FP64 (and -ksp_view says why) */
+    Mat                Ampi;
+    KSP                ksp;
+    KSPConvergedReason reason;
+    KSPMixedCGStats    st;
+    PetscReal          rel;
+    PetscCall(MatConvert(A, MATMPIAIJ, MAT_INITIAL_MATRIX, &Ampi));
+    PetscCall(PetscOptionsInsertString(NULL, "-cpm_ksp_type mixedcg -cpm_ksp_rtol 1e-8 -cpm_pc_type gamg"));
+    PetscCall(FromOptions(Ampi, "cpm_", &ksp));
+    PetscCall(SolveTrue(ksp, Ampi, b, &reason, &rel));
+    PetscCall(KSPMixedCGGetStats(ksp, &st));
+    CHECK(reason > 0 && rel <= 1.01e-8 && st.fp32_vcycles == 0 && st.pc_applications >= st.its, "mixedcg + gamg on an MPIAIJ Pmat at one rank: reason %s, true residual %g, %" PetscInt_FMT " FP32 V-cycles (want 0), %" PetscInt_FMT " PC applications", KSPConvergedReasons[reason], (double)rel, st.fp32_vcycles, st.pc_applications);
+    PetscCall(KSPDestroy(&ksp));
+    PetscCall(MatDestroy(&Ampi));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC gamg on an MPIAIJ Pmat at one rank: the V-cycle in FP64: ok\n"));
+  }
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&A));
   PetscFunctionReturn(PETSC_SUCCESS);

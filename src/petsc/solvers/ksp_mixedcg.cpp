@@ -84,7 +84,7 @@ struct KspMixedCg {
   PetscBool               mg_fp32 = PETSC_TRUE;
   std::unique_ptr<MgFp32> mg;
   PetscInt                mg_builds = -1;
-  std::string             mg_why;
+  std::string             mg_why, mg_pctype; /* mg_pctype: the PC's type it was built for */
 };
 
 KspMixedCg *Data(KSP ksp)
@@ -247,15 +247,22 @@ PetscErrorCode PmatBlocks(KSP ksp, Mat *Ad, Mat *Ao, const PetscInt **garray, Ma
   PetscCall(CheckSquareLayout(ksp, P));
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)P), &size));
   mpi = size > 1 ? PETSC_TRUE : PETSC_FALSE;
-  PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, mpi ? MATMPIAIJ : MATSEQAIJ, &isaij));
-  if (!isaij) {
+  PetscBool mpiaij;
+  PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, MATSEQAIJ, &isaij));
+  PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, MATMPIAIJ, &mpiaij));
+  if (!(mpiaij || (!mpi && isaij))) {
     PetscCall(MatConvert(P, MATAIJ, MAT_INITIAL_MATRIX, owned));
     P = *owned;
+    PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, MATMPIAIJ, &mpiaij));
   }
-  if (mpi) {
+  if (mpiaij) { /* (also an MPIAIJ matrix on one rank: its diagonal block is the matrix) */
     const PetscErrorCode ierr = MatMPIAIJGetSeqAIJ(P, Ad, Ao, garray);
     if (ierr) (void)MatDestroy(owned);
     PetscCall(ierr);
+    if (!mpi) {
+      *Ao     = nullptr;
+      *garray = nullptr;
+    }
   } else *Ad = P;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -634,27 +641,17 @@ PetscErrorCode PCTypeIsDefault(PC pc, PetscBool *isdefault)
 
 /* The method's own Jacobi scaling is its preconditioner for PCNONE and PCJACOBI on the diagonal
    (-pc_jacobi_abs and -pc_jacobi_fixdiagonal change nothing on the positive diagonal the method
-   needs); any other PC (another -pc_jacobi_type too) is applied in FP64 at every step
-   (mc->apply_pc). A default PC the user did not choose (PETSc's ILU, ICC or block Jacobi, set
-   before -ksp_type mixedcg was read) gives way to PCJACOBI, the method's fast path. */
-PetscErrorCode CheckPC(KSP ksp)
+   needs); any other PC (another -pc_jacobi_type too) is applied at every step (mc->apply_pc, set
+   from the PC's type at each solve: the PC may change after the setup). */
+PetscErrorCode SetApplyPC(KSP ksp)
 {
   KspMixedCg *mc = Data(ksp);
   PC          pc;
-  PetscBool   own, isjacobi, isdefault = PETSC_FALSE;
-  const char *prefix = ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "";
+  PetscBool   own, isjacobi;
 
   PetscFunctionBegin;
   PetscCall(KSPGetPC(ksp, &pc));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &own, PCNONE, PCJACOBI, ""));
-  if (!own) {
-    PetscCall(PCTypeIsDefault(pc, &isdefault));
-    if (isdefault) {
-      PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
-      PetscCall(PCSetType(pc, PCJACOBI));
-      own = PETSC_TRUE;
-    }
-  }
   PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &isjacobi));
   if (isjacobi) {
     PCJacobiType type;
@@ -662,6 +659,26 @@ PetscErrorCode CheckPC(KSP ksp)
     own = (PetscBool)(type == PC_JACOBI_DIAGONAL);
   }
   mc->apply_pc = (PetscBool)!own;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* At the setup: a default PC the user did not choose (PETSc's ILU, ICC or block Jacobi, set
+   before -ksp_type mixedcg was read) gives way to PCJACOBI, the method's fast path. */
+PetscErrorCode CheckPC(KSP ksp)
+{
+  PC          pc;
+  PetscBool   own, isdefault = PETSC_FALSE;
+  const char *prefix = ((PetscObject)ksp)->prefix ? ((PetscObject)ksp)->prefix : "";
+
+  PetscFunctionBegin;
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &own, PCNONE, PCJACOBI, ""));
+  if (!own) PetscCall(PCTypeIsDefault(pc, &isdefault));
+  if (isdefault) {
+    PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the preconditioner %s is PETSc's default, not one chosen with -%spc_type: PCJACOBI instead (the method's own Jacobi scaling)\n", ((PetscObject)pc)->type_name, prefix));
+    PetscCall(PCSetType(pc, PCJACOBI));
+  }
+  PetscCall(SetApplyPC(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -734,20 +751,24 @@ PetscErrorCode EnsureMg(KSP ksp)
     mc->mg_builds = -1;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (mc->mg_builds == mc->builds) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy */
+  if (mc->mg_builds == mc->builds && mc->mg_pctype == ((PetscObject)pc)->type_name) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy and PC */
   mc->mg.reset();
-  mc->mg_builds = mc->builds;
+  mc->mg_builds = -1;
+  mc->mg_why.clear();
   if (!mc->mg_fp32) mc->mg_why = "-ksp_mixedcg_mg_fp32 false";
   else if (mc->copy->OnDevice()) mc->mg_why = "the CUDA backend (the FP32 V-cycle runs on the host backend)";
   else PetscCall(MgFp32::Check(ksp, pc, &mc->mg_why));
-  if (!mc->mg_why.empty()) PetscFunctionReturn(PETSC_SUCCESS);
-  PackSellOptions opt;
-  PetscCall(LevelOptions(mc, &opt));
-  PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
-  const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, &mc->mg, &mc->mg_why);
-  PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
-  PetscCall(ierr);
-  if (!mc->mg_why.empty()) PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the PC's levels refused by the FP32 copies (%s): the PC runs in FP64\n", mc->mg_why.c_str()));
+  if (mc->mg_why.empty()) {
+    PackSellOptions opt;
+    PetscCall(LevelOptions(mc, &opt));
+    PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
+    const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, &mc->mg, &mc->mg_why);
+    PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
+    PetscCall(ierr);
+  }
+  if (!mc->mg_why.empty()) PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the PC's V-cycle runs in FP64: %s\n", mc->mg_why.c_str()));
+  mc->mg_builds = mc->builds; /* (not after an error: the next solve tries again) */
+  mc->mg_pctype = ((PetscObject)pc)->type_name;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -761,6 +782,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
 
   PetscFunctionBegin;
   PetscCall(EnsureOperator(ksp));
+  PetscCall(SetApplyPC(ksp));
   PetscCall(EnsureMg(ksp));
   if (ksp->guess_zero) PetscCall(VecSet(x, 0.0));
   ksp->its           = 0;

@@ -98,6 +98,17 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   if (levels < 2) *why = "a single level";
   else if (type != PC_MG_MULTIPLICATIVE) *why = std::string("PCMG type ") + PCMGTypes[type] + ", not multiplicative";
   else if (m->cyclesperpcapply != 1) *why = "several cycles per PCApply()";
+  for (PetscInt l = 0; l < levels && why->empty(); l++) { /* the CSR of every level's matrices is read */
+    KSP       smoother;
+    Mat       A, P      = nullptr;
+    PetscBool aij, paij = PETSC_TRUE;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, nullptr, &A));
+    if (l > 0) PetscCall(PCMGGetInterpolation(pc, l, &P));
+    PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, MATSEQAIJ, &aij));
+    if (P) PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, MATSEQAIJ, &paij));
+    if (!aij || !paij) *why = "level " + std::to_string((long long)l) + "'s " + (aij ? "interpolation" : "operator") + " is " + ((PetscObject)(aij ? P : A))->type_name + ", not SeqAIJ-based";
+  }
   for (PetscInt l = 1; l < levels && why->empty(); l++) {
     PetscInt s;
     if (m->levels[l]->cycles != PC_MG_CYCLE_V) *why = "not a V-cycle";
@@ -141,10 +152,12 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, std::u
       in[(size_t)l].A = views[2 * (size_t)l];
       in[(size_t)l].P = views[2 * (size_t)l + 1];
     }
-    o.level_options     = opt;
-    o.smooth_steps      = (int)steps;
+    o.level_options = opt;
+    o.smooth_steps  = (int)steps;
+    /* a level's data the copies cannot take (a diagonal entry, a value out of range, an
+       eigenvalue estimate that is not positive): the PC runs in FP64, which is always valid */
     const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
-    if (e.Refusal()) *refused_why = e.what;
+    if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
     else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));

@@ -17,8 +17,9 @@
 #   MAT_TYPE (default aijcusparse): the matrix type of the main, fp16, quick and defaults runs
 #   (e.g. MAT_TYPE=aij to try the script on a host without a GPU);
 #   MIXED_QUICK=1: only FP64 CG + Jacobi and the two PCMIXEDKRYLOV solvers, no -log_view;
-#   MIXED_RUNS (default "main fp16 rgcsr sell"): which processes run per case: main = FP64 CG +
-#   Jacobi, PCMIXEDKRYLOV cg and f3r (e8m14), KSPMIXEDCG (e8m14) and GAMG; fp16 = the
+#   MIXED_RUNS (default "main pcs fp16 rgcsr sell"): which processes run per case: main = FP64 CG +
+#   Jacobi, PCMIXEDKRYLOV cg and f3r (e8m14), KSPMIXEDCG (e8m14), CG + GAMG and KSPMIXEDCG + GAMG;
+#   pcs = CG + ILU(0) and KSPMIXEDCG + ILU(0) (block Jacobi + ILU(0) on several ranks); fp16 = the
 #   PCMIXEDKRYLOV solvers with fp16 copies; rgcsr / sell = FP64 CG + Jacobi with rgcsrcuda /
 #   sellcuda; defaults = only cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r and mixedcg at their
 #   default options, on one rank (NP ignored), REPEAT solves each, no value updates, no
@@ -27,7 +28,7 @@
 #   PCMIXEDKRYLOV solvers (ex2 -<solver>_time_update: "update ..." lines; not GAMG, whose update
 #   is a whole new setup, and not KSPMIXEDCG: ex2 times PCSetUp, and KSPMIXEDCG's PC is none, its
 #   copy rebuilt in the next KSPSolve; its build is in setup_s);
-#   MIXED_GAMG=0 leaves GAMG out of the main process.
+#   MIXED_GAMG=0 leaves GAMG (both solvers with it) out of the main process.
 set -uo pipefail
 out=${1:?usage: mixed_bench.sh OUTDIR BUILD MATRIXDIR [case ...]}
 build=${2:?}
@@ -84,10 +85,10 @@ for c in $cases; do
     run $c $mt e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r
     continue
   fi
-  for r in ${MIXED_RUNS:-main fp16 rgcsr sell}; do
+  for r in ${MIXED_RUNS:-main pcs fp16 rgcsr sell}; do
     case $r in
       main) u=${MIXED_UPDATES:-2}
-        g=,gamg
+        g=,gamg,mixedcg_gamg
         [ "${MIXED_GAMG:-1}" = 0 ] && g=
         run $c $mt e8m14 cg_jacobi,mixedkrylov_cg,mixedkrylov_f3r,mixedcg$g -cg_jacobi_time_update $u -mixedkrylov_cg_time_update $u \
           -mixedkrylov_f3r_time_update $u ;;
@@ -95,9 +96,10 @@ for c in $cases; do
       fp16) run $c $mt fp16 mixedkrylov_cg,mixedkrylov_f3r -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_value_format fp16 \
         -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_value_format fp16 -mixedkrylov_cg_pc_mixedkrylov_mat_packsell_scaling auto \
         -mixedkrylov_f3r_pc_mixedkrylov_mat_packsell_scaling auto ;;
+      pcs) run $c $mt e8m14 cg_ilu,mixedcg_ilu ;;
       rgcsr) run $c rgcsrcuda exact cg_jacobi ;;
       sell) run $c sellcuda exact cg_jacobi ;;
-      *) echo "unknown MIXED_RUNS entry $r (main fp16 rgcsr sell defaults)" >&2 ;;
+      *) echo "unknown MIXED_RUNS entry $r (main pcs fp16 rgcsr sell defaults)" >&2 ;;
     esac
   done
 done

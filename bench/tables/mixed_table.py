@@ -7,9 +7,10 @@ Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--hea
   OUTDIR         gets mixed.csv, mixed.md and mixed_convergence.png
 
 Columns of mixed.csv: matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,
-speedup_vs_fp64_cg. solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that matrix type),
-mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV), mixedcg (KSPMIXEDCG), gamg (CG + GAMG), these
-on the main process's matrix type (aijcusparse unless MAT_TYPE was set).
+speedup_vs_fp64_cg,speedup_vs_fp64_same_pc. solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that
+matrix type), mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV), mixedcg (KSPMIXEDCG), gamg (CG +
+GAMG), mixedcg_gamg (KSPMIXEDCG + GAMG), cg_ilu, mixedcg_ilu (ILU(0), block Jacobi + ILU(0) on
+several ranks), these on the main process's matrix type (aijcusparse unless MAT_TYPE was set).
 setup_s: KSPSetUp + PCSetUp (KSPMIXEDCG: building its scaled copy).
 outer_its: KSP iterations (mixedcg: all its CG steps, low precision and FP64).
 inner_its: inner steps per outer iteration (PCMIXEDKRYLOV: CG steps, or F3R innermost Richardson
@@ -17,6 +18,8 @@ steps); mixedcg: its reliable updates (FP64 true residuals after the first), not
 speedup_vs_fp64_cg: solve_s of cg_jacobi_aijcusparse on the same matrix (the same ex2 process's
 when it ran one, else the matrix's first) / this solve_s; without an aijcusparse run of the
 matrix, cg_jacobi on the row's own matrix type in the same process (e.g. MAT_TYPE=aij).
+speedup_vs_fp64_same_pc: for mixedcg_gamg and mixedcg_ilu, solve_s of FP64 CG with the same PC in
+the same ex2 process (gamg, cg_ilu) / this solve_s; nan for the other rows.
 true_residual: ||b - A x|| / ||b|| after the solve, with the exact FP64 matrix.
 mixed.md also shows the value update time (ex2 -time_update: PCSetUp after a same-pattern value
 change) when the raw file has "update solver=..." lines.
@@ -43,7 +46,7 @@ def parse_raw(path):
             name = f["solver"]
             if name == "cg_jacobi":
                 name, vf_out = "cg_jacobi_" + t, "fp64"
-            elif name == "gamg":
+            elif name in ("gamg", "cg_ilu"):
                 vf_out = "fp64"
             else:
                 vf_out = vf
@@ -73,13 +76,18 @@ def main():
         if r["solver"] == "cg_jacobi_aijcusparse":
             first.setdefault(r["matrix"], r["solve_s"])
     os.makedirs(out, exist_ok=True)
-    cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg"]
+    cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg", "speedup_vs_fp64_same_pc"]
+    # KSPMIXEDCG with a PC against FP64 CG with that PC in the same process
+    fp64_same_pc = {"mixedcg_gamg": "gamg", "mixedcg_ilu": "cg_ilu"}
+    by_block = {(r["block"], r["solver"]): r["solve_s"] for r in rows}
     for r in rows:
         b = same.get((r["block"], "cg_jacobi_aijcusparse"), first.get(r["matrix"], same.get((r["block"], "cg_jacobi_" + r["mat_type"]))))
         r["speedup"] = b / r["solve_s"] if b is not None and r["solve_s"] > 0 else float("nan")
-    fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f"}
-    logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows,
-                      lambda r, c: fmt[c] % r["speedup" if c == "speedup_vs_fp64_cg" else c] if c in fmt else r[c])
+        p = by_block.get((r["block"], fp64_same_pc.get(r["solver"], "")))
+        r["speedup_pc"] = p / r["solve_s"] if p is not None and r["solve_s"] > 0 else float("nan")
+    fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f", "speedup_vs_fp64_same_pc": "%.3f"}
+    key = {"speedup_vs_fp64_cg": "speedup", "speedup_vs_fp64_same_pc": "speedup_pc"}
+    logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows, lambda r, c: fmt[c] % r[key.get(c, c)] if c in fmt else r[c])
     with open(os.path.join(out, "mixed.md"), "w") as f:
         upd = any(r["update_s"] is not None for r in rows)
         f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer (mixedcg: reliable updates) | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))

@@ -124,6 +124,8 @@ class Tables(unittest.TestCase):
                         "update solver=cg_jacobi update_s=0.001000 updates=4\n"
                         "solver=mixedkrylov_cg setup_s=0.020000 solve_s=0.020000 outer_its=5 inner_its=12.00 true_residual=8.000e-09 reason=CONVERGED_RTOL\n"
                         "solver=mixedcg setup_s=0.030000 solve_s=0.010000 outer_its=41 inner_its=8.00 true_residual=7.000e-09 reason=CONVERGED_RTOL\n"
+                        "solver=gamg setup_s=0.100000 solve_s=0.008000 outer_its=9 inner_its=0.00 true_residual=4.000e-09 reason=CONVERGED_RTOL\n"
+                        "solver=mixedcg_gamg setup_s=0.100000 solve_s=0.004000 outer_its=9 inner_its=5.00 true_residual=4.000e-09 reason=CONVERGED_RTOL\n"
                         "rc=0\n"
                         "case=lap7_16 mat_type=aij value_format=e8m14\n"
                         "solver=cg_jacobi setup_s=0.001000 solve_s=0.200000 outer_its=40 inner_its=0.00 true_residual=9.000e-09 reason=CONVERGED_RTOL\n"
@@ -138,16 +140,19 @@ class Tables(unittest.TestCase):
             self.run_table([os.path.join(TABLES, "mixed_table.py"), raw, hist, d])
             with open(os.path.join(d, "mixed.csv")) as f:
                 rows = f.read().splitlines()
-            self.assertEqual(rows[0], "matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg")
+            self.assertEqual(rows[0], "matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg,speedup_vs_fp64_same_pc")
             got = {(r.split(",")[0], r.split(",")[1]): r.split(",") for r in rows[1:]}
             # mixedcg: outer_its the CG steps, inner_its the reliable updates, against aijcusparse's CG
             self.assertIn(("lap7_16", "mixedcg"), got)
             mc = [r.split(",") for r in rows[1:] if r.startswith("lap7_16,mixedcg,")]
             self.assertEqual(len(mc), 2)
-            self.assertEqual(mc[0][2:], ["e8m14", "0.030000", "0.010000", "41", "8.00", "7.000e-09", "4.000"])
+            self.assertEqual(mc[0][2:], ["e8m14", "0.030000", "0.010000", "41", "8.00", "7.000e-09", "4.000", "nan"])
+            # KSPMIXEDCG + GAMG against CG + GAMG of the same process; GAMG itself in FP64
+            self.assertEqual(got[("lap7_16", "mixedcg_gamg")][8:], ["10.000", "2.000"])
+            self.assertEqual(got[("lap7_16", "gamg")][2], "fp64")
             self.assertEqual(mc[1][8], "0.100")  # the aij row against aijcusparse's CG too (0.04 / 0.4)
             # a matrix without an aijcusparse run: against cg_jacobi on its own matrix type
-            self.assertEqual(got[("bcsstk14", "mixedcg")][5:], ["335", "9.00", "9.000e-09", "0.500"])
+            self.assertEqual(got[("bcsstk14", "mixedcg")][5:], ["335", "9.00", "9.000e-09", "0.500", "nan"])
             self.assertEqual(got[("bcsstk14", "cg_jacobi_aij")][2], "fp64")
             with open(os.path.join(d, "mixed.md")) as f:
                 self.assertIn("mixedcg: reliable updates", f.read())

@@ -26,6 +26,8 @@
 using namespace pspmv;
 using namespace pspmv::mixed;
 using pspmv_test::CsrMatrix;
+using pspmv_test::Precond;
+using pspmv_test::sgs_pc;
 namespace mcuda = pspmv::mixed::cuda;
 
 namespace
@@ -37,33 +39,6 @@ struct Outcome {
   MixedCgResult res;
   double        true_rel = 0;
 };
-
-// A preconditioner's application u = M^-1 v on host arrays (MixedCgOperators::precondition).
-using Precond = std::function<void(const double *v, double *u)>;
-
-// Symmetric Gauss-Seidel (SSOR with omega 1), M = (D + L) D^-1 (D + U): a forward sweep
-// (D + L) y = v, then the backward (D + U) u = D y (SPD for a symmetric A with a positive diagonal).
-Precond sgs_pc(const CsrMatrix &A)
-{
-  auto d = std::make_shared<std::vector<double>>(size_t(A.rows), 0.0);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-      if (A.colidx[size_t(k)] == i) (*d)[size_t(i)] = A.values[size_t(k)];
-  return [&A, d](const double *v, double *u) {
-    for (int32_t i = 0; i < A.rows; ++i) {
-      double t = v[i];
-      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-        if (A.colidx[size_t(k)] < i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
-      u[i] = t / (*d)[size_t(i)];
-    }
-    for (int32_t i = A.rows - 1; i >= 0; --i) {
-      double t = (*d)[size_t(i)] * u[i];
-      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-        if (A.colidx[size_t(k)] > i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
-      u[i] = t / (*d)[size_t(i)];
-    }
-  };
-}
 
 // The device hook of a host preconditioner: v copied to the host, pc, u copied back (on the
 // solve's stream, then synchronised). *calls counts the applications; *running, when given, is
@@ -560,14 +535,7 @@ TEST(MixedCgSmall, PreconditionerRefused)
 {
   const CsrMatrix           A   = pspmv_test::laplace3d(8, 8, 8);
   const std::vector<double> b   = pspmv_test::sin_rhs(A);
-  const size_t              n   = size_t(A.rows);
-  const Precond             neg = [n](const double *v, double *u) {
-    for (size_t i = 0; i < n; ++i) u[i] = -v[i];
-  };
-  const Precond nan = [n](const double *v, double *u) {
-    for (size_t i = 0; i < n; ++i) u[i] = v[i];
-    u[n / 2] = std::nan("");
-  };
+  const Precond             neg = pspmv_test::negated_pc(size_t(A.rows)), nan = pspmv_test::nan_pc(size_t(A.rows));
   for (bool fp64 : {false, true}) {
     MixedCgParams p;
     p.start_fp64 = fp64;

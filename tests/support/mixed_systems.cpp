@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <stdexcept>
 
 namespace pspmv_test
@@ -141,6 +142,87 @@ std::vector<float> copy_compensation(const CsrMatrix &A, const std::vector<doubl
     pspmv::packsell_spmv(*off, og.data(), lp.data(), true);
   }
   return pspmv::mixed::rowsum_compensation(n, s.data(), As.data(), lp.data());
+}
+
+std::vector<double> diagonal_of(const CsrMatrix &A)
+{
+  std::vector<double> d(size_t(A.rows), 0.0);
+  for (int32_t i = 0; i < A.rows; ++i)
+    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+      if (A.colidx[size_t(k)] == i) d[size_t(i)] = A.values[size_t(k)];
+  return d;
+}
+
+Precond jacobi_pc(const CsrMatrix &A)
+{
+  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
+  return [d](const double *v, double *u) {
+    for (size_t i = 0; i < d->size(); ++i) u[i] = v[i] / (*d)[i];
+  };
+}
+
+Precond sgs_pc(const CsrMatrix &A)
+{
+  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
+  return [&A, d](const double *v, double *u) {
+    const int32_t n = A.rows;
+    for (int32_t i = 0; i < n; ++i) {
+      double t = v[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] < i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+    for (int32_t i = n - 1; i >= 0; --i) {
+      double t = (*d)[size_t(i)] * u[i];
+      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
+        if (A.colidx[size_t(k)] > i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
+      u[i] = t / (*d)[size_t(i)];
+    }
+  };
+}
+
+Precond negated_pc(size_t n)
+{
+  return [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = -v[i];
+  };
+}
+
+Precond nan_pc(size_t n)
+{
+  return [n](const double *v, double *u) {
+    for (size_t i = 0; i < n; ++i) u[i] = v[i];
+    u[n / 2] = std::nan("");
+  };
+}
+
+int64_t fp64_pcg(const CsrMatrix &A, const std::vector<double> &b, const Precond &pc, double rtol, int64_t max_it, std::vector<double> *xout)
+{
+  const size_t        n = size_t(A.rows);
+  std::vector<double> x(n, 0.0), r = b, z(n), p(n), w(n);
+  const double        nb = norm2(b);
+  pc(r.data(), z.data());
+  p         = z;
+  double rz = 0;
+  for (size_t i = 0; i < n; ++i) rz += r[i] * z[i];
+  int64_t it = 0;
+  for (; it < max_it && norm2(r) > rtol * nb; ++it) {
+    csr_spmv(A.view(), p.data(), w.data(), false);
+    double pw = 0;
+    for (size_t i = 0; i < n; ++i) pw += p[i] * w[i];
+    const double alpha = rz / pw;
+    for (size_t i = 0; i < n; ++i) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * w[i];
+    }
+    pc(r.data(), z.data());
+    double rz2 = 0;
+    for (size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
+    for (size_t i = 0; i < n; ++i) p[i] = z[i] + (rz2 / rz) * p[i];
+    rz = rz2;
+  }
+  if (xout) *xout = x;
+  return norm2(r) <= rtol * nb ? it : max_it + 1;
 }
 
 } // namespace pspmv_test

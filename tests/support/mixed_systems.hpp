@@ -5,6 +5,7 @@
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaled_copy.hpp"
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,21 @@ std::vector<double> sin_rhs(const CsrMatrix &A);
 // ||b - A x||_2 in FP64 with the CSR matrix.
 double residual_norm(const CsrMatrix &A, const double *b, const double *x);
 double norm2(const std::vector<double> &v);
+// The diagonal of A (0 where an entry is missing).
+std::vector<double> diagonal_of(const CsrMatrix &A);
+// A preconditioner u = M^-1 v of A's rows; Jacobi: u = D^-1 v.
+using Precond = std::function<void(const double *v, double *u)>;
+Precond jacobi_pc(const CsrMatrix &A);
+// Symmetric Gauss-Seidel (SSOR with omega 1): M = (D + L) D^-1 (D + U), SPD for a symmetric A
+// with a positive diagonal: a forward sweep (D + L) y = v, then the backward (D + U) u = D y.
+// A must outlive the preconditioner.
+Precond sgs_pc(const CsrMatrix &A);
+// Broken preconditioners of n rows: u = -v (negative definite), and u = v with a NaN in the middle.
+Precond negated_pc(size_t n);
+Precond nan_pc(size_t n);
+// FP64 PCG with M^-1 = pc, the reference of the mixed solvers' tests (PETSc's KSPCG with the
+// unpreconditioned norm: the recurred residual ||r|| <= rtol ||b||, x_0 = 0); returns the
+// iterations (max_it + 1: not converged), the solution in *x when given.
+int64_t fp64_pcg(const CsrMatrix &A, const std::vector<double> &b, const Precond &pc, double rtol, int64_t max_it, std::vector<double> *x = nullptr);
 
 } // namespace pspmv_test

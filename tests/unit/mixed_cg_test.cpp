@@ -27,38 +27,6 @@ using namespace pspmv_test;
 namespace
 {
 
-// FP64 CG + Jacobi (PETSc's KSPCG with PCJACOBI and the unpreconditioned norm: the recurred
-// residual ||r|| <= rtol ||b||, x_0 = 0); returns the iterations.
-int64_t fp64_pcg(const CsrMatrix &A, const std::vector<double> &b, double rtol, int64_t max_it)
-{
-  const size_t        n = size_t(A.rows);
-  std::vector<double> x(n, 0.0), r = b, z(n), p(n), w(n), d(n);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-      if (A.colidx[size_t(k)] == i) d[size_t(i)] = A.values[size_t(k)];
-  const double nb = norm2(b);
-  for (size_t i = 0; i < n; ++i) p[i] = z[i] = r[i] / d[i];
-  double rz = 0;
-  for (size_t i = 0; i < n; ++i) rz += r[i] * z[i];
-  for (int64_t it = 0; it < max_it; ++it) {
-    if (norm2(r) <= rtol * nb) return it;
-    csr_spmv(A.view(), p.data(), w.data(), false);
-    double pw = 0;
-    for (size_t i = 0; i < n; ++i) pw += p[i] * w[i];
-    const double alpha = rz / pw;
-    for (size_t i = 0; i < n; ++i) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * w[i];
-      z[i] = r[i] / d[i];
-    }
-    double rz2 = 0;
-    for (size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
-    for (size_t i = 0; i < n; ++i) p[i] = z[i] + (rz2 / rz) * p[i];
-    rz = rz2;
-  }
-  return max_it + 1;
-}
-
 // A solve of A x = b from x = 0 with the scaled copies of the formats in `ladder` (the first is
 // the start, each raise takes the next; past the last: FP64).
 struct Solve {
@@ -81,7 +49,6 @@ struct CopyFlags {
 };
 
 // A preconditioner's application u = M^-1 v (MixedCgOperators::precondition).
-using Precond = std::function<void(const double *v, double *u)>;
 
 Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p, CopyFlags flags = CopyFlags{}, const Precond &pc = Precond{})
 {
@@ -223,7 +190,7 @@ TEST(MixedCg, DirichletRowsKeptCloseToFp64)
       }
   MixedCgParams p;
   p.rtol            = 1e-8;
-  const int64_t ref = fp64_pcg(A, b, 1e-8, 10000);
+  const int64_t ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 10000);
   for (const char *f : {"e8m14", "e8m22"}) {
     const Solve s = solve(A, b, {f, "e8m22"}, p);
     report((std::string("ex45 32^3 ") + f).c_str(), s, ref);
@@ -250,7 +217,7 @@ TEST(MixedCg, Laplacian3dCloseToFp64)
   const std::vector<double> b = sin_rhs(A);
   MixedCgParams             p;
   p.rtol            = 1e-8;
-  const int64_t ref = fp64_pcg(A, b, 1e-8, 10000);
+  const int64_t ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 10000);
   for (const char *f : {"e8m22", "e8m14", "e8m12"}) {
     const Solve s = solve(A, b, {f, "e8m22"}, p);
     report((std::string("lap7 32^3 ") + f).c_str(), s, ref);
@@ -374,7 +341,7 @@ TEST(MixedCg, StructuralMatricesCloseToFp64)
   for (const char *file : {"bcsstk14.mtx", "bcsstk16.mtx.gz"}) {
     const CsrMatrix           A   = shared_matrix(file);
     const std::vector<double> b   = sin_rhs(A);
-    const int64_t             ref = fp64_pcg(A, b, 1e-8, 20000);
+    const int64_t             ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 20000);
     MixedCgParams             p;
     const Solve               s = solve(A, b, {"e8m14", "e8m22"}, p);
     report(file, s, ref);
@@ -394,7 +361,7 @@ TEST(MixedCg, GuardRaisesPrecision)
 {
   const CsrMatrix           A   = shared_matrix("bcsstk14.mtx");
   const std::vector<double> b   = sin_rhs(A);
-  const int64_t             ref = fp64_pcg(A, b, 1e-8, 20000);
+  const int64_t             ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 20000);
   MixedCgParams             p;
   p.guard         = false;
   p.max_it        = 10 * ref;
@@ -442,7 +409,7 @@ TEST(MixedCg, RandomSpd)
 {
   const CsrMatrix           A   = random_spd(3000, 8, 1e-6, 7);
   const std::vector<double> b   = sin_rhs(A);
-  const int64_t             ref = fp64_pcg(A, b, 1e-8, 50000);
+  const int64_t             ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 50000);
   ASSERT_LE(ref, 50000);
   MixedCgParams p;
   p.max_it      = 50000;
@@ -689,46 +656,6 @@ TEST(MixedCgOffDiag, SplitSolveTakesTheWholeSteps)
 namespace
 {
 
-std::vector<double> diagonal_of(const CsrMatrix &A)
-{
-  std::vector<double> d(size_t(A.rows), 0.0);
-  for (int32_t i = 0; i < A.rows; ++i)
-    for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-      if (A.colidx[size_t(k)] == i) d[size_t(i)] = A.values[size_t(k)];
-  return d;
-}
-
-// Jacobi: u = D^-1 v (what the scaling alone does already).
-Precond jacobi_pc(const CsrMatrix &A)
-{
-  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
-  return [d](const double *v, double *u) {
-    for (size_t i = 0; i < d->size(); ++i) u[i] = v[i] / (*d)[i];
-  };
-}
-
-// Symmetric Gauss-Seidel (SSOR with omega 1): M = (D + L) D^-1 (D + U), SPD for a symmetric A
-// with a positive diagonal: a forward sweep (D + L) y = v, then the backward (D + U) u = D y.
-Precond sgs_pc(const CsrMatrix &A)
-{
-  auto d = std::make_shared<std::vector<double>>(diagonal_of(A));
-  return [&A, d](const double *v, double *u) {
-    const int32_t n = A.rows;
-    for (int32_t i = 0; i < n; ++i) {
-      double t = v[i];
-      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-        if (A.colidx[size_t(k)] < i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
-      u[i] = t / (*d)[size_t(i)];
-    }
-    for (int32_t i = n - 1; i >= 0; --i) {
-      double t = (*d)[size_t(i)] * u[i];
-      for (int32_t k = A.rowptr[size_t(i)]; k < A.rowptr[size_t(i) + 1]; ++k)
-        if (A.colidx[size_t(k)] > i) t -= A.values[size_t(k)] * u[A.colidx[size_t(k)]];
-      u[i] = t / (*d)[size_t(i)];
-    }
-  };
-}
-
 // The exact inverse of A's diagonal blocks of bs rows (dense Cholesky factors): block Jacobi.
 Precond block_pc(const CsrMatrix &A, int32_t bs)
 {
@@ -766,36 +693,6 @@ Precond block_pc(const CsrMatrix &A, int32_t bs)
       }
     }
   };
-}
-
-// FP64 PCG with the preconditioner pc (PETSc's KSPCG with the unpreconditioned norm: the recurred
-// residual ||r|| <= rtol ||b||, x_0 = 0); returns the iterations (max_it + 1: not converged).
-int64_t fp64_pcg_with(const CsrMatrix &A, const std::vector<double> &b, double rtol, int64_t max_it, const Precond &pc)
-{
-  const size_t        n = size_t(A.rows);
-  std::vector<double> x(n, 0.0), r = b, z(n), p(n), w(n);
-  const double        nb = norm2(b);
-  pc(r.data(), z.data());
-  p         = z;
-  double rz = 0;
-  for (size_t i = 0; i < n; ++i) rz += r[i] * z[i];
-  for (int64_t it = 0; it < max_it; ++it) {
-    if (norm2(r) <= rtol * nb) return it;
-    csr_spmv(A.view(), p.data(), w.data(), false);
-    double pw = 0;
-    for (size_t i = 0; i < n; ++i) pw += p[i] * w[i];
-    const double alpha = rz / pw;
-    for (size_t i = 0; i < n; ++i) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * w[i];
-    }
-    pc(r.data(), z.data());
-    double rz2 = 0;
-    for (size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
-    for (size_t i = 0; i < n; ++i) p[i] = z[i] + (rz2 / rz) * p[i];
-    rz = rz2;
-  }
-  return max_it + 1;
 }
 
 // A 7-point operator -div(k grad u) on an m^3 grid (Dirichlet boundary), k varying smoothly
@@ -868,7 +765,7 @@ TEST(MixedCgPc, JacobiHookIsTheScaling)
   const CsrMatrix           A = laplace3d(32, 32, 32);
   const std::vector<double> b = sin_rhs(A);
   MixedCgParams             p;
-  const int64_t             ref = fp64_pcg(A, b, 1e-8, 10000);
+  const int64_t             ref = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 10000);
   for (const char *f : {"e8m14", "e8m22"}) {
     const Solve plain = solve(A, b, {f, "e8m22"}, p);
     const Solve jac   = solve(A, b, {f, "e8m22"}, p, CopyFlags{}, jacobi_pc(A));
@@ -905,9 +802,9 @@ TEST(MixedCgPc, StrongPreconditionersCloseToFp64Pcg)
     };
     const Pc pcs[] = {{"SGS", sgs_pc(A)}, {"block 8 Cholesky", block_pc(A, 8)}};
     for (const Pc &m : pcs) {
-      const int64_t ref = fp64_pcg_with(A, b, 1e-8, 10000, m.apply);
+      const int64_t ref = fp64_pcg(A, b, m.apply, 1e-8, 10000);
       ASSERT_LE(ref, 10000) << c.name << " " << m.name;
-      const int64_t jac = fp64_pcg(A, b, 1e-8, 10000);
+      const int64_t jac = fp64_pcg(A, b, jacobi_pc(A), 1e-8, 10000);
       MixedCgParams p;
       const Solve   s    = solve(A, b, {"e8m14", "e8m22"}, p, CopyFlags{}, m.apply);
       const auto    what = std::string(c.name) + " " + m.name + " e8m14";
@@ -962,14 +859,7 @@ TEST(MixedCgPc, IndefiniteOrNanPreconditionerRefused)
 {
   const CsrMatrix           A   = laplace3d(10, 10, 10);
   const std::vector<double> b   = sin_rhs(A);
-  const size_t              n   = size_t(A.rows);
-  const Precond             neg = [n](const double *v, double *u) {
-    for (size_t i = 0; i < n; ++i) u[i] = -v[i];
-  };
-  const Precond nan = [n](const double *v, double *u) {
-    for (size_t i = 0; i < n; ++i) u[i] = v[i];
-    u[n / 2] = std::nan("");
-  };
+  const Precond             neg = negated_pc(size_t(A.rows)), nan = nan_pc(size_t(A.rows));
   for (bool fp64 : {false, true}) {
     MixedCgParams p;
     p.start_fp64  = fp64;
@@ -988,7 +878,7 @@ TEST(MixedCgPc, IndefiniteOrNanPreconditionerRefused)
   int           calls = 0;
   const Precond late  = [&](const double *v, double *u) {
     const double sgn = ++calls > 5 ? -1.0 : 1.0;
-    for (size_t i = 0; i < n; ++i) u[i] = sgn * v[i];
+    for (size_t i = 0; i < size_t(A.rows); ++i) u[i] = sgn * v[i];
   };
   const Solve l = solve(A, b, {"e8m14", "e8m22"}, MixedCgParams{}, CopyFlags{}, late);
   EXPECT_EQ(l.res.reason, MixedCgReason::DivergedIndefinite);
@@ -1007,7 +897,7 @@ TEST(MixedCgPc, Fp64PhaseIsFp64Pcg)
     const char               *name = which ? "aniso5 64^2" : "varcoef7 24^3";
     const std::vector<double> b    = sin_rhs(A);
     const Precond             pc   = sgs_pc(A);
-    const int64_t             ref  = fp64_pcg_with(A, b, 1e-8, 10000, pc);
+    const int64_t             ref  = fp64_pcg(A, b, pc, 1e-8, 10000);
     MixedCgParams             p;
     p.start_fp64  = true;
     const Solve s = solve(A, b, {"e8m14"}, p, CopyFlags{}, pc);

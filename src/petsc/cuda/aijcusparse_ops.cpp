@@ -228,24 +228,32 @@ template <int K>
 PetscErrorCode            DirectNumericOnBase(Mat A, Mat B, Mat C);
 constexpr DirectNumericFn kOurDirect[kDirectNumeric] = {DirectNumericOnBase<0>, DirectNumericOnBase<1>, DirectNumericOnBase<2>, DirectNumericOnBase<3>, DirectNumericOnBase<4>};
 
-/* While rec is p's data: C's directly called numeric functions are ours, the base type's in rec
-   (WrapDirectNumeric()); while a base phase runs they are the base type's again
-   (UnwrapDirectNumeric()), which call each other through C's ops. */
+/* While rec is p's data: the directly called numeric functions that p's symbolic phase installed
+   in C's ops are ours, the base type's kept in rec (WrapDirectNumeric()); while a base phase runs
+   they are the base type's again (UnwrapDirectNumeric()), which call each other through C's ops.
+   Functions the phase did not install (a device product installs only its numeric phase: the type's
+   defaults) and those of an enclosing product's record are left alone. */
 void WrapDirectNumeric(Mat C, ProductRecord *rec)
 {
   for (int k = 0; k < kDirectNumeric; k++) {
     DirectNumericFn *op = DirectNumericOp(C, k);
-    if (*op && *op != kOurDirect[k]) {
-      rec->direct[k] = *op;
-      *op            = kOurDirect[k];
-    }
+    if (rec->direct[k] && *op == rec->direct[k]) *op = kOurDirect[k];
   }
 }
 void UnwrapDirectNumeric(Mat C, const ProductRecord *rec)
 {
   for (int k = 0; k < kDirectNumeric; k++) {
     DirectNumericFn *op = DirectNumericOp(C, k);
-    if (*op == kOurDirect[k]) *op = rec->direct[k];
+    if (rec->direct[k] && *op == kOurDirect[k]) *op = rec->direct[k];
+  }
+}
+/* After p's symbolic phase: the functions it installed (changed from before[], or the ones rec
+   kept from its previous symbolic phase, set again) kept in rec. */
+void KeepInstalledDirectNumeric(Mat C, ProductRecord *rec, const DirectNumericFn before[kDirectNumeric])
+{
+  for (int k = 0; k < kDirectNumeric; k++) {
+    const DirectNumericFn now = *DirectNumericOp(C, k);
+    rec->direct[k]            = now && now != kOurDirect[k] && (now != before[k] || now == rec->direct[k]) ? now : nullptr;
   }
 }
 
@@ -279,7 +287,9 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
   PetscErrorCode (*f)(Mat) = symbolic ? rec->symbolic : rec->numeric;
 
   PetscFunctionBegin;
-  UnwrapDirectNumeric(C, rec); /* (a symbolic phase sets them anew) */
+  DirectNumericFn before[kDirectNumeric];
+  UnwrapDirectNumeric(C, rec);
+  for (int k = 0; k < kDirectNumeric; k++) before[k] = *DirectNumericOp(C, k);
   PetscErrorCode ierr = OnBasePhase(C, &rec->stamps, [&]() -> PetscErrorCode {
     PetscBool host;
 
@@ -307,6 +317,7 @@ PetscErrorCode RunPhase(Mat C, ProductRecord *rec, PetscBool symbolic)
     rec->numeric           = C->ops->productnumeric;
     C->ops->productnumeric = ProductNumericOnBase;
   }
+  if (!ierr && symbolic) KeepInstalledDirectNumeric(C, rec, before);
   if (!ierr) WrapDirectNumeric(C, rec);
   if (!ierr) ierr = petsc_fixes::RecordMergedOperand(C, &rec->stamps);
   Attach(p, rec);

@@ -14,28 +14,6 @@ namespace mixed
 namespace
 {
 
-// " (multigrid level l of L: what)", appended to the messages of errors found on a level.
-std::string where(int l, size_t L, const char *what)
-{
-  return " (multigrid level " + std::to_string(l) + " of " + std::to_string(L) + ", 0 the coarsest: " + what + ")";
-}
-
-// Runs f, re-throwing the library's errors with the level named in their message (same types,
-// same rows and columns).
-template <class F>
-void at_level(int l, size_t L, const char *what, F &&f)
-{
-  try {
-    f();
-  } catch (const DiagonalError &e) {
-    throw DiagonalError(e.row, e.value, e.problem + where(l, L, what));
-  } catch (const ValueRangeError &e) {
-    throw ValueRangeError(e.row, e.col, e.message() + where(l, L, what));
-  } catch (const FormatError &e) {
-    throw FormatError(std::string(e.what()) + where(l, L, what));
-  }
-}
-
 // The largest eigenvalue of the symmetric tridiagonal matrix with diagonal a (k entries) and
 // off-diagonal b (k - 1 entries): bisection on the Sturm count (the eigenvalues below x are the
 // negative pivots of T - x I = L D L^T) inside the Gershgorin interval. NaN for a non-finite entry.
@@ -104,7 +82,17 @@ Transposed transpose(const CsrView &P, const std::vector<double> &v)
   return t;
 }
 
-void check_options(const MgCycleOptions &o)
+} // namespace
+
+namespace detail
+{
+
+std::string mg_where(int l, size_t L, const char *what)
+{
+  return " (multigrid level " + std::to_string(l) + " of " + std::to_string(L) + ", 0 the coarsest: " + what + ")";
+}
+
+static void check_options(const MgCycleOptions &o)
 {
   if (o.smooth_steps < 1) throw FormatError("the multigrid cycle needs smooth_steps >= 1 (the Chebyshev degree; it is " + std::to_string(o.smooth_steps) + ")");
   if (!(o.eig_lo > 0.0) || !(o.eig_hi > o.eig_lo) || !std::isfinite(o.eig_hi)) {
@@ -114,6 +102,24 @@ void check_options(const MgCycleOptions &o)
   }
   if (o.eig_steps < 1) throw FormatError("the multigrid cycle needs eig_steps >= 1 (the Lanczos steps of the emax estimate; it is " + std::to_string(o.eig_steps) + ")");
   if (o.fp32_min_rows < 0) throw FormatError("the multigrid cycle needs fp32_min_rows >= 0 (it is " + std::to_string(o.fp32_min_rows) + ")");
+}
+
+int check_levels(const std::vector<int64_t> &rows, const std::vector<double> &emax, const MgCycleOptions &opt)
+{
+  check_options(opt);
+  pspmv::detail::check_packsell_options(opt.level_options);
+  if (rows.empty()) throw FormatError("the multigrid cycle needs at least one level");
+  int coarse = 0;
+  for (size_t l = 0; l < rows.size(); ++l) {
+    if (rows[l] <= 0) throw FormatError("the multigrid cycle's level has no rows" + mg_where(int(l), rows.size(), "its operator A_l"));
+    if (!(emax[l] >= 0.0) || !std::isfinite(emax[l])) {
+      char b[120];
+      std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", emax[l]);
+      throw FormatError(b + mg_where(int(l), rows.size(), "its operator A_l"));
+    }
+    if (rows[l] < opt.fp32_min_rows) coarse = int(l);
+  }
+  return coarse;
 }
 
 // The copies of P_hat: the level options, with scaling auto where the value format has FP16's
@@ -127,7 +133,66 @@ PackSellOptions interpolation_options(const PackSellOptions &o)
   return p;
 }
 
-} // namespace
+void interpolation_shape_check(int64_t p_rows, int64_t p_cols, int64_t rows, int64_t rows_below, int l, size_t L)
+{
+  if (p_rows != rows || p_cols != rows_below)
+    throw FormatError("the interpolation P_l is " + std::to_string(p_rows) + " x " + std::to_string(p_cols) + " but the levels need " + std::to_string(rows) + " x " + std::to_string(rows_below) + " (A_l's rows x A_{l-1}'s rows)" + mg_where(l, L, "the interpolation P_l"));
+}
+
+ValueRangeError interpolation_value_error(int32_t r, int32_t c, double p, double v, double factor, int l, size_t L)
+{
+  char b[200];
+  if (!std::isfinite(p)) std::snprintf(b, sizeof(b), "the interpolation's entry is %g: the multigrid cycle needs finite values", p);
+  else std::snprintf(b, sizeof(b), "the interpolation's entry %.6g scaled by sqrt(a_rr / a^c_cc) = %.6g %s", p, factor, v != 0.0 ? "exceeds the largest double" : "is below the smallest double and would be stored as 0");
+  return ValueRangeError(r, c, b + mg_where(l, L, "the interpolation P_l"));
+}
+
+Chebyshev chebyshev_coefficients(double emax, const MgCycleOptions &o)
+{
+  const double lo = o.eig_lo * emax, hi = o.eig_hi * emax;
+  const double scale = 2.0 / (hi + lo), alpha = 1.0 - scale * lo, mu = 1.0 / alpha, omegaprod = 2.0 / alpha;
+  double       ckm1 = 1.0, ck = mu;
+  Chebyshev    c;
+  c.scale = float(scale);
+  for (int k = 1; k < o.smooth_steps; ++k) {
+    const double ckp1 = 2.0 * mu * ck - ckm1, omega = omegaprod * ck / ckp1;
+    c.ca.push_back(float(1.0 - omega));
+    c.cb.push_back(float(omega));
+    c.cc.push_back(float(omega * scale));
+    ckm1 = ck;
+    ck   = ckp1;
+  }
+  return c;
+}
+
+double lanczos_emax(int steps, const LanczosSteps &s)
+{
+  std::vector<double> alpha, beta;
+  s.start();
+  double b = 0.0, tmax = 0.0;
+  for (int j = 0; j < steps; ++j) {
+    const double a = s.product_dot();
+    alpha.push_back(a);
+    tmax = std::max(tmax, std::max(std::fabs(a), b));
+    if (j + 1 == steps) break;
+    const double nw = s.orthogonalise(float(a), float(b));
+    if (!(nw > 1e-6 * tmax)) break; // an invariant subspace (or NaN: the estimate is then NaN)
+    beta.push_back(nw);
+    s.advance(nw);
+    b = nw;
+  }
+  return tridiagonal_max_eigenvalue(alpha, beta);
+}
+
+void check_emax(double emax, int l, size_t L)
+{
+  if (emax > 0.0 && std::isfinite(emax)) return;
+  char b[200];
+  std::snprintf(b, sizeof(b), "the Lanczos estimate of the largest eigenvalue of D^-1 A is %g: the level's copy is not positive definite", emax);
+  throw FormatError(b + mg_where(l, L, "its operator A_l"));
+}
+
+} // namespace detail
 
 PackSellOptions mg_default_level_options()
 {
@@ -143,76 +208,50 @@ std::vector<double> MgCycle::scaled_interpolation(const CsrView &P, const std::v
     for (int32_t k = P.rowptr[r]; k < P.rowptr[r + 1]; ++k) {
       const double  p = P.values[k];
       const int32_t c = P.colidx[k];
-      char          b[200];
-      if (!std::isfinite(p)) {
-        std::snprintf(b, sizeof(b), "the interpolation's entry is %g: the multigrid cycle needs finite values", p);
-        throw ValueRangeError(r, c, b + where(l, levels_.size(), "the interpolation P_l"));
-      }
       // p_rc sqrt(a_rr) / sqrt(a^{l-1}_cc) = p_rc (1 / s_r) s^{l-1}_c
       v[size_t(k)] = scaled_value(p, 1.0 / sf[size_t(r)], sc[size_t(c)]);
-      if (!scaled_value_fits(p, v[size_t(k)])) {
-        std::snprintf(b, sizeof(b), "the interpolation's entry %.6g scaled by sqrt(a_rr / a^c_cc) = %.6g %s", p, (1.0 / sf[size_t(r)]) * sc[size_t(c)], v[size_t(k)] != 0.0 ? "exceeds the largest double" : "is below the smallest double and would be stored as 0");
-        throw ValueRangeError(r, c, b + where(l, levels_.size(), "the interpolation P_l"));
-      }
+      if (!finite_value(p) || !scaled_value_fits(p, v[size_t(k)])) throw detail::interpolation_value_error(r, c, p, v[size_t(k)], (1.0 / sf[size_t(r)]) * sc[size_t(c)], l, levels_.size());
     }
   return v;
 }
 
 double MgCycle::estimate_emax(const Level &L) const
 {
-  const size_t        n = size_t(L.rows);
-  std::vector<float>  v(n), vp(n, 0.0f), w(n);
-  std::vector<double> u(n), alpha, beta;
-  double              nu = 0.0;
-  for (size_t i = 0; i < n; ++i) {
-    u[i] = pair_hash01(int64_t(i), int64_t(1) << 40) - 0.5;
-    nu += u[i] * u[i];
-  }
-  nu = std::sqrt(nu);
-  for (size_t i = 0; i < n; ++i) v[i] = float(u[i] / nu);
-  double b = 0.0, tmax = 0.0;
-  for (int j = 0; j < opt_.eig_steps; ++j) {
+  const size_t         n = size_t(L.rows);
+  std::vector<float>   v(n), vp(n), w(n);
+  detail::LanczosSteps s;
+  s.start = [&] {
+    std::vector<double> u(n);
+    double              nu = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+      u[i] = pair_hash01(int64_t(i), detail::kLanczosSeed) - 0.5;
+      nu += u[i] * u[i];
+    }
+    nu = std::sqrt(nu);
+    for (size_t i = 0; i < n; ++i) v[i] = float(u[i] / nu);
+    std::fill(vp.begin(), vp.end(), 0.0f);
+  };
+  s.product_dot = [&] {
     packsell_spmv_f32(L.A.op, v.data(), w.data());
     double a = 0.0;
     for (size_t i = 0; i < n; ++i) a += double(w[i]) * double(v[i]);
-    alpha.push_back(a);
-    tmax = std::max(tmax, std::max(std::fabs(a), b));
-    if (j + 1 == opt_.eig_steps) break;
-    const float fa = float(a), fb = float(b);
-    double      nw = 0.0;
+    return a;
+  };
+  s.orthogonalise = [&](float fa, float fb) {
+    double nw = 0.0;
     for (size_t i = 0; i < n; ++i) {
       w[i] = std::fma(-fa, v[i], std::fma(-fb, vp[i], w[i]));
       nw += double(w[i]) * double(w[i]);
     }
-    nw = std::sqrt(nw);
-    if (!(nw > 1e-6 * tmax)) break; // an invariant subspace (or NaN: the estimate is then NaN)
-    beta.push_back(nw);
+    return std::sqrt(nw);
+  };
+  s.advance = [&](double nw) {
     for (size_t i = 0; i < n; ++i) {
       vp[i] = v[i];
       v[i]  = float(double(w[i]) / nw);
     }
-    b = nw;
-  }
-  return tridiagonal_max_eigenvalue(alpha, beta);
-}
-
-void MgCycle::chebyshev_coefficients(Level &L, const MgCycleOptions &o)
-{
-  const double lo = o.eig_lo * L.emax, hi = o.eig_hi * L.emax;
-  const double scale = 2.0 / (hi + lo), alpha = 1.0 - scale * lo, mu = 1.0 / alpha, omegaprod = 2.0 / alpha;
-  double       ckm1 = 1.0, ck = mu;
-  L.scale = float(scale);
-  L.ca.clear();
-  L.cb.clear();
-  L.cc.clear();
-  for (int k = 1; k < o.smooth_steps; ++k) {
-    const double ckp1 = 2.0 * mu * ck - ckm1, omega = omegaprod * ck / ckp1;
-    L.ca.push_back(float(1.0 - omega));
-    L.cb.push_back(float(omega));
-    L.cc.push_back(float(omega * scale));
-    ckm1 = ck;
-    ck   = ckp1;
-  }
+  };
+  return detail::lanczos_emax(opt_.eig_steps, s);
 }
 
 void MgCycle::setup_level(Level &L, int l, const std::vector<MgLevelInput> &in, const Level *below, bool fresh)
@@ -220,7 +259,7 @@ void MgCycle::setup_level(Level &L, int l, const std::vector<MgLevelInput> &in, 
   const MgLevelInput &I = in[size_t(l)];
   const size_t        n = in.size();
   if (!below) { // the coarse level: its scaling only
-    at_level(l, n, "its operator A_l", [&] { L.s = detail::diagonal_scaling(I.A); });
+    detail::at_level(l, n, "its operator A_l", [&] { L.s = pspmv::mixed::detail::diagonal_scaling(I.A); });
     L.lowp = false;
     L.emax = I.emax;
     L.b.assign(size_t(L.rows), 0.0f);
@@ -228,60 +267,51 @@ void MgCycle::setup_level(Level &L, int l, const std::vector<MgLevelInput> &in, 
     return;
   }
   L.lowp = true;
-  at_level(l, n, "its operator A_l", [&] {
+  detail::at_level(l, n, "its operator A_l", [&] {
     if (fresh) L.A = build_scaled_copy(I.A, opt_.level_options);
     else update_scaled_copy(I.A, L.A);
   });
   const CsrView &P = I.P;
-  if (P.rows != I.A.rows || int64_t(P.cols) != below->rows)
-    throw FormatError("the interpolation P_l is " + std::to_string(P.rows) + " x " + std::to_string(P.cols) + " but the levels need " + std::to_string(I.A.rows) + " x " + std::to_string(below->rows) + " (A_l's rows x A_{l-1}'s rows)" + where(l, n, "the interpolation P_l"));
-  at_level(l, n, "the interpolation P_l", [&] { check_csr(P); });
+  detail::interpolation_shape_check(P.rows, P.cols, I.A.rows, below->rows, l, n);
+  detail::at_level(l, n, "the interpolation P_l", [&] { check_csr(P); });
   const std::vector<double> &sc = below->lowp ? below->A.s : below->s;
   const std::vector<double>  v  = scaled_interpolation(P, L.A.s, sc, l);
   CsrView                    Ph = P;
   Ph.values                     = v.data();
   const Transposed      T       = transpose(P, v);
   const CsrView         Rh      = T.view(P.cols, P.rows);
-  const PackSellOptions po      = interpolation_options(opt_.level_options);
-  at_level(l, n, "the interpolation P_l (its copy)", [&] {
+  const PackSellOptions po      = detail::interpolation_options(opt_.level_options);
+  detail::at_level(l, n, "the interpolation P_l (its copy)", [&] {
     if (fresh) L.P = build_packsell(Ph, po);
     else update_packsell_values(Ph, L.P);
   });
-  at_level(l, n, "the transpose of the interpolation P_l (its copy)", [&] {
+  detail::at_level(l, n, "the transpose of the interpolation P_l (its copy)", [&] {
     if (fresh) L.R = build_packsell(Rh, po);
     else update_packsell_values(Rh, L.R);
   });
   L.p_nnz = P.nnz();
   L.emax  = I.emax > 0.0 ? I.emax : estimate_emax(L);
-  if (!(L.emax > 0.0) || !std::isfinite(L.emax)) {
-    char b[200];
-    std::snprintf(b, sizeof(b), "the Lanczos estimate of the largest eigenvalue of D^-1 A is %g: the level's copy is not positive definite", L.emax);
-    throw FormatError(b + where(l, n, "its operator A_l"));
-  }
-  chebyshev_coefficients(L, opt_);
+  detail::check_emax(L.emax, l, n);
+  L.cheb = detail::chebyshev_coefficients(L.emax, opt_);
   for (auto *w : {&L.b, &L.x, &L.y1, &L.y2, &L.t}) w->assign(size_t(L.rows), 0.0f);
 }
 
 MgCycle MgCycle::build(const std::vector<MgLevelInput> &levels, const MgCycleOptions &opt)
 {
-  check_options(opt);
-  pspmv::detail::check_packsell_options(opt.level_options);
-  if (levels.empty()) throw FormatError("the multigrid cycle needs at least one level");
+  std::vector<int64_t> rows;
+  std::vector<double>  emax;
+  for (const MgLevelInput &I : levels) {
+    rows.push_back(I.A.rows);
+    emax.push_back(I.emax);
+  }
   MgCycle m;
-  m.opt_ = opt;
+  m.coarse_ = detail::check_levels(rows, emax, opt);
+  m.opt_    = opt;
   m.levels_.resize(levels.size());
   for (size_t l = 0; l < levels.size(); ++l) {
-    const MgLevelInput &I = levels[l];
-    if (I.A.rows <= 0) throw FormatError("the multigrid cycle's level has no rows" + where(int(l), levels.size(), "its operator A_l"));
-    if (!(I.emax >= 0.0) || !std::isfinite(I.emax)) {
-      char b[120];
-      std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", I.emax);
-      throw FormatError(b + where(int(l), levels.size(), "its operator A_l"));
-    }
-    m.levels_[l].rows = I.A.rows;
-    m.levels_[l].nnz  = I.A.nnz();
-    m.levels_[l].emax = I.emax; // below the FP32 levels: the input's
-    if (I.A.rows < opt.fp32_min_rows) m.coarse_ = int(l);
+    m.levels_[l].rows = levels[l].A.rows;
+    m.levels_[l].nnz  = levels[l].A.nnz();
+    m.levels_[l].emax = levels[l].emax; // below the FP32 levels: the input's
   }
   for (int l = m.coarse_; l < int(levels.size()); ++l) m.setup_level(m.levels_[size_t(l)], l, levels, l > m.coarse_ ? &m.levels_[size_t(l) - 1] : nullptr, true);
   m.cb_.assign(size_t(m.levels_[size_t(m.coarse_)].rows), 0.0);
@@ -294,11 +324,11 @@ void MgCycle::update_values(const std::vector<MgLevelInput> &levels)
   if (levels.size() != levels_.size()) throw FormatError("update_values got " + std::to_string(levels.size()) + " levels for a cycle of " + std::to_string(levels_.size()));
   for (size_t l = 0; l < levels.size(); ++l) {
     const MgLevelInput &I = levels[l];
-    if (int64_t(I.A.rows) != levels_[l].rows) throw FormatError("update_values got " + std::to_string(I.A.rows) + " rows for a level of " + std::to_string(levels_[l].rows) + where(int(l), levels.size(), "its operator A_l"));
+    if (int64_t(I.A.rows) != levels_[l].rows) throw FormatError("update_values got " + std::to_string(I.A.rows) + " rows for a level of " + std::to_string(levels_[l].rows) + detail::mg_where(int(l), levels.size(), "its operator A_l"));
     if (!(I.emax >= 0.0) || !std::isfinite(I.emax)) {
       char b[120];
       std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", I.emax);
-      throw FormatError(b + where(int(l), levels.size(), "its operator A_l"));
+      throw FormatError(b + detail::mg_where(int(l), levels.size(), "its operator A_l"));
     }
   }
   std::vector<Level> saved = levels_; // the cycle as it was, restored if a level throws
@@ -321,14 +351,14 @@ void MgCycle::smooth(const Level &L, const float *b, float *x, bool zero) const
   int          km1 = 0, k = 1, kp1 = 2;
   if (zero) {
     std::fill(x, x + n, 0.0f);
-    for (size_t i = 0; i < n; ++i) y[k][i] = L.scale * b[i];
+    for (size_t i = 0; i < n; ++i) y[k][i] = L.cheb.scale * b[i];
   } else {
     packsell_spmv_f32(L.A.op, x, r);
-    for (size_t i = 0; i < n; ++i) y[k][i] = std::fma(L.scale, b[i] - r[i], x[i]);
+    for (size_t i = 0; i < n; ++i) y[k][i] = std::fma(L.cheb.scale, b[i] - r[i], x[i]);
   }
-  for (size_t j = 0; j < L.ca.size(); ++j) {
+  for (size_t j = 0; j < L.cheb.ca.size(); ++j) {
     packsell_spmv_f32(L.A.op, y[k], r);
-    const float ca = L.ca[j], cb = L.cb[j], cc = L.cc[j];
+    const float ca = L.cheb.ca[j], cb = L.cheb.cb[j], cc = L.cheb.cc[j];
     for (size_t i = 0; i < n; ++i) y[kp1][i] = std::fma(ca, y[km1][i], std::fma(cb, y[k][i], cc * (b[i] - r[i])));
     const int t = km1;
     km1         = k;

@@ -115,6 +115,73 @@ struct MgLevelInfo {
   double      p_bytes_per_nnz = 0;     // stored bytes of the copies of P_hat_l and P_hat_l^T per nonzero of P_l
 };
 
+namespace detail
+{
+// What the host twin (mg_cycle.cpp) and the device twin (mg_cycle_device.cu) share.
+
+// " (multigrid level l of L, 0 the coarsest: what)": appended to the messages of a level's errors.
+std::string mg_where(int l, size_t L, const char *what);
+
+// Runs f, re-throwing the library's errors with the level named in their message (same types,
+// same rows and columns).
+template <class F>
+void at_level(int l, size_t L, const char *what, F &&f)
+{
+  try {
+    f();
+  } catch (const DiagonalError &e) {
+    throw DiagonalError(e.row, e.value, e.problem + mg_where(l, L, what));
+  } catch (const ValueRangeError &e) {
+    throw ValueRangeError(e.row, e.col, e.message() + mg_where(l, L, what));
+  } catch (const FormatError &e) {
+    throw FormatError(std::string(e.what()) + mg_where(l, L, what));
+  }
+}
+
+/* check_levels - build()'s checks of the options (with check_packsell_options) and of the
+   levels' rows and given emax (rows[l] > 0, emax[l] finite and >= 0); returns coarse_level().
+   Throws FormatError as build() says. */
+int check_levels(const std::vector<int64_t> &rows, const std::vector<double> &emax, const MgCycleOptions &opt);
+
+// The copies' options of P_hat and P_hat^T (MgCycle::build()).
+PackSellOptions interpolation_options(const PackSellOptions &o);
+
+/* interpolation_shape_check - FormatError unless P (p_rows x p_cols) is A_l.rows x A_{l-1}.rows. */
+void interpolation_shape_check(int64_t p_rows, int64_t p_cols, int64_t rows, int64_t rows_below, int l, size_t L);
+
+/* interpolation_value_error - the error of P's entry p at (r, c) of level l: not finite, or its
+   scaled value v = p * factor (factor = sqrt(a_rr / a^{l-1}_cc)) beyond double's range or 0. */
+ValueRangeError interpolation_value_error(int32_t r, int32_t c, double p, double v, double factor, int l, size_t L);
+
+// Chebyshev of degree m: y_1 = y_0 + scale r; step k (1 .. m-1): y_{k+1} = ca_k y_{k-1} +
+// cb_k y_k + cc_k r (the header comment's recurrence, coefficients in FP64 rounded to FP32).
+struct Chebyshev {
+  float              scale = 0;
+  std::vector<float> ca, cb, cc;
+};
+Chebyshev chebyshev_coefficients(double emax, const MgCycleOptions &o);
+
+// The start vector of the Lanczos estimate, u_i = pair_hash01(i, kLanczosSeed) - 1/2.
+constexpr int64_t kLanczosSeed = int64_t(1) << 40;
+
+/* The vector steps of the Lanczos estimate (FP32 vectors v, vp, w of a level's rows; FP64 sums),
+   each twin's own: start(): v = u / ||u|| (u the start vector), vp = 0; product_dot(): w = A_lp v,
+   returns (w, v); orthogonalise(fa, fb): w = fma(-fa, v, fma(-fb, vp, w)) (FP32), returns ||w||;
+   advance(nw): vp = v, v = float(double(w) / nw). */
+struct LanczosSteps {
+  std::function<void()>               start;
+  std::function<double()>             product_dot;
+  std::function<double(float, float)> orthogonalise;
+  std::function<void(double)>         advance;
+};
+// emax_l by at most steps Lanczos steps (the header comment's estimate); NaN on a non-finite sum.
+double lanczos_emax(int steps, const LanczosSteps &s);
+
+/* check_emax - FormatError naming level l unless emax is positive and finite (the estimate of a
+   copy that is not positive definite). */
+void check_emax(double emax, int l, size_t L);
+} // namespace detail
+
 // The V-cycle of the header comment. Copyable; apply() uses work vectors of the object, so one
 // object serves one apply() at a time.
 class MgCycle {
@@ -169,16 +236,13 @@ private:
     std::vector<double> s;            // D^-1/2 of the coarse level (lowp levels: A.s)
     ScaledCopy          A;            // A_hat (lowp)
     PackSellMatrix      P, R;         // P_hat and P_hat^T (lowp)
-    // Chebyshev: y_1 = y_0 + scale r; step k (1 .. m-1): y_{k+1} = a_k y_{k-1} + b_k y_k + c_k r
-    float              scale = 0;
-    std::vector<float> ca, cb, cc;
+    detail::Chebyshev   cheb;
     // work vectors (rows floats): right-hand side, solution, two Chebyshev iterates, residual
     mutable std::vector<float> b, x, y1, y2, t;
   };
 
   void                smooth(const Level &L, const float *b, float *x, bool zero) const;
   void                setup_level(Level &L, int l, const std::vector<MgLevelInput> &in, const Level *below, bool fresh);
-  static void         chebyshev_coefficients(Level &L, const MgCycleOptions &o);
   double              estimate_emax(const Level &L) const;
   std::vector<double> scaled_interpolation(const CsrView &P, const std::vector<double> &sf, const std::vector<double> &sc, int l) const;
 

@@ -214,7 +214,8 @@ __global__ void to_pc_kernel(int32_t n, const double *__restrict__ s, const T *_
 }
 
 // From the preconditioner's output u = M^-1 v: z = T(u ./ s) (z may be u itself: the FP64 phase
-// keeps z in u) and rz = (r, z) in the fixed-order grid reduction. step: a step's (nothing after
+// keeps z in u; u null: z is the low-precision preconditioner's output already) and rz = (r, z)
+// in the fixed-order grid reduction. step: a step's (nothing after
 // a breakdown or a trigger; then the step's end, finish_step() with red[0] = (r', r') of
 // update_kernel, or, defer, rz left in red[2] for the sum over the ranks); otherwise (a reliable
 // update's r_T) rz is left in red[2].
@@ -224,8 +225,11 @@ __global__ void __launch_bounds__(kThreads) from_pc_kernel(int32_t n, const doub
   if (step && (st->stop || st->trigger)) return;
   double rz = 0.0;
   for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const T zi = static_cast<T>(u[i] / s[i]);
-    z[i]       = zi;
+    T zi;
+    if (u) {
+      zi   = static_cast<T>(u[i] / s[i]);
+      z[i] = zi;
+    } else zi = z[i];
     rz += static_cast<double>(r[i]) * static_cast<double>(zi);
   }
   detail::grid_reduce(rz, partials, &st->counter, [st, step, defer](double t) {
@@ -596,14 +600,22 @@ private:
     ++dc_.res.pc_applications;
   }
   // z = T((M^-1 (r ./ s)) ./ s) of the T residual r: to_pc, the hook, from_pc (step, defer: as
-  // from_pc_kernel's)
+  // from_pc_kernel's); FP32 with precondition_lowp: z = M_hat_lp^-1 r by that hook, from_pc's rz
   template <class T>
   void precondition(int step, int defer)
   {
-    to_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, rv<T>(), d_->pc_v);
-    MC_TRY(cudaGetLastError());
-    apply_pc(d_->pc_v, d_->pc_u);
-    from_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->pc_u, zv<T>(), rv<T>(), d_->state, d_->partials, step, defer);
+    const double *u = d_->pc_u;
+    if (std::is_same<T, float>::value && h_.precondition_lowp) {
+      outside([&] { h_.precondition_lowp(d_->r32, d_->z32); });
+      ++dc_.res.pc_applications;
+      ++dc_.res.pc_lowp_applications;
+      u = nullptr;
+    } else {
+      to_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, rv<T>(), d_->pc_v);
+      MC_TRY(cudaGetLastError());
+      apply_pc(d_->pc_v, d_->pc_u);
+    }
+    from_pc_kernel<T><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, u, zv<T>(), rv<T>(), d_->state, d_->partials, step, defer);
     MC_TRY(cudaGetLastError());
   }
 

@@ -16,6 +16,8 @@
 // (v = r ./ s, FP64), the hook (u = M^-1 v), from_pc (z = u ./ s rounded to the vectors'
 // precision, fused with rz' = (r', z) in the fixed-order grid reduction, which ends the step:
 // the trigger and beta = rz' / rz), then the solution and direction update on z (p = z + beta p).
+// With precondition_lowp too, the low-precision phase calls it on the FP32 r and z instead of
+// to_pc, the hook and the narrowing; from_pc then forms rz' only.
 // The host launches one step per read of the state then (it cannot turn the caller's
 // application of M into a no-op inside a batch; check_every does not apply). The reliable
 // update's z_T and (r_T, z_T) take the same kernels. z (FP32) and the two FP64 buffers of the
@@ -83,6 +85,14 @@ struct DeviceMixedCgHooks {
   // step that broke down before its residual update (the host twin does not: the counts may
   // differ by the breakdowns).
   std::function<void(const double *v, double *u)> precondition;
+  // z = M_hat^-1 r on the FP32 vectors in their scaled units (MixedCgOperators::precondition_lowp;
+  // e.g. mg_cycle_device.hpp's V-cycle): r, z device arrays of rows floats (r must not be
+  // written); used only with precondition, in the low-precision phase (the steps' z and a
+  // reliable update's z_T) in place of to_pc, precondition and from_pc's narrowing; the FP64
+  // phase and the rz check of a breakdown keep precondition. The same rules as precondition
+  // (launches on the stream, may throw, collective). Counted in pc_applications and
+  // pc_lowp_applications.
+  std::function<void(const float *r, float *z)> precondition_lowp;
   // The caller's timer of the loop's own device work (e.g. PetscLogGpuTimeBegin/End): started
   // when solve() starts, stopped around every other hook (their work is their own: the exact
   // product is timed by its MatMult) and when solve() returns or throws. Both or neither.

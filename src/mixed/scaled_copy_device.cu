@@ -2,10 +2,10 @@
 // scaled_copy.cpp on a device CSR, then the device PackSELL builder. The errors are the host's
 // (scaled_copy.hpp's detail:: constructors), located by CUB min-reductions.
 #include "cuda/device_build.cuh"
+#include "device_checks.cuh"
 #include "formats/packsell/packsell_device_build.hpp"
 #include "scaled_copy_device.hpp"
 #include "scaling.hpp"
-#include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <climits>
@@ -20,19 +20,13 @@ namespace cuda
 namespace
 {
 
-// A BuildError of the format layer in this file's channels (scaled_copy_device.hpp): a Device
-// error as its CUDA error, the others thrown as the host's exceptions.
-cudaError_t code_or_raise(const BuildError &e)
-{
-  if (e.kind == BuildError::Kind::Device) return static_cast<cudaError_t>(e.device_code);
-  e.raise();
-  return cudaSuccess;
-}
-
 using pspmv::cuda::DeviceCsr;
 namespace pd = pspmv::cuda::detail;
 using pd::kBuildThreads;
 using pd::Scratch;
+using checks::BadEntryPosition;
+using checks::code_or_raise;
+using checks::min_of;
 
 // r when row r has no diagonal entry or one that is not positive and finite
 // (inverse_sqrt_diagonal's test), INT32_MAX otherwise.
@@ -44,17 +38,6 @@ struct BadDiagonalRow {
     if (k < 0) return r;
     const double d = A.values[k];
     return (!(d > 0.0) || !isfinite(d)) ? r : INT32_MAX;
-  }
-};
-
-// k when entry k is not finite or its scaled value v[k] does not fit double (scaled_values'
-// tests), INT64_MAX otherwise.
-struct BadEntryPosition {
-  const double               *values, *v;
-  __host__ __device__ int64_t operator()(int64_t k) const
-  {
-    const double a = values[k];
-    return (finite_value(a) && scaled_value_fits(a, v[k])) ? INT64_MAX : k;
   }
 };
 
@@ -82,18 +65,6 @@ __global__ void dither_kernel(DeviceCsr A, int64_t row0, int m, int emin, double
   const int     lane = threadIdx.x % 32;
   if (r >= A.rows) return;
   for (int64_t k = int64_t(A.rowptr[r]) + lane; k < A.rowptr[r + 1]; k += 32) v[k] = dithered_value(v[k], row0 + r, row0 + A.colidx[k], m, emin);
-}
-
-// *out = the smallest of in[0..n) (init for n == 0).
-template <class It, class T>
-cudaError_t min_of(It in, int64_t n, T init, T *out, cudaStream_t st)
-{
-  *out = init;
-  if (n <= 0) return cudaSuccess;
-  Scratch<T> o(1, st);
-  PSPMV_CUDA_TRY(o.status());
-  PSPMV_CUDA_TRY(pd::cub_run(st, [&](void *t, size_t &b) { return cub::DeviceReduce::Reduce(t, b, in, o.get(), n, pd::MinOp{}, init, st); }));
-  return pd::fetch(o.get(), out, st);
 }
 
 // check_square of scaled_copy.cpp.
@@ -221,6 +192,14 @@ cudaError_t update_scaled_copy_on_device(const DeviceCsr &A, cudaStream_t stream
   PSPMV_CUDA_TRY(code_or_raise(pspmv::cuda::update_values_on_device(Ah, stream, &c->op, pattern_changed, &scale_exponent)));
   if (*pattern_changed) return cudaSuccess; // nothing written
   if (A.rows > 0) PSPMV_CUDA_TRY(cudaMemcpyAsync(c->s, s.get(), sizeof(double) * size_t(A.rows), cudaMemcpyDeviceToDevice, stream));
+  return cudaStreamSynchronize(stream);
+}
+
+cudaError_t diagonal_scaling_on_device(const DeviceCsr &A, double *s, cudaStream_t stream)
+{
+  pd::ScratchRelease release_scratch(stream);
+  PSPMV_CUDA_TRY(check_square(A, stream));
+  PSPMV_CUDA_TRY(inverse_sqrt_diagonal(A, s, stream));
   return cudaStreamSynchronize(stream);
 }
 

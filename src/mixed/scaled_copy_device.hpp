@@ -58,6 +58,13 @@ cudaError_t build_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, const P
    no kernel on another stream may be reading c (the callers synchronise the device first). */
 cudaError_t update_scaled_copy_on_device(const pspmv::cuda::DeviceCsr &A, cudaStream_t stream, DeviceScaledCopy *c, bool *pattern_changed);
 
+/* diagonal_scaling_on_device - s = D^-1/2 of a square device CSR A with a positive diagonal
+   (scaled_copy.hpp's detail::diagonal_scaling on the device): s, A.rows doubles of device
+   memory. Errors (thrown, the host's): FormatError for an invalid CSR or a non-square A,
+   mixed::DiagonalError for the first row whose diagonal is missing, not positive or not finite.
+   Synchronises stream. */
+cudaError_t diagonal_scaling_on_device(const pspmv::cuda::DeviceCsr &A, double *s, cudaStream_t stream);
+
 // Copies a host copy into *d (released first): the layout by pspmv::cuda::upload, s, nnz,
 // stats; cudaErrorInvalidValue when h.s does not have h.op.rows entries. A copy made this way
 // cannot take update_scaled_copy_on_device() (pattern_changed).

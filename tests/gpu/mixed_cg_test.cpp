@@ -9,8 +9,10 @@
 // preconditioner refused.
 // Suites MixedCgSmall* (sanitizer subset) and MixedCgLarge*.
 #include "gpu_test_util.hpp"
+#include "device_hierarchy.hpp"
 #include "matrix_market.hpp"
 #include "mixed/mixed_cg.hpp"
+#include "mixed/mg_cycle.hpp"
 #include "mixed/mixed_cg_device.hpp"
 #include "mixed_systems.hpp"
 #include <cmath>
@@ -55,8 +57,11 @@ std::function<void(const double *, double *)> device_pc(const Precond &pc, size_
   };
 }
 
-// The host twin with the ladder of formats (a raise takes the next; past the last: FP64).
-Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false, const Precond &pc = Precond{})
+using LowpPrecond = std::function<void(const float *r, float *z)>;
+
+// The host twin with the ladder of formats (a raise takes the next; past the last: FP64); pc_lowp:
+// the low-precision phase's preconditioner (MixedCgOperators::precondition_lowp).
+Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, bool comp = false, const Precond &pc = Precond{}, const LowpPrecond &pc_lowp = LowpPrecond{})
 {
   size_t                    level = 0;
   ScaledCopy                c     = pspmv_test::test_scaled_copy(A, ladder[0]);
@@ -74,7 +79,8 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
     if (comp) cv = pspmv_test::copy_compensation(A, c);
     return true;
   };
-  ops.precondition = pc;
+  ops.precondition      = pc;
+  ops.precondition_lowp = pc_lowp;
   std::vector<double> x(size_t(A.rows), 0.0);
   Outcome             o;
   o.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), x.data(), p, ops);
@@ -84,8 +90,9 @@ Outcome host_solve(const CsrMatrix &A, const std::vector<double> &b, const std::
 
 // The device driver with the same ladder; the exact product on the host (copies), as a test.
 // With a preconditioner (device_pc()) the caller's timer hooks are set too, and the hook is
-// checked to run with the timer stopped; *pc_calls counts its calls.
-void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false, const Precond &pc = Precond{}, int64_t *pc_calls = nullptr)
+// checked to run with the timer stopped; *pc_calls counts its calls. pc_lowp_device: the
+// low-precision phase's preconditioner on device arrays (DeviceMixedCgHooks::precondition_lowp).
+void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, const MixedCgParams &p, int every, Outcome *o, bool comp = false, const Precond &pc = Precond{}, int64_t *pc_calls = nullptr, const LowpPrecond &pc_lowp_device = LowpPrecond{})
 {
   const size_t            n     = size_t(A.rows);
   size_t                  level = 0;
@@ -118,8 +125,14 @@ void device_solve(const CsrMatrix &A, const std::vector<double> &b, const std::v
   int64_t calls   = 0;
   if (pc) {
     h.precondition = device_pc(pc, n, nullptr, &calls, &running);
-    h.timer_start  = [&]() { running = true; };
-    h.timer_stop   = [&]() { running = false; };
+    if (pc_lowp_device)
+      h.precondition_lowp = [&](const float *r, float *z) {
+        EXPECT_FALSE(running) << "the timer runs in the low-precision preconditioner's hook";
+        ++calls;
+        pc_lowp_device(r, z);
+      };
+    h.timer_start = [&]() { running = true; };
+    h.timer_stop  = [&]() { running = false; };
   }
   CUDA_OK(mcuda::solve(d, db, dx, p, every, h, nullptr, &o->res));
   EXPECT_FALSE(running);
@@ -636,4 +649,50 @@ TEST(MixedCgSmall, PreconditionerBuffersReused)
   CUDA_OK(cudaFree(db));
   CUDA_OK(cudaFree(dx));
   CUDA_OK(mcuda::destroy(d));
+}
+
+// The FP32 V-cycle as the low-precision phase's preconditioner: the device cycle
+// (mg_cycle_device.hpp) in the device driver against the host cycle in the host twin, the levels'
+// emax given to both (the cycles then agree bit for bit); the FP64 phase's preconditioner the
+// same cycle in the unscaled units (M^-1 v = S M_hat_lp^-1 (S v)). The same steps within 2, the
+// low-precision phase's z all from the cycle, the true residual below 1e-8.
+TEST(MixedCgSmall, DeviceVcycle)
+{
+  const pspmv_test::Hierarchy h    = pspmv_test::four_level();
+  const CsrMatrix            &A    = h.A.back();
+  const size_t                n    = size_t(A.rows);
+  const std::vector<double>   b    = pspmv_test::sin_rhs(A);
+  const MgCycleOptions        o    = pspmv_test::options("e8m14");
+  const std::vector<double>   emax = pspmv_test::emax_of(MgCycle::build(pspmv_test::inputs(h), o));
+  const MgCycle               host = MgCycle::build(pspmv_test::inputs(h, emax), o);
+  const pspmv_test::Cholesky  chol(h.A[0]);
+  const std::vector<double>  &s         = host.scaling(host.num_levels() - 1);
+  const auto                  coarse    = [&](const double *bb, double *x) { chol.solve(bb, x); };
+  const LowpPrecond           host_lowp = [&](const float *r, float *z) { host.apply(r, z, coarse); };
+  const Precond               fp64      = [&](const double *v, double *u) {
+    std::vector<float> r(n), z(n);
+    for (size_t i = 0; i < n; ++i) r[i] = float(s[i] * v[i]);
+    host.apply(r.data(), z.data(), coarse);
+    for (size_t i = 0; i < n; ++i) u[i] = s[i] * double(z[i]);
+  };
+  gputest::DeviceHierarchy dh(h, emax);
+  mcuda::DeviceMgCycle    *dev = nullptr;
+  CUDA_OK(mcuda::build_mg_cycle_on_device(dh.in, o, nullptr, &dev));
+  const auto        dcoarse  = gputest::host_coarse_solve(chol, size_t(h.A[0].rows));
+  const LowpPrecond dev_lowp = [&](const float *r, float *z) {
+    if (mcuda::apply_mg_cycle(dev, r, z, dcoarse, nullptr) != cudaSuccess) throw std::runtime_error("apply_mg_cycle");
+  };
+  MixedCgParams p;
+  const Outcome hs = host_solve(A, b, {"e8m14", "e8m22"}, p, false, fp64, host_lowp);
+  Outcome       d;
+  int64_t       calls = 0;
+  device_solve(A, b, {"e8m14", "e8m22"}, p, 8, &d, false, fp64, &calls, dev_lowp);
+  compare("127^2 4-level V-cycle", hs, d, 1e-8);
+  std::printf("127^2 4-level V-cycle: host %lld FP32 cycles of %lld PC applications, device %lld of %lld\n", (long long)hs.res.pc_lowp_applications, (long long)hs.res.pc_applications, (long long)d.res.pc_lowp_applications, (long long)d.res.pc_applications);
+  EXPECT_EQ(d.res.reason, MixedCgReason::ConvergedRtol);
+  EXPECT_LE(d.true_rel, 1e-8);
+  EXPECT_GE(d.res.pc_lowp_applications, d.res.lowp_its);
+  EXPECT_LE(std::llabs((long long)(d.res.pc_lowp_applications - hs.res.pc_lowp_applications)), 3);
+  EXPECT_LT(d.res.its, 40); // a V-cycle: a few dozen steps at most on this 127^2 problem
+  CUDA_OK(mcuda::destroy(dev));
 }

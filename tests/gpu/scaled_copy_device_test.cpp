@@ -5,6 +5,7 @@
 // the host's exception type, row, column, value and message, and the copy untouched by a
 // refused update. Suites DeviceScaledCopySmall* (sanitizer subset), DeviceScaledCopyRandom and
 // DeviceScaledCopyFiles / SmallDeviceScaledCopyFiles over the shared matrices.
+#include "core_errors.hpp"
 #include "device_compare.hpp"
 #include "matrix_market.hpp"
 #include "mixed/scaled_copy_device.hpp"
@@ -24,37 +25,6 @@ namespace
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// What a build or update threw: the exception's kind and fields ("" when nothing).
-struct Thrown {
-  std::string kind, what;
-  int64_t     row = -1, col = -1;
-  double      value = 0.0;
-};
-
-Thrown catch_core(const std::function<void()> &f)
-{
-  Thrown t;
-  try {
-    f();
-  } catch (const mixed::DiagonalError &e) {
-    t = Thrown{"DiagonalError", e.what(), e.row, -1, e.value};
-  } catch (const ValueRangeError &e) {
-    t = Thrown{"ValueRangeError", e.what(), e.row, e.col, 0.0};
-  } catch (const FormatError &e) {
-    t = Thrown{"FormatError", e.what()};
-  }
-  return t;
-}
-
-void expect_same_error(const Thrown &host, const Thrown &dev, const std::string &w)
-{
-  EXPECT_EQ(dev.kind, host.kind) << w << ": " << host.what;
-  EXPECT_EQ(dev.what, host.what) << w;
-  EXPECT_EQ(dev.row, host.row) << w;
-  EXPECT_EQ(dev.col, host.col) << w;
-  EXPECT_EQ(std::memcmp(&dev.value, &host.value, sizeof(double)), 0) << w << ": value " << dev.value << " vs " << host.value;
-}
 
 void expect_same_copy(const mc::DeviceScaledCopy &ref, const mc::DeviceScaledCopy &d, const std::string &w)
 {

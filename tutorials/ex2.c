@@ -16,7 +16,7 @@ prefix, so its KSP and PC can be tuned from the command line:\n\
   mixedkrylov_f3r  FGMRES(100) + PCMIXEDKRYLOV inner f3r              prefix -mixedkrylov_f3r_\n\
   mixedcg          KSPMIXEDCG: FP32 CG with reliable updates          prefix -mixedcg_\n\
   gamg             CG + GAMG                                           prefix -gamg_\n\
-  mixedcg_gamg     KSPMIXEDCG + GAMG (the V-cycle in FP64)             prefix -mixedcg_gamg_\n\
+  mixedcg_gamg     KSPMIXEDCG + GAMG (the V-cycle in FP32 at one rank)  prefix -mixedcg_gamg_\n\
   cg_ilu           CG + ILU(0) (block Jacobi + ILU(0) on several ranks) prefix -cg_ilu_\n\
   mixedcg_ilu      KSPMIXEDCG + the same ILU in FP64                   prefix -mixedcg_ilu_\n\
   -rtol <1e-8>       relative tolerance of every solve (unpreconditioned residual norm)\n\

@@ -168,10 +168,9 @@ static PetscErrorCode ChosenPC(void)
         KSPMixedCGStats st;
         PetscCall(KSPMixedCGGetStats(ksp, &st));
         const PetscBool own = (PetscBool)!strcmp(*pcs, "-pc_type jacobi"); /* the method's own scaling: no PCApply() */
-        PetscBool       cuda, fp32 = PETSC_FALSE;
-        PetscCall(PetscStrendswith(mattype, "cuda", &cuda));
-        /* PCGAMG's V-cycle runs in FP32 on the host backend at one rank (unless turned off); the PC in FP64 elsewhere */
-        if (strstr(*pcs, "gamg") && !strstr(*pcs, "mg_fp32 false") && !cuda && size == 1) fp32 = PETSC_TRUE;
+        PetscBool       fp32 = PETSC_FALSE;
+        /* PCGAMG's V-cycle runs in FP32 at one rank, on the host and the CUDA backend (unless turned off); the PC in FP64 elsewhere */
+        if (strstr(*pcs, "gamg") && !strstr(*pcs, "mg_fp32 false") && size == 1) fp32 = PETSC_TRUE;
         CHECK(fp32 ? st.fp32_vcycles >= st.its : st.fp32_vcycles == 0, "mixedcg with %s: %" PetscInt_FMT " FP32 V-cycles in %" PetscInt_FMT " steps (want %s)", *pcs, st.fp32_vcycles, st.its, fp32 ? "one per step at least" : "none");
         if (own) CHECK(st.pc_applications == 0, "mixedcg with %s: %" PetscInt_FMT " PC applications (want 0)", *pcs, st.pc_applications);
         else

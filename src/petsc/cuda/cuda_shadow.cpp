@@ -213,17 +213,7 @@ private:
       PetscCall(WithAIJCusparseCsr(src.A, stream, f));
       PetscFunctionReturn(PETSC_SUCCESS);
     }
-    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
-      DeviceCsrUpload tmp;
-
-      PetscFunctionBegin;
-      PetscCall(tmp.Upload(A, stream, PETSC_TRUE));
-      const PetscErrorCode ferr = f(tmp.View(A));
-      PetscCallCUDA(cudaStreamSynchronize(stream)); /* nothing may read the buffer once it is freed */
-      PetscCall(tmp.Free());
-      PetscCall(ferr);
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }));
+    PetscCall(WithUploadedCsr(src.A, stream, f));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 

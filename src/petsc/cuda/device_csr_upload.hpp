@@ -5,8 +5,11 @@
 #pragma once
 #include <petscdevice_cuda.h>
 
+#include "block_csr.hpp"
 #include "core/csr.hpp"
 #include "cuda/device_csr.hpp"
+
+#include <functional>
 
 namespace pspmv
 {
@@ -96,6 +99,25 @@ private:
   double  *values_ = nullptr;
   int64_t  nnz_    = 0;
 };
+
+/* Calls f with A's host CSR (WithCsr()) uploaded to a temporary device CSR on stream; the stream is
+   synchronised after f (also when f fails) and the copy freed. */
+inline PetscErrorCode WithUploadedCsr(Mat A, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
+{
+  PetscFunctionBegin;
+  PetscCall(WithCsr(A, [&](const CsrView &h) -> PetscErrorCode {
+    DeviceCsrUpload tmp;
+
+    PetscFunctionBegin;
+    PetscCall(tmp.Upload(h, stream, PETSC_TRUE));
+    const PetscErrorCode ferr = f(tmp.View(h));
+    PetscCallCUDA(cudaStreamSynchronize(stream)); /* nothing may read the buffer once it is freed */
+    PetscCall(tmp.Free());
+    PetscCall(ferr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 } // namespace glue
 } // namespace pspmv

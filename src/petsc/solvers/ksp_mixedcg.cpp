@@ -734,8 +734,8 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
 }
 
 /* The FP32 V-cycle of a PCMG/PCGAMG PC, (re)built from the PC's hierarchy (set up by
-   KSPSetUp() before the solve) for each new copy of the Pmat; the host backend on one rank (elsewhere,
-   or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
+   KSPSetUp() before the solve) for each new copy of the Pmat, on the copy's backend (host or CUDA);
+   one rank (elsewhere, or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
 PetscErrorCode EnsureMg(KSP ksp)
 {
   KspMixedCg *mc = Data(ksp);
@@ -756,13 +756,12 @@ PetscErrorCode EnsureMg(KSP ksp)
   mc->mg_builds = -1;
   mc->mg_why.clear();
   if (!mc->mg_fp32) mc->mg_why = "-ksp_mixedcg_mg_fp32 false";
-  else if (mc->copy->OnDevice()) mc->mg_why = "the CUDA backend (the FP32 V-cycle runs on the host backend)";
   else PetscCall(MgFp32::Check(ksp, pc, &mc->mg_why));
   if (mc->mg_why.empty()) {
     PackSellOptions opt;
     PetscCall(LevelOptions(mc, &opt));
     PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
-    const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, &mc->mg, &mc->mg_why);
+    const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, mc->copy->OnDevice(), &mc->mg, &mc->mg_why);
     PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
     PetscCall(ierr);
   }
@@ -797,6 +796,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   PetscCheck(mc->copy, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
   if (mc->copy->OnDevice()) {
 #if defined(PETSCSPMV_HAVE_CUDA)
+    if (mc->mg) hooks.precondition_lowp_device = [mg = mc->mg.get()](const float *r, float *z) { mg->Apply(r, z); };
     ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, mc->copy->Info(), &res);
 #endif
   } else {

@@ -29,6 +29,7 @@ namespace glue
    (several ranks only). Each throws PetscFailure on a PETSc error (PetscCallThrow()). */
 struct MixedCgHooks : mixed::MixedCgOperators {
   std::function<void(const double *x, double *y)>   exact_product_device, precondition_device;
+  std::function<void(const float *r, float *z)>     precondition_lowp_device; /* the FP32 V-cycle on device arrays */
   std::function<void(const float *p, float *ghost)> halo_begin_device, halo_end_device;
 };
 

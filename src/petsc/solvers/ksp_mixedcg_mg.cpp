@@ -119,79 +119,152 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, std::unique_ptr<MgFp32> *out, std::string *refused_why)
+PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, std::unique_ptr<MgFp32> *out, std::string *refused_why)
 {
-  PetscInt             levels, steps = 0;
-  std::vector<Mat>     mats;
-  std::vector<CsrView> views;
-  std::string          why;
+  PetscInt              levels, steps = 0;
+  MgLevels              mats;
+  std::string           why;
+  mixed::MgCycleOptions o;
 
   PetscFunctionBegin;
   out->reset();
   refused_why->clear();
   PetscCall(PCMGGetLevels(pc, &levels));
-  mats.assign(2 * (size_t)levels, nullptr); /* A_l at 2l, P_l at 2l + 1 */
+  mats.A.assign((size_t)levels, nullptr);
+  mats.P.assign((size_t)levels, nullptr);
   for (PetscInt l = 0; l < levels; l++) {
     KSP smoother;
     PetscCall(PCMGGetSmoother(pc, l, &smoother));
-    PetscCall(KSPGetOperators(smoother, nullptr, &mats[2 * (size_t)l]));
+    PetscCall(KSPGetOperators(smoother, nullptr, &mats.A[(size_t)l]));
     if (l > 0) {
-      PetscCall(PCMGGetInterpolation(pc, l, &mats[2 * (size_t)l + 1]));
+      PetscCall(PCMGGetInterpolation(pc, l, &mats.P[(size_t)l]));
       PetscCall(LevelSmoother(pc, l, &steps, &why));
       PetscCheck(why.empty(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FP32 V-cycle of a hierarchy that Check() refuses: %s", why.c_str());
     }
   }
-  views.resize(mats.size());
+  o.level_options = opt;
+  o.smooth_steps  = (int)steps;
   std::unique_ptr<MgFp32> mg(new MgFp32());
-  PetscCall(WithCsrs(mats, 0, &views, [&]() -> PetscErrorCode {
-    std::vector<mixed::MgLevelInput> in((size_t)levels);
-    mixed::MgCycleOptions            o;
-
-    PetscFunctionBegin;
+  mg->device_ = device;
+  if (device) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+    PetscCall(CreateMgDeviceCycle(mats, o, &mg->dcycle_, refused_why));
+    if (refused_why->empty()) mg->info_ = mg->dcycle_->Info();
+#else
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "FP32 V-cycle on the device without CUDA");
+#endif
+  } else {
+    std::vector<Mat>     all;
+    std::vector<CsrView> views;
     for (PetscInt l = 0; l < levels; l++) {
-      in[(size_t)l].A = views[2 * (size_t)l];
-      in[(size_t)l].P = views[2 * (size_t)l + 1];
+      all.push_back(mats.A[(size_t)l]);
+      all.push_back(mats.P[(size_t)l]);
     }
-    o.level_options = opt;
-    o.smooth_steps  = (int)steps;
-    /* a level's data the copies cannot take (a diagonal entry, a value out of range, an
-       eigenvalue estimate that is not positive): the PC runs in FP64, which is always valid */
-    const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
-    if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
-    else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }));
+    views.resize(all.size());
+    PetscCall(WithCsrs(all, 0, &views, [&]() -> PetscErrorCode {
+      std::vector<mixed::MgLevelInput> in((size_t)levels);
+
+      PetscFunctionBegin;
+      for (PetscInt l = 0; l < levels; l++) {
+        in[(size_t)l].A = views[2 * (size_t)l];
+        in[(size_t)l].P = views[2 * (size_t)l + 1];
+      }
+      /* a level's data the copies cannot take (a diagonal entry, a value out of range, an
+         eigenvalue estimate that is not positive): the PC runs in FP64, which is always valid */
+      const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
+      if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
+      else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    if (refused_why->empty()) mg->info_ = mg->cycle_.info();
+  }
   if (!refused_why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
+  /* the products of one cycle: 2 m with A_l (m - 1 pre-smoothing from zero, the residual, m
+     post-smoothing), one each with P_l and P_l^T */
+  for (const mixed::MgLevelInfo &v : mg->info_)
+    if (v.lowp) mg->flops_ += 2.0 * (2.0 * (PetscLogDouble)steps * (PetscLogDouble)v.nnz + 2.0 * (PetscLogDouble)v.p_nnz);
   PetscCall(PCMGGetCoarseSolve(pc, &mg->coarse_));
   PetscCall(PetscObjectReference((PetscObject)mg->coarse_));
-  PetscCall(MatCreateVecs(mats[0], &mg->cx_, &mg->cb_));
+  {
+    const PetscInt nc = (PetscInt)mg->info_[0].rows;
+    if (device) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+      PetscCall(VecCreateSeqCUDAWithArrays(PETSC_COMM_SELF, 1, nc, nullptr, nullptr, &mg->cb_));
+      PetscCall(VecCreateSeqCUDAWithArrays(PETSC_COMM_SELF, 1, nc, nullptr, nullptr, &mg->cx_));
+#endif
+    } else PetscCall(MatCreateVecs(mats.A[0], &mg->cx_, &mg->cb_));
+  }
   *out = std::move(mg);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+void MgFp32::Coarse(const double *b, double *x) const
+{
+  auto place = [this](Vec v, const double *a) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (device_) return VecCUDAPlaceArray(v, a);
+#endif
+    return VecPlaceArray(v, a);
+  };
+  auto reset = [this](Vec v) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (device_) return VecCUDAResetArray(v);
+#endif
+    return VecResetArray(v);
+  };
+  PetscErrorCode ierr;
+  PetscCallThrow(place(cb_, b));
+  ierr = place(cx_, x);
+  if (!ierr) {
+    ierr                       = KSPSolve(coarse_, cb_, cx_);
+    const PetscErrorCode ierr2 = reset(cx_);
+    if (!ierr) ierr = ierr2;
+  }
+  const PetscErrorCode ierr3 = reset(cb_);
+  if (!ierr) ierr = ierr3;
+  PetscCallThrow(ierr);
+}
+
 void MgFp32::Apply(const float *r, float *z) const
 {
-  cycle_.apply(r, z, [this](const double *b, double *x) {
-    PetscErrorCode ierr;
-    PetscCallThrow(VecPlaceArray(cb_, b));
-    ierr = VecPlaceArray(cx_, x);
-    if (!ierr) {
-      ierr                       = KSPSolve(coarse_, cb_, cx_);
-      const PetscErrorCode ierr2 = VecResetArray(cx_);
-      if (!ierr) ierr = ierr2;
-    }
-    const PetscErrorCode ierr3 = VecResetArray(cb_);
-    if (!ierr) ierr = ierr3;
-    PetscCallThrow(ierr);
-  });
+  const auto coarse = [this](const double *b, double *x) { Coarse(b, x); };
+  if (!device_) {
+    cycle_.apply(r, z, coarse);
+    PetscCallThrow(PetscLogFlops(flops_));
+    return;
+  }
+#if defined(PETSCSPMV_HAVE_CUDA)
+  /* the cycle's kernels timed as GPU work of the current event; the coarse KSPSolve times itself */
+  bool timing = false;
+  auto start  = [&timing] {
+    PetscCallThrow(PetscLogGpuTimeBegin());
+    timing = true;
+  };
+  auto stop = [&timing] {
+    timing = false;
+    PetscCallThrow(PetscLogGpuTimeEnd());
+  };
+  try {
+    start();
+    dcycle_->Apply(r, z, [&](const double *b, double *x) {
+      stop();
+      Coarse(b, x);
+      start();
+    });
+    stop();
+  } catch (...) {
+    if (timing) (void)PetscLogGpuTimeEnd();
+    throw;
+  }
+  PetscCallThrow(PetscLogGpuFlops(flops_));
+#endif
 }
 
 PetscErrorCode MgFp32::View(PetscViewer viewer) const
 {
   PetscFunctionBegin;
-  const std::vector<mixed::MgLevelInfo> info = cycle_.info();
-  PetscCall(
-    PetscViewerASCIIPrintf(viewer, "  FP32 V-cycle on PackSELL copies of the PC's levels (D^-1/2 A_l D^-1/2; interpolation D_l^1/2 P D_l-1^-1/2), Chebyshev + Jacobi smoothing in FP32; the FP64 phase and the reliable updates apply the PC itself:\n"));
+  const std::vector<mixed::MgLevelInfo> &info = info_;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  FP32 V-cycle on PackSELL copies of the PC's levels (D^-1/2 A_l D^-1/2; interpolation D_l^1/2 P D_l-1^-1/2), Chebyshev + Jacobi smoothing in FP32 (%s); the FP64 phase and the reliable updates apply the PC itself:\n", device_ ? "copies built and run on the GPU" : "host"));
   for (size_t l = info.size(); l-- > 0;) {
     const mixed::MgLevelInfo &v = info[l];
     if (v.lowp)

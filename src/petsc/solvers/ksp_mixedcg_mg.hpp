@@ -1,21 +1,46 @@
 // KSPMIXEDCG's FP32 V-cycle: a PCMG or PCGAMG preconditioner whose hierarchy (each level's
 // operator and interpolation, PETSc's own setup with the user's options) is copied into
-// reduced-precision PackSELL copies (src/mixed/mg_cycle.hpp) and applied in FP32 in the
-// low-precision steps; the FP64 phase, the reliable updates' checks and the FP64 fallback keep
-// PETSc's PCApply(). Host backend on one rank; elsewhere the PC runs in FP64 and -ksp_view says why.
+// reduced-precision PackSELL copies (src/mixed/mg_cycle.hpp; on the CUDA backend its device twin
+// src/mixed/mg_cycle_device.hpp, the copies built on the device from the levels' device CSR) and
+// applied in FP32 in the low-precision steps; the FP64 phase, the reliable updates' checks and
+// the FP64 fallback keep PETSc's PCApply(). One rank; elsewhere the PC runs in FP64 and -ksp_view
+// says why.
 #pragma once
 #include <petscksp.h>
 
 #include "formats/packsell/packsell.hpp"
 #include "mixed/mg_cycle.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace pspmv
 {
 namespace glue
 {
+
+/* A hierarchy's matrices, level 0 the coarsest: A[l] the level's operator, P[l] the
+   interpolation from level l - 1 (P[0] null). */
+struct MgLevels {
+  std::vector<Mat> A, P;
+};
+
+#if defined(PETSCSPMV_HAVE_CUDA)
+/* The device cycle of the CUDA backend (cuda/ksp_mixedcg_mg_cuda.cpp). */
+class MgDeviceCycle {
+public:
+  virtual ~MgDeviceCycle() = default;
+  /* z = M_hat^-1 r on device arrays (launched on PETSc's current stream); coarse(b, x) on device
+     arrays. Throws PetscFailure or the coarse solve's exception. */
+  virtual void                            Apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse) const = 0;
+  virtual std::vector<mixed::MgLevelInfo> Info() const                                                                                         = 0;
+};
+/* Builds the device cycle from the levels' device CSR (AIJCUSPARSE's arrays in place, any other
+   SeqAIJ level uploaded for the build) on PETSc's current stream; *refused_why as MgFp32::Create(). */
+PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why);
+#endif
 
 class MgFp32 {
 public:
@@ -24,23 +49,34 @@ public:
      the reason in words ("the smoother of level 2 is KSPRICHARDSON + PCSOR, not Chebyshev +
      Jacobi"). pc of type PCMG or PCGAMG, multiplicative V-cycles with one cycle per apply, every
      level above the coarsest smoothed by KSPCHEBYSHEV + PCJACOBI on the diagonal, the same KSP
-     before and after the coarse correction; one rank; host vectors. */
+     before and after the coarse correction, SeqAIJ-based levels; one rank. */
   static PetscErrorCode Check(KSP ksp, PC pc, std::string *why);
-  /* Builds the copies from pc's hierarchy (Check() passed) with opt's layout and value format;
-     *refused_why: a level's data the copies refuse (a range or diagonal error, in words): the
-     PC then runs in FP64. Collective on ksp. */
-  static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, std::unique_ptr<MgFp32> *out, std::string *refused_why);
-  /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats);
-     the coarse solve is pc's coarse KSP in FP64. Throws PetscFailure on a PETSc error. */
+  /* Builds the copies from pc's hierarchy (Check() passed) with opt's layout and value format, on
+     the host or (device) on the GPU; *refused_why: a level's data the copies refuse (a range or
+     diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
+  static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, std::unique_ptr<MgFp32> *out, std::string *refused_why);
+  /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:
+     host arrays, device arrays for a cycle built for the device); the coarse solve is pc's coarse
+     KSP in FP64. Logs the cycle's flops (and its GPU time outside the coarse solve's own events).
+     Throws PetscFailure on a PETSc error. */
   void Apply(const float *r, float *z) const;
   /* The levels for -ksp_view (rows, value format, bytes per nonzero, the coarse level in FP64). */
   PetscErrorCode View(PetscViewer viewer) const;
 
 private:
   MgFp32() = default;
-  mixed::MgCycle cycle_;
-  KSP            coarse_ = nullptr;
-  Vec            cb_ = nullptr, cx_ = nullptr; /* the coarse solve's vectors (arrays placed) */
+  /* x = A_c^-1 b by the PC's coarse KSP on placed arrays (host, or device for a device cycle) */
+  void Coarse(const double *b, double *x) const;
+
+  bool                            device_ = false;
+  mixed::MgCycle                  cycle_; /* the host cycle */
+  std::vector<mixed::MgLevelInfo> info_;
+  PetscLogDouble                  flops_ = 0; /* of one cycle's products */
+#if defined(PETSCSPMV_HAVE_CUDA)
+  std::unique_ptr<MgDeviceCycle> dcycle_;
+#endif
+  KSP coarse_ = nullptr;
+  Vec cb_ = nullptr, cx_ = nullptr; /* the coarse solve's vectors (arrays placed) */
 };
 
 } // namespace glue

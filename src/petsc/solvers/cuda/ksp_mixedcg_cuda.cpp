@@ -57,12 +57,13 @@ public:
     }
     PetscCall(CurrentCudaStream(&stream));
     mixed::cuda::DeviceMixedCgHooks dh;
-    dh.exact_product   = h.exact_product_device;
-    dh.precondition    = h.precondition_device;
-    dh.raise_precision = h.raise_precision;
-    dh.converged       = h.converged;
-    dh.monitor         = h.monitor;
-    dh.target          = h.target;
+    dh.exact_product     = h.exact_product_device;
+    dh.precondition      = h.precondition_device;
+    dh.precondition_lowp = h.precondition_lowp_device;
+    dh.raise_precision   = h.raise_precision;
+    dh.converged         = h.converged;
+    dh.monitor           = h.monitor;
+    dh.target            = h.target;
     /* several ranks (the glue sets these there only): the sums and maxima over the ranks, the
        FP32 halo of the direction on device arrays */
     dh.allreduce_sum = h.allreduce_sum;

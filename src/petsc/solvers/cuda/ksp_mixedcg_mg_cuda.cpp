@@ -1,0 +1,111 @@
+// KSPMIXEDCG's FP32 V-cycle on the CUDA backend (ksp_mixedcg_mg.hpp): the device cycle
+// (src/mixed/mg_cycle_device.hpp) built on PETSc's current stream from the levels' device CSR:
+// AIJCUSPARSE's own arrays where a level is AIJCUSPARSE with a device copy (the usual GAMG
+// hierarchy of an aijcusparse Pmat, whose coarse operators PETSc forms on the device), else one
+// upload of its host CSR for the build. Logging: the build runs between PetscLogGpuTimeBegin()/End()
+// (in the caller's event); uploads log their bytes (WithUploadedCsr()).
+#include "../ksp_mixedcg_mg.hpp"
+
+#include "block_csr.hpp"
+#include "core_error.hpp"
+#include "mixed/mg_cycle_device.hpp"
+#include "petsc/cuda/aijcusparse_csr.hpp"
+#include "petsc/cuda/current_stream.hpp"
+#include "petsc/cuda/device_csr_upload.hpp"
+
+namespace pspmv
+{
+namespace glue
+{
+
+namespace
+{
+
+class CudaMgCycle final : public MgDeviceCycle {
+public:
+  ~CudaMgCycle() override { (void)mixed::cuda::destroy(m_); }
+  void Apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse) const override
+  {
+    cudaStream_t stream = nullptr;
+    PetscCallThrow(CurrentCudaStream(&stream));
+    const cudaError_t cerr  = mixed::cuda::apply_mg_cycle(m_, r, z, coarse, stream);
+    auto              check = [cerr]() -> PetscErrorCode {
+      PetscFunctionBegin;
+      PetscCallCUDA(cerr);
+      PetscFunctionReturn(PETSC_SUCCESS);
+    };
+    PetscCallThrow(check());
+  }
+  std::vector<mixed::MgLevelInfo> Info() const override { return mixed::cuda::mg_cycle_info(m_); }
+
+  mixed::cuda::DeviceMgCycle *m_ = nullptr;
+};
+
+/* f with the device CSR of a level's matrix (null: an empty view) */
+PetscErrorCode WithLevelCsr(Mat A, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
+{
+  PetscBool dev;
+
+  PetscFunctionBegin;
+  if (!A) {
+    PetscCall(f(cuda::DeviceCsr{}));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(AIJCusparseOnDevice(A, &dev));
+  if (dev) PetscCall(WithAIJCusparseCsr(A, stream, f));
+  else PetscCall(WithUploadedCsr(A, stream, f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* f with the device CSR of every level from level l up, nested */
+PetscErrorCode WithLevelCsrs(const MgLevels &levels, size_t l, cudaStream_t stream, std::vector<mixed::cuda::DeviceMgLevelInput> *in, const std::function<PetscErrorCode()> &f)
+{
+  PetscFunctionBegin;
+  if (l == levels.A.size()) {
+    PetscCall(f());
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(WithLevelCsr(levels.A[l], stream, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
+    PetscFunctionBegin;
+    (*in)[l].A = A;
+    PetscCall(WithLevelCsr(levels.P[l], stream, [&](const cuda::DeviceCsr &P) -> PetscErrorCode {
+      PetscFunctionBegin;
+      (*in)[l].P = P;
+      PetscCall(WithLevelCsrs(levels, l + 1, stream, in, f));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace
+
+PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why)
+{
+  cudaStream_t                                 stream = nullptr;
+  std::vector<mixed::cuda::DeviceMgLevelInput> in(levels.A.size());
+  std::unique_ptr<CudaMgCycle>                 c(new CudaMgCycle());
+  cudaError_t                                  cerr = cudaSuccess;
+
+  PetscFunctionBegin;
+  out->reset();
+  refused_why->clear();
+  PetscCall(CurrentCudaStream(&stream));
+  PetscCall(WithLevelCsrs(levels, 0, stream, &in, [&]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCall(PetscLogGpuTimeBegin());
+    /* a level's data the copies cannot take: the PC runs in FP64, which is always valid */
+    const CoreFailure e = CatchCore([&] { cerr = mixed::cuda::build_mg_cycle_on_device(in, o, stream, &c->m_); });
+    PetscCall(PetscLogGpuTimeEnd());
+    if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
+    else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }));
+  PetscCallCUDA(cerr);
+  if (refused_why->empty()) *out = std::move(c);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+} // namespace glue
+} // namespace pspmv

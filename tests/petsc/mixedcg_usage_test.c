@@ -167,7 +167,7 @@ static PetscErrorCode ChosenPC(void)
       if (k == 1) {
         KSPMixedCGStats st;
         PetscCall(KSPMixedCGGetStats(ksp, &st));
-        const PetscBool own = (PetscBool)!strcmp(*pcs, "-pc_type jacobi"); /* the method's own scaling: no PCApply() */
+        const PetscBool own  = (PetscBool)!strcmp(*pcs, "-pc_type jacobi"); /* the method's own scaling: no PCApply() */
         PetscBool       fp32 = PETSC_FALSE;
         /* PCGAMG's V-cycle runs in FP32 at one rank, on the host and the CUDA backend (unless turned off); the PC in FP64 elsewhere */
         if (strstr(*pcs, "gamg") && !strstr(*pcs, "mg_fp32 false") && size == 1) fp32 = PETSC_TRUE;

@@ -192,6 +192,20 @@ void check_emax(double emax, int l, size_t L)
   throw FormatError(b + mg_where(l, L, "its operator A_l"));
 }
 
+std::vector<double> scaled_inverse(const double *inv, const std::vector<double> &s, int l, size_t L)
+{
+  const size_t        n = s.size();
+  std::vector<double> B(n * n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      const double v = 0.5 * (inv[i * n + j] + inv[j * n + i]) / (s[i] * s[j]);
+      if (!std::isfinite(v))
+        throw FormatError("the coarse level's inverse has the entry " + std::to_string(inv[i * n + j]) + " at (" + std::to_string(i) + ", " + std::to_string(j) + "), or its scaled value is not finite" + mg_where(l, L, "its operator A_l's inverse"));
+      B[i * n + j] = v;
+    }
+  return B;
+}
+
 } // namespace detail
 
 PackSellOptions mg_default_level_options()
@@ -258,8 +272,10 @@ void MgCycle::setup_level(Level &L, int l, const std::vector<MgLevelInput> &in, 
 {
   const MgLevelInput &I = in[size_t(l)];
   const size_t        n = in.size();
-  if (!below) { // the coarse level: its scaling only
+  if (!below) { // the coarse level: its scaling (and its scaled inverse, when given) only
     detail::at_level(l, n, "its operator A_l", [&] { L.s = pspmv::mixed::detail::diagonal_scaling(I.A); });
+    L.B.clear();
+    if (I.inverse) L.B = detail::scaled_inverse(I.inverse, L.s, l, n);
     L.lowp = false;
     L.emax = I.emax;
     L.b.assign(size_t(L.rows), 0.0f);
@@ -381,11 +397,20 @@ void MgCycle::apply(const float *r, float *z, const std::function<void(const dou
     packsell_spmv_f32(V.R, V.t.data(), levels_[size_t(l) - 1].b.data());
   }
   { // the coarse solve on the unscaled system: b = S^-1 b_hat, x_hat = S^-1 x
-    const Level &C = levels_[size_t(c)];
-    const auto  &s = C.lowp ? C.A.s : C.s;
-    for (size_t i = 0; i < cb_.size(); ++i) cb_[i] = double(C.b[i]) / s[i];
-    coarse(cb_.data(), cx_.data());
-    for (size_t i = 0; i < cx_.size(); ++i) C.x[i] = float(cx_[i] / s[i]);
+    const Level &C  = levels_[size_t(c)];
+    const auto  &s  = C.lowp ? C.A.s : C.s;
+    const size_t nc = cb_.size();
+    if (!C.B.empty())
+      for (size_t i = 0; i < nc; ++i) { // B symmetric: column i, j in order (the device's order)
+        double v = 0.0;
+        for (size_t j = 0; j < nc; ++j) v = std::fma(C.B[j * nc + i], double(C.b[j]), v);
+        C.x[i] = float(v);
+      }
+    else {
+      for (size_t i = 0; i < nc; ++i) cb_[i] = double(C.b[i]) / s[i];
+      coarse(cb_.data(), cx_.data());
+      for (size_t i = 0; i < nc; ++i) C.x[i] = float(cx_[i] / s[i]);
+    }
   }
   for (int l = c + 1; l < L; ++l) { // up: coarse-grid correction, post-smoothing
     const Level &V = levels_[size_t(l)];
@@ -401,13 +426,14 @@ std::vector<MgLevelInfo> MgCycle::info() const
 {
   std::vector<MgLevelInfo> out(levels_.size());
   for (size_t l = 0; l < levels_.size(); ++l) {
-    const Level &V = levels_[l];
-    MgLevelInfo &o = out[l];
-    o.rows         = V.rows;
-    o.nnz          = V.nnz;
-    o.lowp         = V.lowp;
-    o.emax         = V.emax;
-    o.value_format = "fp64";
+    const Level &V  = levels_[l];
+    MgLevelInfo &o  = out[l];
+    o.rows          = V.rows;
+    o.nnz           = V.nnz;
+    o.lowp          = V.lowp;
+    o.emax          = V.emax;
+    o.value_format  = "fp64";
+    o.dense_inverse = !V.B.empty();
     if (!V.lowp) continue;
     o.value_format    = V.A.op.value_format.name();
     o.bytes_per_nnz   = V.nnz > 0 ? double(V.A.op.stats().stored_bytes) / double(V.nnz) : 0.0;

@@ -35,7 +35,11 @@
 //   prolongation x_l += P e_{l-1}       =>  x_hat_l += S_l^-1 P S_{l-1} e_hat_{l-1} = P_hat_l e_hat_{l-1}
 //   with P_hat_l = S_l^-1 P_l S_{l-1}, entries p_ij sqrt(a^l_ii) s^{l-1}_j = p_ij sqrt(a^l_ii / a^{l-1}_jj)
 //   (a Galerkin A_{l-1} = P^T A_l P gives A_hat_{l-1} = P_hat^T A_hat_l P_hat: the same relation)
-//   coarse level c: b = S_c^-1 b_hat (the unscaled residual), x = A_c^-1 b, x_hat = S_c^-1 x
+//   coarse level c: b = S_c^-1 b_hat (the unscaled residual), x = A_c^-1 b, x_hat = S_c^-1 x;
+//   with the level's dense inverse given (MgLevelInput::inverse) in one product with
+//   B = S_c^-1 A_c^-1 S_c^-1 (formed in FP64 at the build): x_hat_i = float(v_n), v_0 = 0,
+//   v_{j+1} = fma(B_ji, double(b_hat_j), v_j) (B symmetric: the device reads its columns,
+//   coalesced, in the same order)
 //   finest level: z_hat = S^-1 M^-1 S^-1 r_hat, i.e. M_hat^-1 = D^1/2 M^-1 D^1/2, the scaled
 //   preconditioner of mixed_cg.hpp; s_{L-1} is build_scaled_copy()'s s, the mixed CG's own.
 // So the scaled cycle is the unscaled one in exact arithmetic; only the copies' rounding and the
@@ -92,6 +96,9 @@ struct MgLevelInput {
   CsrView A;        // the level's operator, FP64 CSR, square, SPD with a positive diagonal (one rank)
   CsrView P;        // interpolation from level l-1 to level l: A.rows x (level l-1's rows); ignored for level 0 (rows == 0 there)
   double  emax = 0; // largest eigenvalue of D^-1 A when the caller knows it (PETSc's estimate); 0: estimated on the copy
+  // A^-1 of the level, dense (rows x rows doubles, symmetric; e.g. LAPACK's potri), or null: read
+  // only for the coarse level c, whose solve it then is (apply()'s coarse hook is not called)
+  const double *inverse = nullptr;
 };
 
 // The copies' layout and value format: e8m14 (KSPMIXEDCG's default) unless the caller sets another.
@@ -113,6 +120,7 @@ struct MgLevelInfo {
   bool        lowp            = false; // the level runs in FP32 (above coarse_level())
   int64_t     p_nnz           = 0;     // P_l's nonzeros (FP32 levels)
   double      p_bytes_per_nnz = 0;     // stored bytes of the copies of P_hat_l and P_hat_l^T per nonzero of P_l
+  bool        dense_inverse   = false; // the coarse level, solved by its dense inverse (MgLevelInput::inverse)
 };
 
 namespace detail
@@ -180,6 +188,11 @@ double lanczos_emax(int steps, const LanczosSteps &s);
 /* check_emax - FormatError naming level l unless emax is positive and finite (the estimate of a
    copy that is not positive definite). */
 void check_emax(double emax, int l, size_t L);
+
+/* scaled_inverse - B = S^-1 A^-1 S^-1 (s = D^-1/2 of the level, n entries; inv = A^-1, n x n):
+   b_ij = inv_ij / (s_i s_j), symmetrised (the mean of b_ij and b_ji, which LAPACK's potri gives
+   equal up to rounding). FormatError naming level l for an entry that is not finite. */
+std::vector<double> scaled_inverse(const double *inv, const std::vector<double> &s, int l, size_t L);
 } // namespace detail
 
 // The V-cycle of the header comment. Copyable; apply() uses work vectors of the object, so one
@@ -216,8 +229,9 @@ public:
      comment): r, z finest-level rows floats (they may be the same array). coarse(b, x): x = A_c^-1 b
      in FP64 on the unscaled system of level c = coarse_level() (b, x: level c's rows doubles; b
      must not be written), e.g. PETSc's coarse KSP, or an FP64 V-cycle of the levels below c; it
-     is called once per apply and may throw (apply then throws it; z is undefined). */
-  void apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse) const;
+     is called once per apply and may throw (apply then throws it; z is undefined); not called
+     (and may be empty) when the coarse level was given its inverse. */
+  void apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse = {}) const;
 
   // Per level, 0 = coarsest.
   std::vector<MgLevelInfo> info() const;
@@ -234,6 +248,7 @@ private:
     bool                lowp = false; // above the coarse level: copied, run in FP32
     double              emax = 0;     // the one in use
     std::vector<double> s;            // D^-1/2 of the coarse level (lowp levels: A.s)
+    std::vector<double> B;            // the coarse level's S^-1 A^-1 S^-1 when its inverse was given (rows x rows)
     ScaledCopy          A;            // A_hat (lowp)
     PackSellMatrix      P, R;         // P_hat and P_hat^T (lowp)
     detail::Chebyshev   cheb;

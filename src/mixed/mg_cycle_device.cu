@@ -35,6 +35,7 @@ struct Level {
   bool             lowp = false; // above the coarse level: copied, run in FP32
   double           emax = 0;
   double          *s    = nullptr; // the coarse level's D^-1/2 (lowp levels: A.s)
+  double          *B    = nullptr; // the coarse level's S^-1 A^-1 S^-1 (rows x rows) when its inverse was given
   DeviceScaledCopy A;              // A_hat (lowp)
   DevicePackSell   P, R;           // P_hat and P_hat^T (lowp)
   FormatStats      p_stats, r_stats;
@@ -142,6 +143,17 @@ __global__ void from_coarse_kernel(int64_t n, const double *__restrict__ cx, con
 {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) x[i] = static_cast<float>(cx[i] / s[i]);
+}
+
+// The coarse solve by the level's scaled inverse (B symmetric): x_i = float(sum_j B_ji b_j), the
+// host twin's fma's in j order; column i read by thread i, coalesced across threads.
+__global__ void dense_coarse_kernel(int64_t n, const double *__restrict__ B, const float *__restrict__ b, float *__restrict__ x)
+{
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  double v = 0.0;
+  for (int64_t j = 0; j < n; ++j) v = fma(B[j * n + i], static_cast<double>(b[j]), v);
+  x[i] = static_cast<float>(v);
 }
 
 unsigned int vector_blocks(int64_t n)
@@ -387,6 +399,11 @@ cudaError_t setup_level(DeviceMgCycle &m, int l, const std::vector<DeviceMgLevel
     PSPMV_CUDA_TRY(pd::alloc(size_t(V.rows), &V.s));
     md::at_level(l, n, "its operator A_l", [&] { err = diagonal_scaling_on_device(I.A, V.s, st); });
     PSPMV_CUDA_TRY(err);
+    if (I.inverse) { // B = S^-1 A^-1 S^-1, formed on the host as the host twin does
+      std::vector<double> sh(size_t(V.rows));
+      PSPMV_CUDA_TRY(cudaMemcpy(sh.data(), V.s, sizeof(double) * sh.size(), cudaMemcpyDeviceToHost));
+      PSPMV_CUDA_TRY(pd::alloc_copy(md::scaled_inverse(I.inverse, sh, l, n), &V.B));
+    }
     V.lowp = false;
     V.emax = I.emax;
     return alloc_vectors(V, false);
@@ -509,10 +526,13 @@ cudaError_t apply_mg_cycle(const DeviceMgCycle *m, const float *r, float *z, con
     const Level   &C = m->levels[size_t(c)];
     const double  *s = C.lowp ? C.A.s : C.s;
     const unsigned g = vector_blocks(C.rows);
-    to_coarse_kernel<<<g, kThreads, 0, st>>>(C.rows, bof(c), s, m->cb);
-    PSPMV_CUDA_TRY(cudaGetLastError());
-    coarse(m->cb, m->cx);
-    from_coarse_kernel<<<g, kThreads, 0, st>>>(C.rows, m->cx, s, xof(c));
+    if (C.B) dense_coarse_kernel<<<g, kThreads, 0, st>>>(C.rows, C.B, bof(c), xof(c));
+    else {
+      to_coarse_kernel<<<g, kThreads, 0, st>>>(C.rows, bof(c), s, m->cb);
+      PSPMV_CUDA_TRY(cudaGetLastError());
+      coarse(m->cb, m->cx);
+      from_coarse_kernel<<<g, kThreads, 0, st>>>(C.rows, m->cx, s, xof(c));
+    }
     PSPMV_CUDA_TRY(cudaGetLastError());
   }
   for (int l = c + 1; l < L; ++l) { // up: coarse-grid correction, post-smoothing
@@ -527,13 +547,14 @@ std::vector<MgLevelInfo> mg_cycle_info(const DeviceMgCycle *m)
 {
   std::vector<MgLevelInfo> out(m->levels.size());
   for (size_t l = 0; l < m->levels.size(); ++l) {
-    const Level &V = m->levels[l];
-    MgLevelInfo &o = out[l];
-    o.rows         = V.rows;
-    o.nnz          = V.nnz;
-    o.lowp         = V.lowp;
-    o.emax         = V.emax;
-    o.value_format = "fp64";
+    const Level &V  = m->levels[l];
+    MgLevelInfo &o  = out[l];
+    o.rows          = V.rows;
+    o.nnz           = V.nnz;
+    o.lowp          = V.lowp;
+    o.emax          = V.emax;
+    o.value_format  = "fp64";
+    o.dense_inverse = V.B != nullptr;
     if (!V.lowp) continue;
     o.value_format    = V.A.op.value_format.name();
     o.bytes_per_nnz   = V.nnz > 0 ? double(V.A.stats.stored_bytes) / double(V.nnz) : 0.0;
@@ -563,6 +584,7 @@ cudaError_t destroy(DeviceMgCycle *m)
       if (first == cudaSuccess) first = e;
     for (float **p : {&V.b, &V.x, &V.y1, &V.y2, &V.t}) pd::free_ptr(p, &first);
     pd::free_ptr(&V.s, &first);
+    pd::free_ptr(&V.B, &first);
   }
   pd::free_ptr(&m->cb, &first);
   pd::free_ptr(&m->cx, &first);

@@ -36,7 +36,8 @@ struct DeviceMgCycle; // opaque: the levels' copies, work vectors and coefficien
 // Level l of the hierarchy as MgLevelInput, its matrices device CSRs (DeviceCsr's conditions).
 struct DeviceMgLevelInput {
   pspmv::cuda::DeviceCsr A, P;
-  double                 emax = 0;
+  double                 emax    = 0;
+  const double          *inverse = nullptr; // MgLevelInput::inverse: host memory
 };
 
 /* build_mg_cycle_on_device - MgCycle::build() on the device.
@@ -54,7 +55,8 @@ cudaError_t build_mg_cycle_on_device(const std::vector<DeviceMgLevelInput> &leve
    on stream, not synchronised. coarse(b, x): x = A_c^-1 b in FP64 on level c's unscaled system,
    b and x device arrays of level c's rows doubles (b must not be written), called once per
    apply on the host; it may launch work on stream (x complete for work launched on stream after
-   it) and may throw (apply_mg_cycle then throws it). Returns the first CUDA launch error. One
+   it) and may throw (apply_mg_cycle then throws it); not called (and may be empty) when the
+   coarse level was given its inverse (one kernel then). Returns the first CUDA launch error. One
    apply at a time per cycle (the levels' work vectors are the cycle's). */
 cudaError_t apply_mg_cycle(const DeviceMgCycle *m, const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse, cudaStream_t stream);
 

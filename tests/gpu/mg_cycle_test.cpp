@@ -198,3 +198,36 @@ TEST(MgCycleSmall, Errors)
     std::printf("  %s: %s\n", c.what, dev.what.c_str());
   }
 }
+
+// The coarse level solved by its dense inverse: the device's column-order FP64 sums are the
+// host's, bit for bit; the hook is not called.
+TEST(MgCycleSmall, BitForBitDenseCoarse)
+{
+  const Hierarchy     h = four_level();
+  const Cholesky      chol(h.A[0]);
+  const size_t        n0 = size_t(h.A[0].rows);
+  std::vector<double> inv(n0 * n0), e(n0);
+  for (size_t j = 0; j < n0; ++j) {
+    std::fill(e.begin(), e.end(), 0.0);
+    e[j] = 1.0;
+    chol.solve(e.data(), inv.data() + j * n0);
+  }
+  const MgCycleOptions      o    = options("e8m14");
+  const std::vector<double> emax = emax_of(MgCycle::build(inputs(h), o));
+  std::vector<MgLevelInput> in   = inputs(h, emax);
+  in[0].inverse                  = inv.data();
+  const MgCycle   host           = MgCycle::build(in, o);
+  DeviceHierarchy dh(h, emax);
+  dh.in[0].inverse = inv.data();
+  Cycle dev;
+  ASSERT_EQ(mc::build_mg_cycle_on_device(dh.in, o, nullptr, &dev.m), cudaSuccess);
+  EXPECT_TRUE(mc::mg_cycle_info(dev.m)[0].dense_inverse);
+  const std::vector<float> r = pspmv_test::random_vector(size_t(h.A.back().rows), 23);
+  std::vector<float>       zh(r.size());
+  host.apply(r.data(), zh.data());
+  DeviceArray<float> dr(r.size()), dz(r.size());
+  dr.upload(r);
+  ASSERT_EQ(mc::apply_mg_cycle(dev.m, dr.get(), dz.get(), {}, nullptr), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expect_same_z(zh, dz.download(), "dense coarse inverse");
+}

@@ -137,7 +137,7 @@ static PetscErrorCode VarCoef2d(PetscInt n, Mat *T)
    many), one PCApply() per step and per reliable update (none for PCJACOBI, the method's own). */
 static PetscErrorCode ChosenPC(void)
 {
-  const char *one[]  = {"-pc_type jacobi", "-pc_type ilu", "-pc_type icc", "-pc_type sor", "-pc_type jacobi -pc_jacobi_type rowl1", "-pc_type gamg", "-pc_type gamg -ksp_mixedcg_mg_fp32 false", NULL};
+  const char *one[]  = {"-pc_type jacobi", "-pc_type ilu", "-pc_type icc", "-pc_type sor", "-pc_type jacobi -pc_jacobi_type rowl1", "-pc_type gamg", "-pc_type gamg -ksp_mixedcg_mg_dense_coarse 0", "-pc_type gamg -ksp_mixedcg_mg_fp32 false", NULL};
   const char *many[] = {"-pc_type bjacobi", "-pc_type asm", "-pc_type sor", "-pc_type gamg", NULL};
   PetscMPIInt size;
   Mat         A;

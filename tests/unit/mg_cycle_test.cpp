@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <gtest/gtest.h>
+#include <limits>
 #include <map>
 #include <memory>
 #include <vector>
@@ -438,4 +439,43 @@ TEST(MgCycle, Errors)
   Hierarchy neg = h;
   for (double &v : neg.A[3].values) v = -v;
   EXPECT_THROW((void)MgCycle::build(inputs(neg), MgCycleOptions{}), DiagonalError);
+}
+
+// The coarse level solved by its dense inverse (MgLevelInput::inverse): the same cycle as with the
+// coarse hook solving by Cholesky, up to rounding; the hook is not called; info() says so;
+// update_values() keeps it; a non-finite inverse is refused.
+TEST(MgCycle, DenseCoarseInverse)
+{
+  const Hierarchy     h = four_level();
+  const Cholesky      chol(h.A[0]);
+  const size_t        n0 = size_t(h.A[0].rows);
+  std::vector<double> inv(n0 * n0), e(n0);
+  for (size_t j = 0; j < n0; ++j) { // column j of A_0^-1 (symmetric: row j)
+    std::fill(e.begin(), e.end(), 0.0);
+    e[j] = 1.0;
+    chol.solve(e.data(), inv.data() + j * n0);
+  }
+  const MgCycleOptions      o    = options("e8m14");
+  const MgCycle             hook = MgCycle::build(inputs(h), o);
+  std::vector<MgLevelInput> in   = inputs(h, emax_of(hook));
+  in[0].inverse                  = inv.data();
+  MgCycle dense                  = MgCycle::build(in, o);
+  EXPECT_TRUE(dense.info()[0].dense_inverse);
+  EXPECT_FALSE(hook.info()[0].dense_inverse);
+  const std::vector<float> r  = random_vector(size_t(h.A.back().rows), 21);
+  const std::vector<float> zh = apply(hook, r, [&](const double *b, double *x) { chol.solve(b, x); });
+  std::vector<float>       zd(r.size());
+  dense.apply(r.data(), zd.data()); // no hook
+  double num = 0, den = 0;
+  for (size_t i = 0; i < zh.size(); ++i) {
+    num += double(zh[i] - zd[i]) * double(zh[i] - zd[i]);
+    den += double(zh[i]) * double(zh[i]);
+  }
+  EXPECT_LT(std::sqrt(num / den), 1e-6);
+  dense.update_values(in);
+  std::vector<float> zu(r.size());
+  dense.apply(r.data(), zu.data());
+  EXPECT_EQ(0, std::memcmp(zu.data(), zd.data(), zu.size() * sizeof(float)));
+  inv[3] = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(MgCycle::build(in, o), FormatError);
 }

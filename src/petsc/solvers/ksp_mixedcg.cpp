@@ -81,7 +81,8 @@ struct KspMixedCg {
   PetscBool apply_pc = PETSC_FALSE;
   /* a PCMG/PCGAMG PC's FP32 V-cycle (-ksp_mixedcg_mg_fp32), built for the copy of build number
      mg_builds; mg_why: why the PC runs in FP64 instead ("" when it does not apply) */
-  PetscBool               mg_fp32 = PETSC_TRUE;
+  PetscBool               mg_fp32       = PETSC_TRUE;
+  PetscInt                mg_dense_rows = 512; /* -ksp_mixedcg_mg_dense_coarse */
   std::unique_ptr<MgFp32> mg;
   PetscInt                mg_builds = -1;
   std::string             mg_why, mg_pctype; /* mg_pctype: the PC's type it was built for */
@@ -761,7 +762,7 @@ PetscErrorCode EnsureMg(KSP ksp)
     PackSellOptions opt;
     PetscCall(LevelOptions(mc, &opt));
     PetscCall(PetscLogEventBegin(EventMixedCGCopy, ksp, 0, 0, 0));
-    const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, mc->copy->OnDevice(), &mc->mg, &mc->mg_why);
+    const PetscErrorCode ierr = MgFp32::Create(ksp, pc, opt, mc->copy->OnDevice(), mc->mg_dense_rows, &mc->mg, &mc->mg_why);
     PetscCall(PetscLogEventEnd(EventMixedCGCopy, ksp, 0, 0, 0));
     PetscCall(ierr);
   }
@@ -866,7 +867,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
 {
   KspMixedCg   *mc    = Data(ksp);
   PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
-  PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every;
+  PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every, dense_rows = mc->mg_dense_rows;
   char          vf[64], gf[64];
   PetscBool     set, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
   FormatOptions o = mc->copy_opts;
@@ -885,6 +886,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_mg_fp32", "With PCMG or PCGAMG: run the V-cycle in FP32 on reduced-precision copies of the levels in the low-precision steps (false: the PC in FP64)", "KSPMIXEDCG", mg_fp32, &mg_fp32, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_mg_dense_coarse", "With the FP32 V-cycle: the highest level with at most this many rows is solved exactly by its dense FP64 inverse (0: the PC's coarse solver)", "KSPMIXEDCG", dense_rows, &dense_rows, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_check_every", "CUDA backend on one rank: CG steps launched between two host checks of the device's state (several ranks check after every step)", "KSPMIXEDCG", every, &every, &set));
   PetscOptionsHeadEnd();
   PetscCheck(delta > 0 && delta < 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_delta %g is out of range: use a reduction factor in (0, 1), e.g. 0.1", (double)delta);
@@ -892,6 +894,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(ratio == 0 || ratio > 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: a ratio <= 1 judges every segment lossy; use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
   PetscCheck(departure >= 0 && departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_departure %g is out of range: use 0 (off) or a relative norm > 0, e.g. 0.05", (double)departure);
   PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
+  PetscCheck(dense_rows >= 0 && dense_rows <= 4096, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_mg_dense_coarse %" PetscInt_FMT " is out of range: use 0 (the PC's coarse solver) to 4096 rows (the inverse is dense)", dense_rows);
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
   if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
   PetscCall(ReadFormatOptions((PetscObject)ksp, kCopyOptions, PetscOptionsObject, &o));
@@ -927,8 +930,9 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   mc->params.guard_departure = (double)departure;
   mc->params.guard_strikes   = (int)strikes;
   mc->check_every            = every;
-  if (mg_fp32 != mc->mg_fp32) mc->mg_builds = -1; /* rebuilt (or dropped) at the next solve */
-  mc->mg_fp32 = mg_fp32;
+  if (mg_fp32 != mc->mg_fp32 || dense_rows != mc->mg_dense_rows) mc->mg_builds = -1; /* rebuilt (or dropped) at the next solve */
+  mc->mg_fp32       = mg_fp32;
+  mc->mg_dense_rows = dense_rows;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1080,10 +1084,13 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
 . -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
     the device's state (the only host synchronisations of the loop besides the reliable updates;
     on several ranks the state is read after every step, which waits for its sums over the ranks)
-- -ksp_mixedcg_mg_fp32 <true> - with PCMG or PCGAMG (multiplicative V-cycles, Chebyshev + Jacobi
+. -ksp_mixedcg_mg_fp32 <true> - with PCMG or PCGAMG (multiplicative V-cycles, Chebyshev + Jacobi
     smoothers): the low-precision steps apply the V-cycle in FP32 on reduced-precision PackSELL
-    copies of the PC's levels (the copy's value format), the coarse solve in FP64 by the PC's own
-    coarse solver; the host backend on one rank (elsewhere the PC runs in FP64, -ksp_view says why)
+    copies of the PC's levels (the copy's value format), built on the backend (host or GPU) from
+    the levels' CSR, on one rank (elsewhere the PC runs in FP64, -ksp_view says why)
+- -ksp_mixedcg_mg_dense_coarse <512> - with the FP32 V-cycle: the highest level with at most this
+    many rows is solved exactly by its dense FP64 inverse, one product per cycle (0, or a level
+    that is not SPD: the PC's own coarse solver in FP64)
 
   Notes:
   The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated

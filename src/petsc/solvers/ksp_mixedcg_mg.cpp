@@ -69,6 +69,53 @@ PetscErrorCode LevelSmoother(PC pc, PetscInt l, PetscInt *steps, std::string *wh
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The dense inverse of the small SPD matrix A (rows x rows, row-major: A is symmetric) by PETSc's
+   dense Cholesky factorisation (MATSEQDENSE, LAPACK's potrf) and MatMatSolve() with the identity;
+   *spd false (inv undefined) when the factorisation finds A not positive definite (a zero or
+   negative pivot, e.g. the singular coarse level of a Neumann problem). */
+PetscErrorCode DenseSpdInverse(Mat A, std::vector<double> *inv, bool *spd)
+{
+  Mat            D, I, X;
+  PetscInt       n;
+  MatFactorInfo  fi;
+  PetscErrorCode ferr;
+
+  PetscFunctionBegin;
+  *spd = false;
+  PetscCall(MatGetSize(A, &n, nullptr));
+  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &D));
+  PetscCall(MatFactorInfoInitialize(&fi));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr)); /* a refused pivot is an answer here, not an error */
+  ferr = MatCholeskyFactor(D, nullptr, &fi);
+  PetscCall(PetscPopErrorHandler());
+  if (ferr == PETSC_ERR_MAT_CH_ZRPVT || ferr == PETSC_ERR_MAT_LU_ZRPVT) {
+    PetscCall(MatDestroy(&D));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(ferr);
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &I));
+  PetscCall(MatAssemblyBegin(I, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(I, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatShift(I, 1.0));
+  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &X));
+  PetscCall(MatMatSolve(D, I, X));
+  {
+    const PetscScalar *x;
+    PetscInt           lda;
+    PetscCall(MatDenseGetLDA(X, &lda));
+    PetscCall(MatDenseGetArrayRead(X, &x));
+    PetscCallCXX(inv->assign((size_t)n * (size_t)n, 0.0));
+    for (PetscInt j = 0; j < n; j++) /* column j of X is row j of the (symmetric) inverse */
+      for (PetscInt i = 0; i < n; i++) (*inv)[(size_t)j * (size_t)n + (size_t)i] = x[(size_t)j * (size_t)lda + (size_t)i];
+    PetscCall(MatDenseRestoreArrayRead(X, &x));
+  }
+  PetscCall(MatDestroy(&X));
+  PetscCall(MatDestroy(&I));
+  PetscCall(MatDestroy(&D));
+  *spd = true;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 } // namespace
 
 MgFp32::~MgFp32()
@@ -119,7 +166,7 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, std::unique_ptr<MgFp32> *out, std::string *refused_why)
+PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why)
 {
   PetscInt              levels, steps = 0;
   MgLevels              mats;
@@ -144,11 +191,26 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
   }
   o.level_options = opt;
   o.smooth_steps  = (int)steps;
+  /* the exactly solved coarse level: the highest with at most dense_coarse_rows rows (the core's
+     rule for fp32_min_rows = dense_coarse_rows + 1) */
+  std::vector<double> inverse;
+  PetscInt            dense = -1;
+  for (PetscInt l = 0; l < levels; l++) {
+    PetscInt rows;
+    PetscCall(MatGetSize(mats.A[(size_t)l], &rows, nullptr));
+    if (rows <= dense_coarse_rows) dense = l;
+  }
+  if (dense >= 0) {
+    bool spd;
+    PetscCall(DenseSpdInverse(mats.A[(size_t)dense], &inverse, &spd));
+    if (spd) o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
+    else dense = -1;
+  }
   std::unique_ptr<MgFp32> mg(new MgFp32());
   mg->device_ = device;
   if (device) {
 #if defined(PETSCSPMV_HAVE_CUDA)
-    PetscCall(CreateMgDeviceCycle(mats, o, &mg->dcycle_, refused_why));
+    PetscCall(CreateMgDeviceCycle(mats, o, dense, dense >= 0 ? inverse.data() : nullptr, &mg->dcycle_, refused_why));
     if (refused_why->empty()) mg->info_ = mg->dcycle_->Info();
 #else
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "FP32 V-cycle on the device without CUDA");
@@ -169,6 +231,7 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
         in[(size_t)l].A = views[2 * (size_t)l];
         in[(size_t)l].P = views[2 * (size_t)l + 1];
       }
+      if (dense >= 0) in[(size_t)dense].inverse = inverse.data();
       /* a level's data the copies cannot take (a diagonal entry, a value out of range, an
          eigenvalue estimate that is not positive): the PC runs in FP64, which is always valid */
       const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
@@ -183,6 +246,10 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
      post-smoothing), one each with P_l and P_l^T */
   for (const mixed::MgLevelInfo &v : mg->info_)
     if (v.lowp) mg->flops_ += 2.0 * (2.0 * (PetscLogDouble)steps * (PetscLogDouble)v.nnz + 2.0 * (PetscLogDouble)v.p_nnz);
+  if (dense >= 0) { /* the dense inverse is the coarse solve: no coarse KSP */
+    *out = std::move(mg);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(PCMGGetCoarseSolve(pc, &mg->coarse_));
   PetscCall(PetscObjectReference((PetscObject)mg->coarse_));
   {
@@ -269,7 +336,8 @@ PetscErrorCode MgFp32::View(PetscViewer viewer) const
     const mixed::MgLevelInfo &v = info[l];
     if (v.lowp)
       PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, LOSSY %s, %.2f bytes per nonzero, emax %.4g\n", (int)l, (PetscInt64)v.rows, (PetscInt64)v.nnz, v.value_format.c_str(), v.bytes_per_nnz, v.emax));
-    else PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, the PC's coarse solver in FP64\n", (int)l, (PetscInt64)v.rows));
+    else if (v.dense_inverse) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, solved exactly by its dense FP64 inverse (the levels below it unused)\n", (int)l, (PetscInt64)v.rows));
+    else if (l + 1 == info.size() || info[l + 1].lowp) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, the PC's coarse solver in FP64\n", (int)l, (PetscInt64)v.rows));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

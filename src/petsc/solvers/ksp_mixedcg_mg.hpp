@@ -38,8 +38,9 @@ public:
   virtual std::vector<mixed::MgLevelInfo> Info() const                                                                                         = 0;
 };
 /* Builds the device cycle from the levels' device CSR (AIJCUSPARSE's arrays in place, any other
-   SeqAIJ level uploaded for the build) on PETSc's current stream; *refused_why as MgFp32::Create(). */
-PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why);
+   SeqAIJ level uploaded for the build) on PETSc's current stream; inverse: the dense inverse of
+   level dense_level (null: none); *refused_why as MgFp32::Create(). */
+PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, PetscInt dense_level, const double *inverse, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why);
 #endif
 
 class MgFp32 {
@@ -52,9 +53,13 @@ public:
      before and after the coarse correction, SeqAIJ-based levels; one rank. */
   static PetscErrorCode Check(KSP ksp, PC pc, std::string *why);
   /* Builds the copies from pc's hierarchy (Check() passed) with opt's layout and value format, on
-     the host or (device) on the GPU; *refused_why: a level's data the copies refuse (a range or
-     diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
-  static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, std::unique_ptr<MgFp32> *out, std::string *refused_why);
+     the host or (device) on the GPU. The highest level with at most dense_coarse_rows rows (and
+     every level below it) is solved exactly by its dense inverse (LAPACK's Cholesky, potrf and
+     potri, through PETSc) where it is SPD, one FP64 product per cycle in place of the levels'
+     smoothing and the PC's coarse KSP; otherwise (none so small, dense_coarse_rows 0, or not SPD)
+     the coarse solve is the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
+     range or diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
+  static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
   /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:
      host arrays, device arrays for a cycle built for the device); the coarse solve is pc's coarse
      KSP in FP64. Logs the cycle's flops (and its GPU time outside the coarse solve's own events).

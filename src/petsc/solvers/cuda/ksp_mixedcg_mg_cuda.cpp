@@ -81,7 +81,7 @@ PetscErrorCode WithLevelCsrs(const MgLevels &levels, size_t l, cudaStream_t stre
 
 } // namespace
 
-PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why)
+PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, PetscInt dense_level, const double *inverse, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why)
 {
   cudaStream_t                                 stream = nullptr;
   std::vector<mixed::cuda::DeviceMgLevelInput> in(levels.A.size());
@@ -92,6 +92,7 @@ PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleO
   out->reset();
   refused_why->clear();
   PetscCall(CurrentCudaStream(&stream));
+  if (inverse) in[(size_t)dense_level].inverse = inverse;
   PetscCall(WithLevelCsrs(levels, 0, stream, &in, [&]() -> PetscErrorCode {
     PetscFunctionBegin;
     PetscCall(PetscLogGpuTimeBegin());

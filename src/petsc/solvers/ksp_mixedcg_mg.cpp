@@ -335,7 +335,8 @@ PetscErrorCode MgFp32::View(PetscViewer viewer) const
   for (size_t l = info.size(); l-- > 0;) {
     const mixed::MgLevelInfo &v = info[l];
     if (v.lowp)
-      PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, LOSSY %s, %.2f bytes per nonzero, emax %.4g\n", (int)l, (PetscInt64)v.rows, (PetscInt64)v.nnz, v.value_format.c_str(), v.bytes_per_nnz, v.emax));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, LOSSY %s, %.2f bytes per nonzero, emax %.4g; interpolation %" PetscInt64_FMT " nonzeros, %.2f bytes per nonzero (P and P^T)\n", (int)l,
+                                       (PetscInt64)v.rows, (PetscInt64)v.nnz, v.value_format.c_str(), v.bytes_per_nnz, v.emax, (PetscInt64)v.p_nnz, v.p_bytes_per_nnz));
     else if (v.dense_inverse) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, solved exactly by its dense FP64 inverse (the levels below it unused)\n", (int)l, (PetscInt64)v.rows));
     else if (l + 1 == info.size() || info[l + 1].lowp) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, the PC's coarse solver in FP64\n", (int)l, (PetscInt64)v.rows));
   }

@@ -192,6 +192,22 @@ void check_emax(double emax, int l, size_t L)
   throw FormatError(b + mg_where(l, L, "its operator A_l"));
 }
 
+MgLevelInfo level_info(int64_t rows, int64_t nnz, bool lowp, double emax, bool dense_inverse, const ValueFormat &vf, int64_t a_bytes, int64_t p_nnz, int64_t p_bytes)
+{
+  MgLevelInfo o;
+  o.rows          = rows;
+  o.nnz           = nnz;
+  o.lowp          = lowp;
+  o.emax          = emax;
+  o.dense_inverse = dense_inverse;
+  o.value_format  = lowp ? vf.name() : "fp64";
+  if (!lowp) return o;
+  o.bytes_per_nnz   = nnz > 0 ? double(a_bytes) / double(nnz) : 0.0;
+  o.p_nnz           = p_nnz;
+  o.p_bytes_per_nnz = p_nnz > 0 ? double(p_bytes) / double(p_nnz) : 0.0;
+  return o;
+}
+
 std::vector<double> scaled_inverse(const double *inv, const std::vector<double> &s, int l, size_t L)
 {
   const size_t        n = s.size();
@@ -424,22 +440,8 @@ void MgCycle::apply(const float *r, float *z, const std::function<void(const dou
 
 std::vector<MgLevelInfo> MgCycle::info() const
 {
-  std::vector<MgLevelInfo> out(levels_.size());
-  for (size_t l = 0; l < levels_.size(); ++l) {
-    const Level &V  = levels_[l];
-    MgLevelInfo &o  = out[l];
-    o.rows          = V.rows;
-    o.nnz           = V.nnz;
-    o.lowp          = V.lowp;
-    o.emax          = V.emax;
-    o.value_format  = "fp64";
-    o.dense_inverse = !V.B.empty();
-    if (!V.lowp) continue;
-    o.value_format    = V.A.op.value_format.name();
-    o.bytes_per_nnz   = V.nnz > 0 ? double(V.A.op.stats().stored_bytes) / double(V.nnz) : 0.0;
-    o.p_nnz           = V.p_nnz;
-    o.p_bytes_per_nnz = V.p_nnz > 0 ? double(V.P.stats().stored_bytes + V.R.stats().stored_bytes) / double(V.p_nnz) : 0.0;
-  }
+  std::vector<MgLevelInfo> out;
+  for (const Level &V : levels_) out.push_back(detail::level_info(V.rows, V.nnz, V.lowp, V.emax, !V.B.empty(), V.A.op.value_format, V.lowp ? V.A.op.stats().stored_bytes : 0, V.p_nnz, V.lowp ? V.P.stats().stored_bytes + V.R.stats().stored_bytes : 0));
   return out;
 }
 

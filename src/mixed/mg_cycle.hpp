@@ -189,6 +189,10 @@ double lanczos_emax(int steps, const LanczosSteps &s);
    copy that is not positive definite). */
 void check_emax(double emax, int l, size_t L);
 
+// One level's MgLevelInfo from what either twin holds: vf the copy's value format, a_bytes the
+// stored bytes of A_hat's copy, p_bytes those of P_hat's and P_hat^T's (read where lowp only).
+MgLevelInfo level_info(int64_t rows, int64_t nnz, bool lowp, double emax, bool dense_inverse, const ValueFormat &vf, int64_t a_bytes, int64_t p_nnz, int64_t p_bytes);
+
 /* scaled_inverse - B = S^-1 A^-1 S^-1 (s = D^-1/2 of the level, n entries; inv = A^-1, n x n):
    b_ij = inv_ij / (s_i s_j), symmetrised (the mean of b_ij and b_ji, which LAPACK's potri gives
    equal up to rounding). FormatError naming level l for an entry that is not finite. */

@@ -545,22 +545,8 @@ cudaError_t apply_mg_cycle(const DeviceMgCycle *m, const float *r, float *z, con
 
 std::vector<MgLevelInfo> mg_cycle_info(const DeviceMgCycle *m)
 {
-  std::vector<MgLevelInfo> out(m->levels.size());
-  for (size_t l = 0; l < m->levels.size(); ++l) {
-    const Level &V  = m->levels[l];
-    MgLevelInfo &o  = out[l];
-    o.rows          = V.rows;
-    o.nnz           = V.nnz;
-    o.lowp          = V.lowp;
-    o.emax          = V.emax;
-    o.value_format  = "fp64";
-    o.dense_inverse = V.B != nullptr;
-    if (!V.lowp) continue;
-    o.value_format    = V.A.op.value_format.name();
-    o.bytes_per_nnz   = V.nnz > 0 ? double(V.A.stats.stored_bytes) / double(V.nnz) : 0.0;
-    o.p_nnz           = V.p_nnz;
-    o.p_bytes_per_nnz = V.p_nnz > 0 ? double(V.p_stats.stored_bytes + V.r_stats.stored_bytes) / double(V.p_nnz) : 0.0;
-  }
+  std::vector<MgLevelInfo> out;
+  for (const Level &V : m->levels) out.push_back(md::level_info(V.rows, V.nnz, V.lowp, V.emax, V.B != nullptr, V.A.op.value_format, V.lowp ? V.A.stats.stored_bytes : 0, V.p_nnz, V.lowp ? V.p_stats.stored_bytes + V.r_stats.stored_bytes : 0));
   return out;
 }
 

@@ -181,6 +181,30 @@ static PetscErrorCode ChosenPC(void)
     CHECK(its[1] <= 1.25 * its[0] + 2, "mixedcg with %s: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT " (want at most 1.25x + 2)", *pcs, its[1], its[0]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC %s: mixedcg %" PetscInt_FMT " its (true residual %.3g), cg %" PetscInt_FMT " its (%.3g): ok\n", *pcs, its[1], (double)rel[1], its[0], (double)rel[0]));
   }
+  if (size == 1) {
+    /* the FP32 V-cycle's default delta (0.01) against the option's 0.1: fewer reliable updates,
+       the same answer */
+    PetscInt updates[2];
+    for (int k = 0; k < 2; k++) {
+      KSP                ksp;
+      KSPConvergedReason reason;
+      KSPMixedCGStats    st;
+      PetscReal          rel;
+      char               prefix[16];
+      PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "cpd%d_", k));
+      PetscCall(PetscOptionsPrefixPush(NULL, prefix));
+      PetscCall(PetscOptionsInsertString(NULL, k == 0 ? "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_delta 0.1"));
+      PetscCall(PetscOptionsPrefixPop(NULL));
+      PetscCall(FromOptions(A, prefix, &ksp));
+      PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+      PetscCall(KSPMixedCGGetStats(ksp, &st));
+      CHECK(reason > 0 && rel <= 1.01e-8 && st.fp32_vcycles > 0, "mixedcg + gamg, delta %s: reason %s, true residual %g, %" PetscInt_FMT " FP32 V-cycles", k ? "0.1" : "default", KSPConvergedReasons[reason], (double)rel, st.fp32_vcycles);
+      updates[k] = st.reliable_updates;
+      PetscCall(KSPDestroy(&ksp));
+    }
+    CHECK(updates[0] < updates[1], "mixedcg + gamg: %" PetscInt_FMT " reliable updates at the FP32 V-cycle's default delta, %" PetscInt_FMT " at 0.1 (want fewer)", updates[0], updates[1]);
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC gamg: %" PetscInt_FMT " reliable updates at the V-cycle's default delta, %" PetscInt_FMT " at 0.1: ok\n", updates[0], updates[1]));
+  }
   if (size == 1 && !strcmp(mattype, MATAIJ)) {
     /* an MPIAIJ Pmat on one rank: GAMG's levels are MPIAIJ, whose CSR the FP32 copies do not
        read: the V-cycle runs in FP64 (and -ksp_view says why) */

@@ -82,7 +82,8 @@ struct KspMixedCg {
   /* a PCMG/PCGAMG PC's FP32 V-cycle (-ksp_mixedcg_mg_fp32), built for the copy of build number
      mg_builds; mg_why: why the PC runs in FP64 instead ("" when it does not apply) */
   PetscBool               mg_fp32       = PETSC_TRUE;
-  PetscInt                mg_dense_rows = 512; /* -ksp_mixedcg_mg_dense_coarse */
+  PetscInt                mg_dense_rows = 512;         /* -ksp_mixedcg_mg_dense_coarse */
+  PetscBool               delta_given   = PETSC_FALSE; /* -ksp_mixedcg_delta given: also with the FP32 V-cycle */
   std::unique_ptr<MgFp32> mg;
   PetscInt                mg_builds = -1;
   std::string             mg_why, mg_pctype; /* mg_pctype: the PC's type it was built for */
@@ -737,6 +738,18 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
 /* The FP32 V-cycle of a PCMG/PCGAMG PC, (re)built from the PC's hierarchy (set up by
    KSPSetUp() before the solve) for each new copy of the Pmat, on the copy's backend (host or CUDA);
    one rank (elsewhere, or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
+/* The reliable updates' delta of a solve: the option's, or, not given, kMgDelta with the FP32
+   V-cycle. A V-cycle reduces the residual about tenfold per step: at 0.1 nearly every step would
+   be an update, each with an exact product and one more V-cycle. Smaller is bounded by the copy:
+   a segment's departure grows as the copy's unit roundoff over the segment's reduction (which
+   overshoots delta up to tenfold), and at 0.001 the e8m14 copy's passes the guard's 0.05 (a raise
+   on lap7 32^3 -var_coeff); 0.01 stays below it. */
+constexpr double kMgDelta = 1e-2;
+double           Delta(const KspMixedCg *mc)
+{
+  return mc->mg && !mc->delta_given ? kMgDelta : mc->params.delta;
+}
+
 PetscErrorCode EnsureMg(KSP ksp)
 {
   KspMixedCg *mc = Data(ksp);
@@ -788,6 +801,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   ksp->its           = 0;
   ksp->rnorm         = 0;
   ksp->reason        = KSP_CONVERGED_ITERATING;
+  p.delta            = Delta(mc);
   p.rtol             = (double)ksp->rtol;
   p.atol             = (double)ksp->abstol;
   p.max_it           = (int64_t)ksp->max_it;
@@ -869,14 +883,14 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
   PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every, dense_rows = mc->mg_dense_rows;
   char          vf[64], gf[64];
-  PetscBool     set, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
+  PetscBool     set, dset, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
   FormatOptions o = mc->copy_opts;
 
   PetscFunctionBegin;
   PetscCall(PetscStrncpy(vf, o.GetString("value_format").c_str(), sizeof(vf)));
   PetscCall(PetscStrncpy(gf, mc->guard_format.c_str(), sizeof(gf)));
   PetscOptionsHeadBegin(PetscOptionsObject, "KSPMIXEDCG (petscspmv) options");
-  PetscCall(PetscOptionsReal("-ksp_mixedcg_delta", "Reliable update when the iterated residual falls below delta times its largest value since the last one", "KSPMIXEDCG", delta, &delta, &set));
+  PetscCall(PetscOptionsReal("-ksp_mixedcg_delta", "Reliable update when the iterated residual falls below delta times its largest value since the last one (not given: 0.1, 0.01 with the FP32 V-cycle)", "KSPMIXEDCG", delta, &delta, &dset));
   PetscCall(PetscOptionsString("-ksp_mixedcg_value_format", "Value format of the low-precision copy: e8m14, fp16, bf16, e8m<m> (7..22) or exact", "KSPMIXEDCG", vf, vf, sizeof(vf), &vfset));
   PetscCall(PetscOptionsString("-ksp_mixedcg_guard_value_format", "The wider value format the guard raises the copy to (none: straight to FP64 CG)", "KSPMIXEDCG", gf, gf, sizeof(gf), &gfset));
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_ratio", "A segment is lossy when it needs more than this many times the iterations per decade of true residual that the iterated residual predicts (0: only a growing true residual)", "KSPMIXEDCG", ratio, &ratio, &set));
@@ -925,7 +939,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
     mc->copy.reset();
     mc->device.reset();
   }
-  mc->params.delta           = (double)delta;
+  mc->params.delta = (double)delta;
+  if (dset) mc->delta_given = PETSC_TRUE;
   mc->params.guard_ratio     = (double)ratio;
   mc->params.guard_departure = (double)departure;
   mc->params.guard_strikes   = (int)strikes;
@@ -953,7 +968,7 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
   PetscCall(ViewVersion(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g\n", mc->params.delta));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g%s\n", Delta(mc), Delta(mc) != mc->params.delta ? " (the FP32 V-cycle's default)" : ""));
   if (mc->apply_pc) {
     PC pc;
     PetscCall(KSPGetPC(ksp, &pc));
@@ -1062,7 +1077,8 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
 
   Options Database Keys:
 + -ksp_mixedcg_delta <0.1> - reliable update when the iterated residual falls below delta times
-    its largest value since the last update
+    its largest value since the last update (not given: 0.01 when the PC's V-cycle runs in FP32,
+    which reduces the residual about tenfold per step)
 . -ksp_mixedcg_value_format <e8m14> - the copy's value format (fp16, bf16, e8m<m> with m in 7..22,
     or exact: FP64 values rounded to FP32 in the products); the other
     -ksp_mixedcg_mat_packsell_* layout options of PackSELL apply to the copy too (a different

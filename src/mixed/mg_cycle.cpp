@@ -104,6 +104,14 @@ static void check_options(const MgCycleOptions &o)
   if (o.fp32_min_rows < 0) throw FormatError("the multigrid cycle needs fp32_min_rows >= 0 (it is " + std::to_string(o.fp32_min_rows) + ")");
 }
 
+void check_given_emax(double emax, int l, size_t L)
+{
+  if (emax >= 0.0 && std::isfinite(emax)) return;
+  char b[120];
+  std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", emax);
+  throw FormatError(b + mg_where(l, L, "its operator A_l"));
+}
+
 int check_levels(const std::vector<int64_t> &rows, const std::vector<double> &emax, const MgCycleOptions &opt)
 {
   check_options(opt);
@@ -112,11 +120,7 @@ int check_levels(const std::vector<int64_t> &rows, const std::vector<double> &em
   int coarse = 0;
   for (size_t l = 0; l < rows.size(); ++l) {
     if (rows[l] <= 0) throw FormatError("the multigrid cycle's level has no rows" + mg_where(int(l), rows.size(), "its operator A_l"));
-    if (!(emax[l] >= 0.0) || !std::isfinite(emax[l])) {
-      char b[120];
-      std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", emax[l]);
-      throw FormatError(b + mg_where(int(l), rows.size(), "its operator A_l"));
-    }
+    check_given_emax(emax[l], int(l), rows.size());
     if (rows[l] < opt.fp32_min_rows) coarse = int(l);
   }
   return coarse;
@@ -357,11 +361,7 @@ void MgCycle::update_values(const std::vector<MgLevelInput> &levels)
   for (size_t l = 0; l < levels.size(); ++l) {
     const MgLevelInput &I = levels[l];
     if (int64_t(I.A.rows) != levels_[l].rows) throw FormatError("update_values got " + std::to_string(I.A.rows) + " rows for a level of " + std::to_string(levels_[l].rows) + detail::mg_where(int(l), levels.size(), "its operator A_l"));
-    if (!(I.emax >= 0.0) || !std::isfinite(I.emax)) {
-      char b[120];
-      std::snprintf(b, sizeof(b), "the given emax is %g: it must be positive (or 0: estimated)", I.emax);
-      throw FormatError(b + detail::mg_where(int(l), levels.size(), "its operator A_l"));
-    }
+    detail::check_given_emax(I.emax, int(l), levels.size());
   }
   std::vector<Level> saved = levels_; // the cycle as it was, restored if a level throws
   try {

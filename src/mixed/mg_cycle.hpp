@@ -96,7 +96,7 @@ struct MgLevelInput {
   CsrView A;        // the level's operator, FP64 CSR, square, SPD with a positive diagonal (one rank)
   CsrView P;        // interpolation from level l-1 to level l: A.rows x (level l-1's rows); ignored for level 0 (rows == 0 there)
   double  emax = 0; // largest eigenvalue of D^-1 A when the caller knows it (PETSc's estimate); 0: estimated on the copy
-  // A^-1 of the level, dense (rows x rows doubles, symmetric; e.g. LAPACK's potri), or null: read
+  // A^-1 of the level, dense (rows x rows doubles, row-major, symmetric up to rounding), or null: read
   // only for the coarse level c, whose solve it then is (apply()'s coarse hook is not called)
   const double *inverse = nullptr;
 };
@@ -146,6 +146,9 @@ void at_level(int l, size_t L, const char *what, F &&f)
   }
 }
 
+/* check_given_emax - FormatError naming level l unless a caller's emax is finite and >= 0. */
+void check_given_emax(double emax, int l, size_t L);
+
 /* check_levels - build()'s checks of the options (with check_packsell_options) and of the
    levels' rows and given emax (rows[l] > 0, emax[l] finite and >= 0); returns coarse_level().
    Throws FormatError as build() says. */
@@ -194,7 +197,7 @@ void check_emax(double emax, int l, size_t L);
 MgLevelInfo level_info(int64_t rows, int64_t nnz, bool lowp, double emax, bool dense_inverse, const ValueFormat &vf, int64_t a_bytes, int64_t p_nnz, int64_t p_bytes);
 
 /* scaled_inverse - B = S^-1 A^-1 S^-1 (s = D^-1/2 of the level, n entries; inv = A^-1, n x n):
-   b_ij = inv_ij / (s_i s_j), symmetrised (the mean of b_ij and b_ji, which LAPACK's potri gives
+   b_ij = inv_ij / (s_i s_j), symmetrised (the mean of b_ij and b_ji, which a factorisation gives
    equal up to rounding). FormatError naming level l for an entry that is not finite. */
 std::vector<double> scaled_inverse(const double *inv, const std::vector<double> &s, int l, size_t L);
 } // namespace detail

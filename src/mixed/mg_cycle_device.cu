@@ -401,7 +401,8 @@ cudaError_t setup_level(DeviceMgCycle &m, int l, const std::vector<DeviceMgLevel
     PSPMV_CUDA_TRY(err);
     if (I.inverse) { // B = S^-1 A^-1 S^-1, formed on the host as the host twin does
       std::vector<double> sh(size_t(V.rows));
-      PSPMV_CUDA_TRY(cudaMemcpy(sh.data(), V.s, sizeof(double) * sh.size(), cudaMemcpyDeviceToHost));
+      PSPMV_CUDA_TRY(cudaMemcpyAsync(sh.data(), V.s, sizeof(double) * sh.size(), cudaMemcpyDeviceToHost, st));
+      PSPMV_CUDA_TRY(cudaStreamSynchronize(st));
       PSPMV_CUDA_TRY(pd::alloc_copy(md::scaled_inverse(I.inverse, sh, l, n), &V.B));
     }
     V.lowp = false;

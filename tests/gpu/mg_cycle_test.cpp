@@ -1,6 +1,6 @@
 // The FP32 V-cycle's device twin (src/mixed/mg_cycle_device.hpp) against its host twin
 // (mg_cycle.hpp) on the hierarchies of tests/support/mg_hierarchies.hpp: with the levels' emax
-// given, z bit for bit for every value format, on 2 and 4 levels, with Chebyshev degrees 1 to 4
+// given, z bit for bit for every value format, on 2 and 4 levels, with Chebyshev degrees 1 to 5
 // (every rotation of the smoother's iterates), with levels handed to the coarse solve
 // (fp32_min_rows), with r and z the same array; the Lanczos estimate close to the host's; info();
 // every error with the host's type, fields and message. Suite MgCycleSmall (sanitizer subset).

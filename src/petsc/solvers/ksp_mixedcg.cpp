@@ -735,9 +735,6 @@ PetscErrorCode KSPSetUp_MixedCG(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The FP32 V-cycle of a PCMG/PCGAMG PC, (re)built from the PC's hierarchy (set up by
-   KSPSetUp() before the solve) for each new copy of the Pmat, on the copy's backend (host or CUDA);
-   one rank (elsewhere, or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
 /* The reliable updates' delta of a solve: the option's, or, not given, kMgDelta with the FP32
    V-cycle. A V-cycle reduces the residual about tenfold per step: at 0.1 nearly every step would
    be an update, each with an exact product and one more V-cycle. Smaller is bounded by the copy:
@@ -750,6 +747,9 @@ double           Delta(const KspMixedCg *mc)
   return mc->mg && !mc->delta_given ? kMgDelta : mc->params.delta;
 }
 
+/* The FP32 V-cycle of a PCMG/PCGAMG PC, (re)built from the PC's hierarchy (set up by
+   KSPSetUp() before the solve) for each new copy of the Pmat, on the copy's backend (host or CUDA);
+   one rank (elsewhere, or refused by a level's data, the PC runs in FP64 and mc->mg_why says why). */
 PetscErrorCode EnsureMg(KSP ksp)
 {
   KspMixedCg *mc = Data(ksp);
@@ -908,7 +908,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(ratio == 0 || ratio > 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: a ratio <= 1 judges every segment lossy; use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
   PetscCheck(departure >= 0 && departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_departure %g is out of range: use 0 (off) or a relative norm > 0, e.g. 0.05", (double)departure);
   PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
-  PetscCheck(dense_rows >= 0 && dense_rows <= 4096, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_mg_dense_coarse %" PetscInt_FMT " is out of range: use 0 (the PC's coarse solver) to 4096 rows (the inverse is dense)", dense_rows);
+  PetscCheck(dense_rows >= 0 && dense_rows <= 2048, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_mg_dense_coarse %" PetscInt_FMT " is out of range: use 0 (the PC's coarse solver) to 2048 rows (the inverse is dense: 8 n^2 bytes read per V-cycle)", dense_rows);
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
   if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
   PetscCall(ReadFormatOptions((PetscObject)ksp, kCopyOptions, PetscOptionsObject, &o));
@@ -1106,7 +1106,8 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
     the levels' CSR, on one rank (elsewhere the PC runs in FP64, -ksp_view says why)
 - -ksp_mixedcg_mg_dense_coarse <512> - with the FP32 V-cycle: the highest level with at most this
     many rows is solved exactly by its dense FP64 inverse, one product per cycle (0, or a level
-    that is not SPD: the PC's own coarse solver in FP64)
+    whose LU fails or whose inverse misses A X = I by more than 1e-6, e.g. a singular one: the
+    PC's own coarse solver in FP64)
 
   Notes:
   The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated

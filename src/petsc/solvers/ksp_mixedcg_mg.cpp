@@ -69,50 +69,71 @@ PetscErrorCode LevelSmoother(PC pc, PetscInt l, PetscInt *steps, std::string *wh
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The dense inverse of the small SPD matrix A (rows x rows, row-major: A is symmetric) by PETSc's
-   dense Cholesky factorisation (MATSEQDENSE, LAPACK's potrf) and MatMatSolve() with the identity;
-   *spd false (inv undefined) when the factorisation finds A not positive definite (a zero or
-   negative pivot, e.g. the singular coarse level of a Neumann problem). */
-PetscErrorCode DenseSpdInverse(Mat A, std::vector<double> *inv, bool *spd)
+/* X = A^-1 (n x n, dense) for DenseInverse(): PETSc's LU of the host copy Ah (KSPPREONLY + PCLU,
+   KSPMatSolve() with the identity); *ok false when the factorisation fails (a zero pivot: PCSetUp
+   records it as the PC's failed reason, no error) or when A X - I exceeds 1e-6 in the max norm
+   (a numerically singular level, e.g. a Neumann problem's, whose pivots rounding kept nonzero). */
+PetscErrorCode InvertInto(Mat Ah, KSP k, Mat I, Mat X, Mat *AX, bool *ok)
 {
-  Mat            D, I, X;
-  PetscInt       n;
-  MatFactorInfo  fi;
-  PetscErrorCode ferr;
+  PC             pc;
+  PCFailedReason failed;
+  PetscReal      err;
 
   PetscFunctionBegin;
-  *spd = false;
-  PetscCall(MatGetSize(A, &n, nullptr));
-  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &D));
-  PetscCall(MatFactorInfoInitialize(&fi));
-  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, nullptr)); /* a refused pivot is an answer here, not an error */
-  ferr = MatCholeskyFactor(D, nullptr, &fi);
-  PetscCall(PetscPopErrorHandler());
-  if (ferr == PETSC_ERR_MAT_CH_ZRPVT || ferr == PETSC_ERR_MAT_LU_ZRPVT) {
-    PetscCall(MatDestroy(&D));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(ferr);
-  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &I));
-  PetscCall(MatAssemblyBegin(I, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(I, MAT_FINAL_ASSEMBLY));
+  *ok = false;
+  PetscCall(KSPSetOperators(k, Ah, Ah));
+  PetscCall(KSPSetType(k, KSPPREONLY));
+  PetscCall(KSPGetPC(k, &pc));
+  PetscCall(PCSetType(pc, PCLU));
+  PetscCall(KSPSetUp(k));
+  PetscCall(PCGetFailedReason(pc, &failed));
+  if (failed != PC_NOERROR) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatShift(I, 1.0));
-  PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &X));
-  PetscCall(MatMatSolve(D, I, X));
-  {
+  PetscCall(KSPMatSolve(k, I, X));
+  PetscCall(MatMatMult(Ah, X, MAT_INITIAL_MATRIX, PETSC_DETERMINE, AX));
+  PetscCall(MatAXPY(*AX, -1.0, I, SAME_NONZERO_PATTERN));
+  PetscCall(MatNorm(*AX, NORM_INFINITY, &err));
+  *ok = err <= 1e-6;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The dense inverse of the small symmetric level matrix A (rows x rows, row-major: symmetric up to
+   rounding) on the host, or *ok false (InvertInto()'s refusals): every object destroyed on every
+   path. */
+PetscErrorCode DenseInverse(Mat A, std::vector<double> *inv, bool *ok)
+{
+  Mat      Ah = nullptr, I = nullptr, X = nullptr, AX = nullptr;
+  KSP      k = nullptr;
+  PetscInt n;
+
+  PetscFunctionBegin;
+  *ok = false;
+  PetscCall(MatGetSize(A, &n, nullptr));
+  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INITIAL_MATRIX, &Ah));
+  PetscErrorCode ierr = MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &I);
+  if (!ierr) ierr = MatCreateSeqDense(PETSC_COMM_SELF, n, n, nullptr, &X);
+  if (!ierr) ierr = MatAssemblyBegin(I, MAT_FINAL_ASSEMBLY);
+  if (!ierr) ierr = MatAssemblyEnd(I, MAT_FINAL_ASSEMBLY);
+  if (!ierr) ierr = KSPCreate(PETSC_COMM_SELF, &k);
+  if (!ierr) ierr = InvertInto(Ah, k, I, X, &AX, ok);
+  if (!ierr && *ok) {
     const PetscScalar *x;
     PetscInt           lda;
-    PetscCall(MatDenseGetLDA(X, &lda));
-    PetscCall(MatDenseGetArrayRead(X, &x));
-    PetscCallCXX(inv->assign((size_t)n * (size_t)n, 0.0));
-    for (PetscInt j = 0; j < n; j++) /* column j of X is row j of the (symmetric) inverse */
-      for (PetscInt i = 0; i < n; i++) (*inv)[(size_t)j * (size_t)n + (size_t)i] = x[(size_t)j * (size_t)lda + (size_t)i];
-    PetscCall(MatDenseRestoreArrayRead(X, &x));
+    ierr = MatDenseGetLDA(X, &lda);
+    if (!ierr) ierr = MatDenseGetArrayRead(X, &x);
+    if (!ierr) {
+      inv->assign((size_t)n * (size_t)n, 0.0);
+      for (PetscInt j = 0; j < n; j++) /* column j of X: row j of the (symmetric) inverse */
+        for (PetscInt i = 0; i < n; i++) (*inv)[(size_t)j * (size_t)n + (size_t)i] = x[(size_t)j * (size_t)lda + (size_t)i];
+      ierr = MatDenseRestoreArrayRead(X, &x);
+    }
   }
+  PetscCall(KSPDestroy(&k));
+  PetscCall(MatDestroy(&AX));
   PetscCall(MatDestroy(&X));
   PetscCall(MatDestroy(&I));
-  PetscCall(MatDestroy(&D));
-  *spd = true;
+  PetscCall(MatDestroy(&Ah));
+  PetscCall(ierr);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -136,6 +157,15 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   why->clear();
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &mg, PCMG, PCGAMG, ""));
+  {
+    Mat          Amat, Pmat;
+    MatNullSpace na = nullptr, np = nullptr;
+    PetscCall(KSPGetOperators(ksp, &Amat, &Pmat));
+    PetscCall(MatGetNullSpace(Amat, &na));
+    PetscCall(MatGetNullSpace(Pmat, &np));
+    if (na || np) *why = "the operator has a null space (KSP projects it out of every PCApply(); the FP32 V-cycle does not)";
+  }
+  if (!why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
   if (!mg) *why = std::string("the PC is ") + ((PetscObject)pc)->type_name + ", not PCMG or PCGAMG";
   else if (size > 1) *why = "several ranks (the FP32 V-cycle runs on one rank)";
   if (!why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
@@ -202,7 +232,7 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
   }
   if (dense >= 0) {
     bool spd;
-    PetscCall(DenseSpdInverse(mats.A[(size_t)dense], &inverse, &spd));
+    PetscCall(DenseInverse(mats.A[(size_t)dense], &inverse, &spd));
     if (spd) o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
     else dense = -1;
   }
@@ -244,8 +274,10 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
   if (!refused_why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
   /* the products of one cycle: 2 m with A_l (m - 1 pre-smoothing from zero, the residual, m
      post-smoothing), one each with P_l and P_l^T */
-  for (const mixed::MgLevelInfo &v : mg->info_)
+  for (const mixed::MgLevelInfo &v : mg->info_) {
     if (v.lowp) mg->flops_ += 2.0 * (2.0 * (PetscLogDouble)steps * (PetscLogDouble)v.nnz + 2.0 * (PetscLogDouble)v.p_nnz);
+    if (v.dense_inverse) mg->flops_ += 2.0 * (PetscLogDouble)v.rows * (PetscLogDouble)v.rows;
+  }
   if (dense >= 0) { /* the dense inverse is the coarse solve: no coarse KSP */
     *out = std::move(mg);
     PetscFunctionReturn(PETSC_SUCCESS);

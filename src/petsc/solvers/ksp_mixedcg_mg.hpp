@@ -50,14 +50,17 @@ public:
      the reason in words ("the smoother of level 2 is KSPRICHARDSON + PCSOR, not Chebyshev +
      Jacobi"). pc of type PCMG or PCGAMG, multiplicative V-cycles with one cycle per apply, every
      level above the coarsest smoothed by KSPCHEBYSHEV + PCJACOBI on the diagonal, the same KSP
-     before and after the coarse correction, SeqAIJ-based levels; one rank. */
+     before and after the coarse correction, SeqAIJ-based levels; one rank; no null space on the
+     operators (KSP removes it from every PCApply() result, which the FP32 cycle does not: on a
+     singular Neumann problem with GAMG it stagnated). */
   static PetscErrorCode Check(KSP ksp, PC pc, std::string *why);
   /* Builds the copies from pc's hierarchy (Check() passed) with opt's layout and value format, on
      the host or (device) on the GPU. The highest level with at most dense_coarse_rows rows (and
-     every level below it) is solved exactly by its dense inverse (LAPACK's Cholesky, potrf and
-     potri, through PETSc) where it is SPD, one FP64 product per cycle in place of the levels'
-     smoothing and the PC's coarse KSP; otherwise (none so small, dense_coarse_rows 0, or not SPD)
-     the coarse solve is the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
+     every level below it) is solved exactly by its dense inverse (PETSc's LU of a host copy,
+     KSPMatSolve() with the identity), one FP64 product per cycle in place of the levels'
+     smoothing and the PC's coarse KSP; none so small, dense_coarse_rows 0, a failed
+     factorisation or an inverse that does not give A X = I to 1e-6 (a singular level, e.g. a
+     Neumann problem's): the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
      range or diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
   static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
   /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:

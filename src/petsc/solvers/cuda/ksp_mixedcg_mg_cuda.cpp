@@ -103,6 +103,11 @@ PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleO
     else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
+  if (cerr == cudaErrorMemoryAllocation && refused_why->empty()) { /* the copies do not fit beside the PC: it runs in FP64 */
+    (void)cudaGetLastError();
+    *refused_why = "the device has no memory left for the levels' copies";
+    cerr         = cudaSuccess;
+  }
   PetscCallCUDA(cerr);
   if (refused_why->empty()) *out = std::move(c);
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -51,6 +51,17 @@ static PetscErrorCode FromOptions(Mat A, const char *prefix, KSP *ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* FromOptions() after putting opts into the database under the prefix. */
+static PetscErrorCode FromString(Mat A, const char *prefix, const char *opts, KSP *ksp)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscOptionsPrefixPush(NULL, prefix));
+  PetscCall(PetscOptionsInsertString(NULL, opts));
+  PetscCall(PetscOptionsPrefixPop(NULL));
+  PetscCall(FromOptions(A, prefix, ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* Solves with ksp from x = 0; reason and the true residual with A. */
 static PetscErrorCode SolveTrue(KSP ksp, Mat A, Vec b, KSPConvergedReason *reason, PetscReal *rel)
 {
@@ -154,10 +165,7 @@ static PetscErrorCode SingularCoarse(void)
     PetscReal          rel;
     char               prefix[16];
     PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "sgc%d_", k));
-    PetscCall(PetscOptionsPrefixPush(NULL, prefix));
-    PetscCall(PetscOptionsInsertString(NULL, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg"));
-    PetscCall(PetscOptionsPrefixPop(NULL));
-    PetscCall(FromOptions(A, prefix, &ksp));
+    PetscCall(FromString(A, prefix, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp));
     PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
     PetscCall(KSPGetIterationNumber(ksp, &its[k]));
     CHECK(reason > 0 && rel <= 1.01e-8, "%s + gamg on a singular (Neumann) problem: reason %s, true residual %g", k ? "mixedcg" : "cg", KSPConvergedReasons[reason], (double)rel);
@@ -204,10 +212,7 @@ static PetscErrorCode ChosenPC(void)
       char               opts[256], prefix[32];
       PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "cp%d%d_", (int)(pcs - (size == 1 ? one : many)), k)); /* one prefix per solve */
       PetscCall(PetscSNPrintf(opts, sizeof(opts), "-ksp_type %s -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -ksp_max_it 2000 %s", k == 0 ? "cg" : "mixedcg", *pcs));
-      PetscCall(PetscOptionsPrefixPush(NULL, prefix));
-      PetscCall(PetscOptionsInsertString(NULL, opts));
-      PetscCall(PetscOptionsPrefixPop(NULL));
-      PetscCall(FromOptions(A, prefix, &ksp));
+      PetscCall(FromString(A, prefix, opts, &ksp));
       PetscCall(SolveTrue(ksp, A, b, &reason, &rel[k]));
       PetscCall(KSPGetIterationNumber(ksp, &its[k]));
       CHECK(reason > 0 && rel[k] <= 1e-8 * 1.01, "%s with %s: reason %s, true residual %g", k == 0 ? "cg" : "mixedcg", *pcs, KSPConvergedReasons[reason], (double)rel[k]);
@@ -239,10 +244,7 @@ static PetscErrorCode ChosenPC(void)
       PetscReal          rel;
       char               prefix[16];
       PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "cpd%d_", k));
-      PetscCall(PetscOptionsPrefixPush(NULL, prefix));
-      PetscCall(PetscOptionsInsertString(NULL, k == 0 ? "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_delta 0.1"));
-      PetscCall(PetscOptionsPrefixPop(NULL));
-      PetscCall(FromOptions(A, prefix, &ksp));
+      PetscCall(FromString(A, prefix, k == 0 ? "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_delta 0.1", &ksp));
       PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
       PetscCall(KSPMixedCGGetStats(ksp, &st));
       CHECK(reason > 0 && rel <= 1.01e-8 && st.fp32_vcycles > 0, "mixedcg + gamg, delta %s: reason %s, true residual %g, %" PetscInt_FMT " FP32 V-cycles", k ? "0.1" : "default", KSPConvergedReasons[reason], (double)rel, st.fp32_vcycles);

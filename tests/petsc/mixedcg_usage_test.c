@@ -10,6 +10,7 @@ after a refused solve, and the remedies a range refusal names working on that ma
 #include <petscksp.h>
 #include <petscspmv.h>
 #include <string.h>
+#include <unistd.h>
 #include "spmv_test_util.h"
 
 #define CHECK(cond, ...) PetscCheck(cond, PETSC_COMM_SELF, PETSC_ERR_PLIB, __VA_ARGS__)
@@ -184,6 +185,60 @@ static PetscErrorCode SingularCoarse(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The FP32 V-cycle follows the PC's smoothers: after a solve, the smoothers set to 3 steps
+   (KSPSetTolerances() on each level's KSP, no new operator); the next solve's -ksp_view shows a
+   cycle of degree 3 (it showed 2), converged. One rank (the FP32 cycle's). */
+static PetscErrorCode SmootherChange(Mat A, Vec b)
+{
+  KSP                ksp;
+  PC                 pc;
+  PetscInt           levels;
+  KSPConvergedReason reason;
+  PetscReal          rel;
+  char              *buf, file[64];
+  const size_t       size = 1 << 18;
+  PetscMPIInt        rank;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(size, &buf));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(PetscSNPrintf(file, sizeof(file), "smoother_change_view_%d_%d.txt", (int)getpid(), (int)rank));
+  PetscCall(FromString(A, "smc_", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp));
+  for (int k = 0; k < 2; k++) {
+    PetscViewer v;
+    const char *want = k == 0 ? "smoothing of degree 2" : "smoothing of degree 3";
+    PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+    CHECK(reason > 0 && rel <= 1.01e-8, "mixedcg + gamg, smoothers of %d steps: reason %s, true residual %g", k ? 3 : 2, KSPConvergedReasons[reason], (double)rel);
+    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_SELF, file, &v)); /* KSPMIXEDCG views to ASCII viewers only */
+    PetscCall(KSPView(ksp, v));
+    PetscCall(PetscViewerDestroy(&v));
+    {
+      FILE  *f = fopen(file, "r");
+      size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+      if (f) fclose(f);
+      buf[n] = 0;
+      (void)remove(file);
+    }
+    CHECK(strstr(buf, want) != NULL, "mixedcg + gamg: -ksp_view lacks '%s'", want);
+    if (k == 0) {
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCMGGetLevels(pc, &levels));
+      for (PetscInt l = 1; l < levels; l++) {
+        KSP       s;
+        PetscReal rtol, atol, dtol;
+        PetscInt  maxit;
+        PetscCall(PCMGGetSmoother(pc, l, &s));
+        PetscCall(KSPGetTolerances(s, &rtol, &atol, &dtol, &maxit));
+        PetscCall(KSPSetTolerances(s, rtol, atol, dtol, 3));
+      }
+    }
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(PetscFree(buf));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "smoothers changed after a solve: the FP32 cycle follows (degree 2, then 3): ok\n"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A PC the user chose is applied in FP64 at every step: for each, KSPMIXEDCG against PETSc's CG
    with the same PC options in the same run, to a true residual of 1e-8: converged, the true
    residual reached, iterations at most 1.25x CG's (+2: on this matrix the method's FP32 vectors
@@ -233,6 +288,7 @@ static PetscErrorCode ChosenPC(void)
     CHECK(its[1] <= 1.25 * its[0] + 2, "mixedcg with %s: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT " (want at most 1.25x + 2)", *pcs, its[1], its[0]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC %s: mixedcg %" PetscInt_FMT " its (true residual %.3g), cg %" PetscInt_FMT " its (%.3g): ok\n", *pcs, its[1], (double)rel[1], its[0], (double)rel[0]));
   }
+  if (size == 1) PetscCall(SmootherChange(A, b));
   if (size == 1) {
     /* the FP32 V-cycle's default delta (0.01) against the option's 0.1: fewer reliable updates,
        the same answer */

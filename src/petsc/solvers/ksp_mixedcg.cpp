@@ -86,7 +86,7 @@ struct KspMixedCg {
   PetscBool               delta_given   = PETSC_FALSE; /* -ksp_mixedcg_delta given: also with the FP32 V-cycle */
   std::unique_ptr<MgFp32> mg;
   PetscInt                mg_builds = -1;
-  std::string             mg_why, mg_pctype; /* mg_pctype: the PC's type it was built for */
+  std::string             mg_why, mg_pctype, mg_key; /* the PC's type and MgFp32::Key() it was built for */
 };
 
 KspMixedCg *Data(KSP ksp)
@@ -765,7 +765,9 @@ PetscErrorCode EnsureMg(KSP ksp)
     mc->mg_builds = -1;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (mc->mg_builds == mc->builds && mc->mg_pctype == ((PetscObject)pc)->type_name) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy and PC */
+  std::string key;
+  PetscCall(MgFp32::Key(pc, &key));
+  if (mc->mg_builds == mc->builds && mc->mg_pctype == ((PetscObject)pc)->type_name && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, PC and smoothers */
   mc->mg.reset();
   mc->mg_builds = -1;
   mc->mg_why.clear();
@@ -782,6 +784,7 @@ PetscErrorCode EnsureMg(KSP ksp)
   if (!mc->mg_why.empty()) PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the PC's V-cycle runs in FP64: %s\n", mc->mg_why.c_str()));
   mc->mg_builds = mc->builds; /* (not after an error: the next solve tries again) */
   mc->mg_pctype = ((PetscObject)pc)->type_name;
+  mc->mg_key    = key;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

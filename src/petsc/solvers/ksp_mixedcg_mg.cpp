@@ -196,6 +196,25 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode MgFp32::Key(PC pc, std::string *key)
+{
+  PetscInt levels;
+
+  PetscFunctionBegin;
+  PetscCall(PCMGGetLevels(pc, &levels));
+  *key           = std::to_string((long long)levels);
+  const PC_MG *m = static_cast<const PC_MG *>(pc->data);
+  for (PetscInt l = 1; l < levels; l++)
+    for (KSP k : {m->levels[l]->smoothd, m->levels[l]->smoothu}) {
+      PC       kpc;
+      PetscInt maxits;
+      PetscCall(KSPGetPC(k, &kpc));
+      PetscCall(KSPGetTolerances(k, nullptr, nullptr, nullptr, &maxits));
+      *key += std::string(" ") + (((PetscObject)k)->type_name ? ((PetscObject)k)->type_name : "-") + "/" + (((PetscObject)kpc)->type_name ? ((PetscObject)kpc)->type_name : "-") + "/" + std::to_string((long long)maxits);
+    }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why)
 {
   PetscInt              levels, steps = 0;
@@ -238,6 +257,7 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
   }
   std::unique_ptr<MgFp32> mg(new MgFp32());
   mg->device_ = device;
+  mg->steps_  = steps;
   if (device) {
 #if defined(PETSCSPMV_HAVE_CUDA)
     PetscCall(CreateMgDeviceCycle(mats, o, dense, dense >= 0 ? inverse.data() : nullptr, &mg->dcycle_, refused_why));
@@ -363,7 +383,7 @@ PetscErrorCode MgFp32::View(PetscViewer viewer) const
 {
   PetscFunctionBegin;
   const std::vector<mixed::MgLevelInfo> &info = info_;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  FP32 V-cycle on PackSELL copies of the PC's levels (D^-1/2 A_l D^-1/2; interpolation D_l^1/2 P D_l-1^-1/2), Chebyshev + Jacobi smoothing in FP32 (%s); the FP64 phase and the reliable updates apply the PC itself:\n", device_ ? "copies built and run on the GPU" : "host"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "  FP32 V-cycle on PackSELL copies of the PC's levels (D^-1/2 A_l D^-1/2; interpolation D_l^1/2 P D_l-1^-1/2), Chebyshev + Jacobi smoothing of degree %d in FP32 (%s); the FP64 phase and the reliable updates apply the PC itself:\n", (int)steps_, device_ ? "copies built and run on the GPU" : "host"));
   for (size_t l = info.size(); l-- > 0;) {
     const mixed::MgLevelInfo &v = info[l];
     if (v.lowp)

@@ -63,6 +63,10 @@ public:
      Neumann problem's): the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
      range or diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
   static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
+  /* What a cycle copies from pc besides the levels' matrices, as text: the number of levels and
+     each level's smoothers (their KSP and PC types, their steps). A cycle built under another key
+     is stale (a smoother changed after the build, e.g. -mg_levels_ksp_max_it). pc: PCMG-based. */
+  static PetscErrorCode Key(PC pc, std::string *key);
   /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:
      host arrays, device arrays for a cycle built for the device); the coarse solve is pc's coarse
      KSP in FP64. Logs the cycle's flops (and its GPU time outside the coarse solve's own events).
@@ -80,6 +84,7 @@ private:
   mixed::MgCycle                  cycle_; /* the host cycle */
   std::vector<mixed::MgLevelInfo> info_;
   PetscLogDouble                  flops_ = 0; /* of one cycle's products */
+  PetscInt                        steps_ = 0; /* the Chebyshev degree */
 #if defined(PETSCSPMV_HAVE_CUDA)
   std::unique_ptr<MgDeviceCycle> dcycle_;
 #endif

@@ -288,8 +288,8 @@ static PetscErrorCode ChosenPC(void)
     CHECK(its[1] <= 1.25 * its[0] + 2, "mixedcg with %s: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT " (want at most 1.25x + 2)", *pcs, its[1], its[0]);
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "chosen PC %s: mixedcg %" PetscInt_FMT " its (true residual %.3g), cg %" PetscInt_FMT " its (%.3g): ok\n", *pcs, its[1], (double)rel[1], its[0], (double)rel[0]));
   }
-  if (size == 1) PetscCall(SmootherChange(A, b));
   if (size == 1) {
+    PetscCall(SmootherChange(A, b));
     /* the FP32 V-cycle's default delta (0.01) against the option's 0.1: fewer reliable updates,
        the same answer */
     PetscInt updates[2];

@@ -80,13 +80,14 @@ struct KspMixedCg {
      which are the method's own scaling) */
   PetscBool apply_pc = PETSC_FALSE;
   /* a PCMG/PCGAMG PC's FP32 V-cycle (-ksp_mixedcg_mg_fp32), built for the copy of build number
-     mg_builds; mg_why: why the PC runs in FP64 instead ("" when it does not apply) */
+     mg_builds under mg_key (the PC's MgFp32::Key() and the two options); mg_why: why the PC runs
+     in FP64 instead ("" when it does not apply) */
   PetscBool               mg_fp32       = PETSC_TRUE;
   PetscInt                mg_dense_rows = 512;         /* -ksp_mixedcg_mg_dense_coarse */
   PetscBool               delta_given   = PETSC_FALSE; /* -ksp_mixedcg_delta given: also with the FP32 V-cycle */
   std::unique_ptr<MgFp32> mg;
   PetscInt                mg_builds = -1;
-  std::string             mg_why, mg_pctype, mg_key; /* the PC's type and MgFp32::Key() it was built for */
+  std::string             mg_why, mg_key;
 };
 
 KspMixedCg *Data(KSP ksp)
@@ -767,7 +768,8 @@ PetscErrorCode EnsureMg(KSP ksp)
   }
   std::string key;
   PetscCall(MgFp32::Key(pc, &key));
-  if (mc->mg_builds == mc->builds && mc->mg_pctype == ((PetscObject)pc)->type_name && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, PC and smoothers */
+  key += " fp32 " + std::to_string((int)mc->mg_fp32) + " dense " + std::to_string((long long)mc->mg_dense_rows);
+  if (mc->mg_builds == mc->builds && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, PC, smoothers and options */
   mc->mg.reset();
   mc->mg_builds = -1;
   mc->mg_why.clear();
@@ -783,7 +785,6 @@ PetscErrorCode EnsureMg(KSP ksp)
   }
   if (!mc->mg_why.empty()) PetscCall(PetscInfo(ksp, "KSPMIXEDCG: the PC's V-cycle runs in FP64: %s\n", mc->mg_why.c_str()));
   mc->mg_builds = mc->builds; /* (not after an error: the next solve tries again) */
-  mc->mg_pctype = ((PetscObject)pc)->type_name;
   mc->mg_key    = key;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -948,9 +949,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   mc->params.guard_departure = (double)departure;
   mc->params.guard_strikes   = (int)strikes;
   mc->check_every            = every;
-  if (mg_fp32 != mc->mg_fp32 || dense_rows != mc->mg_dense_rows) mc->mg_builds = -1; /* rebuilt (or dropped) at the next solve */
-  mc->mg_fp32       = mg_fp32;
-  mc->mg_dense_rows = dense_rows;
+  mc->mg_fp32                = mg_fp32;
+  mc->mg_dense_rows          = dense_rows;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -17,19 +17,21 @@ namespace glue
 namespace
 {
 
-/* f with the host CSR of every matrix of mats (a null matrix: an empty view), nested WithCsr(). */
-PetscErrorCode WithCsrs(const std::vector<Mat> &mats, size_t k, std::vector<CsrView> *views, const std::function<PetscErrorCode()> &f)
+/* The hierarchy's matrices: each level's operator (its smoother's Pmat) and interpolation. */
+PetscErrorCode LevelMats(PC pc, MgLevels *mats)
 {
+  PetscInt levels;
+
   PetscFunctionBegin;
-  if (k == mats.size()) PetscCall(f());
-  else if (!mats[k]) {
-    (*views)[k] = CsrView{};
-    PetscCall(WithCsrs(mats, k + 1, views, f));
-  } else
-    PetscCall(WithCsr(mats[k], [&](const CsrView &v) -> PetscErrorCode {
-      (*views)[k] = v;
-      return WithCsrs(mats, k + 1, views, f);
-    }));
+  PetscCall(PCMGGetLevels(pc, &levels));
+  mats->A.assign((size_t)levels, nullptr);
+  mats->P.assign((size_t)levels, nullptr);
+  for (PetscInt l = 0; l < levels; l++) {
+    KSP smoother;
+    PetscCall(PCMGGetSmoother(pc, l, &smoother));
+    PetscCall(KSPGetOperators(smoother, nullptr, &mats->A[(size_t)l]));
+    if (l > 0) PetscCall(PCMGGetInterpolation(pc, l, &mats->P[(size_t)l]));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -175,13 +177,11 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   if (levels < 2) *why = "a single level";
   else if (type != PC_MG_MULTIPLICATIVE) *why = std::string("PCMG type ") + PCMGTypes[type] + ", not multiplicative";
   else if (m->cyclesperpcapply != 1) *why = "several cycles per PCApply()";
+  MgLevels mats;
+  if (why->empty()) PetscCall(LevelMats(pc, &mats));
   for (PetscInt l = 0; l < levels && why->empty(); l++) { /* the CSR of every level's matrices is read */
-    KSP       smoother;
-    Mat       A, P      = nullptr;
-    PetscBool aij, paij = PETSC_TRUE;
-    PetscCall(PCMGGetSmoother(pc, l, &smoother));
-    PetscCall(KSPGetOperators(smoother, nullptr, &A));
-    if (l > 0) PetscCall(PCMGGetInterpolation(pc, l, &P));
+    const Mat A = mats.A[(size_t)l], P = mats.P[(size_t)l];
+    PetscBool aij, paij                = PETSC_TRUE;
     PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, MATSEQAIJ, &aij));
     if (P) PetscCall(PetscStrbeginswith(((PetscObject)P)->type_name, MATSEQAIJ, &paij));
     if (!aij || !paij) *why = "level " + std::to_string((long long)l) + "'s " + (aij ? "interpolation" : "operator") + " is " + ((PetscObject)(aij ? P : A))->type_name + ", not SeqAIJ-based";
@@ -196,13 +196,21 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode RefuseOrRaise(const CoreFailure &e, std::string *why)
+{
+  PetscFunctionBegin;
+  if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *why = e.what;
+  else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode MgFp32::Key(PC pc, std::string *key)
 {
   PetscInt levels;
 
   PetscFunctionBegin;
   PetscCall(PCMGGetLevels(pc, &levels));
-  *key           = std::to_string((long long)levels);
+  *key           = std::string(((PetscObject)pc)->type_name) + " " + std::to_string((long long)levels);
   const PC_MG *m = static_cast<const PC_MG *>(pc->data);
   for (PetscInt l = 1; l < levels; l++)
     for (KSP k : {m->levels[l]->smoothd, m->levels[l]->smoothu}) {
@@ -225,19 +233,10 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
   PetscFunctionBegin;
   out->reset();
   refused_why->clear();
-  PetscCall(PCMGGetLevels(pc, &levels));
-  mats.A.assign((size_t)levels, nullptr);
-  mats.P.assign((size_t)levels, nullptr);
-  for (PetscInt l = 0; l < levels; l++) {
-    KSP smoother;
-    PetscCall(PCMGGetSmoother(pc, l, &smoother));
-    PetscCall(KSPGetOperators(smoother, nullptr, &mats.A[(size_t)l]));
-    if (l > 0) {
-      PetscCall(PCMGGetInterpolation(pc, l, &mats.P[(size_t)l]));
-      PetscCall(LevelSmoother(pc, l, &steps, &why));
-      PetscCheck(why.empty(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FP32 V-cycle of a hierarchy that Check() refuses: %s", why.c_str());
-    }
-  }
+  PetscCall(LevelMats(pc, &mats));
+  levels = (PetscInt)mats.A.size();
+  PetscCall(LevelSmoother(pc, 1, &steps, &why)); /* Check(): every level smooths with the same steps */
+  PetscCheck(why.empty(), PETSC_COMM_SELF, PETSC_ERR_PLIB, "FP32 V-cycle of a hierarchy that Check() refuses: %s", why.c_str());
   o.level_options = opt;
   o.smooth_steps  = (int)steps;
   /* the exactly solved coarse level: the highest with at most dense_coarse_rows rows (the core's
@@ -266,27 +265,13 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "FP32 V-cycle on the device without CUDA");
 #endif
   } else {
-    std::vector<Mat>     all;
-    std::vector<CsrView> views;
-    for (PetscInt l = 0; l < levels; l++) {
-      all.push_back(mats.A[(size_t)l]);
-      all.push_back(mats.P[(size_t)l]);
-    }
-    views.resize(all.size());
-    PetscCall(WithCsrs(all, 0, &views, [&]() -> PetscErrorCode {
-      std::vector<mixed::MgLevelInput> in((size_t)levels);
-
+    std::vector<mixed::MgLevelInput> in((size_t)levels);
+    if (dense >= 0) in[(size_t)dense].inverse = inverse.data();
+    const auto with  = [](Mat M, const std::function<PetscErrorCode(const CsrView &)> &g) { return M ? WithCsr(M, g) : g(CsrView{}); };
+    const auto store = [&in](size_t l, bool p, const CsrView &v) { (p ? in[l].P : in[l].A) = v; };
+    PetscCall(WithLevelViews<CsrView>(mats, with, store, [&]() -> PetscErrorCode {
       PetscFunctionBegin;
-      for (PetscInt l = 0; l < levels; l++) {
-        in[(size_t)l].A = views[2 * (size_t)l];
-        in[(size_t)l].P = views[2 * (size_t)l + 1];
-      }
-      if (dense >= 0) in[(size_t)dense].inverse = inverse.data();
-      /* a level's data the copies cannot take (a diagonal entry, a value out of range, an
-         eigenvalue estimate that is not positive): the PC runs in FP64, which is always valid */
-      const CoreFailure e = CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); });
-      if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
-      else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+      PetscCall(RefuseOrRaise(CatchCore([&] { mg->cycle_ = mixed::MgCycle::build(in, o); }), refused_why));
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
     if (refused_why->empty()) mg->info_ = mg->cycle_.info();

@@ -8,6 +8,7 @@
 #pragma once
 #include <petscksp.h>
 
+#include "core_error.hpp"
 #include "formats/packsell/packsell.hpp"
 #include "mixed/mg_cycle.hpp"
 
@@ -26,6 +27,26 @@ namespace glue
 struct MgLevels {
   std::vector<Mat> A, P;
 };
+
+/* What the cycle's build threw: a refusal of the levels' data (a diagonal entry, a value out of
+   range, an eigenvalue estimate that is not positive) into *why, so that the PC runs in FP64,
+   which is always valid; a PETSc or memory error raised. */
+PetscErrorCode RefuseOrRaise(const CoreFailure &e, std::string *why);
+
+/* f() with a CSR view of every matrix of levels held at once (A_0, P_0, A_1, P_1, ...; P_0 is
+   null): with(M, g) calls g with M's view for its span (a null M: an empty view), store(l, is_P,
+   view) keeps it for f. Host views (WithCsr) or device views (the CUDA backend's). */
+template <class View>
+PetscErrorCode WithLevelViews(const MgLevels &levels, const std::function<PetscErrorCode(Mat, const std::function<PetscErrorCode(const View &)> &)> &with, const std::function<void(size_t, bool, const View &)> &store, const std::function<PetscErrorCode()> &f, size_t k = 0)
+{
+  if (k == 2 * levels.A.size()) return f();
+  const size_t l = k / 2;
+  const bool   p = k % 2 == 1;
+  return with(p ? levels.P[l] : levels.A[l], [&](const View &v) -> PetscErrorCode {
+    store(l, p, v);
+    return WithLevelViews<View>(levels, with, store, f, k + 1);
+  });
+}
 
 #if defined(PETSCSPMV_HAVE_CUDA)
 /* The device cycle of the CUDA backend (cuda/ksp_mixedcg_mg_cuda.cpp). */
@@ -63,8 +84,8 @@ public:
      Neumann problem's): the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
      range or diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
   static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
-  /* What a cycle copies from pc besides the levels' matrices, as text: the number of levels and
-     each level's smoothers (their KSP and PC types, their steps). A cycle built under another key
+  /* What a cycle copies from pc besides the levels' matrices, as text: the PC's type, the number
+     of levels and each level's smoothers (their KSP and PC types, their steps). A cycle built under another key
      is stale (a smoother changed after the build, e.g. -mg_levels_ksp_max_it). pc: PCMG-based. */
   static PetscErrorCode Key(PC pc, std::string *key);
   /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:

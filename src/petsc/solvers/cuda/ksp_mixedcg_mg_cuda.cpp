@@ -57,28 +57,6 @@ PetscErrorCode WithLevelCsr(Mat A, cudaStream_t stream, const std::function<Pets
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* f with the device CSR of every level from level l up, nested */
-PetscErrorCode WithLevelCsrs(const MgLevels &levels, size_t l, cudaStream_t stream, std::vector<mixed::cuda::DeviceMgLevelInput> *in, const std::function<PetscErrorCode()> &f)
-{
-  PetscFunctionBegin;
-  if (l == levels.A.size()) {
-    PetscCall(f());
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-  PetscCall(WithLevelCsr(levels.A[l], stream, [&](const cuda::DeviceCsr &A) -> PetscErrorCode {
-    PetscFunctionBegin;
-    (*in)[l].A = A;
-    PetscCall(WithLevelCsr(levels.P[l], stream, [&](const cuda::DeviceCsr &P) -> PetscErrorCode {
-      PetscFunctionBegin;
-      (*in)[l].P = P;
-      PetscCall(WithLevelCsrs(levels, l + 1, stream, in, f));
-      PetscFunctionReturn(PETSC_SUCCESS);
-    }));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 } // namespace
 
 PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, PetscInt dense_level, const double *inverse, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why)
@@ -93,14 +71,14 @@ PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleO
   refused_why->clear();
   PetscCall(CurrentCudaStream(&stream));
   if (inverse) in[(size_t)dense_level].inverse = inverse;
-  PetscCall(WithLevelCsrs(levels, 0, stream, &in, [&]() -> PetscErrorCode {
+  const auto with  = [stream](Mat M, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &g) { return WithLevelCsr(M, stream, g); };
+  const auto store = [&in](size_t l, bool p, const cuda::DeviceCsr &v) { (p ? in[l].P : in[l].A) = v; };
+  PetscCall(WithLevelViews<cuda::DeviceCsr>(levels, with, store, [&]() -> PetscErrorCode {
     PetscFunctionBegin;
     PetscCall(PetscLogGpuTimeBegin());
-    /* a level's data the copies cannot take: the PC runs in FP64, which is always valid */
     const CoreFailure e = CatchCore([&] { cerr = mixed::cuda::build_mg_cycle_on_device(in, o, stream, &c->m_); });
     PetscCall(PetscLogGpuTimeEnd());
-    if (e && e.kind != CoreFailure::Kind::Petsc && e.kind != CoreFailure::Kind::Memory) *refused_why = e.what;
-    else PetscCall(RaiseCore(e, GlobalIndices{}, PETSC_ERR_ARG_WRONG, "KSPMIXEDCG's FP32 V-cycle"));
+    PetscCall(RefuseOrRaise(e, refused_why));
     PetscFunctionReturn(PETSC_SUCCESS);
   }));
   if (cerr == cudaErrorMemoryAllocation && refused_why->empty()) { /* the copies do not fit beside the PC: it runs in FP64 */

@@ -65,6 +65,10 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetValueFormat(Mat A, const char *format[
 PETSC_EXTERN PetscErrorCode MatPackSELLSetScaling(Mat A, const char scaling[]);
 /* Gets the scaling option of a PackSELL matrix */
 PETSC_EXTERN PetscErrorCode MatPackSELLGetScaling(Mat A, const char *scaling[]);
+/* Chooses PackSELL's column gaps: "auto" (default: where they make the layout smaller) or "off" */
+PETSC_EXTERN PetscErrorCode MatPackSELLSetColumnGaps(Mat A, const char gaps[]);
+/* Gets PackSELL's column gaps option ("auto" or "off") */
+PETSC_EXTERN PetscErrorCode MatPackSELLGetColumnGaps(Mat A, const char *gaps[]);
 /* Chooses PackSELL's hybrid split: "auto" (default), "none" or the width K */
 PETSC_EXTERN PetscErrorCode MatPackSELLSetHybrid(Mat A, const char hybrid[]);
 /* Gets PackSELL's hybrid option as its canonical string */

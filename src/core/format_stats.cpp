@@ -33,6 +33,7 @@ std::string FormatStats::to_string() const
   line("tail_nnz", std::to_string(tail_nnz));
   line("hybrid_width", std::to_string(hybrid_width));
   if (sigma > 0) line("sigma", std::to_string(sigma));
+  if (gap_entries > 0) line("column_gap_entries", std::to_string(gap_entries));
   line("stored_bytes", std::to_string(stored_bytes));
   line("bytes_per_nnz", fixed(bytes_per_nnz()));
   line("padding_ratio", fixed(padding_ratio()));

@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kThreads) entry_scale_kernel(int32_t n, const 
 }
 
 // w = A p and pw = (p, w): one thread per sorted row (grid-stride, whole warps), p[perm[sr]] * w[perm[sr]].
-template <ValueKind K>
+template <ValueKind K, bool Gapped>
 __global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ p, float *__restrict__ w, CgState *st, double *partials)
 {
   if (st->stop) return;
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) { // whole warps (lowp_row)
     const int64_t t = t0 + lane;
     int32_t       row;
-    const float   v = pspmv::cuda::detail::lowp_row<K, float>(a, p, t, t < a.rows, &row);
+    const float   v = pspmv::cuda::detail::lowp_row<K, Gapped>(a, p, t, t < a.rows, &row);
     if (t < a.rows) {
       w[row] = v;
       acc += static_cast<double>(p[row]) * static_cast<double>(v);
@@ -220,39 +220,17 @@ __global__ void __launch_bounds__(kThreads) exit_kernel(int32_t n, const double 
   }
 }
 
-template <ValueKind K>
-void launch_product_dot(const DeviceInnerCg &d, cudaStream_t stream)
-{
-  product_dot_kernel<K><<<d.product_grid, kThreads, 0, stream>>>(d.args, d.p, d.w, d.state, d.partials);
-}
-
 cudaError_t product_dot(const DeviceInnerCg &d, cudaStream_t stream)
 {
-  switch (d.copy.op.value_format.kind) {
-  case ValueKind::Exact:
-    launch_product_dot<ValueKind::Exact>(d, stream);
-    break;
-  case ValueKind::FP16:
-    launch_product_dot<ValueKind::FP16>(d, stream);
-    break;
-  default:
-    launch_product_dot<ValueKind::E8M>(d, stream);
-    break; // BF16 = E8M7: the same decode
-  }
+  pspmv::cuda::detail::with_decode(d.copy.op.value_format.kind, d.args.gaps != nullptr, [&](auto k, auto g) { product_dot_kernel<decltype(k)::value, decltype(g)::value><<<d.product_grid, kThreads, 0, stream>>>(d.args, d.p, d.w, d.state, d.partials); });
   return cudaGetLastError();
 }
 
-// Resident blocks per multiprocessor of product_dot_kernel for value kind k.
-cudaError_t product_blocks_per_sm(ValueKind k, int *n)
+// Resident blocks per multiprocessor of product_dot_kernel for value kind k, with column gaps
+// or without.
+cudaError_t product_blocks_per_sm(ValueKind k, bool gapped, int *n)
 {
-  switch (k) {
-  case ValueKind::Exact:
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::Exact>, kThreads, 0);
-  case ValueKind::FP16:
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::FP16>, kThreads, 0);
-  default:
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<ValueKind::E8M>, kThreads, 0);
-  }
+  return pspmv::cuda::detail::with_decode(k, gapped, [&](auto kind, auto g) { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<decltype(kind)::value, decltype(g)::value>, kThreads, 0); });
 }
 
 template <class T>
@@ -271,7 +249,7 @@ cudaError_t create_into(int32_t max_it, DeviceInnerCg *d)
   d->max_it = max_it;
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
   int per_sm = 0;
-  PSPMV_CUDA_TRY(product_blocks_per_sm(d->copy.op.value_format.kind, &per_sm));
+  PSPMV_CUDA_TRY(product_blocks_per_sm(d->copy.op.value_format.kind, d->args.gaps != nullptr, &per_sm));
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, per_sm, &d->product_grid));
   const size_t n = static_cast<size_t>(d->rows);
   PSPMV_CUDA_TRY(alloc(n, &d->x));

@@ -95,13 +95,13 @@ struct ChebStep {
   __device__ void operator()(int32_t r, float v) const { out[r] = fmaf(ca, ym1 ? ym1[r] : 0.0f, fmaf(cb, yk[r], cc * (b[r] - v))); }
 };
 
-template <ValueKind K, class Epilogue>
+template <ValueKind K, bool Gapped, class Epilogue>
 __global__ void __launch_bounds__(kLowpThreads) product_kernel(LowpArgs a, const float *__restrict__ x, Epilogue epi)
 {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * kLowpThreads + threadIdx.x;
   if (t - (threadIdx.x & 31u) >= a.rows) return; // whole warps only: a long tail takes the warp
   int32_t     r;
-  const float v = pd::lowp_row<K, float>(a, x, t, t < a.rows, &r);
+  const float v = pd::lowp_row<K, Gapped>(a, x, t, t < a.rows, &r);
   if (t < a.rows) epi(r, v);
 }
 
@@ -111,17 +111,7 @@ cudaError_t product(const LowpArgs &a, ValueKind k, const float *x, Epilogue epi
 {
   if (a.rows <= 0) return cudaSuccess;
   const unsigned int blocks = pd::blocks_for(a.rows, kLowpThreads);
-  switch (k) {
-  case ValueKind::Exact:
-    product_kernel<ValueKind::Exact><<<blocks, kLowpThreads, 0, st>>>(a, x, epi);
-    break;
-  case ValueKind::FP16:
-    product_kernel<ValueKind::FP16><<<blocks, kLowpThreads, 0, st>>>(a, x, epi);
-    break;
-  default: // BF16 is E8M7: the same decode
-    product_kernel<ValueKind::E8M><<<blocks, kLowpThreads, 0, st>>>(a, x, epi);
-    break;
-  }
+  pd::with_decode(k, a.gaps != nullptr, [&](auto kind, auto gapped) { product_kernel<decltype(kind)::value, decltype(gapped)::value><<<blocks, kLowpThreads, 0, st>>>(a, x, epi); });
   return cudaGetLastError();
 }
 

@@ -112,7 +112,7 @@ __device__ __forceinline__ void finish_or_defer_pw(McState *st, double pw, bool 
 
 // A low-precision product pass (above) of a (x: p, or the ghost buffer for OffDiagonal), and
 // for Whole and OffDiagonal (p, w) and alpha (FP32 vectors)
-template <ValueKind K, Pass P>
+template <ValueKind K, bool Gapped, Pass P>
 __global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const float *__restrict__ x, const float *__restrict__ p, const float *__restrict__ comp, float *__restrict__ w, McState *st, double *partials, int defer)
 {
   if (st->stop || st->trigger) return;
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kThreads) product_dot_kernel(LowpArgs a, const
   for (int64_t t0 = first_index() - lane; t0 < a.rows; t0 += grid_stride()) {
     const int64_t t = t0 + lane;
     int32_t       row;
-    float         v = pspmv::cuda::detail::lowp_row<K, float>(a, x, t, t < a.rows, &row);
+    float         v = pspmv::cuda::detail::lowp_row<K, Gapped>(a, x, t, t < a.rows, &row);
     if (t < a.rows) {
       if constexpr (P == Pass::OffDiagonal) v = w[row] + v;
       if (P != Pass::Diagonal && comp) v = fmaf(comp[row], p[row], v); // the row-sum compensation, as the host twin's caller adds it
@@ -407,29 +407,14 @@ struct DeviceMixedCg {
 namespace
 {
 
-template <ValueKind K>
-cudaError_t product_blocks(int *n)
-{
-  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, product_dot_kernel<K, Pass::Whole>, kThreads, 0);
-}
-
 cudaError_t setup(DeviceMixedCg *d)
 {
   if (!pspmv::cuda::detail::lowp_args(d->copy.op, &d->args)) return cudaErrorInvalidValue;
   d->rows    = d->copy.op.rows;
   int per_sm = 1;
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, detail::kVectorBlocksPerSM, &d->grid));
-  switch (d->copy.op.value_format.kind) {
-  case ValueKind::Exact:
-    PSPMV_CUDA_TRY(product_blocks<ValueKind::Exact>(&per_sm));
-    break;
-  case ValueKind::FP16:
-    PSPMV_CUDA_TRY(product_blocks<ValueKind::FP16>(&per_sm));
-    break;
-  default:
-    PSPMV_CUDA_TRY(product_blocks<ValueKind::E8M>(&per_sm));
-    break;
-  }
+  PSPMV_CUDA_TRY(pspmv::cuda::detail::with_decode(d->copy.op.value_format.kind, d->args.gaps != nullptr,
+                                                  [&](auto k, auto g) { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, product_dot_kernel<decltype(k)::value, decltype(g)::value, Pass::Whole>, kThreads, 0); }));
   PSPMV_CUDA_TRY(detail::solver_grid(d->rows, per_sm, &d->product_grid));
   return cudaSuccess;
 }
@@ -700,34 +685,31 @@ private:
 
   // w = A_lp p and (p, w): one pass on one rank; on several ranks the halo started, the
   // diagonal block's pass, the halo ended, the off-diagonal block's pass (MatMult_MPIAIJ's order).
-  template <ValueKind K>
-  void product_k()
+  // One product pass P of copy a (its decode picked by with_decode).
+  template <Pass P>
+  void product_pass(const LowpArgs &a, const pspmv::cuda::DevicePackSell &copy, const float *x, const float *comp, int defer)
+  {
+    pspmv::cuda::detail::with_decode(copy.value_format.kind, a.gaps != nullptr,
+                                     [&](auto k, auto g) { product_dot_kernel<decltype(k)::value, decltype(g)::value, P><<<d_->product_grid, kThreads, 0, stream_>>>(a, x, d_->p32, comp, d_->w32, d_->state, d_->partials, defer); });
+  }
+
+  void product()
   {
     const int  defer = multi_ ? 1 : 0;
     const bool off   = d_->off.rows > 0;
     if (h_.halo_begin) outside([&] { h_.halo_begin(d_->p32, d_->ghost); });
-    if (off) product_dot_kernel<K, Pass::Diagonal><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, nullptr, d_->w32, d_->state, d_->partials, defer);
-    else product_dot_kernel<K, Pass::Whole><<<d_->product_grid, kThreads, 0, stream_>>>(d_->args, d_->p32, d_->p32, d_->comp, d_->w32, d_->state, d_->partials, defer);
+    if (off) product_pass<Pass::Diagonal>(d_->args, d_->copy.op, d_->p32, nullptr, defer);
+    else product_pass<Pass::Whole>(d_->args, d_->copy.op, d_->p32, d_->comp, defer);
     MC_TRY(cudaGetLastError());
     if (h_.halo_end) outside([&] { h_.halo_end(d_->p32, d_->ghost); });
-    if (off) product_dot_kernel<K, Pass::OffDiagonal><<<d_->product_grid, kThreads, 0, stream_>>>(d_->off_args, d_->ghost, d_->p32, d_->comp, d_->w32, d_->state, d_->partials, defer);
+    if (off) product_pass<Pass::OffDiagonal>(d_->off_args, d_->off, d_->ghost, d_->comp, defer);
   }
 
   template <class T>
   void step(long long expected)
   {
     if constexpr (std::is_same<T, float>::value) {
-      switch (d_->copy.op.value_format.kind) {
-      case ValueKind::Exact:
-        product_k<ValueKind::Exact>();
-        break;
-      case ValueKind::FP16:
-        product_k<ValueKind::FP16>();
-        break;
-      default:
-        product_k<ValueKind::E8M>();
-        break;
-      }
+      product();
     } else {
       scale_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->state, d_->copy.s, d_->p64, d_->v);
       MC_TRY(cudaGetLastError());

@@ -497,6 +497,75 @@ PetscErrorCode MatPackSELLGetScaling(Mat A, const char *scaling[])
 }
 
 /*@
+  MatPackSELLSetColumnGaps - Chooses whether a PackSELL layout may store column gaps: a table
+  of one 32-bit column step per word position of each slice, which every row of the slice takes
+  before its own delta.
+
+  Logically Collective
+
+  Input Parameters:
++ A    - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- gaps - "auto" (the default: gaps where the layout, words and table together, is at least
+         15% smaller with them than without; below that the table's loads cost more than the
+         bytes save) or "off" (never)
+
+  Options Database Key:
+. -mat_packsell_column_gaps <auto|off> - column gaps
+
+  Level: advanced
+
+  Notes:
+  A word's delta has D bits (8 for e8m14, 15 for fp16 and bf16, 30 for exact); a column step
+  beyond them costs a dummy word. On a 7-point stencil of an n^3 grid, the steps +-n^2 (and +-n
+  for e8m14) are such, two dummies per row, which the rows of a slice share: with gaps the slice
+  stores each shared step once and the rows none (`-mat_view ::ascii_info` shows
+  `column_gap_entries` and `dummy_words`). The products are the same either way; "off" is for
+  comparisons. Rules and measurements: docs/design.md and docs/benchmarks.md.
+
+  It may be called before or after assembly (after: the layout is rebuilt at once); other types
+  ignore it; on an MPI matrix it applies to the diagonal and off-diagonal blocks of every rank.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for any other string.
+
+.seealso: `MatPackSELLGetColumnGaps()`, `MatPackSELLSetValueFormat()`
+@*/
+PetscErrorCode MatPackSELLSetColumnGaps(Mat A, const char gaps[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(PackSellModule, "column_gaps"), gaps));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetColumnGaps - Gets the column gaps option ("auto" or "off") of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. gaps - "auto" or "off" (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: advanced
+
+  Notes:
+  Whether the layout took gaps under "auto" shows in `-mat_view ::ascii_info` (`column_gap_entries`).
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetColumnGaps()`
+@*/
+PetscErrorCode MatPackSELLGetColumnGaps(Mat A, const char *gaps[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "column_gaps"), gaps, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
   MatPackSELLSetHybrid - Chooses the hybrid split of a PackSELL matrix (see
   `MatRgCSRSetHybrid()`): "auto" (default), "none" or a positive width K.
 

@@ -235,7 +235,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   }
   if (has) {
     FormatStats local, global;
-    PetscInt64  sums[9], tot[9], device[2];
+    PetscInt64  sums[10], tot[10], device[2];
     PetscInt    ints[4], maxints[4], scale[2];
 
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
@@ -249,7 +249,8 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     sums[6] = local.cols;
     sums[7] = device[0];
     sums[8] = device[1];
-    PetscCallMPI(MPIU_Allreduce(sums, tot, 9, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    sums[9] = local.gap_entries;
+    PetscCallMPI(MPIU_Allreduce(sums, tot, 10, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     ints[0] = local.hybrid_width;
     ints[1] = local.sigma;
     ints[2] = -scale[0]; /* max of -lo: the smallest exponent */
@@ -261,6 +262,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.stored_slots  = tot[1];
     global.padding_slots = tot[2];
     global.dummy_words   = tot[3];
+    global.gap_entries   = tot[9];
     global.tail_nnz      = tot[4];
     global.stored_bytes  = tot[5];
     global.hybrid_width  = maxints[0];

@@ -163,6 +163,9 @@ PSPMV_DEFINE_FAMILY(RgCSR, kRgCSR)
 . -mat_packsell_hybrid <auto> - the hybrid split: auto (K chosen from a cost model at
     assembly), none (every nonzero in the slices) or a number K, the width of the regular part
     (`MatPackSELLSetHybrid()`)
+. -mat_packsell_column_gaps <auto> - auto: a per-slice table of the column steps the slice's
+    rows share where it cuts the layout's bytes by 15% or more (wide stencils then need no dummy
+    words), or off (`MatPackSELLSetColumnGaps()`)
 - -mat_packsell_lossy_warning <true> - at the first product of a matrix with a lossy value
     format, a warning on stderr that a KSP with it as its operator reports the residuals of the
     rounded matrix, not of the one assembled, and how to keep the exact operator (false: no
@@ -281,6 +284,9 @@ PSPMV_DEFINE_FAMILY(RgCSRCUDA, kRgCSRCUDA)
 . -mat_packsell_hybrid <auto> - the hybrid split: auto (K chosen from a cost model at
     assembly), none (every nonzero in the slices) or a number K, the width of the regular part
     (`MatPackSELLSetHybrid()`)
+. -mat_packsell_column_gaps <auto> - auto: a per-slice table of the column steps the slice's
+    rows share where it cuts the layout's bytes by 15% or more (wide stencils then need no dummy
+    words), or off (`MatPackSELLSetColumnGaps()`)
 . -mat_packsell_lossy_warning <true> - at the first product of a matrix with a lossy value
     format, a warning on stderr that a KSP with it as its operator reports the residuals of the
     rounded matrix, not of the one assembled, and how to keep the exact operator (false: no

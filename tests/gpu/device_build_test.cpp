@@ -7,7 +7,9 @@
 // over the shared matrices.
 #include "formats/device_formats.hpp"
 #include "device_compare.hpp"
+#include "format_checks.hpp"
 #include "format_traits.hpp"
+#include "mixed_systems.hpp"
 #include "matrix_market.hpp"
 #include "shared_matrices.hpp"
 #include "random_matrices.hpp"
@@ -265,6 +267,33 @@ TEST(DeviceBuildSmall, HugeColumnJumps)
   s.spread = ColumnSpread::Extremes;
   s.seed   = 5;
   all_formats(random_csr(s), "huge jumps", true);
+}
+
+// 7-point stencils, whose long steps (+-n, +-n^2) every row of a slice shares: the layouts take
+// column gaps (e8m14 on 20^3, fp16 and bf16 on 182^2 x 8 where n^2 = 33124 exceeds 15 bits), the
+// device build agrees bit for bit (gap table included) and so do value updates; the products
+// match CSR at every threads-per-row count (format_checks.cpp).
+TEST(DeviceBuildSmall, StencilColumnGaps)
+{
+  const HostCsr cube = pspmv_test::laplace3d(20, 20, 20), slab = pspmv_test::laplace3d(182, 182, 8);
+  for (const char *f : {"e8m14", "fp16", "bf16", "exact"})
+    for (int32_t sigma : {1, kPackSellSigmaAuto}) {
+      PackSellOptions o;
+      o.value_format        = ValueFormat::parse(f);
+      o.sigma               = sigma;
+      const HostCsr    &A   = std::string(f) == "e8m14" ? cube : slab;
+      const std::string w   = std::string("stencil ") + f + " sigma " + std::to_string(sigma);
+      const bool        pay = std::string(f) != "exact"; // exact's 30-bit deltas hold every step
+      EXPECT_EQ(build_packsell(A.view(), o).gaps.empty(), !pay) << w;
+      check_ps(A, o, w);
+      for (int32_t T : {0, 1, 2, 4, 8}) {
+        gputest::PsConfig c;
+        c.format          = o.value_format;
+        c.sigma           = sigma == kPackSellSigmaAuto ? 1024 : 1;
+        c.threads_per_row = T;
+        gputest::check_packsell(A, c, w + " T " + std::to_string(T));
+      }
+    }
 }
 
 // Range errors: the same row, column and message as the host, for the FIRST offending entry in

@@ -3,6 +3,7 @@
 // device structs against a reference (usually upload() of the host build).
 #pragma once
 #include "formats/device_formats.hpp"
+#include "formats/packsell/packsell_layout.hpp"
 #include "gpu_test_util.hpp"
 #include <algorithm>
 #include <cstring>
@@ -66,6 +67,7 @@ inline void expect_stats(const pspmv::FormatStats &h, const pspmv::FormatStats &
   EXPECT_EQ(h.tail_nnz, d.tail_nnz) << w;
   EXPECT_EQ(h.hybrid_width, d.hybrid_width) << w;
   EXPECT_EQ(h.sigma, d.sigma) << w;
+  EXPECT_EQ(h.gap_entries, d.gap_entries) << w;
   EXPECT_EQ(h.stored_bytes, d.stored_bytes) << w;
 }
 
@@ -115,6 +117,8 @@ inline void expect_same(const pspmv::cuda::DevicePackSell &ref, const pspmv::cud
   expect_bits(dl(ref.slice_pointers, int64_t(ref.num_slices) + 1), dl(d.slice_pointers, int64_t(d.num_slices) + 1), w + ": slice_pointers");
   expect_bits(dl(ref.perm, ref.rows), dl(d.perm, d.rows), w + ": perm");
   expect_bits(dl(ref.words, ref.num_words), dl(d.words, d.num_words), w + ": words");
+  ASSERT_EQ(ref.gaps != nullptr, d.gaps != nullptr) << w << ": column gaps in one layout only";
+  if (ref.gaps) expect_bits(dl(ref.gaps, pspmv::packsell::gap_entries(ref.num_words, ref.slice_height)), dl(d.gaps, pspmv::packsell::gap_entries(d.num_words, d.slice_height)), w + ": column gaps");
   const bool exact = ref.value_format.kind == pspmv::ValueKind::Exact;
   expect_bits(dl(ref.exact_values, exact ? ref.num_words : 0), dl(d.exact_values, exact ? d.num_words : 0), w + ": exact_values");
   const int32_t n = std::min(ref.rows, ref.cols);

@@ -82,6 +82,19 @@ static PetscErrorCode SolveTrue(KSP ksp, Mat A, Vec b, KSPConvergedReason *reaso
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* A KSP on A from the options string opts under its own prefix ("<tag><k>_": one per solve),
+   and its solve from x = 0 (SolveTrue). */
+static PetscErrorCode SolveFromString(Mat A, Vec b, const char *tag, int k, const char *opts, KSP *ksp, KSPConvergedReason *reason, PetscReal *rel)
+{
+  char prefix[32];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "%s%d_", tag, k));
+  PetscCall(FromString(A, prefix, opts, ksp));
+  PetscCall(SolveTrue(*ksp, A, b, reason, rel));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* PETSc's default PC (ILU/ICC at 1 rank, block Jacobi at more) gives way to Jacobi. */
 static PetscErrorCode DefaultPC(Mat A, Vec b)
 {
@@ -164,10 +177,7 @@ static PetscErrorCode SingularCoarse(void)
     KSP                ksp;
     KSPConvergedReason reason;
     PetscReal          rel;
-    char               prefix[16];
-    PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "sgc%d_", k));
-    PetscCall(FromString(A, prefix, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp));
-    PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+    PetscCall(SolveFromString(A, b, "sgc", k, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp, &reason, &rel));
     PetscCall(KSPGetIterationNumber(ksp, &its[k]));
     CHECK(reason > 0 && rel <= 1.01e-8, "%s + gamg on a singular (Neumann) problem: reason %s, true residual %g", k ? "mixedcg" : "cg", KSPConvergedReasons[reason], (double)rel);
     if (k == 1) {
@@ -264,11 +274,10 @@ static PetscErrorCode ChosenPC(void)
     for (int k = 0; k < 2; k++) { /* FP64 CG, then KSPMIXEDCG, with the same PC */
       KSP                ksp;
       KSPConvergedReason reason;
-      char               opts[256], prefix[32];
-      PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "cp%d%d_", (int)(pcs - (size == 1 ? one : many)), k)); /* one prefix per solve */
+      char               opts[256], tag[16];
+      PetscCall(PetscSNPrintf(tag, sizeof(tag), "cp%d", (int)(pcs - (size == 1 ? one : many)))); /* one prefix per solve */
       PetscCall(PetscSNPrintf(opts, sizeof(opts), "-ksp_type %s -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -ksp_max_it 2000 %s", k == 0 ? "cg" : "mixedcg", *pcs));
-      PetscCall(FromString(A, prefix, opts, &ksp));
-      PetscCall(SolveTrue(ksp, A, b, &reason, &rel[k]));
+      PetscCall(SolveFromString(A, b, tag, k, opts, &ksp, &reason, &rel[k]));
       PetscCall(KSPGetIterationNumber(ksp, &its[k]));
       CHECK(reason > 0 && rel[k] <= 1e-8 * 1.01, "%s with %s: reason %s, true residual %g", k == 0 ? "cg" : "mixedcg", *pcs, KSPConvergedReasons[reason], (double)rel[k]);
       if (k == 1) {
@@ -298,10 +307,7 @@ static PetscErrorCode ChosenPC(void)
       KSPConvergedReason reason;
       KSPMixedCGStats    st;
       PetscReal          rel;
-      char               prefix[16];
-      PetscCall(PetscSNPrintf(prefix, sizeof(prefix), "cpd%d_", k));
-      PetscCall(FromString(A, prefix, k == 0 ? "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_delta 0.1", &ksp));
-      PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+      PetscCall(SolveFromString(A, b, "cpd", k, k == 0 ? "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_delta 0.1", &ksp, &reason, &rel));
       PetscCall(KSPMixedCGGetStats(ksp, &st));
       CHECK(reason > 0 && rel <= 1.01e-8 && st.fp32_vcycles > 0, "mixedcg + gamg, delta %s: reason %s, true residual %g, %" PetscInt_FMT " FP32 V-cycles", k ? "0.1" : "default", KSPConvergedReasons[reason], (double)rel, st.fp32_vcycles);
       updates[k] = st.reliable_updates;

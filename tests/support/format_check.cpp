@@ -214,7 +214,7 @@ void check_packsell(const CsrMatrix &A, const FormatConfig &cfg, uint64_t seed)
   const pspmv::PackSellMatrix fresh = pspmv::build_packsell(B.view(), opt);
   {
     EXPECT_EQ(fresh.scale_exponent, M.scale_exponent) << "an update chooses the exponent a fresh build chooses";
-    EXPECT_TRUE(fresh.words == M.words && fresh.exact_values == M.exact_values && fresh.tail.val == M.tail.val) << "an update differs from a fresh build";
+    EXPECT_TRUE(fresh.words == M.words && fresh.gaps == M.gaps && fresh.exact_values == M.exact_values && fresh.tail.val == M.tail.val) << "an update differs from a fresh build";
   }
 
   const CsrMatrix moved = moved_pattern(A);
@@ -455,14 +455,35 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   ASSERT_EQ(M.words.size(), size_t(M.slice_pointers.back()));
   ASSERT_EQ(M.exact_values.size(), f.lossy() ? 0 : M.words.size());
 
-  // Walk every lane of every slice, re-deriving the word rules.
-  int64_t              real = 0, dummies = 0, padding = 0;
-  std::vector<int32_t> used_words(size_t(A.rows), 0);
+  // Walk every lane of every slice, re-deriving the word rules; with column gaps
+  // (packsell_layout.hpp) a nonzero's delta is its step less the slice's gap at its word
+  // position, and a dummy's jump is signed.
+  const bool gapped = !M.gaps.empty();
+  if (gapped) ASSERT_EQ(M.gaps.size(), M.words.size() / size_t(C));
+  int64_t              real = 0, dummies = 0, padding = 0, plain_words = 0;
+  std::vector<int32_t> plain(size_t(A.rows), 0); // words of each sorted row without gaps (the sort key)
   for (int32_t sl = 0; sl < nslices; ++sl) {
     const int64_t span = M.slice_pointers[size_t(sl) + 1] - M.slice_pointers[size_t(sl)];
     ASSERT_EQ(span % C, 0);
-    const int64_t width   = span / C;
-    int64_t       longest = 0;
+    const int64_t        width   = span / C;
+    int64_t              longest = 0, plain_width = 0;
+    std::vector<int64_t> min_step; // the gaps: each nonzero position's smallest step over the slice's rows
+    for (int32_t lane = 0; lane < C; ++lane) {
+      const int32_t i = sl * C + lane;
+      const int32_t r = i < A.rows ? M.perm[size_t(i)] : -1;
+      const int32_t n = r >= 0 ? std::min(A.row_length(r), K) : 0;
+      for (int32_t j = 0; j < n; ++j) {
+        const int64_t step = A.colidx[size_t(A.rowptr[size_t(r)] + j)] - (j ? A.colidx[size_t(A.rowptr[size_t(r)] + j - 1)] : 0);
+        if (size_t(j) >= min_step.size()) min_step.push_back(step);
+        min_step[size_t(j)] = std::min(min_step[size_t(j)], step);
+      }
+      if (r < 0) continue;
+      plain[size_t(i)] = words_of(A, r, n, D);
+      plain_width      = std::max<int64_t>(plain_width, plain[size_t(i)]);
+    }
+    plain_words += plain_width * C;
+    auto gap = [&](int64_t k) -> int64_t { return gapped ? int64_t(M.gaps[size_t(M.slice_pointers[size_t(sl)] / C + k)]) : 0; };
+    for (int64_t k = 0; gapped && k < width; ++k) ASSERT_EQ(gap(k), size_t(k) < min_step.size() ? min_step[size_t(k)] : 0) << "gap " << k << " of slice " << sl;
     for (int32_t lane = 0; lane < C; ++lane) {
       const int32_t i   = sl * C + lane;
       const int32_t r   = i < A.rows ? M.perm[size_t(i)] : -1;
@@ -482,14 +503,16 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
         }
         const size_t  q    = size_t(A.rowptr[size_t(r)] + j);
         const int64_t need = int64_t(A.colidx[q]) - col;
-        if (!(w & 1u)) { // dummy: whole jump, only when it does not fit, never twice
-          ASSERT_TRUE(!after_dummy && need > md && int64_t(w >> 1) == need && same_bits(ev, 0.0)) << "dummy word of row " << r << " before nonzero " << j;
-          col += w >> 1;
+        if (!(w & 1u)) { // dummy: only when the delta does not fit, never twice; it lands gap(k + 1) short (-1 more instead of 0)
+          const int64_t jump = gapped ? int64_t(int32_t(w) >> 1) : int64_t(w >> 1);
+          const int64_t rest = need - gap(k + 1);
+          ASSERT_TRUE(!after_dummy && (need - gap(k) < 0 || need - gap(k) > md) && jump == (gapped && rest == 0 ? -1 : rest) && same_bits(ev, 0.0)) << "dummy word of row " << r << " before nonzero " << j;
+          col += jump;
           after_dummy = true;
           ++dummies;
           continue;
         }
-        ASSERT_EQ(int64_t((w >> 1) & uint32_t(md)), need) << "delta of row " << r << " nonzero " << j;
+        ASSERT_EQ(int64_t((w >> 1) & uint32_t(md)), need - gap(k)) << "delta of row " << r << " nonzero " << j;
         if (f.lossy()) ASSERT_EQ(w >> (D + 1), encoded(f, A.values[q], s)) << "value bits of row " << r << " nonzero " << j;
         else ASSERT_TRUE((w >> (D + 1)) == 0 && same_bits(ev, A.values[q])) << "exact value of row " << r;
         col         = A.colidx[q];
@@ -499,17 +522,20 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
       }
       ASSERT_EQ(j, n) << "sorted row " << i << " (row " << r << ") does not hold its first K nonzeros";
       const int64_t lane_words = width - lane_padding;
-      if (r >= 0) used_words[size_t(i)] = int32_t(lane_words);
+      if (r >= 0 && !gapped) ASSERT_EQ(lane_words, plain[size_t(i)]) << "sorted row " << i;
       longest = std::max(longest, lane_words);
     }
     ASSERT_EQ(width, longest) << "slice " << sl << " is not padded to its longest row";
   }
-  // Sorted by word count, longest first, stable, inside sigma windows.
+  // Gaps only where they cut the regular part's bytes by 15% or more.
+  const int64_t per_word = f.lossy() ? 4 : 12;
+  if (gapped) EXPECT_LE(double(int64_t(M.words.size()) * per_word + 4 * int64_t(M.gaps.size())), 0.85 * double(plain_words * per_word)) << "gaps that do not pay";
+  // Sorted by word count without gaps, longest first, stable, inside sigma windows.
   if (M.sigma > 1)
     for (int32_t i = 1; i < A.rows; ++i)
       if (i % M.sigma != 0) {
-        ASSERT_GE(used_words[size_t(i - 1)], used_words[size_t(i)]) << "rows not sorted at " << i;
-        if (used_words[size_t(i - 1)] == used_words[size_t(i)]) {
+        ASSERT_GE(plain[size_t(i - 1)], plain[size_t(i)]) << "rows not sorted at " << i;
+        if (plain[size_t(i - 1)] == plain[size_t(i)]) {
           ASSERT_LT(M.perm[size_t(i - 1)], M.perm[size_t(i)]) << "sort not stable at " << i;
         }
       }
@@ -522,7 +548,8 @@ void expect_packsell_layout(const CsrMatrix &A, const pspmv::PackSellMatrix &M, 
   EXPECT_EQ(st.padding_slots, padding);
   EXPECT_EQ(st.stored_slots, real + dummies + padding);
   EXPECT_EQ(st.hybrid_width, K);
-  EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) + 8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
+  EXPECT_EQ(st.gap_entries, int64_t(M.gaps.size()));
+  EXPECT_EQ(st.stored_bytes, 4 * st.stored_slots + (f.lossy() ? 0 : 8 * st.stored_slots) + 4 * st.gap_entries + 8 * int64_t(nslices + 1) + 4 * int64_t(A.rows) + 16 * st.tail_nnz);
 }
 
 std::vector<int32_t> sigma_candidates(int32_t rows, int32_t C)
@@ -550,9 +577,13 @@ void expect_auto_sigma(const CsrMatrix &A, const pspmv::PackSellOptions &opt, co
   for (int32_t sigma : cand) {
     pspmv::PackSellOptions o      = opt;
     o.sigma                       = sigma;
+    o.column_gaps                 = false; // the model is the words without gaps
     const pspmv::PackSellMatrix N = pspmv::build_packsell(A.view(), o);
     bytes.push_back(packsell_model_bytes(N));
-    if (sigma == M.sigma) EXPECT_TRUE(N.perm == M.perm && N.words == M.words && N.hybrid_width == M.hybrid_width) << "auto differs from the explicit build with sigma " << sigma;
+    if (sigma != M.sigma) continue;
+    o.column_gaps                  = opt.column_gaps;
+    const pspmv::PackSellMatrix &E = o.column_gaps ? pspmv::build_packsell(A.view(), o) : N;
+    EXPECT_TRUE(E.perm == M.perm && E.words == M.words && E.gaps == M.gaps && E.hybrid_width == M.hybrid_width) << "auto differs from the explicit build with sigma " << sigma;
   }
   const double best = *std::min_element(bytes.begin(), bytes.end());
   size_t       i    = 0;

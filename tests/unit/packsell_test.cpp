@@ -54,8 +54,11 @@ std::vector<uint32_t> row_words(const PackSellMatrix &M, int32_t i)
 TEST(PackSell, HandCheckedWordsAndDummiesFp16)
 {
   // One row, columns 0, 40000, 40001, 100000. FP16: V = 16, D = 15, largest delta 32767.
+  // Without column gaps (HandCheckedColumnGapsFp16 has them).
+  PackSellOptions o      = opts(32, 1, "fp16", "none");
+  o.column_gaps          = false;
   const CsrMatrix      A = csr_from_rows(100001, {{{0, 1.0}, {40000, 2.0}, {40001, -0.5}, {100000, 3.0}}});
-  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+  const PackSellMatrix M = build_packsell(A.view(), o);
   EXPECT_EQ(M.delta_bits, 15);
   EXPECT_EQ(M.slice_pointers, (std::vector<int64_t>{0, 6 * 32}));
   EXPECT_EQ(row_words(M, 0), (std::vector<uint32_t>{
@@ -74,9 +77,38 @@ TEST(PackSell, HandCheckedWordsAndDummiesFp16)
   EXPECT_EQ(st.stored_bytes, 6 * 32 * 4 + 2 * 8 + 1 * 4);
   // A jump of exactly 32767 still fits.
   const CsrMatrix B = csr_from_rows(70000, {{{32767, 1.0}, {32767 + 32767, 1.0}}});
-  EXPECT_EQ(build_packsell(B.view(), opts(32, 1, "fp16", "none")).stats().dummy_words, 0);
+  EXPECT_EQ(build_packsell(B.view(), o).stats().dummy_words, 0);
   const CsrMatrix B2 = csr_from_rows(40000, {{{32768, 1.0}}});
-  EXPECT_EQ(build_packsell(B2.view(), opts(32, 1, "fp16", "none")).stats().dummy_words, 1);
+  EXPECT_EQ(build_packsell(B2.view(), o).stats().dummy_words, 1);
+}
+
+TEST(PackSell, HandCheckedColumnGapsFp16)
+{
+  // Two rows that take the same long steps: row 0's columns 0, 40000, 40001, 100000 (steps 0,
+  // 40000, 1, 59999), row 1's 1, 40001, 40003, 100001 (steps 1, 40000, 2, 59998). The gaps are
+  // the smaller step of each position, 0 40000 1 59998: every delta fits, no dummy (without
+  // gaps each row needs two).
+  const CsrMatrix      A = csr_from_rows(100002, {{{0, 1.0}, {40000, 2.0}, {40001, -0.5}, {100000, 3.0}}, {{1, 1.0}, {40001, 1.0}, {40003, 1.0}, {100001, 1.0}}});
+  const PackSellMatrix M = build_packsell(A.view(), opts(32, 1, "fp16", "none"));
+  EXPECT_EQ(M.slice_pointers, (std::vector<int64_t>{0, 4 * 32}));
+  EXPECT_EQ(M.gaps, (std::vector<uint32_t>{0, 40000, 1, 59998}));
+  EXPECT_EQ(row_words(M, 0), (std::vector<uint32_t>{0x3c000001u, 0x40000001u, 0xb8000001u, 0x42000003u})); // deltas 0 0 0 1
+  EXPECT_EQ(row_words(M, 1), (std::vector<uint32_t>{0x3c000003u, 0x3c000001u, 0x3c000003u, 0x3c000001u})); // deltas 1 0 1 0
+  const FormatStats st = M.stats();
+  EXPECT_EQ(st.dummy_words, 0);
+  EXPECT_EQ(st.gap_entries, 4);
+  EXPECT_EQ(st.stored_bytes, 4 * 32 * 4 + 4 * 4 + 2 * 8 + 2 * 4);
+  std::vector<double> x(size_t(A.cols)), y(2);
+  for (size_t c = 0; c < x.size(); ++c) x[c] = double(c % 7) - 3.0;
+  packsell_spmv(M, x.data(), y.data(), false);
+  EXPECT_EQ(y[0], 1.0 * x[0] + 2.0 * x[40000] - 0.5 * x[40001] + 3.0 * x[100000]);
+  EXPECT_EQ(y[1], x[1] + x[40001] + x[40003] + x[100001]);
+  // Turned off, or on rows without dummies to save: none.
+  PackSellOptions off = opts(32, 1, "fp16", "none");
+  off.column_gaps     = false;
+  EXPECT_TRUE(build_packsell(A.view(), off).gaps.empty());
+  const CsrMatrix near = csr_from_rows(100, {{{0, 1.0}, {5, 1.0}}, {{1, 1.0}, {7, 1.0}}});
+  EXPECT_TRUE(build_packsell(near.view(), opts(32, 1, "fp16", "none")).gaps.empty()) << "no dummies to save";
 }
 
 TEST(PackSell, DeltaBitsPerFormatAndE8m22NeedsADummyPerJump)

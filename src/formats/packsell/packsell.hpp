@@ -8,6 +8,9 @@
 //         nonzero of a row counts from column 0).
 // flag 0: a dummy; the upper 31 bits hold a column jump that did not fit in D bits. The real
 //         nonzero follows with delta 0. Padding words are 0: a dummy with jump 0.
+// Column gaps (chosen per matrix: when they make the layout smaller): a per-slice table of
+// column steps that every row of the slice takes at a word position, added to the deltas
+// (packsell_layout.hpp), so the long steps of wide stencils need no dummy words.
 // Rows are sorted by word count (longest first, stable) inside windows of sigma rows;
 // perm[i] is the original row of sorted row i; with kPackSellSigmaAuto the builder chooses
 // sigma, see build_packsell (the default is 1: docs/design.md says why). Slices of C sorted rows are stored column-major: word k
@@ -58,6 +61,9 @@ struct PackSellOptions {
   ValueFormat     value_format = ValueFormat::exact(); // lossless; lossy formats only when asked
   PackSellScaling scaling      = PackSellScaling::None;
   HybridOption    hybrid; // default auto
+  // Column gaps (packsell_layout.hpp): true stores them where they make the layout smaller,
+  // false never.
+  bool column_gaps = true;
   // How the user asks for the scaling, named by range errors' remedies: the PETSc glue sets it
   // with the options prefix of the matrix or solver ("-sub_mat_packsell_scaling").
   std::string scaling_option = "-mat_packsell_scaling";
@@ -77,6 +83,7 @@ struct PackSellMatrix {
   std::vector<int32_t>  perm;                                     // rows: original row of each sorted row
   std::vector<uint32_t> words;                                    // slice_pointers.back() words
   std::vector<double>   exact_values;                             // words.size() values in Exact mode, else empty
+  std::vector<uint32_t> gaps;                                     // column gaps (packsell_layout.hpp): words.size() / C entries, or empty: none
   CooTail               tail;                                     // values rounded through value_format, unscaled
                                                                   // (2^-scale_exponent already applied): no inv_scale
 
@@ -140,6 +147,16 @@ ValueRangeError packsell_value_range_error(const ValueFormat &f, PackSellScaling
 // The automatic sigma's pick among candidates of modelled bytes cost[] (in candidate order
 // 1, C, 2C, 4C, ...): the first within 2% of the cheapest.
 size_t packsell_pick_sigma(const std::vector<double> &cost);
+// The most the regular part's bytes may be, as a share of those without gaps, for the layout
+// to take column gaps: the gap table costs a load per word position, so a product with gaps is
+// faster only when they save more than about 13% of the bytes (docs/benchmarks.md, "Column
+// gaps": H100, lap7 128^3 fp16 8% fewer bytes and 3% slower, lap27 128^3 0.5% and 5% slower,
+// lap7 200^3 25% and 14% faster).
+constexpr double kPackSellGapsMaxBytesRatio = 0.85;
+// Whether the layout takes column gaps: its regular part (words, their exact values in Exact
+// mode, the gap table of gapped_words / C entries) is at most kPackSellGapsMaxBytesRatio of its
+// bytes without them (plain_words); the build then stores gaps, else none.
+bool packsell_gaps_pay(int64_t plain_words, int64_t gapped_words, int32_t C, bool exact);
 } // namespace detail
 
 } // namespace pspmv

@@ -167,31 +167,86 @@ private:
   std::vector<int32_t> arrays_[kPackSellRowArrays];
 };
 
-// Writes the words (and exact values) of the regular part of every row.
-void fill_words(const CsrView &A, PackSellMatrix &M)
+// Whether rows of these word counts (the layout without gaps) hold dummies: only then may gaps
+// pay (without dummies a row needs as many words as it stores nonzeros either way).
+bool has_dummies(const CsrView &A, const std::vector<int32_t> &words, int32_t K)
 {
-  const int32_t  C = M.slice_height, D = M.delta_bits, K = M.hybrid_width;
-  const uint32_t md    = packsell::delta_mask(D);
-  const bool     exact = !M.value_format.lossy();
-  for (int32_t i = 0; i < M.rows; ++i) {
-    const int32_t r    = M.perm[size_t(i)];
-    int64_t       p    = packsell::row_first_word(M.slice_pointers.data(), i, C);
-    int32_t       prev = 0;
-    const int32_t n    = std::min(A.row_length(r), K);
-    for (int32_t k = A.rowptr[r]; k < A.rowptr[r] + n; ++k) {
-      uint32_t delta = uint32_t(A.colidx[k] - prev);
-      if (packsell::needs_dummy(A.colidx[k], prev, md)) {
-        M.words[size_t(p)] = packsell::dummy_word(delta);
-        p += packsell::word_stride(1, C);
-        delta = 0;
-      }
-      const uint32_t bits = exact ? 0u : encode_scaled(M.value_format, A.values[k], M.scale_exponent);
-      M.words[size_t(p)]  = packsell::real_word(bits, delta, D);
-      if (exact) M.exact_values[size_t(p)] = A.values[k];
-      p += packsell::word_stride(1, C);
-      prev = A.colidx[k];
+  int64_t w = 0, stored = 0;
+  for (int32_t r = 0; r < A.rows; ++r) {
+    w += words[size_t(r)];
+    stored += std::min(A.row_length(r), K);
+  }
+  return w > stored;
+}
+
+// The column gaps of a layout before they are placed (packsell::SliceGapMins's arrays).
+struct SliceGaps {
+  std::vector<int64_t>   off;
+  std::vector<uint32_t>  min;
+  packsell::SliceGapMins view() const { return {off.data(), min.data()}; }
+};
+
+SliceGaps slice_gaps(const CsrView &A, const std::vector<int32_t> &perm, int32_t C, int32_t K)
+{
+  const int32_t ns = packsell::num_slices(A.rows, C);
+  SliceGaps     g;
+  g.off.assign(size_t(ns) + 1, 0);
+  for (int32_t i = 0; i < A.rows; ++i) {
+    int64_t &len = g.off[size_t(packsell::slice_of(i, C)) + 1];
+    len          = std::max<int64_t>(len, std::min(A.row_length(perm[size_t(i)]), K));
+  }
+  std::partial_sum(g.off.begin(), g.off.end(), g.off.begin());
+  g.min.assign(size_t(g.off.back()), UINT32_MAX);
+  for (int32_t i = 0; i < A.rows; ++i) {
+    const int32_t  r = perm[size_t(i)], n = std::min(A.row_length(r), K);
+    const int32_t *col  = A.colidx + A.rowptr[r];
+    uint32_t      *m    = &g.min[size_t(g.off[size_t(packsell::slice_of(i, C))])];
+    uint32_t       prev = 0;
+    for (int32_t k = 0; k < n; ++k) {
+      m[k] = std::min(m[k], uint32_t(col[k]) - prev);
+      prev = uint32_t(col[k]);
     }
   }
+  return g;
+}
+
+// Words of every row (by original row, as the plan's Words array) when the layout has gaps g.
+std::vector<int32_t> gapped_row_words(const CsrView &A, const std::vector<int32_t> &perm, int32_t C, int32_t K, int32_t D, const SliceGaps &g)
+{
+  const packsell::SliceGapMins gv = g.view();
+  std::vector<int32_t>         w(size_t(A.rows));
+  for (int32_t i = 0; i < A.rows; ++i) {
+    const int32_t r = perm[size_t(i)], s = packsell::slice_of(i, C);
+    w[size_t(r)] = packsell::encode_row_columns(
+      A.colidx + A.rowptr[r], std::min(A.row_length(r), K), D, true, [&](int32_t k) { return gv.at(s, k); }, [](int32_t, uint32_t, int32_t) {});
+  }
+  return w;
+}
+
+// Writes the words (and exact values) of the regular part of every row, with M.gaps (empty:
+// none) taken from g.
+void fill_words(const CsrView &A, const SliceGaps *gaps, PackSellMatrix &M)
+{
+  const int32_t                C = M.slice_height, D = M.delta_bits, K = M.hybrid_width;
+  const bool                   exact = !M.value_format.lossy();
+  const packsell::SliceGapMins g     = gaps ? gaps->view() : packsell::SliceGapMins{};
+  for (int32_t i = 0; i < M.rows; ++i) {
+    const int32_t r = M.perm[size_t(i)], s = packsell::slice_of(i, C);
+    const int64_t p = packsell::row_first_word(M.slice_pointers.data(), i, C);
+    const double *v = A.values + A.rowptr[r];
+    packsell::encode_row_columns(
+      A.colidx + A.rowptr[r], std::min(A.row_length(r), K), D, gaps != nullptr, [&](int32_t k) { return g.at(s, k); },
+      [&](int32_t k, uint32_t word, int32_t j) {
+        const size_t at = size_t(p + packsell::word_stride(k, C));
+        if (j >= 0 && !exact) word = packsell::with_value_bits(word, encode_scaled(M.value_format, v[j], M.scale_exponent), D);
+        if (j >= 0 && exact) M.exact_values[at] = v[j];
+        M.words[at] = word;
+      });
+  }
+  if (!gaps) return;
+  M.gaps.assign(size_t(packsell::gap_entries(int64_t(M.words.size()), C)), 0u);
+  for (int32_t s = 0; s < M.num_slices(); ++s)
+    for (int64_t k = 0; k < gaps->off[size_t(s) + 1] - gaps->off[size_t(s)]; ++k) M.gaps[size_t(packsell::gap_slot(M.slice_pointers[size_t(s)], C, k))] = g.at(s, k);
 }
 
 } // namespace
@@ -217,9 +272,18 @@ PackSellMatrix build_packsell(const CsrView &A, const PackSellOptions &opt)
   M.hybrid_width   = p.hybrid_width;
   M.perm           = std::move(x.array(PackSellRows::Perm));
   M.slice_pointers = slice_pointers_of(x.array(PackSellRows::Words), M.perm, M.slice_height);
+  // Column gaps where they pay (packsell_gaps_pay; packsell_layout.hpp).
+  SliceGaps gaps;
+  bool      gapped = false;
+  if (opt.column_gaps && packsell::gaps_possible(M.delta_bits, A.cols) && has_dummies(A, x.array(PackSellRows::Words), M.hybrid_width)) {
+    gaps                             = slice_gaps(A, M.perm, M.slice_height, M.hybrid_width);
+    std::vector<int64_t> gapped_ptrs = slice_pointers_of(gapped_row_words(A, M.perm, M.slice_height, M.hybrid_width, M.delta_bits, gaps), M.perm, M.slice_height);
+    gapped                           = detail::packsell_gaps_pay(M.slice_pointers.back(), gapped_ptrs.back(), M.slice_height, !opt.value_format.lossy());
+    if (gapped) M.slice_pointers = std::move(gapped_ptrs);
+  }
   M.words.assign(size_t(M.slice_pointers.back()), 0u); // padding words are 0
   if (!opt.value_format.lossy()) M.exact_values.assign(M.words.size(), 0.0);
-  fill_words(A, M);
+  fill_words(A, gapped ? &gaps : nullptr, M);
 
   M.tail = detail::coo_tail_of(A, M.hybrid_width);
   round_tail(M.tail, M.value_format, M.scale_exponent);

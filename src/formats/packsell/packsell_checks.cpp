@@ -144,6 +144,13 @@ BuildError packsell_row_words_error(int64_t row, int64_t words, int32_t D)
   return BuildError::format("PackSELL row " + std::to_string(row) + " needs " + std::to_string(words) + " words (its nonzeros and a dummy before every column jump beyond " + std::to_string(packsell::delta_mask(D)) + "), more than a slice holds (" + std::to_string(INT32_MAX) + "); use a value format with more delta bits (fp16, bf16: 15; exact: 30)");
 }
 
+bool packsell_gaps_pay(int64_t plain_words, int64_t gapped_words, int32_t C, bool exact)
+{
+  const int64_t per_word = int64_t(sizeof(uint32_t)) + (exact ? int64_t(sizeof(double)) : 0);
+  const double  gapped   = double(gapped_words * per_word + packsell::gap_entries(gapped_words, C) * int64_t(sizeof(uint32_t)));
+  return gapped <= kPackSellGapsMaxBytesRatio * double(plain_words * per_word);
+}
+
 } // namespace detail
 
 } // namespace pspmv

@@ -29,6 +29,24 @@ namespace cuda
 namespace detail
 {
 
+// Calls f(std::integral_constant<ValueKind, K>{}, std::bool_constant<Gapped>{}) with the decode
+// K of value kind k (Exact, FP16, else E8M: BF16 is E8M7) and Gapped = gapped (a layout with
+// column gaps; never Exact: packsell::gaps_possible): the one dispatch from a layout to the
+// products' templates; returns f's result. The caller checks that k is a PackSELL value kind.
+template <class F>
+decltype(auto) with_decode(ValueKind k, bool gapped, F &&f)
+{
+  auto g = [&](auto kind) { return gapped ? f(kind, std::true_type{}) : f(kind, std::false_type{}); };
+  switch (k) {
+  case ValueKind::Exact:
+    return f(std::integral_constant<ValueKind, ValueKind::Exact>{}, std::false_type{});
+  case ValueKind::FP16:
+    return g(std::integral_constant<ValueKind, ValueKind::FP16>{});
+  default:
+    return g(std::integral_constant<ValueKind, ValueKind::E8M>{});
+  }
+}
+
 // Per-launch constants of the word format.
 struct WordFormat {
   uint32_t delta_mask;  // (1 << D) - 1 (0 when D == 0)
@@ -97,8 +115,8 @@ __device__ __forceinline__ Real decode_word(uint32_t w, const WordFormat &f, con
 // with the gather, was slower (docs/kernels.md).
 // predicated == false: x is loaded for every word and the FMA's result selected (PTX selp,
 // which the compiler cannot turn back into a branch); xp must then be a valid address for
-// dummies and padding too: a column of the row, or column 0 for an empty row (a layout with
-// words has cols >= 1).
+// dummies and padding too: the callers pass column 0 for them (a layout with words has
+// cols >= 1; a dummy of a layout with column gaps may land outside [0, cols)).
 template <bool predicated>
 __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const double *xp, double &sum)
 {
@@ -125,15 +143,22 @@ __device__ __forceinline__ void fma_gather_if(uint32_t flag, double v, const dou
 // load-then-gather latency per word). Measurements of both: docs/kernels.md.
 constexpr int kGroupWords = 4; // words a thread loads together (a group)
 
-// Words slot, slot + stride, ..., slot + 3 stride of a row. Masked: a word at or past the slice
-// end is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside the slice.
-template <bool Masked>
-__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, int64_t slot, int64_t end, int64_t stride, uint32_t (&w)[kGroupWords])
+// Words slot, slot + stride, ..., slot + 3 stride of a row and, for a layout with column gaps
+// (Gapped), their gaps (gap slots gslot, gslot + 1, ...; 0 otherwise). Masked: a word at or past
+// the slice end is 0 (padding: flag 0, no jump); unmasked: the caller knows all four are inside
+// the slice. A gap is the same for every lane of the slice: one broadcast load per warp.
+// Gapped is a template parameter so that the kernels of layouts without gaps keep their
+// registers (40 instead of 32 per thread when the gaps were a run-time choice).
+template <bool Masked, bool Gapped>
+__device__ __forceinline__ void load_group(const uint32_t *__restrict__ words, const uint32_t *__restrict__ gaps, int64_t slot, int64_t gslot, int64_t end, int64_t stride, uint32_t (&w)[kGroupWords], uint32_t (&g)[kGroupWords])
 {
 #pragma unroll
   for (int u = 0; u < kGroupWords; ++u) {
     const int64_t su = slot + u * stride;
-    w[u]             = !Masked || su < end ? __ldcs(words + su) : 0u;
+    const bool    in = !Masked || su < end;
+    w[u]             = in ? __ldcs(words + su) : 0u;
+    if constexpr (Gapped) g[u] = in ? __ldg(gaps + gslot + u) : 0u;
+    else g[u] = 0u;
   }
 }
 
@@ -145,40 +170,48 @@ __device__ __forceinline__ int64_t value_slot(int64_t slot, int64_t end)
 }
 
 // Calls visit(w, flag, col, value_slot) for every word of sorted row sr < rows in word order
-// (padding of the last group included: w = 0, flag 0), col the word's column after its jump
-// (the row's first nonzero counts from column 0).
-template <class Visit>
-__device__ __forceinline__ void walk_row(const uint32_t *__restrict__ words, const int64_t *slice_pointers, int32_t C, uint32_t delta_mask, int32_t sr, Visit &&visit)
+// (padding of the last group included: w = 0, flag 0), col the word's column after its advance
+// (packsell::word_advance: the row's first nonzero counts from column 0; in a layout with column
+// gaps, Gapped and gaps its table, a nonzero also advances by its position's gap).
+template <bool Gapped, class Visit>
+__device__ __forceinline__ void walk_row(const uint32_t *__restrict__ words, const int64_t *slice_pointers, const uint32_t *__restrict__ gaps, int32_t C, uint32_t delta_mask, int32_t sr, Visit &&visit)
 {
   const int32_t s      = packsell::slice_of(sr, C);
   const int32_t i      = packsell::lane_in_slice(sr, s, C);
   const int64_t stride = packsell::word_stride(1, C);
+  const int64_t start  = slice_pointers[s];
   const int64_t end    = slice_pointers[s + 1];
-  int64_t       slot   = packsell::word_slot(slice_pointers[s], i, 0, C);
+  int64_t       slot   = packsell::word_slot(start, i, 0, C);
+  int64_t       gslot  = Gapped ? packsell::gap_slot(start, C, 0) : 0;
   uint32_t      col    = 0; // the first nonzero of a row counts from column 0
   if (slot < end) {
-    uint32_t w[kGroupWords], n[kGroupWords];
+    uint32_t w[kGroupWords], n[kGroupWords], g[kGroupWords], ng[kGroupWords];
     // Full groups load unmasked (masking every group is measurably slower, docs/kernels.md);
     // the branches are warp-uniform (a warp's rows lie in one slice: C is a multiple of 32).
-    if (slot + (kGroupWords - 1) * stride < end) load_group<false>(words, slot, end, stride, w);
-    else load_group<true>(words, slot, end, stride, w);
+    if (slot + (kGroupWords - 1) * stride < end) load_group<false, Gapped>(words, gaps, slot, gslot, end, stride, w, g);
+    else load_group<true, Gapped>(words, gaps, slot, gslot, end, stride, w, g);
     while (true) {
-      const int64_t next = slot + kGroupWords * stride;
-      const bool    more = next < end; // the same for every lane of the warp
-      if (next + (kGroupWords - 1) * stride < end) load_group<false>(words, next, end, stride, n);
+      const int64_t next  = slot + kGroupWords * stride;
+      const int64_t gnext = gslot + kGroupWords;
+      const bool    more  = next < end; // the same for every lane of the warp
+      if (next + (kGroupWords - 1) * stride < end) load_group<false, Gapped>(words, gaps, next, gnext, end, stride, n, ng);
       else // a partial group; past the slice end (no next one) every word is masked: no load
-        load_group<true>(words, next, end, stride, n);
+        load_group<true, Gapped>(words, gaps, next, gnext, end, stride, n, ng);
 #pragma unroll
       for (int u = 0; u < kGroupWords; ++u) {
         const int64_t  vslot = value_slot(slot + u * stride, end);
         const uint32_t flag  = packsell::word_flag(w[u]);
-        col += packsell::word_jump(w[u], flag, delta_mask);
+        col += packsell::word_advance(w[u], flag, delta_mask, g[u], Gapped);
         visit(w[u], flag, col, vslot);
       }
-      slot = next;
+      slot  = next;
+      gslot = gnext;
       if (!more) break;
 #pragma unroll
-      for (int u = 0; u < kGroupWords; ++u) w[u] = n[u];
+      for (int u = 0; u < kGroupWords; ++u) {
+        w[u] = n[u];
+        g[u] = ng[u];
+      }
     }
   }
 }

@@ -7,7 +7,9 @@
 // candidate, a warp cooperating on one row, would read words C apart (one 4-byte word per
 // 32-byte sector) and need a reduction. All lanes of a warp loop over the same slice width
 // (no divergence in the trip count); each word is decoded branch-free:
-//   flag = w & 1; jump = flag ? (w >> 1) & dmask : (w >> 1); col += jump;
+//   flag = w & 1; jump = flag ? gap + ((w >> 1) & dmask) : (w >> 1); col += jump;
+//   (gap: the slice's column gap of the word's position, 0 without gaps; with gaps a dummy's
+//   jump is signed: packsell::word_advance; gaps are a template parameter of the kernels)
 //   v = decode(w) (template on the value format: no format branch in the loop);
 //   if (flag) sum = fma(v, x[col], sum)        (PTX predicated ld and fma: never a branch,
 //                                               never a multiply by the flag)
@@ -71,13 +73,14 @@ struct PackSellArgs {
   const int64_t     *slice_pointers;
   const int32_t     *perm;
   const uint32_t    *words;
+  const uint32_t    *gaps; // column gaps or null
   const double      *exact, *x;
   double            *y;
 };
 
 // One thread per sorted row: sorted rows [block*256, block*256 + 256), their words walked by
 // detail::walk_row (packsell_decode.cuh: software-pipelined groups of 4 words).
-template <ValueKind K, bool Add>
+template <ValueKind K, bool Add, bool Gapped>
 struct PackSellRows {
   PackSellArgs                    a;
   __device__ __forceinline__ void operator()(unsigned int block) const
@@ -86,7 +89,7 @@ struct PackSellRows {
     if (t >= a.rows) return; // rows of the last slice beyond `rows` hold padding only
     const int32_t sr  = static_cast<int32_t>(t);
     double        sum = 0.0;
-    detail::walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
+    detail::walk_row<Gapped>(a.words, a.slice_pointers, a.gaps, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { // see the note at the top
       detail::fma_gather_if<true>(flag, detail::decode_word<K>(w, a.f, a.exact, vslot), a.x + col, sum);
     });
     const int32_t r = __ldcs(a.perm + sr);
@@ -95,7 +98,7 @@ struct PackSellRows {
 };
 
 // T threads per row: sorted rows [block*256/T, (block+1)*256/T); see the note at the top.
-template <ValueKind K, bool Add, int T>
+template <ValueKind K, bool Add, int T, bool Gapped>
 struct PackSellRowsMulti {
   static_assert(T == 2 || T == 4 || T == 8, "T threads per row: 2, 4 or 8 (T = 1 is PackSellRows)");
   static constexpr int kWords = kGroupWords; // words per thread and round
@@ -103,17 +106,21 @@ struct PackSellRowsMulti {
   // predicated variants were slower (ptxas gave them fewer registers, with a spill or none;
   // docs/kernels.md).
   static constexpr bool kPredicated = K != ValueKind::Exact;
-  PackSellArgs          a;
+  static_assert(kPredicated || !Gapped, "Exact layouts have no column gaps (packsell::gaps_possible): the unpredicated gather reads x at every word's column");
+  PackSellArgs a;
 
-  // This thread's words of a round (0 past the slice end: padding) and their value slots;
-  // each word's slot and load together, the order the Exact kernels were measured with.
-  __device__ __forceinline__ void load(int64_t slot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords]) const
+  // This thread's words of a round (0 past the slice end: padding), their value slots and their
+  // column gaps (gap slots gslot, gslot + 1, ...; 0 without gaps); each word's slot and load
+  // together, the order the Exact kernels were measured with.
+  __device__ __forceinline__ void load(int64_t slot, int64_t gslot, int64_t end, uint32_t (&w)[kWords], int64_t (&at)[kWords], uint32_t (&g)[kWords]) const
   {
 #pragma unroll
     for (int u = 0; u < kWords; ++u) {
       const int64_t su = slot + packsell::word_stride(u, a.C);
       at[u]            = value_slot(su, end);
       w[u]             = su < end ? __ldcs(a.words + su) : 0u;
+      if constexpr (Gapped) g[u] = su < end ? __ldg(a.gaps + gslot + u) : 0u;
+      else g[u] = 0u;
     }
   }
 
@@ -126,23 +133,24 @@ struct PackSellRowsMulti {
     if (s >= a.num_slices) return; // the whole warp: its rows lie in one slice
     const int32_t i     = packsell::lane_in_slice(sr, s, a.C);
     const int64_t begin = a.slice_pointers[s], end = a.slice_pointers[s + 1];
-    const int64_t round = packsell::word_stride(T * kWords, a.C);        // slots from one round to the next
-    int64_t       lead  = packsell::word_slot(begin, i, 0, a.C);         // word k0 of the row: lead < end is warp-uniform
-    int64_t       slot  = lead + packsell::word_stride(t * kWords, a.C); // this thread's first word of the round
-    uint32_t      col   = 0;                                             // the row's column before the round
+    const int64_t round = packsell::word_stride(T * kWords, a.C);                  // slots from one round to the next
+    int64_t       lead  = packsell::word_slot(begin, i, 0, a.C);                   // word k0 of the row: lead < end is warp-uniform
+    int64_t       slot  = lead + packsell::word_stride(t * kWords, a.C);           // this thread's first word of the round
+    int64_t       gslot = Gapped ? packsell::gap_slot(begin, a.C, t * kWords) : 0; // this thread's first gap of the round
+    uint32_t      col   = 0;                                                       // the row's column before the round
     double        sum   = 0.0;
     if (lead < end) {
-      uint32_t w[kWords], n[kWords];
+      uint32_t w[kWords], n[kWords], g[kWords], ng[kWords];
       int64_t  at[kWords], nat[kWords];
-      load(slot, end, w, at);
+      load(slot, gslot, end, w, at, g);
       while (true) {
         const bool more = lead + round < end;
-        load(more ? slot + round : slot, end, n, nat); // next round's words before this round's gathers
-        uint32_t part[kWords];                         // this thread's jumps, summed in word order
+        load(more ? slot + round : slot, more && Gapped ? gslot + T * kWords : gslot, end, n, nat, ng); // next round's words before this round's gathers
+        uint32_t part[kWords];                                                                          // this thread's column advances, summed in word order
         uint32_t acc = 0;
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
-          acc += packsell::word_jump(w[u], packsell::word_flag(w[u]), a.f.delta_mask);
+          acc += packsell::word_advance(w[u], packsell::word_flag(w[u]), a.f.delta_mask, g[u], Gapped);
           part[u] = acc;
         }
         uint32_t incl = acc; // inclusive prefix sum of the T threads' jump totals
@@ -161,10 +169,12 @@ struct PackSellRowsMulti {
         if (!more) break;
         lead += round;
         slot += round;
+        if constexpr (Gapped) gslot += T * kWords;
 #pragma unroll
         for (int u = 0; u < kWords; ++u) {
           w[u]  = n[u];
           at[u] = nat[u];
+          g[u]  = ng[u];
         }
       }
     }
@@ -177,7 +187,7 @@ struct PackSellRowsMulti {
   }
 };
 
-template <ValueKind K>
+template <ValueKind K, bool Gapped>
 cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cudaStream_t stream)
 {
   // Multi-thread kernels cover every row of every slice (a warp's shuffles need all lanes).
@@ -185,21 +195,21 @@ cudaError_t launch(const DevicePackSell &A, const PackSellArgs &a, bool add, cud
   const unsigned int blocks = detail::blocks_for(T == 1 ? A.rows : static_cast<int64_t>(A.num_slices) * A.slice_height * T, kPsThreads);
   switch (T * 2 + (add ? 1 : 0)) {
   case 2:
-    return detail::launch_hybrid(PackSellRows<K, false>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRows<K, false, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 3:
-    return detail::launch_hybrid(PackSellRows<K, true>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRows<K, true, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 4:
-    return detail::launch_hybrid(PackSellRowsMulti<K, false, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 2, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 5:
-    return detail::launch_hybrid(PackSellRowsMulti<K, true, 2>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 2, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 8:
-    return detail::launch_hybrid(PackSellRowsMulti<K, false, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 4, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 9:
-    return detail::launch_hybrid(PackSellRowsMulti<K, true, 4>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 4, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 16:
-    return detail::launch_hybrid(PackSellRowsMulti<K, false, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, false, 8, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   case 17:
-    return detail::launch_hybrid(PackSellRowsMulti<K, true, 8>{a}, blocks, T, A.tail, a.x, a.y, stream);
+    return detail::launch_hybrid(PackSellRowsMulti<K, true, 8, Gapped>{a}, blocks, T, A.tail, a.x, a.y, stream);
   default:
     return cudaErrorInvalidValue;
   }
@@ -221,6 +231,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d)
     if (words < 0 || words % h.slice_height != 0) return cudaErrorInvalidValue;
   }
   if (!h.slice_pointers.empty() && h.slice_pointers.front() != 0) return cudaErrorInvalidValue;
+  if (!h.gaps.empty() && (int64_t(h.gaps.size()) != packsell::gap_entries(nwords, h.slice_height) || !packsell::gaps_possible(h.delta_bits, h.cols))) return cudaErrorInvalidValue;
   // inv_scale = 2^-s must be a normal double, as on the host (the builder keeps |s| within it).
   if (h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent) return cudaErrorInvalidValue;
   detail::WordFormat f;
@@ -245,6 +256,7 @@ cudaError_t upload_all(const PackSellMatrix &h, DevicePackSell *d)
   PSPMV_CUDA_TRY(detail::alloc_copy(h.slice_pointers, &d->slice_pointers));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.perm, &d->perm));
   PSPMV_CUDA_TRY(detail::alloc_copy(h.words, &d->words));
+  if (!h.gaps.empty()) PSPMV_CUDA_TRY(detail::alloc_copy(h.gaps, &d->gaps));
   if (exact) PSPMV_CUDA_TRY(detail::alloc_copy(h.exact_values, &d->exact_values));
   PSPMV_CUDA_TRY(detail::upload_diagonal(h, packsell_diagonal, &d->diagonal, true));
   PSPMV_CUDA_TRY(detail::upload_tail(h.tail, &d->tail));
@@ -259,6 +271,7 @@ cudaError_t release(DevicePackSell *d)
   detail::free_ptr(&d->slice_pointers, &first);
   detail::free_ptr(&d->perm, &first);
   detail::free_ptr(&d->words, &first);
+  detail::free_ptr(&d->gaps, &first);
   detail::free_ptr(&d->exact_values, &first);
   detail::free_ptr(&d->diagonal, &first);
   detail::free_ptr(&d->word_source, &first);
@@ -275,7 +288,7 @@ cudaError_t upload(const PackSellMatrix &h, DevicePackSell *d)
 cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d)
 {
   const bool exact = h.value_format.kind == ValueKind::Exact;
-  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words || h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits || h.delta_bits != d->delta_bits ||
+  if (h.rows != d->rows || h.cols != d->cols || static_cast<int64_t>(h.words.size()) != d->num_words || h.gaps.empty() != (d->gaps == nullptr) || h.value_format.kind != d->value_format.kind || h.value_format.mantissa_bits != d->value_format.mantissa_bits || h.delta_bits != d->delta_bits ||
       h.tail.nnz() != d->tail.nnz || (exact && static_cast<int64_t>(h.exact_values.size()) != d->num_words) || h.scale_exponent > kMaxScaleExponent || h.scale_exponent < -kMaxScaleExponent)
     return cudaErrorInvalidValue;
   PSPMV_CUDA_TRY(cudaDeviceSynchronize()); // a product on another stream may still read
@@ -292,26 +305,24 @@ cudaError_t upload_values(const PackSellMatrix &h, DevicePackSell *d)
 cudaError_t spmv(const DevicePackSell &A, const double *x, double *y, bool add, cudaStream_t stream)
 {
   if (A.rows <= 0) return cudaSuccess;
-  PackSellArgs a{A.rows, A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers, A.perm, A.words, A.exact_values, x, y};
+  PackSellArgs a{A.rows, A.slice_height, A.num_slices, {}, A.inv_scale, A.slice_pointers, A.perm, A.words, A.gaps, A.exact_values, x, y};
   if (!word_format(A.value_format, A.delta_bits, &a.f)) return cudaErrorInvalidValue;
-  switch (A.value_format.kind) {
-  case ValueKind::Exact:
-    return launch<ValueKind::Exact>(A, a, add, stream);
-  case ValueKind::FP16:
-    return launch<ValueKind::FP16>(A, a, add, stream);
-  case ValueKind::BF16: // BF16 is E8M7: the same decode
-  case ValueKind::E8M:
-    return launch<ValueKind::E8M>(A, a, add, stream);
-  default:
-    return cudaErrorInvalidValue;
-  }
+  const ValueKind k = A.value_format.kind;
+  if (k != ValueKind::Exact && k != ValueKind::FP16 && k != ValueKind::BF16 && k != ValueKind::E8M) return cudaErrorInvalidValue;
+  return detail::with_decode(k, A.gaps != nullptr, [&](auto kind, auto gapped) { return launch<decltype(kind)::value, decltype(gapped)::value>(A, a, add, stream); });
+}
+
+// The gap table's bytes (0 without gaps).
+static int64_t gap_bytes(const DevicePackSell &A)
+{
+  return A.gaps ? packsell::gap_entries(A.num_words, A.slice_height) * static_cast<int64_t>(sizeof(uint32_t)) : 0;
 }
 
 int64_t stored_bytes(const DevicePackSell &A)
 {
   const int64_t sp    = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * 8 : 0;
   const int64_t exact = A.value_format.kind == ValueKind::Exact ? A.num_words * 8 : 0;
-  return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + detail::tail_bytes(A.tail);
+  return sp + static_cast<int64_t>(A.rows) * 4 + A.num_words * 4 + exact + gap_bytes(A) + detail::tail_bytes(A.tail);
 }
 
 // The arrays upload_all() and upload_values() copy, at the sizes they were allocated with.
@@ -324,7 +335,7 @@ static int64_t value_array_bytes(const DevicePackSell &A)
 int64_t upload_bytes(const DevicePackSell &A)
 {
   const int64_t sp = A.slice_pointers ? static_cast<int64_t>(A.num_slices + 1) * static_cast<int64_t>(sizeof(int64_t)) : 0;
-  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + detail::diagonal_bytes(A) + detail::tail_bytes(A.tail);
+  return sp + static_cast<int64_t>(A.rows) * static_cast<int64_t>(sizeof(int32_t)) + value_array_bytes(A) + gap_bytes(A) + detail::diagonal_bytes(A) + detail::tail_bytes(A.tail);
 }
 
 int64_t device_bytes(const DevicePackSell &A)

@@ -32,6 +32,7 @@ struct DevicePackSell {
   int32_t        *perm            = nullptr; // rows
   uint32_t       *words           = nullptr; // num_words
   double         *exact_values    = nullptr; // num_words in Exact mode, else null
+  uint32_t       *gaps            = nullptr; // column gaps (packsell_layout.hpp): num_words / slice_height, or null: none
   double         *diagonal        = nullptr; // min(rows, cols), decoded values
   // CSR position of the nonzero each word holds, -1 for dummies and padding (device builds
   // only, null after a host upload): value updates on the device gather through it.

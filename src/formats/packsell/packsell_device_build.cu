@@ -155,33 +155,69 @@ __global__ void prefix_max_kernel(int64_t ns, int32_t top, int32_t *__restrict__
   }
 }
 
-// The words of sorted row i (fill_words): one thread per sorted row.
-__global__ void fill_kernel(DeviceCsr A, const int32_t *__restrict__ perm, const int64_t *__restrict__ sp, int32_t C, int32_t D, int32_t K, Codec c, uint32_t *__restrict__ words, double *__restrict__ exact_values, int32_t *__restrict__ source)
+// The stored nonzeros of a row: at most K.
+struct StoredLength {
+  const int32_t              *len;
+  int32_t                     K;
+  __host__ __device__ int32_t operator()(int32_t r) const { return len[r] < K ? len[r] : K; }
+};
+
+// min[off[s] + k] = the smallest step of the k-th stored nonzero over slice s's rows
+// (packsell::SliceGapMins; min filled with UINT32_MAX before): one thread per sorted row.
+__global__ void gap_min_kernel(DeviceCsr A, const int32_t *__restrict__ perm, int32_t K, int32_t C, const int64_t *__restrict__ off, uint32_t *__restrict__ min)
 {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= A.rows) return;
-  const int32_t  i     = static_cast<int32_t>(t);
-  const int32_t  r     = perm[i];
-  const uint32_t md    = packsell::delta_mask(D);
-  int64_t        p     = packsell::row_first_word(sp, i, C);
-  const int32_t  start = A.rowptr[r], len = A.rowptr[r + 1] - start;
-  const int32_t  n    = len < K ? len : K;
-  int32_t        prev = 0;
-  for (int32_t k = start; k < start + n; ++k) {
-    const int32_t col   = A.colidx[k];
-    uint32_t      delta = uint32_t(col - prev);
-    if (packsell::needs_dummy(col, prev, md)) {
-      words[p] = packsell::dummy_word(delta);
-      p += packsell::word_stride(1, C);
-      delta = 0;
-    }
-    const double v = A.values[k];
-    words[p]       = packsell::real_word(c.lossy ? c.encode(v) : 0u, delta, D);
-    if (!c.lossy) exact_values[p] = v;
-    source[p] = k;
-    p += packsell::word_stride(1, C);
-    prev = col;
+  const int32_t i = static_cast<int32_t>(t), r = perm[i];
+  const int32_t start = A.rowptr[r], len = A.rowptr[r + 1] - start, n = len < K ? len : K;
+  uint32_t     *m    = min + off[packsell::slice_of(i, C)];
+  uint32_t      prev = 0;
+  for (int32_t k = 0; k < n; ++k) {
+    const uint32_t c = uint32_t(A.colidx[start + k]);
+    atomicMin(m + k, c - prev);
+    prev = c;
   }
+}
+
+// words[perm[i]] = the words of sorted row i with gaps g (gapped_row_words on the host).
+__global__ void gapped_words_kernel(DeviceCsr A, const int32_t *__restrict__ perm, int32_t K, int32_t C, int32_t D, packsell::SliceGapMins g, int32_t *__restrict__ words)
+{
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= A.rows) return;
+  const int32_t i = static_cast<int32_t>(t), r = perm[i], s = packsell::slice_of(i, C);
+  const int32_t start = A.rowptr[r], len = A.rowptr[r + 1] - start;
+  words[r] = packsell::encode_row_columns(
+    A.colidx + start, len < K ? len : K, D, true, [&](int32_t k) { return g.at(s, k); }, [](int32_t, uint32_t, int32_t) {});
+}
+
+// The gap table from g (zeroed before): one thread per slice.
+__global__ void gap_table_kernel(int64_t ns, const int64_t *__restrict__ sp, int32_t C, packsell::SliceGapMins g, uint32_t *__restrict__ gaps)
+{
+  const int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (s >= ns) return;
+  for (int64_t k = 0; k < g.off[s + 1] - g.off[s]; ++k) gaps[packsell::gap_slot(sp[s], C, k)] = g.at(s, k);
+}
+
+// The words of sorted row i (fill_words): one thread per sorted row; gaps from g when gapped.
+__global__ void fill_kernel(DeviceCsr A, const int32_t *__restrict__ perm, const int64_t *__restrict__ sp, int32_t C, int32_t D, int32_t K, bool gapped, packsell::SliceGapMins g, Codec c, uint32_t *__restrict__ words, double *__restrict__ exact_values, int32_t *__restrict__ source)
+{
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= A.rows) return;
+  const int32_t i = static_cast<int32_t>(t), r = perm[i], s = packsell::slice_of(i, C);
+  const int64_t p     = packsell::row_first_word(sp, i, C);
+  const int32_t start = A.rowptr[r], len = A.rowptr[r + 1] - start;
+  packsell::encode_row_columns(
+    A.colidx + start, len < K ? len : K, D, gapped, [&](int32_t k) { return g.at(s, k); },
+    [&](int32_t k, uint32_t word, int32_t j) {
+      const int64_t at = p + packsell::word_stride(k, C);
+      if (j >= 0) {
+        const double v = A.values[start + j];
+        if (c.lossy) word = packsell::with_value_bits(word, c.encode(v), D);
+        else exact_values[at] = v;
+        source[at] = start + j;
+      }
+      words[at] = word;
+    });
 }
 
 // Value update through the index map: the value field of every nonzero word, or its exact value.
@@ -377,6 +413,44 @@ public:
     return detail::fetch(sp + ns, total, s_);
   }
 
+  // *n = the nonzeros the rows store at hybrid width K: the sum of min(length, K).
+  cudaError_t stored_nonzeros(int32_t K, int64_t *n)
+  {
+    *n = 0;
+    if (A_.rows <= 0) return cudaSuccess;
+    Scratch<int64_t> out(1, s_);
+    PSPMV_CUDA_TRY(out.status());
+    auto in = thrust::make_transform_iterator(thrust::make_transform_iterator(thrust::make_counting_iterator<int32_t>(0), StoredLength{len_.get(), K}), detail::ToInt64{});
+    PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) { return cub::DeviceReduce::Reduce(t, b, in, out.get(), A_.rows, detail::SumOp{}, int64_t(0), s_); }));
+    return detail::fetch(out.get(), n, s_);
+  }
+
+  // The column gaps of rows in order perm (packsell::SliceGapMins's off and min, allocated
+  // here) and the layout with them: words[r] each row's words, sp its slice pointers,
+  // *gapped_words its regular part's words.
+  cudaError_t slice_gaps(const int32_t *perm, int32_t C, int32_t K, int32_t D, Scratch<int64_t> &off, Scratch<uint32_t> &min, int32_t *words, int64_t *sp, int64_t *gapped_words)
+  {
+    const int32_t    rows = A_.rows;
+    const int64_t    ns   = packsell::num_slices(rows, C);
+    Scratch<int32_t> len(size_t(ns), s_);
+    PSPMV_CUDA_TRY(len.status());
+    auto stored = thrust::make_transform_iterator(perm, StoredLength{len_.get(), K});
+    PSPMV_CUDA_TRY(detail::reduce_segments(stored, ns, C, rows, len.get(), detail::MaxOp{}, int32_t(0), s_));
+    PSPMV_CUDA_TRY(off.allocate(size_t(ns) + 1, s_));
+    PSPMV_CUDA_TRY(cudaMemsetAsync(off.get(), 0, sizeof(int64_t), s_));
+    auto len64 = thrust::make_transform_iterator(len.get(), detail::ToInt64{});
+    PSPMV_CUDA_TRY(detail::cub_run(s_, [&](void *t, size_t &b) { return cub::DeviceScan::InclusiveSum(t, b, len64, off.get() + 1, ns, s_); }));
+    int64_t total = 0;
+    PSPMV_CUDA_TRY(detail::fetch(off.get() + ns, &total, s_));
+    PSPMV_CUDA_TRY(min.allocate(size_t(total), s_));
+    PSPMV_CUDA_TRY(cudaMemsetAsync(min.get(), 0xFF, size_t(total) * sizeof(uint32_t), s_));
+    gap_min_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(A_, perm, K, C, off.get(), min.get());
+    PSPMV_CUDA_TRY(cudaGetLastError());
+    gapped_words_kernel<<<detail::grid_for(rows), kBuildThreads, 0, s_>>>(A_, perm, K, C, D, packsell::SliceGapMins{off.get(), min.get()}, words);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+    return slice_pointers(words, perm, C, sp, gapped_words);
+  }
+
   static constexpr const char *kWhat = "PackSELL device build";
 
 private:
@@ -413,7 +487,30 @@ cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellP
   PSPMV_CUDA_TRY(detail::alloc(size_t(ns) + 1, &d->slice_pointers));
   int64_t sum_words = 0;
   PSPMV_CUDA_TRY(x.slice_pointers(x.array(PackSellRows::Words), d->perm, C, d->slice_pointers, &d->num_words));
+  // Column gaps where they pay (build_packsell's rule and arrays): tried only where the layout
+  // without them has dummies (has_dummies there).
+  Scratch<int64_t>  gap_off;
+  Scratch<uint32_t> gap_min;
+  bool              gapped   = false;
+  int64_t           stored   = 0;
+  const bool        try_gaps = opt.column_gaps && packsell::gaps_possible(p.delta_bits, A.cols);
   PSPMV_CUDA_TRY(detail::sum_of(x.array(PackSellRows::Words), A.rows, &sum_words, s));
+  if (try_gaps) PSPMV_CUDA_TRY(x.stored_nonzeros(K, &stored));
+  if (try_gaps && sum_words > stored) {
+    Scratch<int32_t> words(size_t(A.rows), s);
+    Scratch<int64_t> sp(size_t(ns) + 1, s);
+    PSPMV_CUDA_TRY(words.status());
+    PSPMV_CUDA_TRY(sp.status());
+    int64_t gapped_words = 0;
+    PSPMV_CUDA_TRY(x.slice_gaps(d->perm, C, K, p.delta_bits, gap_off, gap_min, words.get(), sp.get(), &gapped_words));
+    gapped = ::pspmv::detail::packsell_gaps_pay(d->num_words, gapped_words, C, exact);
+    if (gapped) {
+      PSPMV_CUDA_TRY(cudaMemcpyAsync(d->slice_pointers, sp.get(), (size_t(ns) + 1) * sizeof(int64_t), cudaMemcpyDeviceToDevice, s));
+      PSPMV_CUDA_TRY(detail::sum_of(words.get(), A.rows, &sum_words, s));
+      d->num_words = gapped_words;
+    }
+  }
+  const packsell::SliceGapMins g = gapped ? packsell::SliceGapMins{gap_off.get(), gap_min.get()} : packsell::SliceGapMins{}; // none: every gap 0
 
   const size_t nw = size_t(d->num_words);
   PSPMV_CUDA_TRY(detail::alloc(nw, &d->words));
@@ -424,7 +521,14 @@ cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellP
     PSPMV_CUDA_TRY(cudaMemsetAsync(d->words, 0, nw * sizeof(uint32_t), s)); // padding words are 0
     PSPMV_CUDA_TRY(cudaMemsetAsync(d->word_source, 0xFF, nw * sizeof(int32_t), s));
     if (exact) PSPMV_CUDA_TRY(cudaMemsetAsync(d->exact_values, 0, nw * sizeof(double), s));
-    fill_kernel<<<detail::grid_for(A.rows), kBuildThreads, 0, s>>>(A, d->perm, d->slice_pointers, C, p.delta_bits, K, c, d->words, d->exact_values, d->word_source);
+    fill_kernel<<<detail::grid_for(A.rows), kBuildThreads, 0, s>>>(A, d->perm, d->slice_pointers, C, p.delta_bits, K, gapped, g, c, d->words, d->exact_values, d->word_source);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+  }
+  if (gapped && nw) {
+    const size_t entries = size_t(packsell::gap_entries(d->num_words, C));
+    PSPMV_CUDA_TRY(detail::alloc(entries, &d->gaps));
+    PSPMV_CUDA_TRY(cudaMemsetAsync(d->gaps, 0, entries * sizeof(uint32_t), s));
+    gap_table_kernel<<<detail::grid_for(ns), kBuildThreads, 0, s>>>(ns, d->slice_pointers, C, g, d->gaps);
     PSPMV_CUDA_TRY(cudaGetLastError());
   }
   if (A.rows > 0) {
@@ -451,7 +555,8 @@ cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellP
   st.dummy_words        = sum_words - regular;
   st.hybrid_width       = K;
   st.sigma              = p.sigma;
-  st.stored_bytes       = d->num_words * int64_t(sizeof(uint32_t)) + (exact ? d->num_words * int64_t(sizeof(double)) : 0) + (int64_t(ns) + 1) * int64_t(sizeof(int64_t)) + int64_t(A.rows) * int64_t(sizeof(int32_t)) + st.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
+  st.gap_entries        = d->gaps ? packsell::gap_entries(d->num_words, C) : 0;
+  st.stored_bytes       = d->num_words * int64_t(sizeof(uint32_t)) + (exact ? d->num_words * int64_t(sizeof(double)) : 0) + st.gap_entries * int64_t(sizeof(uint32_t)) + (int64_t(ns) + 1) * int64_t(sizeof(int64_t)) + int64_t(A.rows) * int64_t(sizeof(int32_t)) + st.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
   info->scale_exponent  = p.scale_exponent;
   return cudaStreamSynchronize(s);
 }

@@ -29,13 +29,13 @@ __device__ __forceinline__ void store_y(__half *y, float v)
 }
 
 // y[perm[sr]] = row sr of A x for the sorted rows sr of this block.
-template <ValueKind K, class X>
+template <ValueKind K, bool Gapped, class X>
 __global__ void __launch_bounds__(detail::kLowpThreads) lowp_spmv_kernel(detail::LowpArgs a, const X *__restrict__ x, X *__restrict__ y)
 {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * detail::kLowpThreads + threadIdx.x;
   if (t - (threadIdx.x & 31u) >= a.rows) return; // whole warps only: a long tail takes the warp
   int32_t     r;
-  const float v = detail::lowp_row<K, X>(a, x, t, t < a.rows, &r);
+  const float v = detail::lowp_row<K, Gapped>(a, x, t, t < a.rows, &r);
   if (t < a.rows) store_y(y + r, v);
 }
 
@@ -46,17 +46,7 @@ cudaError_t lowp_spmv(const DevicePackSell &A, const X *x, X *y, cudaStream_t st
   detail::LowpArgs a;
   if (!detail::lowp_args(A, &a)) return cudaErrorInvalidValue;
   const unsigned int blocks = detail::blocks_for(A.rows, detail::kLowpThreads);
-  switch (A.value_format.kind) {
-  case ValueKind::Exact:
-    lowp_spmv_kernel<ValueKind::Exact, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
-    break;
-  case ValueKind::FP16:
-    lowp_spmv_kernel<ValueKind::FP16, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
-    break;
-  default: // BF16 is E8M7: the same decode
-    lowp_spmv_kernel<ValueKind::E8M, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y);
-    break;
-  }
+  detail::with_decode(A.value_format.kind, a.gaps != nullptr, [&](auto kind, auto gapped) { lowp_spmv_kernel<decltype(kind)::value, decltype(gapped)::value, X><<<blocks, detail::kLowpThreads, 0, stream>>>(a, x, y); });
   return cudaGetLastError();
 }
 

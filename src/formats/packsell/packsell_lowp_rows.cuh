@@ -53,6 +53,7 @@ struct LowpArgs {
   const int64_t  *slice_pointers = nullptr;
   const int32_t  *perm           = nullptr;
   const uint32_t *words          = nullptr;
+  const uint32_t *gaps           = nullptr;
   const double   *exact          = nullptr;
   int64_t         tail_nnz       = 0;
   const int32_t  *tail_row = nullptr, *tail_col = nullptr;
@@ -72,6 +73,7 @@ inline bool lowp_args(const DevicePackSell &A, LowpArgs *a)
   a->slice_pointers = A.slice_pointers;
   a->perm           = A.perm;
   a->words          = A.words;
+  a->gaps           = A.gaps;
   a->exact          = A.exact_values;
   a->tail_nnz       = A.tail.nnz;
   a->tail_row       = A.tail.row;
@@ -109,11 +111,11 @@ __device__ __forceinline__ float to_f32(__half v)
 
 // The regular part's FP32 sum of sorted row sr < a.rows, before inv_scale: the words walked as
 // PackSellRows walks them (detail::walk_row), each value decoded to FP32 (decode_word<K, float>).
-template <ValueKind K, class X>
+template <ValueKind K, bool Gapped, class X>
 __device__ __forceinline__ float regular_row_sum(const LowpArgs &a, const X *__restrict__ x, int32_t sr)
 {
   float sum = 0.0f;
-  walk_row(a.words, a.slice_pointers, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { fma_gather_if_f32(flag, decode_word<K, float>(w, a.f, a.exact, vslot), x + col, sum); });
+  walk_row<Gapped>(a.words, a.slice_pointers, a.gaps, a.C, a.f.delta_mask, sr, [&](uint32_t w, uint32_t flag, uint32_t col, int64_t vslot) { fma_gather_if_f32(flag, decode_word<K, float>(w, a.f, a.exact, vslot), x + col, sum); });
   return sum;
 }
 
@@ -189,15 +191,16 @@ __device__ __forceinline__ float add_tail(const LowpArgs &a, const X *__restrict
 }
 
 // y_r of sorted row sr (see the top), *r = perm[sr]; every lane of the warp calls it, those
-// with sr >= a.rows with active = false (then the result and *r mean nothing).
-template <ValueKind K, class X>
+// with sr >= a.rows with active = false (then the result and *r mean nothing). K and Gapped:
+// the layout's decode (with_decode in packsell_decode.cuh picks them).
+template <ValueKind K, bool Gapped, class X>
 __device__ __forceinline__ float lowp_row(const LowpArgs &a, const X *__restrict__ x, int64_t sr, bool active, int32_t *r)
 {
   int32_t row = 0;
   float   y   = 0.0f;
   if (active) {
     row             = __ldcs(a.perm + sr);
-    const float sum = regular_row_sum<K, X>(a, x, static_cast<int32_t>(sr));
+    const float sum = regular_row_sum<K, Gapped>(a, x, static_cast<int32_t>(sr));
     y               = __double2float_rn(static_cast<double>(sum) * a.inv_scale);
   }
   if (a.tail_nnz > 0) y = add_tail(a, x, active, row, y);

@@ -16,7 +16,7 @@ struct PackSellModule {
   static constexpr bool        scaled = true;
   // The sigma option's value asking for the automatic window (core kPackSellSigmaAuto).
   static constexpr long long           kSigmaDecide         = kOptionDecide;
-  static constexpr size_t              num_options          = 5;
+  static constexpr size_t              num_options          = 6;
   static constexpr OptionSpec<Options> options[num_options] = {
     {"slice_height", "slice height", "Rows per PackSELL slice (a multiple of 32 in [32, 1024])", "MatPackSELLSetSliceHeight", true, [](Options &o, long long v, const std::string &) { o.slice_height = detail::option_int32("slice height", v); },
      [](const Options &o) { return static_cast<long long>(o.slice_height); }, [](const Options &o) { return std::to_string(o.slice_height); }},
@@ -38,6 +38,13 @@ struct PackSellModule {
      },
      nullptr, [](const Options &o) { return std::string(o.scaling == PackSellScaling::Auto ? "auto" : "none"); }},
     hybrid_option_spec<Options>("MatPackSELLSetHybrid"),
+    {"column_gaps", "column gaps", "Column gaps (a per-slice table of the column steps the slice's rows share, so wide stencils need no dummy words): auto (where they make the layout smaller) or off", "MatPackSELLSetColumnGaps", false,
+     [](Options &o, long long, const std::string &s) {
+       if (s == "auto") o.column_gaps = true;
+       else if (s == "off") o.column_gaps = false;
+       else throw FormatError("PackSELL column gaps '" + s + "' is not valid: use auto or off");
+     },
+     nullptr, [](const Options &o) { return std::string(o.column_gaps ? "auto" : "off"); }},
   };
 
   // The options spelled as the user sets them (prefix: "-sub_mat_packsell_"), for messages.
@@ -50,7 +57,7 @@ struct PackSellModule {
   static std::string describe(const Options &o)
   {
     const std::string sigma = o.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(o.sigma);
-    return "slice height " + std::to_string(o.slice_height) + ", sigma " + sigma + ", value format " + o.value_format.name() + ", scaling " + (o.scaling == PackSellScaling::Auto ? "auto" : "none") + ", hybrid " + o.hybrid.name();
+    return "slice height " + std::to_string(o.slice_height) + ", sigma " + sigma + ", value format " + o.value_format.name() + ", scaling " + (o.scaling == PackSellScaling::Auto ? "auto" : "none") + ", hybrid " + o.hybrid.name() + ", column gaps " + (o.column_gaps ? "auto" : "off");
   }
   static bool        lossy(const Options &o) { return o.value_format.lossy(); }
   static std::string values_note(const Options &o)

@@ -100,7 +100,8 @@ FormatStats PackSellMatrix::stats() const
   s.dummy_words   = dummies;
   s.hybrid_width  = hybrid_width;
   s.sigma         = sigma;
-  s.stored_bytes  = int64_t(words.size() * sizeof(uint32_t) + exact_values.size() * sizeof(double) + slice_pointers.size() * sizeof(int64_t) + perm.size() * sizeof(int32_t)) + s.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
+  s.gap_entries   = int64_t(gaps.size());
+  s.stored_bytes = int64_t(words.size() * sizeof(uint32_t) + exact_values.size() * sizeof(double) + gaps.size() * sizeof(uint32_t) + slice_pointers.size() * sizeof(int64_t) + perm.size() * sizeof(int32_t)) + s.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
   return s;
 }
 

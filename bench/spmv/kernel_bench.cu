@@ -5,6 +5,7 @@
 //
 //   kernel_bench [-gen lap27:128,...] [-f a.mtx,...] [-reps 50] [-csv out.csv] [-threads 1,2,4,8]
 //                [-widths 8,16,32] [-sigmas 1,0,4096] [-formats csr,rgcsr,fp16,bf16,e8m14,exact]
+//                [-column_gaps auto|off]
 //
 // Variants: the T upload chose (format name marked "*") with both tail paths (fused where
 // the plan allows it, and in its own kernel), then every other T of -threads (default none)
@@ -14,7 +15,8 @@
 // stream, the reference the ratios of docs/benchmarks.md are taken to.
 // PackSELL layouts are built for each sort window of -sigmas (default 1; 0 = auto, the
 // window the builder chose is in the name, ":sauto=<sigma>"; others ":s<sigma>"). -formats
-// picks the formats (default all six).
+// picks the formats (default all six). -column_gaps off builds PackSELL without column gaps
+// (default auto: where they pay, as the Mat types do; the name then ends ":gaps").
 // Each product: L2 flushed (256 MiB read), then CUDA events around cuda::spmv; median of
 // `reps`. GB/s counts the format's stored bytes + x + y (as spmv_bench does). Every variant's
 // result is compared with the FP64 CSR product (max |error| / max (|A||x|)) so a fast wrong
@@ -197,7 +199,7 @@ void run_rgcsr(Env &e, Problem &p, const pspmv::CsrView &v, const std::vector<in
   }
 }
 
-void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f, const std::vector<int> &threads, const std::vector<int> &widths, const std::vector<int> &sigmas)
+void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::ValueFormat &f, const std::vector<int> &threads, const std::vector<int> &widths, const std::vector<int> &sigmas, bool column_gaps)
 {
   for (const int sigma : sigmas)
     for (const pspmv::HybridOption &h : hybrid_variants(widths)) {
@@ -206,12 +208,13 @@ void run_packsell(Env &e, Problem &p, const pspmv::CsrView &v, const pspmv::Valu
       o.scaling                     = f.lossy() ? pspmv::PackSellScaling::Auto : pspmv::PackSellScaling::None;
       o.hybrid                      = h;
       o.sigma                       = sigma == 0 ? pspmv::kPackSellSigmaAuto : sigma;
+      o.column_gaps                 = column_gaps;
       const pspmv::PackSellMatrix M = pspmv::build_packsell(v, o);
       pspmv::cuda::DevicePackSell d;
       CK(pspmv::cuda::upload(M, &d));
       const bool        fixed  = h.mode == pspmv::HybridOption::Mode::Fixed;
       const std::string window = sigma == 1 ? "" : sigma == 0 ? ":sauto=" + std::to_string(M.sigma) : ":s" + std::to_string(sigma);
-      run_variants(e, p, d, "packsell:" + f.name() + window + (fixed ? ":K" + std::to_string(h.width) : ""), threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
+      run_variants(e, p, d, "packsell:" + f.name() + window + (M.gaps.empty() ? "" : ":gaps") + (fixed ? ":K" + std::to_string(h.width) : ""), threads, M.hybrid_width, f.lossy() ? 2 * f.unit_roundoff() : 1e-12);
     }
 }
 
@@ -286,7 +289,8 @@ int main(int argc, char **argv)
   std::vector<int>         threads; // threads per row to time besides upload's choice
   std::vector<int>         widths;  // fixed hybrid widths K to time besides auto
   std::vector<int>         sigmas;  // PackSELL sort windows (0: auto); default {1}
-  std::vector<std::string> formats = {"csr", "rgcsr", "fp16", "bf16", "e8m14", "exact"};
+  std::vector<std::string> formats     = {"csr", "rgcsr", "fp16", "bf16", "e8m14", "exact"};
+  bool                     column_gaps = true; // -column_gaps auto|off (PackSellOptions::column_gaps)
   Env                      e{};
   e.reps          = 50;
   const char *csv = nullptr;
@@ -311,6 +315,12 @@ int main(int argc, char **argv)
       if (!int_list(
             argv[i], argv[i + 1], [](int v) { return v == 0 || v == 1 || (v > 0 && v % 32 == 0); }, &sigmas))
         return 2;
+    } else if (!std::strcmp(argv[i], "-column_gaps")) {
+      if (std::strcmp(argv[i + 1], "auto") && std::strcmp(argv[i + 1], "off")) {
+        std::fprintf(stderr, "-column_gaps: '%s' is not auto or off\n", argv[i + 1]);
+        return 2;
+      }
+      column_gaps = !std::strcmp(argv[i + 1], "auto");
     } else if (!std::strcmp(argv[i], "-formats")) {
       formats = bench::split(argv[i + 1], ',');
       for (const auto &f : formats)
@@ -351,7 +361,7 @@ int main(int argc, char **argv)
     if (wanted("csr")) run_cusparse_csr(e, p);
     if (wanted("rgcsr")) run_rgcsr(e, p, v, threads, widths);
     for (const auto &f : {pspmv::ValueFormat::fp16(), pspmv::ValueFormat::bf16(), pspmv::ValueFormat::e8m(14), pspmv::ValueFormat::exact()})
-      if (wanted(f.name().c_str())) run_packsell(e, p, v, f, threads, widths, sigmas);
+      if (wanted(f.name().c_str())) run_packsell(e, p, v, f, threads, widths, sigmas, column_gaps);
     CK(cudaFree(p.dx));
     CK(cudaFree(p.dy));
     std::fflush(stdout);

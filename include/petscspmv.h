@@ -137,6 +137,8 @@ typedef struct {
   PetscInt  builds;           /* copies built since the KSP was set up (new Pmat states) */
   PetscInt  pc_applications;  /* applications of the PC (0 when the PC is the method's own Jacobi scaling), */
   PetscInt  fp32_vcycles;     /* of which V-cycles in FP32 on reduced-precision copies (PCMG, PCGAMG: -ksp_mixedcg_mg_fp32) */
+  PetscInt  pc_checks;        /* segments of -ksp_mixedcg_guard_pc_steps steps ended to check the FP32 V-cycle against the PC in FP64 */
+  PetscReal pc_departure;     /* the last such check's ||z_fp32 - z|| / ||z|| (0 when none) */
 } KSPMixedCGStats;
 
 /* Gets the counts of the last solve of a KSPMIXEDCG (solvers/ksp_mixedcg.cpp) */

@@ -87,6 +87,23 @@ Transposed transpose(const CsrView &P, const std::vector<double> &v)
 namespace detail
 {
 
+NullSpaceWeights null_space_weights(const std::vector<std::vector<double>> &basis, const std::vector<double> &s)
+{
+  NullSpaceWeights o;
+  const size_t     n = s.size();
+  for (size_t k = 0; k < basis.size(); ++k) {
+    if (basis[k].size() != n) throw FormatError("the multigrid cycle's null space vector " + std::to_string(k) + " has " + std::to_string(basis[k].size()) + " entries, the finest level " + std::to_string(n) + " rows");
+    for (size_t i = 0; i < n; ++i) {
+      const double v = basis[k][i];
+      if (!std::isfinite(v)) throw FormatError("the multigrid cycle's null space vector " + std::to_string(k) + " has a non-finite entry at row " + std::to_string(i));
+      o.w.push_back(s[i] * v);
+    }
+    for (size_t i = 0; i < n; ++i) o.q.push_back(basis[k][i] / s[i]);
+  }
+  o.k = int(basis.size());
+  return o;
+}
+
 std::string mg_where(int l, size_t L, const char *what)
 {
   return " (multigrid level " + std::to_string(l) + " of " + std::to_string(L) + ", 0 the coarsest: " + what + ")";
@@ -370,6 +387,7 @@ void MgCycle::update_values(const std::vector<MgLevelInput> &levels)
       levels_[l].emax = levels[l].emax;
     }
     for (int l = coarse_; l < int(levels.size()); ++l) setup_level(levels_[size_t(l)], l, levels, l > coarse_ ? &levels_[size_t(l) - 1] : nullptr, false);
+    if (null_.k) null_ = detail::null_space_weights(null_basis_, scaling(num_levels() - 1)); // the new s
   } catch (...) {
     levels_ = std::move(saved);
     throw;
@@ -436,6 +454,22 @@ void MgCycle::apply(const float *r, float *z, const std::function<void(const dou
     smooth(V, V.b.data(), V.x.data(), false);
   }
   std::copy(levels_.back().x.begin(), levels_.back().x.end(), z);
+  if (null_.k == 0) return;
+  const size_t        n = levels_.back().x.size();
+  std::vector<double> coef(size_t(null_.k), 0.0);
+  for (int k = 0; k < null_.k; ++k)
+    for (size_t i = 0; i < n; ++i) coef[size_t(k)] += null_.w[size_t(k) * n + i] * double(z[i]);
+  for (size_t i = 0; i < n; ++i) {
+    double v = double(z[i]);
+    for (int k = 0; k < null_.k; ++k) v -= coef[size_t(k)] * null_.q[size_t(k) * n + i];
+    z[i] = float(v);
+  }
+}
+
+void MgCycle::set_null_space(const std::vector<std::vector<double>> &basis)
+{
+  null_       = detail::null_space_weights(basis, scaling(num_levels() - 1));
+  null_basis_ = basis;
 }
 
 std::vector<MgLevelInfo> MgCycle::info() const

@@ -196,6 +196,17 @@ void check_emax(double emax, int l, size_t L);
 // stored bytes of A_hat's copy, p_bytes those of P_hat's and P_hat^T's (read where lowp only).
 MgLevelInfo level_info(int64_t rows, int64_t nnz, bool lowp, double emax, bool dense_inverse, const ValueFormat &vf, int64_t a_bytes, int64_t p_nnz, int64_t p_bytes);
 
+// The projection of a null space out of the finest level's z (MgCycle::set_null_space()), in
+// the scaled units: w = s .* n_k and q = n_k ./ s of each basis vector n_k (k vectors of n
+// entries each, stored one after the other).
+struct NullSpaceWeights {
+  int                 k = 0;
+  std::vector<double> w, q;
+};
+/* null_space_weights - w and q of basis (k vectors) with the finest level's s (n entries).
+   FormatError for a vector of another length than n or with an entry that is not finite. */
+NullSpaceWeights null_space_weights(const std::vector<std::vector<double>> &basis, const std::vector<double> &s);
+
 /* scaled_inverse - B = S^-1 A^-1 S^-1 (s = D^-1/2 of the level, n entries; inv = A^-1, n x n):
    b_ij = inv_ij / (s_i s_j), symmetrised (the mean of b_ij and b_ji, which a factorisation gives
    equal up to rounding). FormatError naming level l for an entry that is not finite. */
@@ -240,6 +251,16 @@ public:
      (and may be empty) when the coarse level was given its inverse. */
   void apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse = {}) const;
 
+  /* set_null_space - the finest level's null space, removed from every apply()'s z as KSP
+     removes the operator's null space from every PCApply() result (PETSc's MatNullSpaceRemove):
+     basis holds k vectors of the finest level's rows, orthonormal in the unscaled space (PETSc's
+     MatNullSpace vectors, its constant given as the vector 1/sqrt(n)); apply() then ends with
+     u = S z, u -= sum_k (n_k, u) n_k, z = S^-1 u, in FP64 from the FP32 z: c_k = sum_i (s_i n_ki)
+     z_i for every k first, then z_i = float(z_i - sum_k c_k (n_ki / s_i)). Empty: none (the
+     default). Kept by update_values() (with the new s). Errors: null_space_weights()'s; the
+     cycle is then unchanged. */
+  void set_null_space(const std::vector<std::vector<double>> &basis);
+
   // Per level, 0 = coarsest.
   std::vector<MgLevelInfo> info() const;
   // c: the level whose system coarse() solves (levels below it are the caller's alone).
@@ -268,10 +289,12 @@ private:
   double              estimate_emax(const Level &L) const;
   std::vector<double> scaled_interpolation(const CsrView &P, const std::vector<double> &sf, const std::vector<double> &sc, int l) const;
 
-  MgCycleOptions              opt_;
-  int                         coarse_ = 0;
-  std::vector<Level>          levels_;
-  mutable std::vector<double> cb_, cx_; // the coarse solve's b and x
+  MgCycleOptions                   opt_;
+  detail::NullSpaceWeights         null_;       // set_null_space()'s, from the finest level's s
+  std::vector<std::vector<double>> null_basis_; // its basis (update_values() forms null_ with the new s)
+  int                              coarse_ = 0;
+  std::vector<Level>               levels_;
+  mutable std::vector<double>      cb_, cx_; // the coarse solve's b and x
 };
 
 } // namespace mixed

@@ -52,10 +52,13 @@ struct DeviceMgCycle {
   int                coarse = 0;
   std::vector<Level> levels;
   double            *cb = nullptr, *cx = nullptr; // the coarse solve's b and x
-  // the Lanczos estimate's sums: grid_reduce's partials and counter, the result
+  // the Lanczos estimate's sums (and the null space's): grid_reduce's partials and counter, the result
   double       *partials = nullptr, *sum = nullptr;
   unsigned int *counter = nullptr;
   unsigned int  grid    = 1;
+  // set_null_space()'s projection: null_k vectors' w and q (null_k x the finest rows), their c
+  int     null_k = 0;
+  double *null_w = nullptr, *null_q = nullptr, *null_c = nullptr;
 };
 
 namespace
@@ -189,6 +192,26 @@ __global__ void __launch_bounds__(kThreads) orthogonalise_kernel(int64_t n, floa
   }
   detail::grid_reduce(acc, partials, counter, [sum](double t) { *sum = t; });
 }
+// ---- the null space's projection (MgCycle::set_null_space()) ----
+
+// *c = (w, z) in FP64
+__global__ void __launch_bounds__(kThreads) null_dot_kernel(int64_t n, const double *__restrict__ w, const float *__restrict__ z, double *partials, unsigned int *counter, double *c)
+{
+  double acc = 0.0;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n; i += static_cast<int64_t>(gridDim.x) * kThreads) acc += w[i] * static_cast<double>(z[i]);
+  detail::grid_reduce(acc, partials, counter, [c](double t) { *c = t; });
+}
+// z = float(z - sum_j c_j q_j) (q: k vectors of n)
+__global__ void null_update_kernel(int64_t n, int k, const double *__restrict__ c, const double *__restrict__ q, float *__restrict__ z)
+{
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    double v = static_cast<double>(z[i]);
+    for (int j = 0; j < k; ++j) v -= c[j] * q[static_cast<int64_t>(j) * n + i];
+    z[i] = static_cast<float>(v);
+  }
+}
+
 __global__ void advance_kernel(int64_t n, double nw, const float *__restrict__ w, float *__restrict__ v, float *__restrict__ vp)
 {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -531,6 +554,34 @@ cudaError_t apply_mg_cycle(const DeviceMgCycle *m, const float *r, float *z, con
     PSPMV_CUDA_TRY(product(V.p_args, V.P.value_format.kind, xof(l - 1), AddTo{xof(l)}, st));
     PSPMV_CUDA_TRY(smooth(V, bof(l), xof(l), false, st));
   }
+  if (m->null_k) { // the null space's projection: every c_k, then the update
+    const int64_t n = F.rows;
+    for (int k = 0; k < m->null_k; ++k) null_dot_kernel<<<m->grid, kThreads, 0, st>>>(n, m->null_w + int64_t(k) * n, z, m->partials, m->counter, m->null_c + k);
+    null_update_kernel<<<vector_blocks(n), kThreads, 0, st>>>(n, m->null_k, m->null_c, m->null_q, z);
+    PSPMV_CUDA_TRY(cudaGetLastError());
+  }
+  return cudaSuccess;
+}
+
+cudaError_t set_null_space(DeviceMgCycle *m, const std::vector<std::vector<double>> &basis, cudaStream_t st)
+{
+  const Level        &F = m->levels.back();
+  std::vector<double> s(size_t(F.rows));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(s.data(), F.lowp ? F.A.s : F.s, sizeof(double) * s.size(), cudaMemcpyDeviceToHost, st));
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(st));
+  const md::NullSpaceWeights nw    = md::null_space_weights(basis, s); // throws before anything changes
+  cudaError_t                first = cudaSuccess;
+  for (double **p : {&m->null_w, &m->null_q, &m->null_c}) pd::free_ptr(p, &first);
+  m->null_k = 0;
+  PSPMV_CUDA_TRY(first);
+  if (nw.k == 0) return cudaSuccess;
+  PSPMV_CUDA_TRY(pd::alloc(nw.w.size(), &m->null_w));
+  PSPMV_CUDA_TRY(pd::alloc(nw.q.size(), &m->null_q));
+  PSPMV_CUDA_TRY(pd::alloc(size_t(nw.k), &m->null_c));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(m->null_w, nw.w.data(), sizeof(double) * nw.w.size(), cudaMemcpyHostToDevice, st));
+  PSPMV_CUDA_TRY(cudaMemcpyAsync(m->null_q, nw.q.data(), sizeof(double) * nw.q.size(), cudaMemcpyHostToDevice, st));
+  PSPMV_CUDA_TRY(cudaStreamSynchronize(st)); // nw's arrays are freed on return
+  m->null_k = nw.k;
   return cudaSuccess;
 }
 
@@ -568,6 +619,7 @@ cudaError_t destroy(DeviceMgCycle *m)
   pd::free_ptr(&m->partials, &first);
   pd::free_ptr(&m->sum, &first);
   pd::free_ptr(&m->counter, &first);
+  for (double **p : {&m->null_w, &m->null_q, &m->null_c}) pd::free_ptr(p, &first);
   delete m;
   return first;
 }

@@ -60,6 +60,14 @@ cudaError_t build_mg_cycle_on_device(const std::vector<DeviceMgLevelInput> &leve
    apply at a time per cycle (the levels' work vectors are the cycle's). */
 cudaError_t apply_mg_cycle(const DeviceMgCycle *m, const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse, cudaStream_t stream);
 
+/* set_null_space - MgCycle::set_null_space() of the device cycle: basis on the host (k vectors of
+   the finest level's rows; empty: none); w and q formed on the host from the finest level's s
+   (copied from the device) and uploaded, on stream (synchronised). apply_mg_cycle() then ends
+   with the projection, its k sums the device's fixed-order grid reductions (z within rounding
+   of the host twin's, not bit for bit). Errors: thrown, null_space_weights()'s FormatError (the
+   cycle unchanged); returned, a CUDA error (the cycle then has no null space). */
+cudaError_t set_null_space(DeviceMgCycle *m, const std::vector<std::vector<double>> &basis, cudaStream_t stream);
+
 // MgCycle::info(), coarse_level() and num_levels() of the device cycle.
 std::vector<MgLevelInfo> mg_cycle_info(const DeviceMgCycle *m);
 int                      coarse_level(const DeviceMgCycle *m);

@@ -289,6 +289,29 @@ private:
     return sum1(c);
   }
 
+  // The reduced-precision preconditioner against the FP64 one on r_T = float(s .* r / sigma') of
+  // the true residual: ||z_lp - z|| / ||z|| over the ranks, z_lp = precondition_lowp(r_T), z =
+  // M_hat^-1 r_T in FP64 (after_stall()).
+  double pc_departure()
+  {
+    const double       sig = sigma_new_ > 0 ? sigma_new_ : 1.0;
+    std::vector<float> rt(n_), zl(n_);
+    for (size_t i = 0; i < n_; ++i) rt[i] = float((s_[i] * r_[i]) / sig);
+    ops_.precondition_lowp(rt.data(), zl.data());
+    for (size_t i = 0; i < n_; ++i) pc_v_[i] = double(rt[i]) / s_[i];
+    ops_.precondition(pc_v_.data(), pc_u_.data());
+    dc_.res.pc_applications += 2;
+    ++dc_.res.pc_lowp_applications;
+    double d[2] = {0.0, 0.0};
+    for (size_t i = 0; i < n_; ++i) {
+      const double z = pc_u_[i] / s_[i], e = double(zl[i]) - z;
+      d[0] += e * e;
+      d[1] += z * z;
+    }
+    sum2(d);
+    return relative_departure(d[0], d[1]);
+  }
+
   // From r (FP64, true) and sigma_new_: r_T = T(s .* r / sigma'), z_T = M_hat^-1 r_T (a
   // preconditioner; else z_T = r_T), and p re-orthogonalised against r_T and scaled to the new
   // units (or p = z_T after a restart).
@@ -357,7 +380,9 @@ private:
     std::vector<T>  rv, zv, w(n_);
     auto            raise = [this] { return ops_.raise_precision && ops_.raise_precision(); };
     restart_vectors<T>(rv, zv, pv);
-    const std::vector<T> &z = pc_ ? zv : rv; // the preconditioned residual (zv is sized once)
+    const std::vector<T> &z         = pc_ ? zv : rv; // the preconditioned residual (zv is sized once)
+    const bool            pc_lowp   = lowp && pc_lowp_;
+    int64_t               seg_start = res.its; // the step of the last true residual
     for (;;) {
       product(pv, w);
       double pw = 0.0;
@@ -401,7 +426,7 @@ private:
         // Fletcher-Reeves, as PETSc's KSPCG (mixed_cg.hpp); d[1] = (r', w) is not part of it
         const double sigma = seg.sigma;
         double       beta_d;
-        const bool   trig = end_step(d[0], d[2], res.its, p_.max_it, p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rz, seg.rz_prev, &beta_d);
+        const bool   trig = end_step(d[0], d[2], res.its, dc_.segment_end(pc_lowp, seg_start), p_.delta, seg.tau, seg.maxrr, seg.rho, seg.rz, seg.rz_prev, &beta_d);
         const T      beta = T(beta_d);
         const double c    = sigma * double(alpha);
         for (size_t i = 0; i < n_; ++i) {
@@ -409,10 +434,15 @@ private:
           if (!trig) pv[i] = std::fma(beta, pv[i], z[i]);
         }
         if (!trig) continue;
-        next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, &rv); }, raise);
+        auto update = [&](bool judge, bool *r) { return true_update<T>(judge, r, &rv); };
+        if (dc_.stalled(pc_lowp, seg_start, res.its))
+          next = dc_.after_stall(
+            update, [&] { return pc_departure(); }, raise);
+        else next = dc_.after_trigger(update, raise);
       }
       if (next == PhaseNext::End) return true;
       if (next == PhaseNext::Fp64) return false;
+      seg_start = res.its;
       restart_vectors<T>(rv, zv, pv);
     }
   }

@@ -86,9 +86,24 @@
 // (FP32's rounding of z failed) the precision is raised as above. A breakdown of the FP64 phase
 // ends the solve: DivergedIndefinite for p^T A_hat p <= 0 or rz <= 0, DivergedNanOrInf for a
 // non-finite p^T A_hat p, (r', r') or rz (fp64_breakdown_reason(), the same on host and device).
+//
+// The guard covers a reduced-precision preconditioner (precondition_lowp) too: its rounding does
+// not make the iterated residual depart from the true one, it slows both. A segment of the
+// low-precision phase that reaches guard_pc_steps steps without a trigger (a V-cycle reduces the
+// residual about tenfold per step, so 20 steps are a stall) ends with a reliable update (the
+// direction restarted), then the preconditioner is checked on the new residual r_T: z_lp =
+// precondition_lowp(r_T) against z = M_hat^-1 r_T in FP64; ||z_lp - z|| / ||z|| beyond
+// guard_departure (or not finite) raises the precision at once, as above (the caller's raise
+// rebuilds its reduced-precision preconditioner with the operator; when none is left, FP64 CG
+// with precondition; guard_departure 0: no check). Within it, the slowness is the
+// preconditioner's own, which FP64 shares: the iteration goes on. (z is the caller's FP64
+// preconditioner: where precondition_lowp differs from it by design, e.g. an exact coarse solve
+// in place of the PC's coarse cycle, the check measures that difference as well; it then
+// raises the precision without need, which costs time, never the answer.)
 #pragma once
 #include "core/host_device.hpp"
 #include "scaled_copy.hpp"
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -109,6 +124,7 @@ struct MixedCgParams {
   double  guard_ratio     = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
   double  guard_departure = 0.05;  // ... or when the true residual departs from the iterated one by more; 0: not this test
   int     guard_strikes   = 2;     // lossy segments in a row that raise the precision
+  int64_t guard_pc_steps  = 20;    // a reduced-precision preconditioner: a segment this long is checked against the FP64 one (0: never)
   bool    start_fp64      = false; // FP64 CG from the start (a matrix that needed it before)
 };
 
@@ -133,6 +149,8 @@ struct MixedCgResult {
   int64_t       lowp_breakdowns      = 0;     // breakdowns of the low-precision iteration (p^T A_lp p <= 0, or the preconditioner's rz)
   int64_t       pc_applications      = 0;     // calls of the preconditioner's hooks (MixedCgOperators::precondition and precondition_lowp)
   int64_t       pc_lowp_applications = 0;     // of which of precondition_lowp
+  int64_t       pc_checks            = 0;     // segments of guard_pc_steps steps ended to check precondition_lowp against precondition
+  double        pc_departure         = 0;     // the last check's ||z_lp - z|| / ||z||
   double        rnorm0               = 0;     // ||b - A x_0||
   double        rnorm                = 0;     // the last true residual ||b - A x||
   // per reliable update (not the start): CG steps so far, true residual, iterated/true reduction
@@ -253,6 +271,12 @@ PSPMV_HD Breakdown step_breakdown(double pw, double rz, bool pc)
   }
   return curvature_breakdown(pw);
 }
+// sqrt(e2 / z2), the relative departure ||e|| / ||z|| from the squared norms (summed over the
+// ranks): 0 for e2 = z2 = 0, infinite for e2 > 0 = z2, NaN stays NaN (judged lossy).
+PSPMV_HD double relative_departure(double e2, double z2)
+{
+  return z2 > 0 ? sqrt(e2 / z2) : (e2 > 0 ? INFINITY : (e2 == 0 ? 0.0 : NAN));
+}
 // How a breakdown of the FP64 phase (the exact matrix as operator) ends the solve:
 // DivergedIndefinite for a curvature or rz <= 0, DivergedNanOrInf for non-finite numbers.
 PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b)
@@ -262,15 +286,16 @@ PSPMV_HD MixedCgReason fp64_breakdown_reason(Breakdown b)
 
 // The end of a step (host and device) from rho_new = (r', r') (finite) and rz_new = (r', z')
 // (rho_new without a preconditioner): the largest iterated residual maxrr since the update, the
-// reliable-update trigger (reliable_trigger() on sqrt(rho_new), or its >= max_it: its counts this
-// step), Fletcher-Reeves' beta = rz_new / rz in double (the caller rounds it to its vectors'
-// precision), then rho = rho_new, rz_prev = rz, rz = rz_new. Returns the trigger. rz_new is
-// judged by the next step (step_breakdown()).
-PSPMV_HD bool end_step(double rho_new, double rz_new, int64_t its, int64_t max_it, double delta, double tau, double &maxrr, double &rho, double &rz, double &rz_prev, double *beta)
+// reliable-update trigger (reliable_trigger() on sqrt(rho_new), or its >= end_at: its counts this
+// step, end_at is MixedCgDecisions::segment_end(), the maximum iterations or the preconditioner
+// check's bound), Fletcher-Reeves' beta = rz_new / rz in double (the caller rounds it to its
+// vectors' precision), then rho = rho_new, rz_prev = rz, rz = rz_new. Returns the trigger. rz_new
+// is judged by the next step (step_breakdown()).
+PSPMV_HD bool end_step(double rho_new, double rz_new, int64_t its, int64_t end_at, double delta, double tau, double &maxrr, double &rho, double &rz, double &rz_prev, double *beta)
 {
   const double rn    = sqrt(rho_new);
   maxrr              = fmax(maxrr, rn);
-  const bool trigger = reliable_trigger(rn, maxrr, delta, tau) || its >= max_it;
+  const bool trigger = reliable_trigger(rn, maxrr, delta, tau) || its >= end_at;
   *beta              = rz_new / rz;
   rho                = rho_new;
   rz_prev            = rz;
@@ -362,6 +387,34 @@ public:
       }
     }
     // the copy (or FP32's z) failed where A and M did not: a wider format, or FP64; the direction restarts
+    ++res.raises;
+    restart = true;
+    return raise() ? PhaseNext::Continue : PhaseNext::Fp64;
+  }
+  // The step at which a segment that started at step seg_start ends without a trigger of the
+  // residual (end_step()'s end_at): the maximum iterations, and with a reduced-precision
+  // preconditioner in the low-precision phase (pc_lowp) seg_start + guard_pc_steps (the header's
+  // guard).
+  int64_t segment_end(bool pc_lowp, int64_t seg_start) const { return pc_lowp && p_.guard && p_.guard_pc_steps > 0 ? std::min(p_.max_it, seg_start + p_.guard_pc_steps) : p_.max_it; }
+  // Whether the trigger at step its of a segment that started at seg_start was segment_end()'s
+  // preconditioner bound, not the residual's (reliable_trigger() on the segment's scalars after
+  // end_step()) nor the maximum iterations.
+  bool stalled(bool pc_lowp, int64_t seg_start, int64_t its) const { return its < p_.max_it && its >= segment_end(pc_lowp, seg_start) && !reliable_trigger(std::sqrt(seg.rho), seg.maxrr, p_.delta, seg.tau); }
+  // After a low-precision segment that reached segment_end()'s preconditioner bound (stalled()):
+  // the reliable update (judged as after a trigger; the direction kept), then, unless that raised
+  // or ended the solve, pc_departure() = ||z_lp - z|| / ||z|| of the new residual judged against
+  // guard_departure: beyond it the precision is raised (the direction restarts).
+  template <class TrueUpdate, class PcDeparture, class Raise>
+  PhaseNext after_stall(TrueUpdate &&true_update, PcDeparture &&pc_departure, Raise &&raise)
+  {
+    bool r = false;
+    if (true_update(true, &r)) return PhaseNext::End;
+    if (!r) {
+      ++res.pc_checks;
+      res.pc_departure = pc_departure();
+      r                = p_.guard_departure > 0.0 && !(res.pc_departure <= p_.guard_departure);
+    }
+    if (!r) return PhaseNext::Continue;
     ++res.raises;
     restart = true;
     return raise() ? PhaseNext::Continue : PhaseNext::Fp64;

@@ -25,7 +25,7 @@ namespace
 struct McState {
   double       sigma, rho, rz, rz_prev, maxrr, tau, delta; // rz: (r, z), rho without a preconditioner
   double       alpha, beta;                                // rounded to the vectors' precision
-  long long    its, max_it;
+  long long    its, max_it;                                // max_it: end_step()'s end_at (MixedCgDecisions::segment_end())
   int          trigger, stop, breakdown;
   int          pc; // a preconditioner: its rz judged by step_breakdown()
   unsigned int counter;
@@ -305,6 +305,21 @@ __global__ void __launch_bounds__(kThreads) departure_kernel(int32_t n, const do
     t2 += t * t;
   }
   grid_reduce2(e2, t2, partials, &st->counter, [st](double x, double y) {
+    st->red[0] = x;
+    st->red[1] = y;
+  });
+}
+// the preconditioner's check (after_stall()): red[0] = ||z_lp - u ./ s||^2, red[1] = ||u ./ s||^2
+// (u = M^-1 (r_T ./ s) in FP64, z_lp the reduced-precision preconditioner's output)
+__global__ void __launch_bounds__(kThreads) pc_departure_kernel(int32_t n, const double *__restrict__ s, const double *__restrict__ u, const float *__restrict__ zl, McState *st, double *partials)
+{
+  double e2 = 0.0, z2 = 0.0;
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const double z = u[i] / s[i], e = static_cast<double>(zl[i]) - z;
+    e2 += e * e;
+    z2 += z * z;
+  }
+  grid_reduce2(e2, z2, partials, &st->counter, [st](double x, double y) {
     st->red[0] = x;
     st->red[1] = y;
   });
@@ -649,9 +664,34 @@ private:
     host_.tau                 = seg.tau;
     host_.trigger = host_.stop = host_.breakdown = 0;
     host_.its                                    = dc_.res.its;
+    seg_start_                                   = dc_.res.its;
     host_.delta                                  = p_.delta;
-    host_.max_it                                 = p_.max_it;
+    host_.max_it                                 = dc_.segment_end(pc_lowp<T>(), seg_start_); // end_step()'s end_at
     push();
+  }
+
+  // The reduced-precision preconditioner against the FP64 one on r_T = float(s r / sigma') of the
+  // true residual (the host twin's pc_departure()): ||z_lp - z|| / ||z|| over the ranks. Uses r32,
+  // z32, pc_v and pc_u (restart_vectors() forms them afresh); the host's copy of the state kept.
+  double pc_departure()
+  {
+    const double  sig  = sigma_new_ > 0 ? sigma_new_ : 1.0;
+    const McState keep = host_;
+    restart_kernel<float><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r, sig, d_->r32, d_->p32, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    outside([&] { h_.precondition_lowp(d_->r32, d_->z32); });
+    ++dc_.res.pc_applications;
+    ++dc_.res.pc_lowp_applications;
+    to_pc_kernel<float><<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->r32, d_->pc_v);
+    MC_TRY(cudaGetLastError());
+    apply_pc(d_->pc_v, d_->pc_u);
+    pc_departure_kernel<<<d_->grid, kThreads, 0, stream_>>>(n_, d_->copy.s, d_->pc_u, d_->z32, d_->state, d_->partials);
+    MC_TRY(cudaGetLastError());
+    pull();
+    global_sum(host_.red, 2);
+    const double dep = relative_departure(host_.red[0], host_.red[1]);
+    host_            = keep;
+    return dep;
   }
 
   // (a, b) of two FP64 device vectors of the rank's rows, summed over the ranks; the host's copy
@@ -765,8 +805,13 @@ private:
       if (host_.breakdown)
         next = dc_.after_breakdown(
           lowp, static_cast<Breakdown>(host_.breakdown), [&](bool judge, bool *r) { return true_update<T>(judge, r, false); }, [&] { return exact_curvature(); }, [&] { return true_rz(); }, raise);
-      else if (host_.trigger) next = dc_.after_trigger([&](bool judge, bool *r) { return true_update<T>(judge, r, true); }, raise);
-      else continue;
+      else if (host_.trigger) {
+        auto update = [&](bool judge, bool *r) { return true_update<T>(judge, r, true); };
+        if (dc_.stalled(pc_lowp<T>(), seg_start_, res.its))
+          next = dc_.after_stall(
+            update, [&] { return pc_departure(); }, raise);
+        else next = dc_.after_trigger(update, raise);
+      } else continue;
       if (next == PhaseNext::End) return true;
       if (next == PhaseNext::Fp64) return false;
       restart_vectors<T>();
@@ -782,11 +827,18 @@ private:
   cudaStream_t              stream_;
   int32_t                   n_;
   McState                   host_{};
-  bool                      multi_; // several ranks: the reductions summed over the ranks through the hooks
-  bool                      pc_;    // a preconditioner (h.precondition set)
-  MixedCgDecisions          dc_;
-  double                    sigma_new_ = 0; // ||s .* r|| of the new true residual
-  bool                      timing_    = false;
+  bool                      multi_;         // several ranks: the reductions summed over the ranks through the hooks
+  bool                      pc_;            // a preconditioner (h.precondition set)
+  long long                 seg_start_ = 0; // the steps at the last true residual (the segment's start)
+  // the low-precision phase with a reduced-precision preconditioner (the guard's check of it)
+  template <class T>
+  bool pc_lowp() const
+  {
+    return std::is_same<T, float>::value && pc_ && static_cast<bool>(h_.precondition_lowp);
+  }
+  MixedCgDecisions dc_;
+  double           sigma_new_ = 0; // ||s .* r|| of the new true residual
+  bool             timing_    = false;
 };
 
 } // namespace

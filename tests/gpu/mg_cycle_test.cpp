@@ -3,7 +3,8 @@
 // given, z bit for bit for every value format, on 2 and 4 levels, with Chebyshev degrees 1 to 5
 // (every rotation of the smoother's iterates), with levels handed to the coarse solve
 // (fp32_min_rows), with r and z the same array; the Lanczos estimate close to the host's; info();
-// every error with the host's type, fields and message. Suite MgCycleSmall (sanitizer subset).
+// every error with the host's type, fields and message; the null space's projection within
+// FP32's rounding of the host's. Suite MgCycleSmall (sanitizer subset).
 #include "core_errors.hpp"
 #include "device_hierarchy.hpp"
 #include "mixed/mg_cycle.hpp"
@@ -232,4 +233,42 @@ TEST(MgCycleSmall, BitForBitDenseCoarse)
   ASSERT_EQ(mc::apply_mg_cycle(dev.m, dr.get(), dz.get(), {}, nullptr), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   expect_same_z(zh, dz.download(), "dense coarse inverse");
+}
+
+// The null space's projection on the device (set_null_space()): the constant and a second
+// orthonormal vector removed from z as by the host twin: z within FP32's rounding of the host's
+// (the projection's sums are the device's grid reductions; the cycle before it is bit for bit);
+// a basis of the wrong length is refused with the host's FormatError and the projection kept; an
+// empty basis clears it (bit for bit again).
+TEST(MgCycleSmall, NullSpaceRemoved)
+{
+  const Hierarchy           h    = two_level();
+  const MgCycleOptions      o    = MgCycleOptions{};
+  const std::vector<double> emax = emax_of(MgCycle::build(inputs(h), o));
+  MgCycle                   host = MgCycle::build(inputs(h, emax), o);
+  const size_t              n = size_t(h.A.back().rows), nc = size_t(h.A[0].rows);
+  std::vector<double>       c(n, 1.0 / std::sqrt(double(n))), v(n);
+  double                    vv = 0.0, vc = 0.0;
+  for (size_t i = 0; i < n; ++i) vc += (v[i] = std::sin(0.37 * double(i)));
+  for (size_t i = 0; i < n; ++i) vv += (v[i] -= vc / double(n)) * v[i];
+  for (double &x : v) x /= std::sqrt(vv);
+  const std::vector<std::vector<double>> basis = {c, v};
+  const Cholesky                         chol(h.A[0]);
+  DeviceHierarchy                        dh(h, emax);
+  Cycle                                  dev;
+  ASSERT_EQ(mc::build_mg_cycle_on_device(dh.in, o, nullptr, &dev.m), cudaSuccess);
+  host.set_null_space(basis);
+  ASSERT_EQ(mc::set_null_space(dev.m, basis, nullptr), cudaSuccess);
+  const std::vector<float> r     = pspmv_test::random_vector(n, 9);
+  auto                     close = [&](const std::vector<float> &a, const std::vector<float> &b, const char *w) {
+    double m = 0.0;
+    for (float x : a) m = std::max(m, std::fabs(double(x)));
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(double(a[i]), double(b[i]), 1e-6 * m) << w << " row " << i;
+  };
+  close(host_apply(host, r, chol), device_apply(dev.m, r, chol, nc), "projected");
+  EXPECT_THROW((void)mc::set_null_space(dev.m, {std::vector<double>(n - 1, 0.0)}, nullptr), FormatError);
+  close(host_apply(host, r, chol), device_apply(dev.m, r, chol, nc), "after a refusal");
+  host.set_null_space({});
+  ASSERT_EQ(mc::set_null_space(dev.m, {}, nullptr), cudaSuccess);
+  expect_same_z(host_apply(host, r, chol), device_apply(dev.m, r, chol, nc), "cleared");
 }

@@ -541,6 +541,75 @@ TEST(MixedCgSmall, Preconditioned)
   }
 }
 
+// The FP32 form z = float(E M_hat^-1 E r) of a preconditioner on the host (s the copy's scaling,
+// M_hat^-1 = S^-1 M^-1 S^-1), E = I (sound: M_hat^-1 rounded) or a fixed diagonal of entries from
+// 1e-3 to 1 (distorted: SPD, far from M_hat^-1); device(): the same on device arrays through
+// host copies.
+struct LowpForm {
+  Precond             pc;
+  std::vector<double> s, e;
+  LowpForm(const Precond &m, const std::vector<double> &scaling, bool distorted) : pc(m), s(scaling), e(scaling.size(), 1.0)
+  {
+    uint32_t seed = 12345u;
+    for (double &ei : e) {
+      seed = seed * 1664525u + 1013904223u;
+      if (distorted) ei = std::pow(10.0, -3.0 * double(seed >> 8) / double(1u << 24));
+    }
+  }
+  void apply(const float *r, float *z) const
+  {
+    std::vector<double> v(s.size()), u(s.size());
+    for (size_t i = 0; i < s.size(); ++i) v[i] = e[i] * double(r[i]) / s[i];
+    pc(v.data(), u.data());
+    for (size_t i = 0; i < s.size(); ++i) z[i] = float(e[i] * u[i] / s[i]);
+  }
+  LowpPrecond host() const
+  {
+    return [this](const float *r, float *z) { apply(r, z); };
+  }
+  LowpPrecond device() const
+  {
+    return [this](const float *r, float *z) {
+      std::vector<float> hr(s.size()), hz(s.size());
+      if (cudaMemcpy(hr.data(), r, s.size() * sizeof(float), cudaMemcpyDeviceToHost) != cudaSuccess) throw std::runtime_error("copy r");
+      apply(hr.data(), hz.data());
+      if (cudaMemcpy(z, hz.data(), s.size() * sizeof(float), cudaMemcpyHostToDevice) != cudaSuccess) throw std::runtime_error("copy z");
+    };
+  }
+};
+
+// The guard's check of a reduced-precision preconditioner (mixed_cg.hpp): a segment of
+// guard_pc_steps steps without a trigger ends with a reliable update and the FP32 form is
+// compared with the FP64 preconditioner on the new residual. The device driver takes the host
+// twin's decisions: the sound form (checked every 3 steps) passes every check without a raise,
+// the distorted one (checked after 10) raises at its first check, then FP64 PCG; the same steps
+// (compare()), checks and raises, a true residual <= 1e-8.
+TEST(MixedCgSmall, ReducedPreconditionerChecked)
+{
+  const CsrMatrix           A  = pspmv_test::laplace3d(12, 12, 12);
+  const std::vector<double> b  = pspmv_test::sin_rhs(A);
+  const Precond             pc = sgs_pc(A);
+  const std::vector<double> s  = pspmv_test::test_scaled_copy(A, "e8m14").s;
+  for (bool distorted : {false, true}) {
+    const LowpForm f(pc, s, distorted);
+    MixedCgParams  p;
+    p.guard_pc_steps   = distorted ? 10 : 3;
+    const char   *what = distorted ? "lap 12^3 SGS distorted in FP32" : "lap 12^3 SGS in FP32";
+    const Outcome h    = host_solve(A, b, {"e8m14"}, p, true, pc, f.host());
+    Outcome       d;
+    device_solve(A, b, {"e8m14"}, p, 8, &d, true, pc, nullptr, f.device());
+    compare(what, h, d, 1e-8);
+    std::printf("%s: checks host %lld device %lld, last departure host %.3e device %.3e\n", what, (long long)h.res.pc_checks, (long long)d.res.pc_checks, h.res.pc_departure, d.res.pc_departure);
+    EXPECT_EQ(d.res.reason, MixedCgReason::ConvergedRtol) << what;
+    EXPECT_GE(d.res.pc_checks, 1) << what;
+    EXPECT_LE(std::llabs((long long)(d.res.pc_checks - h.res.pc_checks)), 1) << what;
+    EXPECT_EQ(d.res.raises, distorted ? 1 : 0) << what;
+    EXPECT_EQ(d.res.fp64, distorted) << what;
+    if (distorted) EXPECT_GT(d.res.pc_departure, 0.05) << what;
+    else EXPECT_LT(d.res.pc_departure, 1e-5) << what;
+  }
+}
+
 // A "preconditioner" that is not positive definite (u = -v) ends the device solve with
 // DivergedIndefinite, in the low-precision and in the FP64 phase; a NaN one with
 // DivergedNanOrInf; the same reasons as the host twin's.

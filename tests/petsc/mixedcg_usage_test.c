@@ -155,43 +155,150 @@ static PetscErrorCode VarCoef2d(PetscInt n, PetscBool neumann, Mat *T)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* -ksp_view of ksp (one rank) into buf[size] (KSPMIXEDCG views to ASCII viewers only: through a
+   file). */
+static PetscErrorCode ViewText(KSP ksp, char *buf, size_t size)
+{
+  PetscViewer v;
+  char        file[64];
+  PetscMPIInt rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(PetscSNPrintf(file, sizeof(file), "mixedcg_view_%d_%d.txt", (int)getpid(), (int)rank));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_SELF, file, &v));
+  PetscCall(KSPView(ksp, v));
+  PetscCall(PetscViewerDestroy(&v));
+  {
+    FILE  *f = fopen(file, "r");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    (void)remove(file);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The null space's removal by a function of the user's (MatNullSpaceSetFunction()): the mean. */
+static PetscErrorCode RemoveMean(MatNullSpace sp, Vec v, void *ctx)
+{
+  PetscScalar sum;
+  PetscInt    N;
+
+  PetscFunctionBeginUser;
+  (void)sp;
+  (void)ctx;
+  PetscCall(VecSum(v, &sum));
+  PetscCall(VecGetSize(v, &N));
+  PetscCall(VecShift(v, -sum / (PetscScalar)N));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* A singular problem (pure Neumann, the constants its null space, a consistent right-hand side)
-   with GAMG: KSP removes the null space from every PCApply() result, the FP32 V-cycle would not
-   (it stagnated: 10000 steps), so the PC runs in FP64 (no FP32 V-cycles); KSPMIXEDCG converges as
-   CG + GAMG does, to a true residual of 1e-8, in at most 1.25x its steps + 2. */
+   with GAMG. At one rank the V-cycle runs in FP32 with the singular coarse level's dense
+   pseudo-inverse (the PC's LU of it amplified the FP32 restriction's rounding: 672 steps) and the
+   null space removed from each result as KSP removes it from PCApply()'s: FP32 V-cycles counted,
+   -ksp_view names both. In FP64 instead (no FP32 V-cycles): with -ksp_mixedcg_mg_dense_coarse 0
+   (no pseudo-inverse: -ksp_view says why), with a removal function of the user's
+   (MatNullSpaceSetFunction(), which the cycle cannot apply), and on several ranks. Every solve
+   converges as CG + GAMG does, to a true residual of 1e-8, in at most 1.25x its steps + 2. */
 static PetscErrorCode SingularCoarse(void)
 {
+  const char  *mixed[] = {"-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_mg_dense_coarse 0", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg"};
+  const char  *what[]  = {"", " without a dense coarse level", " with the user's removal function"};
+  const char  *want[]  = {"the operator's null space (1 vector) removed from each cycle's result", "its V-cycle runs in FP64: the operator has a null space and no level", NULL};
   Mat          A;
   Vec          b;
   MatNullSpace ns;
-  PetscInt     its[2];
+  PetscInt     its[4];
+  PetscMPIInt  size;
+  char        *buf;
+  const size_t bsize = 1 << 18;
 
   PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(PetscMalloc1(bsize, &buf));
   PetscCall(VarCoef2d(40, PETSC_TRUE, &A));
   PetscCall(MatNullSpaceCreate(PETSC_COMM_WORLD, PETSC_TRUE, 0, NULL, &ns));
   PetscCall(MatSetNullSpace(A, ns));
   PetscCall(MatCreateVecs(A, NULL, &b));
   PetscCall(TestRandomVec(b, 11));
   PetscCall(MatNullSpaceRemove(ns, b));
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 4; k++) {
     KSP                ksp;
     KSPConvergedReason reason;
     PetscReal          rel;
-    PetscCall(SolveFromString(A, b, "sgc", k, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp, &reason, &rel));
+    if (k == 3) PetscCall(MatNullSpaceSetFunction(ns, RemoveMean, NULL));
+    PetscCall(SolveFromString(A, b, "sgc", k, k == 0 ? "-ksp_type cg -ksp_rtol 1e-8 -ksp_norm_type unpreconditioned -pc_type gamg" : mixed[k - 1], &ksp, &reason, &rel));
     PetscCall(KSPGetIterationNumber(ksp, &its[k]));
-    CHECK(reason > 0 && rel <= 1.01e-8, "%s + gamg on a singular (Neumann) problem: reason %s, true residual %g", k ? "mixedcg" : "cg", KSPConvergedReasons[reason], (double)rel);
-    if (k == 1) {
+    CHECK(reason > 0 && rel <= 1.01e-8, "%s + gamg on a singular (Neumann) problem%s: reason %s, true residual %g", k ? "mixedcg" : "cg", k ? what[k - 1] : "", KSPConvergedReasons[reason], (double)rel);
+    if (k > 0) {
       KSPMixedCGStats st;
+      const PetscBool fp32 = (PetscBool)(size == 1 && k == 1);
       PetscCall(KSPMixedCGGetStats(ksp, &st));
-      CHECK(st.fp32_vcycles == 0, "mixedcg + gamg on a singular problem: %" PetscInt_FMT " FP32 V-cycles (want none: the PC in FP64)", st.fp32_vcycles);
+      CHECK(fp32 ? st.fp32_vcycles > 0 : st.fp32_vcycles == 0, "mixedcg + gamg on a singular problem%s: %" PetscInt_FMT " FP32 V-cycles (want %s)", what[k - 1], st.fp32_vcycles, fp32 ? "some" : "none: the PC in FP64");
+      CHECK(its[k] <= 1.25 * its[0] + 2, "mixedcg + gamg on a singular problem%s: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT, what[k - 1], its[k], its[0]);
+      if (size == 1 && want[k - 1]) {
+        PetscCall(ViewText(ksp, buf, bsize));
+        CHECK(strstr(buf, want[k - 1]) != NULL, "mixedcg + gamg on a singular problem%s: -ksp_view lacks '%s':\n%s", what[k - 1], want[k - 1], buf);
+        if (k == 1) CHECK(strstr(buf, "pseudo-inverse") != NULL, "mixedcg + gamg on a singular problem: -ksp_view does not name the coarse level's pseudo-inverse:\n%s", buf);
+      }
     }
     PetscCall(KSPDestroy(&ksp));
   }
-  CHECK(its[1] <= 1.25 * its[0] + 2, "mixedcg + gamg on a singular problem: %" PetscInt_FMT " iterations against CG's %" PetscInt_FMT, its[1], its[0]);
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "singular problem with gamg: mixedcg %" PetscInt_FMT " its, cg %" PetscInt_FMT ": ok\n", its[1], its[0]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "singular problem with gamg: mixedcg %" PetscInt_FMT " its (%s), without a dense coarse level %" PetscInt_FMT ", with the user's removal function %" PetscInt_FMT " (the PC in FP64), cg %" PetscInt_FMT ": ok\n", its[1], size == 1 ? "the FP32 V-cycle" : "the PC in FP64", its[2], its[3], its[0]));
+  PetscCall(PetscFree(buf));
   PetscCall(MatNullSpaceDestroy(&ns));
   PetscCall(VecDestroy(&b));
   PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The guard covers the FP32 V-cycle (one rank): a raise rebuilds the levels' copies at the guard's
+   format with the operator's, and the FP64 fallback applies the PC in FP64.
+   1. e8m10 with every judged segment lossy (-ksp_mixedcg_guard_departure 1e-300) to rtol 1e-4:
+      the first reliable update raises (the second converges, which ends the solve unjudged), and
+      -ksp_view shows the operator and every FP32 level at e8m22.
+   2. The next solve (same Pmat: the level is kept) at the default guard to 1e-8 runs the e8m22
+      cycle: FP32 V-cycles, no raise, converged.
+   3. A new KSP whose every segment is lossy to 1e-8: raised twice, the FP64 fallback with the PC in
+      FP64 (-ksp_view says so), converged to the true residual. */
+static PetscErrorCode GuardRaisesTheCycle(Mat A, Vec b)
+{
+  KSP                ksp;
+  KSPConvergedReason reason;
+  KSPMixedCGStats    st;
+  PetscReal          rel;
+  char              *buf;
+  const size_t       size = 1 << 18;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc1(size, &buf));
+  PetscCall(FromString(A, "grc_", "-ksp_type mixedcg -ksp_rtol 1e-4 -pc_type gamg -ksp_mixedcg_value_format e8m10 -ksp_mixedcg_guard_departure 1e-300", &ksp));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  PetscCall(KSPMixedCGGetStats(ksp, &st));
+  CHECK(reason > 0 && rel <= 1.01e-4 && st.raises == 1 && !st.fp64_fallback && st.fp32_vcycles > 0, "mixedcg + gamg, every segment lossy, rtol 1e-4: reason %s, true residual %g, %" PetscInt_FMT " raises (want 1), FP64 fallback %d, %" PetscInt_FMT " FP32 V-cycles", KSPConvergedReasons[reason], (double)rel, st.raises,
+        (int)st.fp64_fallback, st.fp32_vcycles);
+  PetscCall(ViewText(ksp, buf, size));
+  CHECK(strstr(buf, "operator now: e8m22") && strstr(buf, "LOSSY e8m22") && !strstr(buf, "LOSSY e8m10,"), "mixedcg + gamg after a raise: -ksp_view does not show the operator and the V-cycle's levels at e8m22:\n%s", buf);
+  PetscCall(PetscOptionsInsertString(NULL, "-grc_ksp_mixedcg_guard_departure 0.05"));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSetTolerances(ksp, 1e-8, PETSC_CURRENT, PETSC_CURRENT, PETSC_CURRENT));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  PetscCall(KSPMixedCGGetStats(ksp, &st));
+  CHECK(reason > 0 && rel <= 1.01e-8 && st.raises == 0 && st.fp32_vcycles > 0 && st.mantissa_bits == 22, "mixedcg + gamg, the next solve at the level reached: reason %s, true residual %g, %" PetscInt_FMT " raises (want 0), %" PetscInt_FMT " FP32 V-cycles, %" PetscInt_FMT " mantissa bits (want 22)", KSPConvergedReasons[reason], (double)rel, st.raises, st.fp32_vcycles, st.mantissa_bits);
+  PetscCall(KSPDestroy(&ksp));
+
+  PetscCall(FromString(A, "grf_", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_guard_departure 1e-300", &ksp));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  PetscCall(KSPMixedCGGetStats(ksp, &st));
+  CHECK(reason > 0 && rel <= 1.01e-8 && st.raises == 2 && st.fp64_fallback, "mixedcg + gamg, every segment lossy, rtol 1e-8: reason %s, true residual %g, %" PetscInt_FMT " raises (want 2), FP64 fallback %d (want 1)", KSPConvergedReasons[reason], (double)rel, st.raises,
+        (int)st.fp64_fallback);
+  PetscCall(ViewText(ksp, buf, size));
+  CHECK(strstr(buf, "its V-cycle runs in FP64: the guard's FP64 fallback") != NULL, "mixedcg + gamg after the FP64 fallback: -ksp_view does not say the PC runs in FP64:\n%s", buf);
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(PetscFree(buf));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the guard raises the FP32 V-cycle with the operator, then the PC in FP64: ok\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -205,30 +312,17 @@ static PetscErrorCode SmootherChange(Mat A, Vec b)
   PetscInt           levels;
   KSPConvergedReason reason;
   PetscReal          rel;
-  char              *buf, file[64];
+  char              *buf;
   const size_t       size = 1 << 18;
-  PetscMPIInt        rank;
 
   PetscFunctionBeginUser;
   PetscCall(PetscMalloc1(size, &buf));
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(PetscSNPrintf(file, sizeof(file), "smoother_change_view_%d_%d.txt", (int)getpid(), (int)rank));
   PetscCall(FromString(A, "smc_", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg", &ksp));
   for (int k = 0; k < 2; k++) {
-    PetscViewer v;
     const char *want = k == 0 ? "smoothing of degree 2" : "smoothing of degree 3";
     PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
     CHECK(reason > 0 && rel <= 1.01e-8, "mixedcg + gamg, smoothers of %d steps: reason %s, true residual %g", k ? 3 : 2, KSPConvergedReasons[reason], (double)rel);
-    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_SELF, file, &v)); /* KSPMIXEDCG views to ASCII viewers only */
-    PetscCall(KSPView(ksp, v));
-    PetscCall(PetscViewerDestroy(&v));
-    {
-      FILE  *f = fopen(file, "r");
-      size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-      if (f) fclose(f);
-      buf[n] = 0;
-      (void)remove(file);
-    }
+    PetscCall(ViewText(ksp, buf, size));
     CHECK(strstr(buf, want) != NULL, "mixedcg + gamg: -ksp_view lacks '%s'", want);
     if (k == 0) {
       PetscCall(KSPGetPC(ksp, &pc));
@@ -290,7 +384,7 @@ static PetscErrorCode ChosenPC(void)
         CHECK(fp32 ? st.fp32_vcycles >= st.its : st.fp32_vcycles == 0, "mixedcg with %s: %" PetscInt_FMT " FP32 V-cycles in %" PetscInt_FMT " steps (want %s)", *pcs, st.fp32_vcycles, st.its, fp32 ? "one per step at least" : "none");
         if (own) CHECK(st.pc_applications == 0, "mixedcg with %s: %" PetscInt_FMT " PC applications (want 0)", *pcs, st.pc_applications);
         else
-          CHECK(st.pc_applications >= st.its && st.pc_applications <= st.its + st.reliable_updates + 2 * st.breakdowns + 1, "mixedcg with %s: %" PetscInt_FMT " PC applications for %" PetscInt_FMT " steps and %" PetscInt_FMT " reliable updates", *pcs, st.pc_applications, st.its, st.reliable_updates);
+          CHECK(st.pc_applications >= st.its && st.pc_applications <= st.its + st.reliable_updates + 2 * st.breakdowns + 2 * st.pc_checks + 1, "mixedcg with %s: %" PetscInt_FMT " PC applications for %" PetscInt_FMT " steps and %" PetscInt_FMT " reliable updates", *pcs, st.pc_applications, st.its, st.reliable_updates);
       }
       PetscCall(KSPDestroy(&ksp));
     }
@@ -299,6 +393,7 @@ static PetscErrorCode ChosenPC(void)
   }
   if (size == 1) {
     PetscCall(SmootherChange(A, b));
+    PetscCall(GuardRaisesTheCycle(A, b));
     /* the FP32 V-cycle's default delta (0.01) against the option's 0.1: fewer reliable updates,
        the same answer */
     PetscInt updates[2];

@@ -5,7 +5,8 @@
 // V-cycle written here on the UNscaled system (Chebyshev/Jacobi, P, P^T, a Cholesky coarse solve)
 // up to FP32 rounding, which checks the scaling algebra; as the mixed CG's FP32 preconditioner
 // (MixedCgOperators::precondition_lowp) with e8m14 copies it needs at most 1.2x the iterations of
-// FP64 PCG with the reference cycle; update_values() equals a fresh build; info(); errors.
+// FP64 PCG with the reference cycle; update_values() equals a fresh build; info(); errors; a
+// null space removed from each result (set_null_space()).
 #include "mixed/mg_cycle.hpp"
 #include "mixed/mixed_cg.hpp"
 #include "mixed/scaling.hpp"
@@ -478,4 +479,61 @@ TEST(MgCycle, DenseCoarseInverse)
   EXPECT_EQ(0, std::memcmp(zu.data(), zd.data(), zu.size() * sizeof(float)));
   inv[3] = std::numeric_limits<double>::infinity();
   EXPECT_THROW(MgCycle::build(in, o), FormatError);
+}
+
+// The null space removed from every apply()'s z (set_null_space()), as KSP removes it from
+// PCApply()'s: with the constant (1/sqrt(n)) and a second orthonormal vector (a sine), the
+// unscaled u = S z is orthogonal to both (|(n_k, u)| <= 1e-6 ||u||, from the FP32 z), and z is
+// the plain cycle's z with those components taken out (within FP32's rounding); kept by
+// update_values() (with the new s); cleared by an empty basis; a vector of another length or with
+// a NaN refused (FormatError), the projection unchanged.
+TEST(MgCycle, NullSpaceRemoved)
+{
+  const Hierarchy     h  = four_level();
+  const Hierarchy     h2 = four_level(coefficient2);
+  const size_t        n  = size_t(h.A.back().rows);
+  const Cholesky      chol(h.A[0]), chol2(h2.A[0]);
+  std::vector<double> c(n, 1.0 / std::sqrt(double(n))), v(n);
+  double              vv = 0.0, vc = 0.0;
+  for (size_t i = 0; i < n; ++i) vc += (v[i] = std::sin(0.37 * double(i)));
+  for (size_t i = 0; i < n; ++i) vv += (v[i] -= vc / double(n)) * v[i]; // orthogonal to the constant
+  for (double &x : v) x /= std::sqrt(vv);
+  const std::vector<std::vector<double>> basis  = {c, v};
+  MgCycle                                cycle  = MgCycle::build(inputs(h), options("e8m14"));
+  const Coarse                           coarse = [&](const double *b, double *x) { chol.solve(b, x); };
+  std::vector<float>                     r      = random_vector(n, 5);
+  for (size_t i = 0; i < n; ++i) r[i] += float(1.0 + 0.5 * std::sqrt(double(n)) * v[i]); // components along both
+  const std::vector<float> plain = apply(cycle, r, coarse);
+  auto                     check = [&](const MgCycle &cy, const std::vector<float> &z, const std::vector<float> &zplain, const char *what) {
+    const std::vector<double> &s = cy.scaling(cy.num_levels() - 1);
+    std::vector<double>        want(zplain.begin(), zplain.end());
+    double                     uu = 0.0, wmax = 0.0;
+    for (size_t i = 0; i < n; ++i) uu += (s[i] * z[i]) * (s[i] * z[i]);
+    for (const std::vector<double> &b : basis) {
+      double d = 0.0, dp = 0.0;
+      for (size_t i = 0; i < n; ++i) {
+        d += b[i] * s[i] * double(z[i]);
+        dp += b[i] * s[i] * double(zplain[i]);
+      }
+      EXPECT_LE(std::fabs(d), 1e-6 * std::sqrt(uu)) << what;
+      EXPECT_GT(std::fabs(dp), 1e-5 * std::sqrt(uu)) << what; // there was something to remove (tenfold the tolerance)
+      for (size_t i = 0; i < n; ++i) want[i] -= dp * b[i] / s[i];
+    }
+    for (double w : want) wmax = std::max(wmax, std::fabs(w));
+    for (size_t i = 0; i < n; ++i) EXPECT_NEAR(double(z[i]), want[i], 1e-6 * wmax) << what << " row " << i;
+  };
+  cycle.set_null_space(basis);
+  check(cycle, apply(cycle, r, coarse), plain, "set");
+  EXPECT_THROW(cycle.set_null_space({std::vector<double>(n - 1, 0.0)}), FormatError);
+  std::vector<double> nan = c;
+  nan[7]                  = NAN;
+  EXPECT_THROW(cycle.set_null_space({nan}), FormatError);
+  check(cycle, apply(cycle, r, coarse), plain, "after refusals");
+  cycle.update_values(inputs(h2));
+  const Coarse  coarse2 = [&](const double *b, double *x) { chol2.solve(b, x); };
+  const MgCycle fresh   = MgCycle::build(inputs(h2), options("e8m14"));
+  check(cycle, apply(cycle, r, coarse2), apply(fresh, r, coarse2), "after update_values");
+  cycle.set_null_space({});
+  const std::vector<float> cleared = apply(cycle, r, coarse2), freshz = apply(fresh, r, coarse2);
+  EXPECT_EQ(0, std::memcmp(cleared.data(), freshz.data(), n * sizeof(float)));
 }

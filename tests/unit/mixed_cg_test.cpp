@@ -48,9 +48,17 @@ struct CopyFlags {
   bool compensate = true, dither = true;
 };
 
-// A preconditioner's application u = M^-1 v (MixedCgOperators::precondition).
+// The reduced-precision form of the preconditioner (MixedCgOperators::precondition_lowp) that
+// solve() gives: none, z = float(M_hat^-1 r) (the FP64 one rounded: a sound FP32 form), or
+// z = float(E M_hat^-1 E r) with E a fixed diagonal of entries from 1e-3 to 1 (still SPD, but
+// far from M_hat^-1: a broken FP32 form, whose steps stall).
+enum class LowpPc {
+  None,
+  Rounded,
+  Distorted
+};
 
-Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p, CopyFlags flags = CopyFlags{}, const Precond &pc = Precond{})
+Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<std::string> &ladder, MixedCgParams p, CopyFlags flags = CopyFlags{}, const Precond &pc = Precond{}, LowpPc lowp = LowpPc::None)
 {
   const bool                compensate = flags.compensate;
   Solve                     out;
@@ -72,6 +80,18 @@ Solve solve(const CsrMatrix &A, const std::vector<double> &b, const std::vector<
     return true;
   };
   ops.precondition = pc;
+  std::vector<double> e(s.size(), 1.0), v(s.size()), u(s.size());
+  uint32_t            seed = 12345u;
+  for (double &ei : e) {
+    seed = seed * 1664525u + 1013904223u;
+    ei   = lowp == LowpPc::Distorted ? std::pow(10.0, -3.0 * double(seed >> 8) / double(1u << 24)) : 1.0;
+  }
+  if (lowp != LowpPc::None)
+    ops.precondition_lowp = [&](const float *r, float *z) {
+      for (size_t i = 0; i < s.size(); ++i) v[i] = e[i] * double(r[i]) / s[i];
+      pc(v.data(), u.data());
+      for (size_t i = 0; i < s.size(); ++i) z[i] = float(e[i] * u[i] / s[i]);
+    };
   out.x.assign(size_t(A.rows), 0.0);
   out.res      = mixed_cg(size_t(A.rows), s.data(), b.data(), out.x.data(), p, ops);
   out.true_rel = residual_norm(A, b.data(), out.x.data()) / norm2(b);
@@ -919,4 +939,52 @@ TEST(MixedCgPc, Fp64PhaseIsFp64Pcg)
     EXPECT_LE(f.true_rel, 1e-8) << name;
     EXPECT_LE(double(f.res.its), 1.15 * double(ref) + 1) << name;
   }
+}
+
+// The guard of a reduced-precision preconditioner (mixed_cg.hpp): a segment of guard_pc_steps
+// steps without a trigger ends with a reliable update and the FP32 form is checked against
+// the FP64 one on the new residual. The sound form (M_hat^-1 rounded to FP32) passes every
+// check (departure near FP32's rounding) and the solve converges without a raise; the broken
+// form (E M_hat^-1 E) stalls, departs beyond guard_departure at its first check and raises: with
+// no wider copy left, FP64 PCG with M finishes, to the same true residual. guard_pc_steps 0 never
+// checks.
+TEST(MixedCgPc, StalledReducedPreconditionerChecked)
+{
+  const CsrMatrix           A   = varcoef3d(24);
+  const std::vector<double> b   = sin_rhs(A);
+  const Precond             pc  = sgs_pc(A);
+  const int64_t             ref = fp64_pcg(A, b, pc, 1e-8, 10000);
+  MixedCgParams             p;
+  p.guard_pc_steps = 3; // shorter than SGS's segments at delta 0.1: every segment is checked
+  const Solve good = solve(A, b, {"e8m14"}, p, CopyFlags{}, pc, LowpPc::Rounded);
+  report_pc("varcoef7 24^3 SGS in FP32, checked every 3 steps", good, ref);
+  std::printf("  checks %lld, last departure %.3e\n", (long long)good.res.pc_checks, good.res.pc_departure);
+  EXPECT_EQ(good.res.reason, MixedCgReason::ConvergedRtol);
+  EXPECT_LE(good.true_rel, 1e-8);
+  EXPECT_GE(good.res.pc_checks, 1);
+  EXPECT_LT(good.res.pc_departure, 1e-5);
+  EXPECT_EQ(good.res.raises, 0);
+  EXPECT_FALSE(good.res.fp64);
+  EXPECT_LE(double(good.res.its), 1.15 * double(ref) + 2.0); // a check keeps the direction
+
+  MixedCgParams q;
+  q.guard_pc_steps = 10;
+  const Solve bad  = solve(A, b, {"e8m14"}, q, CopyFlags{}, pc, LowpPc::Distorted);
+  report_pc("varcoef7 24^3 SGS distorted in FP32, checked after 10 steps", bad, ref);
+  std::printf("  checks %lld, last departure %.3e\n", (long long)bad.res.pc_checks, bad.res.pc_departure);
+  EXPECT_EQ(bad.res.reason, MixedCgReason::ConvergedRtol);
+  EXPECT_LE(bad.true_rel, 1e-8);
+  EXPECT_EQ(bad.res.pc_checks, 1);
+  EXPECT_GT(bad.res.pc_departure, 0.05);
+  EXPECT_EQ(bad.res.raises, 1);
+  EXPECT_TRUE(bad.res.fp64);
+  EXPECT_LE(bad.res.lowp_its, 10);
+  EXPECT_LE(double(bad.res.its), double(ref) + 10.0 + 2.0);
+
+  MixedCgParams o;
+  o.guard_pc_steps = 0;
+  o.max_it         = 40;
+  const Solve off  = solve(A, b, {"e8m14"}, o, CopyFlags{}, pc, LowpPc::Distorted);
+  EXPECT_EQ(off.res.pc_checks, 0);
+  EXPECT_EQ(off.res.raises, 0);
 }

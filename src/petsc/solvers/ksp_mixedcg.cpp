@@ -3,7 +3,9 @@
 // low-precision PackSELL copy of the scaled Pmat; reliable updates recompute r = b - A x in FP64
 // with the exact Amat, and only that residual is given to the convergence test and the monitor.
 // The guard raises the copy's precision (the start format, then -ksp_mixedcg_guard_value_format,
-// then FP64 CG) when the true residual stops following the iterated one.
+// then FP64 CG) when the true residual stops following the iterated one; with the FP32 V-cycle of
+// a PCMG/PCGAMG PC its levels' copies are raised with it (then the PC in FP64), and a segment that
+// stalls checks the V-cycle against the PC in FP64 (mixed_cg.hpp).
 //
 // MPI: the low-precision operator is the whole matrix: the scaled diagonal block and the scaled
 // off-diagonal block (columns numbered as MPIAIJ's halo, garray), with the halo of the FP32
@@ -493,8 +495,7 @@ PetscErrorCode EnsureOperator(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The guard's raise: the next level; returns whether a low-precision operator is left (else the
-   solve continues in FP64 CG). Collective. */
+/* The copy rebuilt at the current level (the guard's raise). Collective. */
 PetscErrorCode RaiseBuild(KSP ksp)
 {
   KspMixedCg     *mc = Data(ksp);
@@ -512,6 +513,11 @@ PetscErrorCode RaiseBuild(KSP ksp)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode EnsureMg(KSP ksp);
+
+/* The guard's raise: the copy, and the FP32 V-cycle's level copies with it, at the guard's format;
+   when there is none wider, or a V-cycle in use cannot be rebuilt at it (a level's values refused),
+   FP64 CG with the PC in FP64 (*lowp false). Collective. */
 PetscErrorCode Raise(KSP ksp, bool *lowp)
 {
   KspMixedCg *mc = Data(ksp);
@@ -520,9 +526,11 @@ PetscErrorCode Raise(KSP ksp, bool *lowp)
   *lowp = false;
   if (mc->level == 0 && HasWiderFormat(mc)) {
     PetscErrorCode ierr;
-    mc->level = 1;
+    const bool     had_mg = mc->mg != nullptr;
+    mc->level             = 1;
     PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: the copy's precision is raised to %s\n", mc->guard_format.c_str()));
     ierr = RaiseBuild(ksp);
+    if (!ierr) ierr = EnsureMg(ksp); /* the levels at the guard's format (the key holds the level) */
     if (ierr) {
       /* the raise failed (on every rank: the builds agree): the solve ends with this error, and the
          operator, possibly half replaced, is rebuilt at the start format by the next KSPSetUp() or
@@ -531,10 +539,14 @@ PetscErrorCode Raise(KSP ksp, bool *lowp)
       mc->pmat_state = -1;
     }
     PetscCall(ierr);
-    *lowp = true;
-    PetscFunctionReturn(PETSC_SUCCESS);
+    if (!had_mg || mc->mg) {
+      *lowp = true;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: the V-cycle cannot run at %s (%s)\n", mc->guard_format.c_str(), mc->mg_why.c_str()));
   }
   mc->level = 2;
+  PetscCall(EnsureMg(ksp)); /* the V-cycle's copies released: the PC runs in FP64 */
   PetscCall(PetscInfo(ksp, "KSPMIXEDCG guard: FP64 CG from the current x\n"));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -768,12 +780,13 @@ PetscErrorCode EnsureMg(KSP ksp)
   }
   std::string key;
   PetscCall(MgFp32::Key(pc, &key));
-  key += " fp32 " + std::to_string((int)mc->mg_fp32) + " dense " + std::to_string((long long)mc->mg_dense_rows);
-  if (mc->mg_builds == mc->builds && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, PC, smoothers and options */
+  key += " fp32 " + std::to_string((int)mc->mg_fp32) + " dense " + std::to_string((long long)mc->mg_dense_rows) + " level " + std::to_string(mc->level);
+  if (mc->mg_builds == mc->builds && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, guard level, PC, smoothers and options */
   mc->mg.reset();
   mc->mg_builds = -1;
   mc->mg_why.clear();
   if (!mc->mg_fp32) mc->mg_why = "-ksp_mixedcg_mg_fp32 false";
+  else if (mc->level == 2) mc->mg_why = "the guard's FP64 fallback (FP64 CG with the PC in FP64)";
   else PetscCall(MgFp32::Check(ksp, pc, &mc->mg_why));
   if (mc->mg_why.empty()) {
     PackSellOptions opt;
@@ -815,7 +828,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
   PetscCheck(mc->copy, PETSC_COMM_SELF, PETSC_ERR_PLIB, "KSPMIXEDCG: no operator was built");
   if (mc->copy->OnDevice()) {
 #if defined(PETSCSPMV_HAVE_CUDA)
-    if (mc->mg) hooks.precondition_lowp_device = [mg = mc->mg.get()](const float *r, float *z) { mg->Apply(r, z); };
+    if (mc->mg) hooks.precondition_lowp_device = [mc](const float *r, float *z) { mc->mg->Apply(r, z); }; /* mc->mg: a raise rebuilds it */
     ierr = mc->device->Solve(ksp, p, hooks, (PetscInt)mc->check_every, mc->copy->Info(), &res);
 #endif
   } else {
@@ -829,7 +842,7 @@ PetscErrorCode KSPSolve_MixedCG_Body(KSP ksp)
       halo_end   = [mc](const float *pp, float *ghost) { PetscCallThrow(PetscSFBcastEnd(mc->halo, MPI_FLOAT, pp, ghost, MPI_REPLACE)); };
     }
     ops.lowp_product = [&host, &halo_begin, &halo_end](const float *pp, float *w) { host.Product(pp, w, halo_begin, halo_end); };
-    if (mc->mg) ops.precondition_lowp = [mg = mc->mg.get()](const float *r, float *z) { mg->Apply(r, z); };
+    if (mc->mg) ops.precondition_lowp = [mc](const float *r, float *z) { mc->mg->Apply(r, z); }; /* mc->mg: a raise rebuilds it */
     /* s stays valid through a raise: the copy of the next level has the same s */
     const std::vector<double> s = host.Copy().s;
     PetscCall(VecGetArrayRead(b, &ba));
@@ -885,7 +898,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
 {
   KspMixedCg   *mc    = Data(ksp);
   PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
-  PetscInt      strikes = mc->params.guard_strikes, backend = mc->backend_choice, every = mc->check_every, dense_rows = mc->mg_dense_rows;
+  PetscInt      strikes = mc->params.guard_strikes, pc_steps = (PetscInt)mc->params.guard_pc_steps, backend = mc->backend_choice, every = mc->check_every, dense_rows = mc->mg_dense_rows;
   char          vf[64], gf[64];
   PetscBool     set, dset, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
   FormatOptions o = mc->copy_opts;
@@ -900,6 +913,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_ratio", "A segment is lossy when it needs more than this many times the iterations per decade of true residual that the iterated residual predicts (0: only a growing true residual)", "KSPMIXEDCG", ratio, &ratio, &set));
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_pc_steps", "With the FP32 V-cycle: a segment of this many steps without a reliable update ends with one, and the V-cycle is checked against the PC in FP64 (departure beyond -ksp_mixedcg_guard_departure raises the precision; 0: never)", "KSPMIXEDCG", pc_steps, &pc_steps, &set));
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
@@ -912,6 +926,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(ratio == 0 || ratio > 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: a ratio <= 1 judges every segment lossy; use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
   PetscCheck(departure >= 0 && departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_departure %g is out of range: use 0 (off) or a relative norm > 0, e.g. 0.05", (double)departure);
   PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
+  PetscCheck(pc_steps >= 0 && pc_steps <= 1000000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_pc_steps %" PetscInt_FMT " is out of range: use 0 (never) or 1 to 1000000 steps", pc_steps);
   PetscCheck(dense_rows >= 0 && dense_rows <= 2048, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_mg_dense_coarse %" PetscInt_FMT " is out of range: use 0 (the PC's coarse solver) to 2048 rows (the inverse is dense: 8 n^2 bytes read per V-cycle)", dense_rows);
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
   if (vfset) PetscCallCore(PETSC_ERR_ARG_WRONG, o.Set("value_format", 0, vf, false));
@@ -948,6 +963,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   mc->params.guard_ratio     = (double)ratio;
   mc->params.guard_departure = (double)departure;
   mc->params.guard_strikes   = (int)strikes;
+  mc->params.guard_pc_steps  = (int64_t)pc_steps;
   mc->check_every            = every;
   mc->mg_fp32                = mg_fp32;
   mc->mg_dense_rows          = dense_rows;
@@ -989,7 +1005,10 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  rounding of the copy's values: %s; row-sum compensation: %s\n", mc->dither ? "dithered (unbiased, symmetric)" : "to nearest", mc->compensate ? "on (the copy's rounding of each row sum added back as an FP32 diagonal)" : "off"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
-                                   HasWiderFormat(mc) ? (mc->guard_format + ", then FP64 CG").c_str() : "FP64 CG"));
+                                   HasWiderFormat(mc) ? (mc->guard_format + (mc->mg ? " (the FP32 V-cycle's levels with it)" : "") + ", then FP64 CG").c_str() : "FP64 CG"));
+  if (mc->mg && mc->params.guard_pc_steps > 0 && mc->params.guard_departure > 0)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  guard of the FP32 V-cycle: after %" PetscInt64_FMT " steps without a reliable update, one, and the V-cycle checked against the PC in FP64 (departure %g raises)\n", (PetscInt64)mc->params.guard_pc_steps,
+                                     mc->params.guard_departure));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->copy && mc->copy->OnDevice() ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
   if (mc->copy && mc->copy->OnDevice()) {
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every step (several ranks: each step's dot products are summed over the ranks on the host)\n"));
@@ -1000,6 +1019,7 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
     const mixed::MixedCgResult &r = mc->last;
     PetscCall(PetscViewerASCIIPrintf(viewer, "  last solve: %" PetscInt64_FMT " CG steps (%" PetscInt64_FMT " low precision), reliable updates %" PetscInt64_FMT ", precision raises %d, low-precision breakdowns %" PetscInt64_FMT ", FP64 fallback %s, PC applications %" PetscInt64_FMT " (FP32 V-cycles %" PetscInt64_FMT ")\n",
                                      (PetscInt64)r.its, (PetscInt64)r.lowp_its, (PetscInt64)r.reliable_updates, r.raises, (PetscInt64)r.lowp_breakdowns, r.fp64 ? "taken" : "not taken", (PetscInt64)r.pc_applications, (PetscInt64)r.pc_lowp_applications));
+    if (r.pc_checks) PetscCall(PetscViewerASCIIPrintf(viewer, "  V-cycle checks against the PC in FP64: %" PetscInt64_FMT " (the last departed by %.3g)\n", (PetscInt64)r.pc_checks, r.pc_departure));
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -1062,6 +1082,8 @@ PetscErrorCode KSPMixedCGGetStats_MixedCG(KSP ksp, KSPMixedCGStats *out)
   out->builds           = mc->builds;
   out->pc_applications  = (PetscInt)r.pc_applications;
   out->fp32_vcycles     = (PetscInt)r.pc_lowp_applications;
+  out->pc_checks        = (PetscInt)r.pc_checks;
+  out->pc_departure     = (PetscReal)r.pc_departure;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1098,6 +1120,9 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
     more than this many times the iterations per decade of true residual that its iterated
     residual predicts (0: only a growing true residual counts)
 . -ksp_mixedcg_guard_strikes <2> - lossy segments in a row that raise the precision
+. -ksp_mixedcg_guard_pc_steps <20> - with the FP32 V-cycle: a segment of this many steps without a
+    reliable update ends with one, and the V-cycle is checked on the new residual against the PC
+    in FP64; a departure beyond -ksp_mixedcg_guard_departure raises the precision (0: never)
 . -ksp_mixedcg_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are CUDA vectors
     (at any number of ranks), else on the host
 . -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
@@ -1124,7 +1149,11 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
   exact matrix: p^T A p <= 0 ends the solve with `KSP_DIVERGED_INDEFINITE_MAT`; otherwise the
   copy failed where A did not, and the precision is raised. The growth and rate tests judge only
   segments whose iterated residual fell by at least min(sqrt(delta), 1/2): shorter ones (ended by
-  the target near convergence) are noise there. The precision reached is kept for later solves
+  the target near convergence) are noise there. With the FP32 V-cycle a raise rebuilds its
+  levels' copies at the guard's value format with the operator's, and the FP64 fallback applies
+  the PC in FP64; a segment that stalls (-ksp_mixedcg_guard_pc_steps steps without a reliable
+  update) ends with one, and the V-cycle is checked against the PC in FP64 on the new residual
+  (a departure beyond -ksp_mixedcg_guard_departure raises). The precision reached is kept for later solves
   with the same Pmat (the guard judged the copy too coarse for this matrix); a Pmat with a new
   state, or `KSPReset()`, rebuilds the copy at the start format. A raise whose build fails ends
   the solve with that error; the next setup rebuilds at the start format. The reliable-update

@@ -1,11 +1,15 @@
 // KSPMIXEDCG's FP32 V-cycle from a PCMG/PCGAMG hierarchy: ksp_mixedcg_mg.hpp.
+#include <petsc/private/matimpl.h>
 #include <petsc/private/pcmgimpl.h>
+#include <petscblaslapack.h>
 
 #include "ksp_mixedcg_mg.hpp"
 
 #include "block_csr.hpp"
 #include "core_error.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -139,7 +143,116 @@ PetscErrorCode DenseInverse(Mat A, std::vector<double> *inv, bool *ok)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The basis of the null space ns (of A's layout, one rank) as MgCycle::set_null_space() takes it:
+   its vectors, and its constant as 1/sqrt(n) first (PETSc's MatNullSpaceRemove() order). None:
+   empty. */
+PetscErrorCode NullSpaceBasis(MatNullSpace ns, Mat A, std::vector<std::vector<double>> *basis)
+{
+  PetscBool  cnst;
+  PetscInt   k, n, N;
+  const Vec *vecs;
+
+  PetscFunctionBegin;
+  basis->clear();
+  if (!ns) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatGetLocalSize(A, &n, nullptr));
+  PetscCall(MatGetSize(A, &N, nullptr));
+  PetscCall(MatNullSpaceGetVecs(ns, &cnst, &k, &vecs));
+  if (cnst) basis->emplace_back((size_t)n, 1.0 / std::sqrt((double)N));
+  for (PetscInt j = 0; j < k; j++) {
+    const PetscScalar *a;
+    PetscCall(VecGetArrayRead(vecs[j], &a));
+    basis->emplace_back(a, a + n);
+    PetscCall(VecRestoreArrayRead(vecs[j], &a));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The pseudo-inverse X = A^+ (n x n, row-major, symmetric) of the small symmetric positive
+   semidefinite level matrix A whose null space has dimension k >= 1 (the operator's, which a
+   Galerkin hierarchy keeps on every level): A = V diag(w) V^T by LAPACK's syev, X = sum over the
+   n - k largest w_i of v_i v_i^T / w_i. *ok false (the PC's coarse solver then) unless the k
+   smallest eigenvalues are null (|w_i| <= 1e-8 w_max), the others positive beyond it, and
+   A X A = A to 1e-6 of A's largest entry. Its output has no component in the null space, so an
+   inconsistent right-hand side (the FP32 restriction's rounding) is not amplified, as the PC's
+   LU of the singular level would amplify it (by the inverse of a pivot near rounding: beyond
+   FP32's range of useful digits). */
+PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, bool *ok)
+{
+  Mat                 Ad;
+  PetscInt            n, lda;
+  const PetscScalar  *a;
+  PetscBLASInt        bn, lwork, info = 0;
+  std::vector<double> M, w, work, VD, X, AX, AXA;
+
+  PetscFunctionBegin;
+  *ok = false;
+  PetscCall(MatGetSize(A, &n, nullptr));
+  if (k < 1 || k >= n) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscBLASIntCast(n, &bn));
+  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &Ad));
+  PetscCall(MatDenseGetLDA(Ad, &lda));
+  PetscCall(MatDenseGetArrayRead(Ad, &a));
+  PetscCallCXX(M.resize((size_t)n * (size_t)n));
+  for (PetscInt j = 0; j < n; j++)
+    for (PetscInt i = 0; i < n; i++) M[(size_t)j * (size_t)n + (size_t)i] = a[(size_t)j * (size_t)lda + (size_t)i];
+  PetscCall(MatDenseRestoreArrayRead(Ad, &a));
+  PetscCall(MatDestroy(&Ad));
+  const std::vector<double> A0 = M; /* column-major, for the check */
+  PetscCall(PetscBLASIntCast(4 * n, &lwork));
+  PetscCallCXX(w.resize((size_t)n));
+  PetscCallCXX(work.resize((size_t)lwork));
+  PetscCallBLAS("LAPACKsyev", LAPACKsyev_("V", "U", &bn, M.data(), &bn, w.data(), work.data(), &lwork, &info));
+  if (info != 0) PetscFunctionReturn(PETSC_SUCCESS);
+  const double wmax = w[(size_t)n - 1], tol = 1e-8 * wmax;
+  if (!(wmax > 0) || !(std::fabs(w[(size_t)k - 1]) <= tol) || !(std::fabs(w[0]) <= tol) || !(w[(size_t)k] > tol)) PetscFunctionReturn(PETSC_SUCCESS);
+  /* X = (V_r D_r^-1) V_r^T over the columns r >= k of V */
+  const PetscBLASInt r   = bn - (PetscBLASInt)k;
+  const double       one = 1.0, zero = 0.0;
+  PetscCallCXX(VD.assign(M.begin() + (std::ptrdiff_t)k * n, M.end()));
+  for (PetscBLASInt j = 0; j < r; j++)
+    for (PetscInt i = 0; i < n; i++) VD[(size_t)j * (size_t)n + (size_t)i] /= w[(size_t)k + (size_t)j];
+  PetscCallCXX(X.resize((size_t)n * (size_t)n));
+  PetscCallBLAS("BLASgemm", BLASgemm_("N", "T", &bn, &bn, &r, &one, VD.data(), &bn, M.data() + (size_t)k * (size_t)n, &bn, &zero, X.data(), &bn));
+  for (PetscInt i = 0; i < n; i++) /* exactly symmetric */
+    for (PetscInt j = 0; j < i; j++) X[(size_t)j * (size_t)n + (size_t)i] = X[(size_t)i * (size_t)n + (size_t)j] = 0.5 * (X[(size_t)j * (size_t)n + (size_t)i] + X[(size_t)i * (size_t)n + (size_t)j]);
+  PetscCallCXX(AX.resize((size_t)n * (size_t)n));
+  PetscCallCXX(AXA.resize((size_t)n * (size_t)n));
+  PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &bn, &bn, &bn, &one, A0.data(), &bn, X.data(), &bn, &zero, AX.data(), &bn));
+  PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &bn, &bn, &bn, &one, AX.data(), &bn, A0.data(), &bn, &zero, AXA.data(), &bn));
+  double amax = 0.0, err = 0.0;
+  for (size_t q = 0; q < A0.size(); q++) {
+    amax = std::max(amax, std::fabs(A0[q]));
+    err  = std::max(err, std::fabs(AXA[q] - A0[q]));
+  }
+  if (!(err <= 1e-6 * amax)) PetscFunctionReturn(PETSC_SUCCESS);
+  *inv = std::move(X); /* symmetric: row-major is column-major */
+  *ok  = true;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The dimension of the null space ns (its constant and vectors; 0 without one). */
+PetscInt NullSpaceDimension(MatNullSpace ns)
+{
+  PetscBool  cnst = PETSC_FALSE;
+  PetscInt   k    = 0;
+  const Vec *vecs;
+  if (ns && MatNullSpaceGetVecs(ns, &cnst, &k, &vecs)) return 0;
+  return k + (cnst ? 1 : 0);
+}
+
 } // namespace
+
+PetscErrorCode PcNullSpace(PC pc, MatNullSpace *ns)
+{
+  Mat A;
+
+  PetscFunctionBegin;
+  *ns = nullptr;
+  PetscCall(PCGetOperators(pc, &A, nullptr));
+  if (A) PetscCall(MatGetNullSpace(A, ns));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 MgFp32::~MgFp32()
 {
@@ -160,12 +273,9 @@ PetscErrorCode MgFp32::Check(KSP ksp, PC pc, std::string *why)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &mg, PCMG, PCGAMG, ""));
   {
-    Mat          Amat, Pmat;
-    MatNullSpace na = nullptr, np = nullptr;
-    PetscCall(KSPGetOperators(ksp, &Amat, &Pmat));
-    PetscCall(MatGetNullSpace(Amat, &na));
-    PetscCall(MatGetNullSpace(Pmat, &np));
-    if (na || np) *why = "the operator has a null space (KSP projects it out of every PCApply(); the FP32 V-cycle does not)";
+    MatNullSpace ns;
+    PetscCall(PcNullSpace(pc, &ns));
+    if (ns && ns->remove) *why = "the operator's null space has its own removal function (MatNullSpaceSetFunction()), which the FP32 V-cycle cannot apply";
   }
   if (!why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
   if (!mg) *why = std::string("the PC is ") + ((PetscObject)pc)->type_name + ", not PCMG or PCGAMG";
@@ -210,7 +320,14 @@ PetscErrorCode MgFp32::Key(PC pc, std::string *key)
 
   PetscFunctionBegin;
   PetscCall(PCMGGetLevels(pc, &levels));
-  *key           = std::string(((PetscObject)pc)->type_name) + " " + std::to_string((long long)levels);
+  *key = std::string(((PetscObject)pc)->type_name) + " " + std::to_string((long long)levels);
+  {
+    MatNullSpace  ns;
+    PetscObjectId id = 0;
+    PetscCall(PcNullSpace(pc, &ns));
+    if (ns) PetscCall(PetscObjectGetId((PetscObject)ns, &id));
+    *key += " null space " + std::to_string((long long)id);
+  }
   const PC_MG *m = static_cast<const PC_MG *>(pc->data);
   for (PetscInt l = 1; l < levels; l++)
     for (KSP k : {m->levels[l]->smoothd, m->levels[l]->smoothu}) {
@@ -248,11 +365,19 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     PetscCall(MatGetSize(mats.A[(size_t)l], &rows, nullptr));
     if (rows <= dense_coarse_rows) dense = l;
   }
+  MatNullSpace ns;
+  PetscCall(PcNullSpace(pc, &ns));
+  const PetscInt null_dim = NullSpaceDimension(ns);
   if (dense >= 0) {
     bool spd;
-    PetscCall(DenseInverse(mats.A[(size_t)dense], &inverse, &spd));
+    if (null_dim) PetscCall(DensePseudoInverse(mats.A[(size_t)dense], null_dim, &inverse, &spd));
+    else PetscCall(DenseInverse(mats.A[(size_t)dense], &inverse, &spd));
     if (spd) o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
     else dense = -1;
+  }
+  if (null_dim && dense < 0) { /* the PC's coarse LU of a singular level would amplify the FP32 restriction's rounding */
+    *refused_why = "the operator has a null space and no level of at most -ksp_mixedcg_mg_dense_coarse rows has a dense pseudo-inverse (the PC's coarse solve of a singular level in the FP32 cycle stagnates)";
+    PetscFunctionReturn(PETSC_SUCCESS);
   }
   std::unique_ptr<MgFp32> mg(new MgFp32());
   mg->device_ = device;
@@ -277,6 +402,16 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     if (refused_why->empty()) mg->info_ = mg->cycle_.info();
   }
   if (!refused_why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
+  { /* the Amat's null space, which KSP removes from every PCApply() result */
+    std::vector<std::vector<double>> basis;
+    PetscCall(NullSpaceBasis(ns, mats.A.back(), &basis));
+    if (device) {
+#if defined(PETSCSPMV_HAVE_CUDA)
+      PetscCallCore(PETSC_ERR_ARG_WRONG, mg->dcycle_->SetNullSpace(basis));
+#endif
+    } else PetscCallCore(PETSC_ERR_ARG_WRONG, mg->cycle_.set_null_space(basis));
+    mg->null_vectors_ = (PetscInt)basis.size();
+  }
   /* the products of one cycle: 2 m with A_l (m - 1 pre-smoothing from zero, the residual, m
      post-smoothing), one each with P_l and P_l^T */
   for (const mixed::MgLevelInfo &v : mg->info_) {
@@ -374,9 +509,12 @@ PetscErrorCode MgFp32::View(PetscViewer viewer) const
     if (v.lowp)
       PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, %" PetscInt64_FMT " nonzeros, LOSSY %s, %.2f bytes per nonzero, emax %.4g; interpolation %" PetscInt64_FMT " nonzeros, %.2f bytes per nonzero (P and P^T)\n", (int)l,
                                        (PetscInt64)v.rows, (PetscInt64)v.nnz, v.value_format.c_str(), v.bytes_per_nnz, v.emax, (PetscInt64)v.p_nnz, v.p_bytes_per_nnz));
+    else if (v.dense_inverse && null_vectors_)
+      PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, singular: solved by its dense FP64 pseudo-inverse (no component in its null space; the levels below it unused)\n", (int)l, (PetscInt64)v.rows));
     else if (v.dense_inverse) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, solved exactly by its dense FP64 inverse (the levels below it unused)\n", (int)l, (PetscInt64)v.rows));
     else if (l + 1 == info.size() || info[l + 1].lowp) PetscCall(PetscViewerASCIIPrintf(viewer, "    level %d: %" PetscInt64_FMT " rows, the PC's coarse solver in FP64\n", (int)l, (PetscInt64)v.rows));
   }
+  if (null_vectors_) PetscCall(PetscViewerASCIIPrintf(viewer, "    the operator's null space (%" PetscInt_FMT " vector%s) removed from each cycle's result, as KSP removes it from PCApply()'s\n", null_vectors_, null_vectors_ > 1 ? "s" : ""));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -57,12 +57,18 @@ public:
      arrays. Throws PetscFailure or the coarse solve's exception. */
   virtual void                            Apply(const float *r, float *z, const std::function<void(const double *b, double *x)> &coarse) const = 0;
   virtual std::vector<mixed::MgLevelInfo> Info() const                                                                                         = 0;
+  /* mixed::cuda::set_null_space() on PETSc's current stream. Throws PetscFailure (a CUDA error)
+     or its FormatError. */
+  virtual void SetNullSpace(const std::vector<std::vector<double>> &basis) = 0;
 };
 /* Builds the device cycle from the levels' device CSR (AIJCUSPARSE's arrays in place, any other
    SeqAIJ level uploaded for the build) on PETSc's current stream; inverse: the dense inverse of
    level dense_level (null: none); *refused_why as MgFp32::Create(). */
 PetscErrorCode CreateMgDeviceCycle(const MgLevels &levels, const mixed::MgCycleOptions &o, PetscInt dense_level, const double *inverse, std::unique_ptr<MgDeviceCycle> *out, std::string *refused_why);
 #endif
+
+/* The null space of pc's Amat (KSP_PCApply() removes it from every PCApply() result), or null. */
+PetscErrorCode PcNullSpace(PC pc, MatNullSpace *ns);
 
 class MgFp32 {
 public:
@@ -71,9 +77,9 @@ public:
      the reason in words ("the smoother of level 2 is KSPRICHARDSON + PCSOR, not Chebyshev +
      Jacobi"). pc of type PCMG or PCGAMG, multiplicative V-cycles with one cycle per apply, every
      level above the coarsest smoothed by KSPCHEBYSHEV + PCJACOBI on the diagonal, the same KSP
-     before and after the coarse correction, SeqAIJ-based levels; one rank; no null space on the
-     operators (KSP removes it from every PCApply() result, which the FP32 cycle does not: on a
-     singular Neumann problem with GAMG it stagnated). */
+     before and after the coarse correction, SeqAIJ-based levels; one rank; a null space of the
+     PC's Amat (KSP removes it from every PCApply() result; the cycle then removes it from its
+     own, Create()) without a removal function of its own. */
   static PetscErrorCode Check(KSP ksp, PC pc, std::string *why);
   /* Builds the copies from pc's hierarchy (Check() passed) with opt's layout and value format, on
      the host or (device) on the GPU. The highest level with at most dense_coarse_rows rows (and
@@ -81,11 +87,18 @@ public:
      KSPMatSolve() with the identity), one FP64 product per cycle in place of the levels'
      smoothing and the PC's coarse KSP; none so small, dense_coarse_rows 0, a failed
      factorisation or an inverse that does not give A X = I to 1e-6 (a singular level, e.g. a
-     Neumann problem's): the PC's coarse KSP. *refused_why: a level's data the copies refuse (a
-     range or diagonal error, in words): the PC then runs in FP64. Collective on ksp. */
+     Neumann problem's): the PC's coarse KSP. With a null space on the PC's Amat (of dimension
+     k) the dense level is solved by its pseudo-inverse instead (the k null eigenvalues of a
+     symmetric eigendecomposition dropped), and a hierarchy without one is refused (the PC's LU of
+     a singular level amplifies the FP32 restriction's rounding beyond FP32's digits: the cycle
+     stagnated); the null space is given to the cycle (MgCycle::set_null_space()), which removes
+     it from each result as KSP_PCApply() does.
+     *refused_why: a level's data the copies refuse (a range or diagonal error, in words): the PC
+     then runs in FP64. Collective on ksp. */
   static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
   /* What a cycle copies from pc besides the levels' matrices, as text: the PC's type, the number
-     of levels and each level's smoothers (their KSP and PC types, their steps). A cycle built under another key
+     of levels, its Amat's null space (the object) and each level's smoothers (their KSP and PC
+     types, their steps). A cycle built under another key
      is stale (a smoother changed after the build, e.g. -mg_levels_ksp_max_it). pc: PCMG-based. */
   static PetscErrorCode Key(PC pc, std::string *key);
   /* z = M_hat^-1 r, one V-cycle in FP32 in the scaled units of KSPMIXEDCG's vectors (rows floats:
@@ -104,8 +117,9 @@ private:
   bool                            device_ = false;
   mixed::MgCycle                  cycle_; /* the host cycle */
   std::vector<mixed::MgLevelInfo> info_;
-  PetscLogDouble                  flops_ = 0; /* of one cycle's products */
-  PetscInt                        steps_ = 0; /* the Chebyshev degree */
+  PetscLogDouble                  flops_        = 0; /* of one cycle's products */
+  PetscInt                        null_vectors_ = 0; /* the null space's basis vectors removed by each apply */
+  PetscInt                        steps_        = 0; /* the Chebyshev degree */
 #if defined(PETSCSPMV_HAVE_CUDA)
   std::unique_ptr<MgDeviceCycle> dcycle_;
 #endif

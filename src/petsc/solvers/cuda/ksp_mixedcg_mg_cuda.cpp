@@ -21,6 +21,17 @@ namespace glue
 namespace
 {
 
+/* A CUDA error as PETSc's error, thrown (PetscFailure). */
+void ThrowOnCudaError(cudaError_t cerr)
+{
+  auto check = [cerr]() -> PetscErrorCode {
+    PetscFunctionBegin;
+    PetscCallCUDA(cerr);
+    PetscFunctionReturn(PETSC_SUCCESS);
+  };
+  PetscCallThrow(check());
+}
+
 class CudaMgCycle final : public MgDeviceCycle {
 public:
   ~CudaMgCycle() override { (void)mixed::cuda::destroy(m_); }
@@ -28,15 +39,15 @@ public:
   {
     cudaStream_t stream = nullptr;
     PetscCallThrow(CurrentCudaStream(&stream));
-    const cudaError_t cerr  = mixed::cuda::apply_mg_cycle(m_, r, z, coarse, stream);
-    auto              check = [cerr]() -> PetscErrorCode {
-      PetscFunctionBegin;
-      PetscCallCUDA(cerr);
-      PetscFunctionReturn(PETSC_SUCCESS);
-    };
-    PetscCallThrow(check());
+    ThrowOnCudaError(mixed::cuda::apply_mg_cycle(m_, r, z, coarse, stream));
   }
   std::vector<mixed::MgLevelInfo> Info() const override { return mixed::cuda::mg_cycle_info(m_); }
+  void                            SetNullSpace(const std::vector<std::vector<double>> &basis) override
+  {
+    cudaStream_t stream = nullptr;
+    PetscCallThrow(CurrentCudaStream(&stream));
+    ThrowOnCudaError(mixed::cuda::set_null_space(m_, basis, stream));
+  }
 
   mixed::cuda::DeviceMgCycle *m_ = nullptr;
 };

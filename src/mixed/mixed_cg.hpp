@@ -91,15 +91,16 @@
 // not make the iterated residual depart from the true one, it slows both. A segment of the
 // low-precision phase that reaches guard_pc_steps steps without a trigger (a V-cycle reduces the
 // residual about tenfold per step, so 20 steps are a stall) ends with a reliable update (the
-// direction restarted), then the preconditioner is checked on the new residual r_T: z_lp =
-// precondition_lowp(r_T) against z = M_hat^-1 r_T in FP64; ||z_lp - z|| / ||z|| beyond
-// guard_departure (or not finite) raises the precision at once, as above (the caller's raise
-// rebuilds its reduced-precision preconditioner with the operator; when none is left, FP64 CG
-// with precondition; guard_departure 0: no check). Within it, the slowness is the
-// preconditioner's own, which FP64 shares: the iteration goes on. (z is the caller's FP64
-// preconditioner: where precondition_lowp differs from it by design, e.g. an exact coarse solve
-// in place of the PC's coarse cycle, the check measures that difference as well; it then
-// raises the precision without need, which costs time, never the answer.)
+// direction kept, as at any update), then the preconditioner is checked on the new residual
+// r_T: z_lp = precondition_lowp(r_T) against z = M_hat^-1 r_T in FP64; ||z_lp - z|| / ||z||
+// beyond guard_pc_departure (or not finite) raises the precision at once, as above (the
+// caller's raise rebuilds its reduced-precision preconditioner with the operator; when none is
+// left, FP64 CG with precondition; guard_pc_departure 0 or guard_pc_steps 0: no check, no
+// forced update). Within it, the slowness is the preconditioner's own, which FP64 shares: the
+// iteration goes on. The threshold is four times the operator's guard_departure by default:
+// z is the caller's FP64 preconditioner, and where precondition_lowp differs from it by design
+// (KSPMIXEDCG's exact dense coarse solve where PCGAMG's coarse levels smooth: 0.01-0.035 on 3-D
+// Laplacians) the check measures that difference too; a broken cycle differs by 0.8-1.
 #pragma once
 #include "core/host_device.hpp"
 #include "scaled_copy.hpp"
@@ -115,17 +116,18 @@ namespace mixed
 {
 
 struct MixedCgParams {
-  double  delta           = 0.1;  // reliable update at ||r_iter|| < delta * max ||r_iter|| since the last one
-  double  rtol            = 1e-8; // the default test (MixedCgOperators::converged absent): ||r|| <= max(rtol ||r_0||, atol)
-  double  atol            = 0.0;
-  double  dtol            = 1e5;   //   diverged at ||r|| > dtol ||r_0||
-  int64_t max_it          = 10000; // CG steps (low precision and FP64 together)
-  bool    guard           = true;  // false: the operator's precision is never raised by the guard
-  double  guard_ratio     = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
-  double  guard_departure = 0.05;  // ... or when the true residual departs from the iterated one by more; 0: not this test
-  int     guard_strikes   = 2;     // lossy segments in a row that raise the precision
-  int64_t guard_pc_steps  = 20;    // a reduced-precision preconditioner: a segment this long is checked against the FP64 one (0: never)
-  bool    start_fp64      = false; // FP64 CG from the start (a matrix that needed it before)
+  double  delta              = 0.1;  // reliable update at ||r_iter|| < delta * max ||r_iter|| since the last one
+  double  rtol               = 1e-8; // the default test (MixedCgOperators::converged absent): ||r|| <= max(rtol ||r_0||, atol)
+  double  atol               = 0.0;
+  double  dtol               = 1e5;   //   diverged at ||r|| > dtol ||r_0||
+  int64_t max_it             = 10000; // CG steps (low precision and FP64 together)
+  bool    guard              = true;  // false: the operator's precision is never raised by the guard
+  double  guard_ratio        = 1.5;   // a segment is lossy above this ratio (above); 0: not this test
+  double  guard_departure    = 0.05;  // ... or when the true residual departs from the iterated one by more; 0: not this test
+  int     guard_strikes      = 2;     // lossy segments in a row that raise the precision
+  int64_t guard_pc_steps     = 20;    // a reduced-precision preconditioner: a segment this long is checked against the FP64 one (0: never)
+  double  guard_pc_departure = 0.2;   // ... and raises the precision when the two differ by more (0: no check)
+  bool    start_fp64         = false; // FP64 CG from the start (a matrix that needed it before)
 };
 
 // Why a solve stopped (the PETSc glue maps these to KSPConvergedReason).
@@ -395,7 +397,7 @@ public:
   // residual (end_step()'s end_at): the maximum iterations, and with a reduced-precision
   // preconditioner in the low-precision phase (pc_lowp) seg_start + guard_pc_steps (the header's
   // guard).
-  int64_t segment_end(bool pc_lowp, int64_t seg_start) const { return pc_lowp && p_.guard && p_.guard_pc_steps > 0 ? std::min(p_.max_it, seg_start + p_.guard_pc_steps) : p_.max_it; }
+  int64_t segment_end(bool pc_lowp, int64_t seg_start) const { return pc_lowp && p_.guard && p_.guard_pc_steps > 0 && p_.guard_pc_departure > 0.0 ? std::min(p_.max_it, seg_start + p_.guard_pc_steps) : p_.max_it; }
   // Whether the trigger at step its of a segment that started at seg_start was segment_end()'s
   // preconditioner bound, not the residual's (reliable_trigger() on the segment's scalars after
   // end_step()) nor the maximum iterations.
@@ -403,7 +405,7 @@ public:
   // After a low-precision segment that reached segment_end()'s preconditioner bound (stalled()):
   // the reliable update (judged as after a trigger; the direction kept), then, unless that raised
   // or ended the solve, pc_departure() = ||z_lp - z|| / ||z|| of the new residual judged against
-  // guard_departure: beyond it the precision is raised (the direction restarts).
+  // guard_pc_departure: beyond it the precision is raised (the direction restarts).
   template <class TrueUpdate, class PcDeparture, class Raise>
   PhaseNext after_stall(TrueUpdate &&true_update, PcDeparture &&pc_departure, Raise &&raise)
   {
@@ -412,7 +414,7 @@ public:
     if (!r) {
       ++res.pc_checks;
       res.pc_departure = pc_departure();
-      r                = p_.guard_departure > 0.0 && !(res.pc_departure <= p_.guard_departure);
+      r                = !(res.pc_departure <= p_.guard_pc_departure);
     }
     if (!r) return PhaseNext::Continue;
     ++res.raises;

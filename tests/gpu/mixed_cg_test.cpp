@@ -605,8 +605,11 @@ TEST(MixedCgSmall, ReducedPreconditionerChecked)
     EXPECT_LE(std::llabs((long long)(d.res.pc_checks - h.res.pc_checks)), 1) << what;
     EXPECT_EQ(d.res.raises, distorted ? 1 : 0) << what;
     EXPECT_EQ(d.res.fp64, distorted) << what;
-    if (distorted) EXPECT_GT(d.res.pc_departure, 0.05) << what;
+    if (distorted) EXPECT_GT(d.res.pc_departure, 0.2) << what;
     else EXPECT_LT(d.res.pc_departure, 1e-5) << what;
+    if (!distorted) // no segment longer than the bound, on either driver
+      for (const Outcome *o : {&h, static_cast<const Outcome *>(&d)})
+        for (size_t u = 0; u < o->res.updates.size(); ++u) EXPECT_LE(o->res.updates[u].its - (u ? o->res.updates[u - 1].its : 0), p.guard_pc_steps) << what << (o == &h ? " host" : " device") << " update " << u;
   }
 }
 

@@ -262,7 +262,9 @@ static PetscErrorCode SingularCoarse(void)
    2. The next solve (same Pmat: the level is kept) at the default guard to 1e-8 runs the e8m22
       cycle: FP32 V-cycles, no raise, converged.
    3. A new KSP whose every segment is lossy to 1e-8: raised twice, the FP64 fallback with the PC in
-      FP64 (-ksp_view says so), converged to the true residual. */
+      FP64 (-ksp_view says so), converged to the true residual.
+   4. The V-cycle checked against the PC in FP64 after every step (-ksp_mixedcg_guard_pc_steps 1):
+      checks counted and shown, no raise, converged. */
 static PetscErrorCode GuardRaisesTheCycle(Mat A, Vec b)
 {
   KSP                ksp;
@@ -296,6 +298,17 @@ static PetscErrorCode GuardRaisesTheCycle(Mat A, Vec b)
         (int)st.fp64_fallback);
   PetscCall(ViewText(ksp, buf, size));
   CHECK(strstr(buf, "its V-cycle runs in FP64: the guard's FP64 fallback") != NULL, "mixedcg + gamg after the FP64 fallback: -ksp_view does not say the PC runs in FP64:\n%s", buf);
+  PetscCall(KSPDestroy(&ksp));
+
+  /* the stall check after every step: the cycle passes it (the dense coarse solve's difference
+     from GAMG's is below the threshold), no raise, converged */
+  PetscCall(FromString(A, "grs_", "-ksp_type mixedcg -ksp_rtol 1e-8 -pc_type gamg -ksp_mixedcg_guard_pc_steps 1", &ksp));
+  PetscCall(SolveTrue(ksp, A, b, &reason, &rel));
+  PetscCall(KSPMixedCGGetStats(ksp, &st));
+  CHECK(reason > 0 && rel <= 1.01e-8 && st.raises == 0 && st.pc_checks > 0 && st.pc_departure < 0.2, "mixedcg + gamg checked after every step: reason %s, true residual %g, %" PetscInt_FMT " raises (want 0), %" PetscInt_FMT " checks (want some), last departure %g", KSPConvergedReasons[reason], (double)rel, st.raises, st.pc_checks,
+        (double)st.pc_departure);
+  PetscCall(ViewText(ksp, buf, size));
+  CHECK(strstr(buf, "V-cycle checks against the PC in FP64") != NULL && strstr(buf, "guard of the FP32 V-cycle: after 1 steps") != NULL, "mixedcg + gamg checked after every step: -ksp_view does not show the checks:\n%s", buf);
   PetscCall(KSPDestroy(&ksp));
   PetscCall(PetscFree(buf));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "the guard raises the FP32 V-cycle with the operator, then the PC in FP64: ok\n"));

@@ -897,7 +897,7 @@ PetscErrorCode KSPSolve_MixedCG(KSP ksp)
 PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems PetscOptionsObject)
 {
   KspMixedCg   *mc    = Data(ksp);
-  PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure;
+  PetscReal     delta = mc->params.delta, ratio = mc->params.guard_ratio, departure = mc->params.guard_departure, pc_departure = mc->params.guard_pc_departure;
   PetscInt      strikes = mc->params.guard_strikes, pc_steps = (PetscInt)mc->params.guard_pc_steps, backend = mc->backend_choice, every = mc->check_every, dense_rows = mc->mg_dense_rows;
   char          vf[64], gf[64];
   PetscBool     set, dset, vfset, gfset, comp = mc->compensate, dith = mc->dither, mg_fp32 = mc->mg_fp32;
@@ -913,7 +913,8 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_ratio", "A segment is lossy when it needs more than this many times the iterations per decade of true residual that the iterated residual predicts (0: only a growing true residual)", "KSPMIXEDCG", ratio, &ratio, &set));
   PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_departure", "A segment is lossy (and raises at once) when the true residual departs from the iterated one by more than this relative norm (0: not this test)", "KSPMIXEDCG", departure, &departure, &set));
   PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_strikes", "Lossy segments in a row that raise the precision", "KSPMIXEDCG", strikes, &strikes, &set));
-  PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_pc_steps", "With the FP32 V-cycle: a segment of this many steps without a reliable update ends with one, and the V-cycle is checked against the PC in FP64 (departure beyond -ksp_mixedcg_guard_departure raises the precision; 0: never)", "KSPMIXEDCG", pc_steps, &pc_steps, &set));
+  PetscCall(PetscOptionsInt("-ksp_mixedcg_guard_pc_steps", "With the FP32 V-cycle: a segment of this many steps without a reliable update ends with one, and the V-cycle is checked against the PC in FP64 (0: never)", "KSPMIXEDCG", pc_steps, &pc_steps, &set));
+  PetscCall(PetscOptionsReal("-ksp_mixedcg_guard_pc_departure", "With the FP32 V-cycle: the check of a stalled segment raises the precision when the V-cycle and the PC in FP64 differ by more than this relative norm (0: no check)", "KSPMIXEDCG", pc_departure, &pc_departure, &set));
   PetscCall(PetscOptionsEList("-ksp_mixedcg_backend", "Where the solve runs: auto (CUDA when the Pmat's vectors are CUDA vectors), host or cuda", "KSPMIXEDCG", BackendNames, 3, BackendNames[backend], &backend, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_dither", "Round the copy's values up or down by a symmetric pseudo-random dither (unbiased) instead of to nearest (whose equal errors on equal values act as a scaling of a constant-coefficient stencil)", "KSPMIXEDCG", dith, &dith, &set));
   PetscCall(PetscOptionsBool("-ksp_mixedcg_rowsum_compensation", "Add the copy's rounding of each row sum back as an FP32 diagonal (the smooth modes of PDE matrices then see no error of the copy)", "KSPMIXEDCG", comp, &comp, &set));
@@ -926,6 +927,7 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   PetscCheck(ratio == 0 || ratio > 1, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_ratio %g is out of range: a ratio <= 1 judges every segment lossy; use 0 (off) or a ratio > 1, e.g. 1.5", (double)ratio);
   PetscCheck(departure >= 0 && departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_departure %g is out of range: use 0 (off) or a relative norm > 0, e.g. 0.05", (double)departure);
   PetscCheck(strikes >= 1 && strikes <= 1000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_strikes %" PetscInt_FMT " is out of range: use 1 to 1000", strikes);
+  PetscCheck(pc_departure >= 0 && pc_departure < 1e300, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_pc_departure %g is out of range: use 0 (no check) or a relative norm > 0, e.g. 0.2", (double)pc_departure);
   PetscCheck(pc_steps >= 0 && pc_steps <= 1000000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_guard_pc_steps %" PetscInt_FMT " is out of range: use 0 (never) or 1 to 1000000 steps", pc_steps);
   PetscCheck(dense_rows >= 0 && dense_rows <= 2048, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_mg_dense_coarse %" PetscInt_FMT " is out of range: use 0 (the PC's coarse solver) to 2048 rows (the inverse is dense: 8 n^2 bytes read per V-cycle)", dense_rows);
   PetscCheck(every >= 1 && every <= 10000, PetscObjectComm((PetscObject)ksp), PETSC_ERR_ARG_OUTOFRANGE, "-ksp_mixedcg_check_every %" PetscInt_FMT " is out of range: use 1 to 10000 steps", every);
@@ -960,13 +962,14 @@ PetscErrorCode KSPSetFromOptions_MixedCG_Body(KSP ksp, PetscSpMVOptionItems Pets
   }
   mc->params.delta = (double)delta;
   if (dset) mc->delta_given = PETSC_TRUE;
-  mc->params.guard_ratio     = (double)ratio;
-  mc->params.guard_departure = (double)departure;
-  mc->params.guard_strikes   = (int)strikes;
-  mc->params.guard_pc_steps  = (int64_t)pc_steps;
-  mc->check_every            = every;
-  mc->mg_fp32                = mg_fp32;
-  mc->mg_dense_rows          = dense_rows;
+  mc->params.guard_ratio        = (double)ratio;
+  mc->params.guard_departure    = (double)departure;
+  mc->params.guard_strikes      = (int)strikes;
+  mc->params.guard_pc_steps     = (int64_t)pc_steps;
+  mc->params.guard_pc_departure = (double)pc_departure;
+  mc->check_every               = every;
+  mc->mg_fp32                   = mg_fp32;
+  mc->mg_dense_rows             = dense_rows;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -1006,9 +1009,9 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "  LOSSY: only the steps between reliable updates use the copy; the reliable updates, the convergence test and the monitor use the exact Amat in FP64\n"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  guard: departure %g (at once), rate ratio %g (%d segments in a row); raises the copy to %s\n", mc->params.guard_departure, mc->params.guard_ratio, mc->params.guard_strikes,
                                    HasWiderFormat(mc) ? (mc->guard_format + (mc->mg ? " (the FP32 V-cycle's levels with it)" : "") + ", then FP64 CG").c_str() : "FP64 CG"));
-  if (mc->mg && mc->params.guard_pc_steps > 0 && mc->params.guard_departure > 0)
+  if (mc->mg && mc->params.guard_pc_steps > 0 && mc->params.guard_pc_departure > 0)
     PetscCall(PetscViewerASCIIPrintf(viewer, "  guard of the FP32 V-cycle: after %" PetscInt64_FMT " steps without a reliable update, one, and the V-cycle checked against the PC in FP64 (departure %g raises)\n", (PetscInt64)mc->params.guard_pc_steps,
-                                     mc->params.guard_departure));
+                                     mc->params.guard_pc_departure));
   PetscCall(PetscViewerASCIIPrintf(viewer, "  backend %s%s\n", mc->copy && mc->copy->OnDevice() ? "CUDA" : "host", size > 1 ? "; MPI: the whole matrix (diagonal and off-diagonal blocks), the halo exchanged in FP32 through PetscSF" : ""));
   if (mc->copy && mc->copy->OnDevice()) {
     if (size > 1) PetscCall(PetscViewerASCIIPrintf(viewer, "  host checks every step (several ranks: each step's dot products are summed over the ranks on the host)\n"));
@@ -1122,7 +1125,9 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
 . -ksp_mixedcg_guard_strikes <2> - lossy segments in a row that raise the precision
 . -ksp_mixedcg_guard_pc_steps <20> - with the FP32 V-cycle: a segment of this many steps without a
     reliable update ends with one, and the V-cycle is checked on the new residual against the PC
-    in FP64; a departure beyond -ksp_mixedcg_guard_departure raises the precision (0: never)
+    in FP64 (0: never)
+. -ksp_mixedcg_guard_pc_departure <0.2> - that check raises the precision when the V-cycle and the
+    PC in FP64 differ by more than this relative norm (0: no check)
 . -ksp_mixedcg_backend <auto,host,cuda> - auto: on the GPU when the Pmat's vectors are CUDA vectors
     (at any number of ranks), else on the host
 . -ksp_mixedcg_check_every <8> - CUDA backend on one rank: CG steps launched between two reads of
@@ -1133,9 +1138,10 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
     copies of the PC's levels (the copy's value format), built on the backend (host or GPU) from
     the levels' CSR, on one rank (elsewhere the PC runs in FP64, -ksp_view says why)
 - -ksp_mixedcg_mg_dense_coarse <512> - with the FP32 V-cycle: the highest level with at most this
-    many rows is solved exactly by its dense FP64 inverse, one product per cycle (0, or a level
-    whose LU fails or whose inverse misses A X = I by more than 1e-6, e.g. a singular one: the
-    PC's own coarse solver in FP64)
+    many rows is solved exactly by its dense FP64 inverse, one product per cycle (0: the PC's own
+    coarse solver in FP64); with a null space on the operator by its pseudo-inverse. A level whose
+    inverse misses A X = I by more than 1e-6 (a singular one without MatSetNullSpace()), or a
+    singular problem without a pseudo-inverse, runs the PC in FP64
 
   Notes:
   The copy's values are rounded with an unbiased, symmetric dither and its row sums compensated
@@ -1153,7 +1159,7 @@ PetscLogEvent EventMixedCGCopy = 0, EventMixedCGFP32 = 0;
   levels' copies at the guard's value format with the operator's, and the FP64 fallback applies
   the PC in FP64; a segment that stalls (-ksp_mixedcg_guard_pc_steps steps without a reliable
   update) ends with one, and the V-cycle is checked against the PC in FP64 on the new residual
-  (a departure beyond -ksp_mixedcg_guard_departure raises). The precision reached is kept for later solves
+  (a departure beyond -ksp_mixedcg_guard_pc_departure raises). The precision reached is kept for later solves
   with the same Pmat (the guard judged the copy too coarse for this matrix); a Pmat with a new
   state, or `KSPReset()`, rebuilds the copy at the start format. A raise whose build fails ends
   the solve with that error; the next setup rebuilds at the start format. The reliable-update

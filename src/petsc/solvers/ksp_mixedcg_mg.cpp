@@ -190,14 +190,17 @@ PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, b
   PetscCall(MatGetSize(A, &n, nullptr));
   if (k < 1 || k >= n) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscBLASIntCast(n, &bn));
-  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &Ad));
-  PetscCall(MatDenseGetLDA(Ad, &lda));
-  PetscCall(MatDenseGetArrayRead(Ad, &a));
   PetscCallCXX(M.resize((size_t)n * (size_t)n));
-  for (PetscInt j = 0; j < n; j++)
-    for (PetscInt i = 0; i < n; i++) M[(size_t)j * (size_t)n + (size_t)i] = a[(size_t)j * (size_t)lda + (size_t)i];
-  PetscCall(MatDenseRestoreArrayRead(Ad, &a));
-  PetscCall(MatDestroy(&Ad));
+  PetscCall(MatConvert(A, MATSEQDENSE, MAT_INITIAL_MATRIX, &Ad));
+  PetscErrorCode ierr = MatDenseGetLDA(Ad, &lda);
+  if (!ierr) ierr = MatDenseGetArrayRead(Ad, &a);
+  if (!ierr) {
+    for (PetscInt j = 0; j < n; j++)
+      for (PetscInt i = 0; i < n; i++) M[(size_t)j * (size_t)n + (size_t)i] = a[(size_t)j * (size_t)lda + (size_t)i];
+    ierr = MatDenseRestoreArrayRead(Ad, &a);
+  }
+  PetscCall(MatDestroy(&Ad)); /* on every path */
+  PetscCall(ierr);
   const std::vector<double> A0 = M; /* column-major, for the check */
   PetscCall(PetscBLASIntCast(4 * n, &lwork));
   PetscCallCXX(w.resize((size_t)n));
@@ -231,14 +234,17 @@ PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, b
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The dimension of the null space ns (its constant and vectors; 0 without one). */
-PetscInt NullSpaceDimension(MatNullSpace ns)
+/* The dimension *dim of the null space ns (its constant and vectors; 0 without one). */
+PetscErrorCode NullSpaceDimension(MatNullSpace ns, PetscInt *dim)
 {
   PetscBool  cnst = PETSC_FALSE;
   PetscInt   k    = 0;
   const Vec *vecs;
-  if (ns && MatNullSpaceGetVecs(ns, &cnst, &k, &vecs)) return 0;
-  return k + (cnst ? 1 : 0);
+
+  PetscFunctionBegin;
+  if (ns) PetscCall(MatNullSpaceGetVecs(ns, &cnst, &k, &vecs));
+  *dim = k + (cnst ? 1 : 0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 } // namespace
@@ -326,7 +332,7 @@ PetscErrorCode MgFp32::Key(PC pc, std::string *key)
     PetscObjectId id = 0;
     PetscCall(PcNullSpace(pc, &ns));
     if (ns) PetscCall(PetscObjectGetId((PetscObject)ns, &id));
-    *key += " null space " + std::to_string((long long)id);
+    *key += " null space " + std::to_string((long long)id) + (ns && ns->remove ? " with a function" : "");
   }
   const PC_MG *m = static_cast<const PC_MG *>(pc->data);
   for (PetscInt l = 1; l < levels; l++)
@@ -366,17 +372,25 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     if (rows <= dense_coarse_rows) dense = l;
   }
   MatNullSpace ns;
+  PetscInt     null_dim;
   PetscCall(PcNullSpace(pc, &ns));
-  const PetscInt null_dim = NullSpaceDimension(ns);
+  PetscCall(NullSpaceDimension(ns, &null_dim));
   if (dense >= 0) {
-    bool spd;
-    if (null_dim) PetscCall(DensePseudoInverse(mats.A[(size_t)dense], null_dim, &inverse, &spd));
-    else PetscCall(DenseInverse(mats.A[(size_t)dense], &inverse, &spd));
-    if (spd) o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
-    else dense = -1;
-  }
-  if (null_dim && dense < 0) { /* the PC's coarse LU of a singular level would amplify the FP32 restriction's rounding */
-    *refused_why = "the operator has a null space and no level of at most -ksp_mixedcg_mg_dense_coarse rows has a dense pseudo-inverse (the PC's coarse solve of a singular level in the FP32 cycle stagnates)";
+    bool ok;
+    if (null_dim) PetscCall(DensePseudoInverse(mats.A[(size_t)dense], null_dim, &inverse, &ok));
+    else PetscCall(DenseInverse(mats.A[(size_t)dense], &inverse, &ok));
+    /* the PC's coarse LU of a singular level amplifies the part of its right-hand side in the null
+       space by the inverse of a pivot near rounding: from the FP32 restriction, beyond FP32's
+       digits (the cycle stagnated) */
+    if (!ok) {
+      PetscInt rows;
+      PetscCall(MatGetSize(mats.A[(size_t)dense], &rows, nullptr));
+      *refused_why = "level " + std::to_string((long long)dense) + " (" + std::to_string((long long)rows) + " rows) has no dense " + (null_dim ? "pseudo-inverse (the operator's null space is not the level's)" : "inverse (its LU fails or misses A X = I by more than 1e-6: singular? a singular problem needs MatSetNullSpace())");
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
+  } else if (null_dim) {
+    *refused_why = "the operator has a null space and no level has at most -ksp_mixedcg_mg_dense_coarse rows, whose dense pseudo-inverse the FP32 cycle needs";
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   std::unique_ptr<MgFp32> mg(new MgFp32());

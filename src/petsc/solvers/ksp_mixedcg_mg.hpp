@@ -85,16 +85,16 @@ public:
      the host or (device) on the GPU. The highest level with at most dense_coarse_rows rows (and
      every level below it) is solved exactly by its dense inverse (PETSc's LU of a host copy,
      KSPMatSolve() with the identity), one FP64 product per cycle in place of the levels'
-     smoothing and the PC's coarse KSP; none so small, dense_coarse_rows 0, a failed
-     factorisation or an inverse that does not give A X = I to 1e-6 (a singular level, e.g. a
-     Neumann problem's): the PC's coarse KSP. With a null space on the PC's Amat (of dimension
-     k) the dense level is solved by its pseudo-inverse instead (the k null eigenvalues of a
-     symmetric eigendecomposition dropped), and a hierarchy without one is refused (the PC's LU of
-     a singular level amplifies the FP32 restriction's rounding beyond FP32's digits: the cycle
-     stagnated); the null space is given to the cycle (MgCycle::set_null_space()), which removes
-     it from each result as KSP_PCApply() does.
-     *refused_why: a level's data the copies refuse (a range or diagonal error, in words): the PC
-     then runs in FP64. Collective on ksp. */
+     smoothing and the PC's coarse KSP (none so small, or dense_coarse_rows 0: the PC's coarse
+     KSP). With a null space on the PC's Amat (of dimension k) the dense level is solved by its
+     pseudo-inverse instead (the k null eigenvalues of a symmetric eigendecomposition dropped) and
+     the null space is given to the cycle (MgCycle::set_null_space()), which removes it from each
+     result as KSP_PCApply() does. Refused (the PC in FP64), because the PC's coarse LU of a
+     singular level amplifies the FP32 restriction's rounding beyond FP32's digits (the cycle
+     stagnated): a dense level whose LU fails or misses A X = I by more than 1e-6, whose
+     pseudo-inverse fails its check, or a null space without a dense level.
+     *refused_why: those refusals and a level's data the copies refuse (a range or diagonal
+     error), in words: the PC then runs in FP64. Collective on ksp. */
   static PetscErrorCode Create(KSP ksp, PC pc, const PackSellOptions &opt, bool device, PetscInt dense_coarse_rows, std::unique_ptr<MgFp32> *out, std::string *refused_why);
   /* What a cycle copies from pc besides the levels' matrices, as text: the PC's type, the number
      of levels, its Amat's null space (the object) and each level's smoothers (their KSP and PC

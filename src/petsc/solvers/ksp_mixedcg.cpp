@@ -782,11 +782,12 @@ PetscErrorCode EnsureMg(KSP ksp)
   PetscCall(MgFp32::Key(pc, &key));
   key += " fp32 " + std::to_string((int)mc->mg_fp32) + " dense " + std::to_string((long long)mc->mg_dense_rows) + " level " + std::to_string(mc->level);
   if (mc->mg_builds == mc->builds && mc->mg_key == key) PetscFunctionReturn(PETSC_SUCCESS); /* built, or refused, for this copy, guard level, PC, smoothers and options */
+  const std::string refused = mc->mg ? std::string() : mc->mg_why;                          /* why an earlier level had no cycle */
   mc->mg.reset();
   mc->mg_builds = -1;
   mc->mg_why.clear();
   if (!mc->mg_fp32) mc->mg_why = "-ksp_mixedcg_mg_fp32 false";
-  else if (mc->level == 2) mc->mg_why = "the guard's FP64 fallback (FP64 CG with the PC in FP64)";
+  else if (mc->level == 2) mc->mg_why = refused.empty() ? "the guard's FP64 fallback (FP64 CG with the PC in FP64)" : refused + "; then the guard's FP64 fallback";
   else PetscCall(MgFp32::Check(ksp, pc, &mc->mg_why));
   if (mc->mg_why.empty()) {
     PackSellOptions opt;

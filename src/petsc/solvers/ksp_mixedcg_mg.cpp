@@ -171,9 +171,9 @@ PetscErrorCode NullSpaceBasis(MatNullSpace ns, Mat A, std::vector<std::vector<do
 /* The pseudo-inverse X = A^+ (n x n, row-major, symmetric) of the small symmetric positive
    semidefinite level matrix A whose null space has dimension k >= 1 (the operator's, which a
    Galerkin hierarchy keeps on every level): A = V diag(w) V^T by LAPACK's syev, X = sum over the
-   n - k largest w_i of v_i v_i^T / w_i. *ok false (the PC's coarse solver then) unless the k
-   smallest eigenvalues are null (|w_i| <= 1e-8 w_max), the others positive beyond it, and
-   A X A = A to 1e-6 of A's largest entry. Its output has no component in the null space, so an
+   n - k largest w_i of v_i v_i^T / w_i. *ok false (the FP32 cycle is then refused) unless k < n,
+   the k smallest eigenvalues are null (|w_i| <= 1e-8 w_max), the others positive beyond it, and
+   A X A v = A v to 1e-6 (max norm) for two fixed vectors v. O(n^3): syev and one gemm. Its output has no component in the null space, so an
    inconsistent right-hand side (the FP32 restriction's rounding) is not amplified, as the PC's
    LU of the singular level would amplify it (by the inverse of a pivot near rounding: beyond
    FP32's range of useful digits). */
@@ -183,7 +183,7 @@ PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, b
   PetscInt            n, lda;
   const PetscScalar  *a;
   PetscBLASInt        bn, lwork, info = 0;
-  std::vector<double> M, w, work, VD, X, AX, AXA;
+  std::vector<double> M, w, work, VD, X;
 
   PetscFunctionBegin;
   *ok = false;
@@ -219,16 +219,22 @@ PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, b
   PetscCallBLAS("BLASgemm", BLASgemm_("N", "T", &bn, &bn, &r, &one, VD.data(), &bn, M.data() + (size_t)k * (size_t)n, &bn, &zero, X.data(), &bn));
   for (PetscInt i = 0; i < n; i++) /* exactly symmetric */
     for (PetscInt j = 0; j < i; j++) X[(size_t)j * (size_t)n + (size_t)i] = X[(size_t)i * (size_t)n + (size_t)j] = 0.5 * (X[(size_t)j * (size_t)n + (size_t)i] + X[(size_t)i * (size_t)n + (size_t)j]);
-  PetscCallCXX(AX.resize((size_t)n * (size_t)n));
-  PetscCallCXX(AXA.resize((size_t)n * (size_t)n));
-  PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &bn, &bn, &bn, &one, A0.data(), &bn, X.data(), &bn, &zero, AX.data(), &bn));
-  PetscCallBLAS("BLASgemm", BLASgemm_("N", "N", &bn, &bn, &bn, &one, AX.data(), &bn, A0.data(), &bn, &zero, AXA.data(), &bn));
-  double amax = 0.0, err = 0.0;
-  for (size_t q = 0; q < A0.size(); q++) {
-    amax = std::max(amax, std::fabs(A0[q]));
-    err  = std::max(err, std::fabs(AXA[q] - A0[q]));
+  /* A X A v = A v for two fixed vectors v (O(n^2): the n^3 of a full product would double the
+     build): u = A v, t = X u, A t against u */
+  const PetscBLASInt  inc = 1;
+  std::vector<double> v((size_t)n), u((size_t)n), t((size_t)n), at((size_t)n);
+  for (int trial = 0; trial < 2; trial++) {
+    for (PetscInt i = 0; i < n; i++) v[(size_t)i] = std::sin(0.7 * (double)(i + 1) * (trial + 1)) + (trial ? 0.5 : 0.0);
+    PetscCallBLAS("BLASgemv", BLASgemv_("N", &bn, &bn, &one, A0.data(), &bn, v.data(), &inc, &zero, u.data(), &inc));
+    PetscCallBLAS("BLASgemv", BLASgemv_("N", &bn, &bn, &one, X.data(), &bn, u.data(), &inc, &zero, t.data(), &inc));
+    PetscCallBLAS("BLASgemv", BLASgemv_("N", &bn, &bn, &one, A0.data(), &bn, t.data(), &inc, &zero, at.data(), &inc));
+    double umax = 0.0, err = 0.0;
+    for (PetscInt i = 0; i < n; i++) {
+      umax = std::max(umax, std::fabs(u[(size_t)i]));
+      err  = std::max(err, std::fabs(at[(size_t)i] - u[(size_t)i]));
+    }
+    if (!(err <= 1e-6 * umax)) PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (!(err <= 1e-6 * amax)) PetscFunctionReturn(PETSC_SUCCESS);
   *inv = std::move(X); /* symmetric: row-major is column-major */
   *ok  = true;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -385,7 +391,10 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     if (!ok) {
       PetscInt rows;
       PetscCall(MatGetSize(mats.A[(size_t)dense], &rows, nullptr));
-      *refused_why = "level " + std::to_string((long long)dense) + " (" + std::to_string((long long)rows) + " rows) has no dense " + (null_dim ? "pseudo-inverse (the operator's null space is not the level's)" : "inverse (its LU fails or misses A X = I by more than 1e-6: singular? a singular problem needs MatSetNullSpace())");
+      if (null_dim >= rows)
+        *refused_why = "level " + std::to_string((long long)dense) + " (" + std::to_string((long long)rows) + " rows) is no larger than the null space (" + std::to_string((long long)null_dim) + " vectors): give -ksp_mixedcg_mg_dense_coarse a size that picks a larger level";
+      else
+        *refused_why = "level " + std::to_string((long long)dense) + " (" + std::to_string((long long)rows) + " rows) has no dense " + (null_dim ? "pseudo-inverse (the operator's null space is not the level's)" : "inverse (its LU fails or misses A X = I by more than 1e-6: singular? a singular problem needs MatSetNullSpace())");
       PetscFunctionReturn(PETSC_SUCCESS);
     }
     o.fp32_min_rows = (int64_t)dense_coarse_rows + 1;
@@ -466,8 +475,13 @@ void MgFp32::Coarse(const double *b, double *x) const
     return VecResetArray(v);
   };
   PetscErrorCode ierr;
+  PetscBool      nonzero;
   PetscCallThrow(place(cb_, b));
   ierr = place(cx_, x);
+  /* from a zero guess, as in PCMG's cycle (a DM's initial-guess callback, which the coarse KSP
+     inherits, would mark the guess nonzero, which its KSPPREONLY refuses) */
+  if (!ierr) ierr = KSPGetInitialGuessNonzero(coarse_, &nonzero);
+  if (!ierr && nonzero) ierr = KSPSetInitialGuessNonzero(coarse_, PETSC_FALSE);
   if (!ierr) {
     ierr                       = KSPSolve(coarse_, cb_, cx_);
     const PetscErrorCode ierr2 = reset(cx_);

@@ -378,7 +378,7 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     if (rows <= dense_coarse_rows) dense = l;
   }
   MatNullSpace ns;
-  PetscInt     null_dim;
+  PetscInt     null_dim = 0;
   PetscCall(PcNullSpace(pc, &ns));
   PetscCall(NullSpaceDimension(ns, &null_dim));
   if (dense >= 0) {

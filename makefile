@@ -80,7 +80,8 @@ define run_mixed
 	echo; echo "== $$cmd"; \
 	$$cmd > $(BUILD)/run-mixed.log 2>&1; rc=$$?; \
 	grep -E '^(matrix|solver=)' $(BUILD)/run-mixed.log; \
-	if [ $$rc -ne 0 ]; then tail -n 20 $(BUILD)/run-mixed.log; echo "FAILED: the mixed-precision preconditioner run (see $(BUILD)/run-mixed.log)"; exit 1; fi
+	if [ $$rc -ne 0 ]; then tail -n 20 $(BUILD)/run-mixed.log; echo "FAILED: the mixed-precision preconditioner run (see $(BUILD)/run-mixed.log)"; exit 1; fi; \
+	echo "ok: every solve above reached a true residual (exact matrix) <= $(CHECK_TOL)"
 endef
 
 run: $(BUILD)/main.petsc

@@ -25,7 +25,7 @@ namespace
 struct McState {
   double       sigma, rho, rz, rz_prev, maxrr, tau, delta; // rz: (r, z), rho without a preconditioner
   double       alpha, beta;                                // rounded to the vectors' precision
-  long long    its, max_it;                                // max_it: end_step()'s end_at (MixedCgDecisions::segment_end())
+  long long    its, end_at;                                // end_at: end_step()'s (MixedCgDecisions::segment_end())
   int          trigger, stop, breakdown;
   int          pc; // a preconditioner: its rz judged by step_breakdown()
   unsigned int counter;
@@ -163,7 +163,7 @@ __device__ __forceinline__ void finish_step(McState *st, double rho_new, double 
   }
   st->its += 1;
   double b;
-  st->trigger = end_step(rho_new, rz_new, st->its, st->max_it, st->delta, st->tau, st->maxrr, st->rho, st->rz, st->rz_prev, &b) ? 1 : 0;
+  st->trigger = end_step(rho_new, rz_new, st->its, st->end_at, st->delta, st->tau, st->maxrr, st->rho, st->rz, st->rz_prev, &b) ? 1 : 0;
   st->beta    = lowp ? static_cast<double>(__double2float_rn(b)) : b;
 }
 
@@ -666,7 +666,7 @@ private:
     host_.its                                    = dc_.res.its;
     seg_start_                                   = dc_.res.its;
     host_.delta                                  = p_.delta;
-    host_.max_it                                 = dc_.segment_end(pc_lowp<T>(), seg_start_); // end_step()'s end_at
+    host_.end_at                                 = dc_.segment_end(pc_lowp<T>(), seg_start_);
     push();
   }
 

@@ -556,7 +556,7 @@ cudaError_t fill(const DeviceCsr &A, const PackSellOptions &opt, const PackSellP
   st.hybrid_width       = K;
   st.sigma              = p.sigma;
   st.gap_entries        = d->gaps ? packsell::gap_entries(d->num_words, C) : 0;
-  st.stored_bytes       = d->num_words * int64_t(sizeof(uint32_t)) + (exact ? d->num_words * int64_t(sizeof(double)) : 0) + st.gap_entries * int64_t(sizeof(uint32_t)) + (int64_t(ns) + 1) * int64_t(sizeof(int64_t)) + int64_t(A.rows) * int64_t(sizeof(int32_t)) + st.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
+  st.stored_bytes       = packsell::stored_bytes(d->num_words, exact, st.gap_entries, ns, A.rows, st.tail_nnz);
   info->scale_exponent  = p.scale_exponent;
   return cudaStreamSynchronize(s);
 }

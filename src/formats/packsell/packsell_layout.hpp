@@ -170,6 +170,14 @@ PSPMV_HD int32_t encode_row_columns(const int32_t *col, int32_t n, int32_t D, bo
   return k;
 }
 
+// Bytes of every array a product reads: the words and, exact, their FP64 values; the gap table
+// (gap_entries, 0 without gaps); the slices' int64 pointers; the rows' permutation; the COO tail
+// (row, column, FP64 value per entry). The host layout's and the device build's statistics.
+inline int64_t stored_bytes(int64_t words, bool exact, int64_t gap_entries, int64_t slices, int64_t rows, int64_t tail_nnz)
+{
+  return words * int64_t(sizeof(uint32_t) + (exact ? sizeof(double) : 0)) + gap_entries * int64_t(sizeof(uint32_t)) + (slices + 1) * int64_t(sizeof(int64_t)) + rows * int64_t(sizeof(int32_t)) + tail_nnz * int64_t(2 * sizeof(int32_t) + sizeof(double));
+}
+
 PSPMV_HD bool valid_slice_height(int32_t C)
 {
   return C >= kMinSliceHeight && C <= kMaxSliceHeight && C % kMinSliceHeight == 0;

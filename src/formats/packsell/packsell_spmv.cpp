@@ -101,7 +101,7 @@ FormatStats PackSellMatrix::stats() const
   s.hybrid_width  = hybrid_width;
   s.sigma         = sigma;
   s.gap_entries   = int64_t(gaps.size());
-  s.stored_bytes = int64_t(words.size() * sizeof(uint32_t) + exact_values.size() * sizeof(double) + gaps.size() * sizeof(uint32_t) + slice_pointers.size() * sizeof(int64_t) + perm.size() * sizeof(int32_t)) + s.tail_nnz * int64_t(sizeof(int32_t) * 2 + sizeof(double));
+  s.stored_bytes  = packsell::stored_bytes(int64_t(words.size()), !exact_values.empty(), int64_t(gaps.size()), num_slices(), int64_t(perm.size()), s.tail_nnz);
   return s;
 }
 

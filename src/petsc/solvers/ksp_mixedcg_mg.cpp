@@ -240,19 +240,6 @@ PetscErrorCode DensePseudoInverse(Mat A, PetscInt k, std::vector<double> *inv, b
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The dimension *dim of the null space ns (its constant and vectors; 0 without one). */
-PetscErrorCode NullSpaceDimension(MatNullSpace ns, PetscInt *dim)
-{
-  PetscBool  cnst = PETSC_FALSE;
-  PetscInt   k    = 0;
-  const Vec *vecs;
-
-  PetscFunctionBegin;
-  if (ns) PetscCall(MatNullSpaceGetVecs(ns, &cnst, &k, &vecs));
-  *dim = k + (cnst ? 1 : 0);
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 } // namespace
 
 PetscErrorCode PcNullSpace(PC pc, MatNullSpace *ns)
@@ -377,10 +364,11 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     PetscCall(MatGetSize(mats.A[(size_t)l], &rows, nullptr));
     if (rows <= dense_coarse_rows) dense = l;
   }
-  MatNullSpace ns;
-  PetscInt     null_dim = 0;
+  MatNullSpace                     ns;
+  std::vector<std::vector<double>> basis; /* the null space KSP removes from every PCApply() result */
   PetscCall(PcNullSpace(pc, &ns));
-  PetscCall(NullSpaceDimension(ns, &null_dim));
+  PetscCall(NullSpaceBasis(ns, mats.A.back(), &basis));
+  const PetscInt null_dim = (PetscInt)basis.size();
   if (dense >= 0) {
     bool ok;
     if (null_dim) PetscCall(DensePseudoInverse(mats.A[(size_t)dense], null_dim, &inverse, &ok));
@@ -425,9 +413,7 @@ PetscErrorCode MgFp32::Create(KSP ksp, PC pc, const PackSellOptions &opt, bool d
     if (refused_why->empty()) mg->info_ = mg->cycle_.info();
   }
   if (!refused_why->empty()) PetscFunctionReturn(PETSC_SUCCESS);
-  { /* the Amat's null space, which KSP removes from every PCApply() result */
-    std::vector<std::vector<double>> basis;
-    PetscCall(NullSpaceBasis(ns, mats.A.back(), &basis));
+  { /* the cycle removes the null space from its results too */
     if (device) {
 #if defined(PETSCSPMV_HAVE_CUDA)
       PetscCallCore(PETSC_ERR_ARG_WRONG, mg->dcycle_->SetNullSpace(basis));

@@ -293,7 +293,7 @@ int main(int argc, char **argv)
     PetscCall(KSPSetOperators(ksp, A, A));
     PetscCall(ConfigureSolver(ksp, solvers[s], rtol, &known));
     if (hist) PetscCall(KSPMonitorSet(ksp, HistoryMonitor, &h, NULL));
-    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Unknown solver %s in -solvers: use cg_jacobi, mixedkrylov_cg, mixedkrylov_f3r, mixedcg or gamg", solvers[s]);
+    PetscCheck(known, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "Solver %s passed CheckSolvers() but ConfigureSolver() does not set it up", solvers[s]);
     PetscCall(PetscTime(&t0));
     PetscCall(KSPSetUp(ksp));
     PetscCall(KSPGetPC(ksp, &pc));

@@ -9,8 +9,10 @@
 # Combinations (KSP/PC; "ranks" 1 or 2 selects the PETSc default that goes with the rank count):
 #   cg/jacobi, cg/ilu (1 rank; 2 ranks: cg/bjacobi with ILU blocks), gmres/icc (1 rank; 2 ranks:
 #   bjacobi with ICC blocks; ex45's boundary rows make the matrix nonsymmetric, so not CG), gmres/asm, cg/gamg, cg/sor (symmetric, local sweeps), gmres/jacobi,
-#   bicg/jacobi (transpose products)
-# Cases: ksp_ex45_N for N in PCS_N (default "128 200"; at 200 only jacobi, ilu/bjacobi and gamg),
+#   bicg/jacobi (transpose products), mixedcg/gamg (KSPMIXEDCG: FP32 steps and, at one rank, the FP32
+#   V-cycle on packed copies of GAMG's levels; it reports the true residual at its reliable updates,
+#   the last one exact)
+# Cases: ksp_ex45_N for N in PCS_N (default "128 200"; at 200 only jacobi, ilu/bjacobi, gamg and mixedcg/gamg),
 # at PCS_RANKS ranks (default "1 2": two processes share the GPU), and snes_ex19_512 (PCS_EX19_N)
 # with its defaults (GMRES + ILU at 1 rank, block Jacobi at 2), formats PCS_TYPES (default
 # "aijcusparse rgcsrcuda packsellcuda"; the first is the baseline), each run PCS_REPEAT times
@@ -59,6 +61,7 @@ combos() {
   [ "$n" -ge 200 ] || echo "icc gmres icc|-ksp_type gmres -pc_type icc|-ksp_type gmres -pc_type bjacobi -sub_pc_type icc"
   [ "$n" -ge 200 ] || echo "asm gmres asm|-ksp_type gmres -pc_type asm|-ksp_type gmres -pc_type asm"
   echo "gamg cg gamg|-ksp_type cg -pc_type gamg|-ksp_type cg -pc_type gamg"
+  echo "mixedcg_gamg mixedcg gamg|-ksp_type mixedcg -pc_type gamg|-ksp_type mixedcg -pc_type gamg"
   [ "$n" -ge 200 ] || echo "sor cg sor|-ksp_type cg -pc_type sor -pc_sor_local_symmetric|-ksp_type cg -pc_type sor -pc_sor_local_symmetric"
   [ "$n" -ge 200 ] || echo "gmres_jacobi gmres jacobi|-ksp_type gmres -pc_type jacobi|-ksp_type gmres -pc_type jacobi"
   [ "$n" -ge 200 ] || echo "bicg_jacobi bicg jacobi|-ksp_type bicg -pc_type jacobi|-ksp_type bicg -pc_type jacobi"

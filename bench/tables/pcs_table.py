@@ -16,6 +16,9 @@ and OUT/pcs.md. Times are -log_view's max time column (stage 0), the median over
             the operator, the user's matrix for exact formats); snes ex19: the last SNES function
             norm over the first
   speedup_vs_aijcusparse  (setup_s + solve_s) of the baseline / this row's, same case, KSP, PC, ranks
+  solve_speedup_vs_cg_same_pc  KSPMIXEDCG rows (ksp mixedcg): solve_s of FP64 CG with the same PC on
+            the baseline format, same case and ranks / this row's solve_s (KSPMIXEDCG builds its
+            reduced-precision copies inside its first KSPSolve, so they count here); empty otherwise
 A run that did not converge keeps its row with true_residual from its log and a note on stderr.
 Standard library only (and logview.py beside it). Without -log_view_gpu_time PETSc prints n/a for
 the time of events that run GPU work (PCSetUp of the CUDA types): their time is then their %T column times the Main
@@ -42,7 +45,7 @@ def parse_log_view(path):
 
 
 COLUMNS = ["case", "ksp", "pc", "format", "ranks", "setup_s", "solve_s", "iterations", "true_residual",
-           "speedup_vs_aijcusparse"]
+           "speedup_vs_aijcusparse", "solve_speedup_vs_cg_same_pc"]
 LINEAR_RE = re.compile(r"Linear solve (converged|did not converge) due to (\S+) iterations (\d+)")
 TRUE_RE = re.compile(r"\|\|r\(i\)\|\|/\|\|b\|\|\s+(\S+)")
 SNES_RE = re.compile(r"^\s*\d+ SNES Function norm\s+(\S+)")
@@ -112,6 +115,8 @@ def main():
         b = base.get((r["case"], r["ksp"], r["pc"], r["ranks"]))
         tot = r["setup_s"] + r["solve_s"]
         r["speedup_vs_aijcusparse"] = (b["setup_s"] + b["solve_s"]) / tot if b and tot > 0 else ""
+        cg = base.get((r["case"], "cg", r["pc"], r["ranks"])) if r["ksp"] == "mixedcg" else None
+        r["solve_speedup_vs_cg_same_pc"] = cg["solve_s"] / r["solve_s"] if cg and r["solve_s"] > 0 else ""
     os.makedirs(a.out, exist_ok=True)
     logview.write_csv(os.path.join(a.out, "pcs.csv"), COLUMNS, rows,
                       lambda r, k: f"{r[k]:.4g}" if isinstance(r[k], float) else ("" if r[k] is None else r[k]))

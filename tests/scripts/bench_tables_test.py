@@ -108,11 +108,21 @@ class Tables(unittest.TestCase):
                                        event("PCSetUp", 1, "n/a", 0), event("PCSetUpOnBlocks", 1, "n/a", 10)]))
             with open(os.path.join(d, "manifest.txt"), "a") as f:
                 f.write(f"ksp_ex45_16 cg bjacobi_ilu 2 aijcusparse 1 {blog}\n")
+            # KSPMIXEDCG + Jacobi against FP64 CG + Jacobi on the baseline format: its solve time
+            mlog = os.path.join(d, "mixedcg.log")
+            with open(mlog, "w") as f:
+                f.write("  Linear solve converged due to CONVERGED_RTOL iterations 13\n")
+                f.write(log_view(4.0, [event("KSPSolve", 1, 1.25, 30), event("KSPSetUp", 1, 0.5, 12),
+                                       event("PCSetUp", 1, "n/a", 25)]))
+            with open(os.path.join(d, "manifest.txt"), "a") as f:
+                f.write(f"ksp_ex45_16 mixedcg jacobi 1 aijcusparse 1 {mlog}\n")
             self.run_table([os.path.join(TABLES, "pcs_table.py"), "--manifest", os.path.join(d, "manifest.txt"), "--out", d])
             with open(os.path.join(d, "pcs.csv")) as f:
                 rows = f.read().splitlines()
-            self.assertEqual(rows[0], "case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse")
-            self.assertEqual(rows[1], "ksp_ex45_16,cg,jacobi,aijcusparse,1,1,1.5,12,5e-09,1")
+            self.assertEqual(rows[0], "case,ksp,pc,format,ranks,setup_s,solve_s,iterations,true_residual,speedup_vs_aijcusparse,"
+                             "solve_speedup_vs_cg_same_pc")
+            self.assertEqual(rows[1], "ksp_ex45_16,cg,jacobi,aijcusparse,1,1,1.5,12,5e-09,1,")
+            self.assertIn("ksp_ex45_16,mixedcg,jacobi,aijcusparse,1,1,0.75,13,,1,2\n", "\n".join(rows) + "\n")
             self.assertIn("ksp_ex45_16,cg,bjacobi_ilu,aijcusparse,2,0.4,1.1,12,", "\n".join(rows))
 
     def test_mixed_table(self):

@@ -49,6 +49,11 @@ PETSC_EXTERN PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G);
 PETSC_EXTERN PetscErrorCode MatRgCSRSetHybrid(Mat A, const char hybrid[]);
 /* Gets RgCSR's hybrid option as its canonical string */
 PETSC_EXTERN PetscErrorCode MatRgCSRGetHybrid(Mat A, const char *hybrid[]);
+/* Chooses the order RgCSR's layout stores rows and columns in: "natural" (default) or "rcm"
+   (reverse Cuthill-McKee; square matrices and MPI diagonal blocks only) */
+PETSC_EXTERN PetscErrorCode MatRgCSRSetOrdering(Mat A, const char ordering[]);
+/* Gets RgCSR's ordering option ("natural" or "rcm") */
+PETSC_EXTERN PetscErrorCode MatRgCSRGetOrdering(Mat A, const char *ordering[]);
 /* Sets C, the rows of one PackSELL slice (a multiple of 32 in [32, 1024]; default 32) */
 PETSC_EXTERN PetscErrorCode MatPackSELLSetSliceHeight(Mat A, PetscInt C);
 /* Gets the slice height C of a PackSELL matrix */
@@ -73,6 +78,10 @@ PETSC_EXTERN PetscErrorCode MatPackSELLGetColumnGaps(Mat A, const char *gaps[]);
 PETSC_EXTERN PetscErrorCode MatPackSELLSetHybrid(Mat A, const char hybrid[]);
 /* Gets PackSELL's hybrid option as its canonical string */
 PETSC_EXTERN PetscErrorCode MatPackSELLGetHybrid(Mat A, const char *hybrid[]);
+/* Chooses the order PackSELL's layout stores rows and columns in: "natural" (default) or "rcm" */
+PETSC_EXTERN PetscErrorCode MatPackSELLSetOrdering(Mat A, const char ordering[]);
+/* Gets PackSELL's ordering option ("natural" or "rcm") */
+PETSC_EXTERN PetscErrorCode MatPackSELLGetOrdering(Mat A, const char *ordering[]);
 
 /* Storage statistics of the layouts a rank holds (see MatSpMVGetStats()). */
 typedef struct {

@@ -24,6 +24,7 @@
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
 #include "core/hybrid.hpp"
+#include "core/layout_ordering.hpp"
 #include <cstdint>
 #include <string>
 
@@ -95,6 +96,26 @@ constexpr OptionSpec<Options> hybrid_option_spec(const char *setter)
           [](Options &o, long long, const std::string &s) { o.hybrid = HybridOption::parse(s); },
           nullptr,
           [](const Options &o) { return o.hybrid.name(); }};
+}
+
+// The ordering's part of a format's describe() line: nothing for the default.
+inline std::string ordering_note(LayoutOrdering o)
+{
+  return o == LayoutOrdering::Rcm ? ", ordering rcm" : "";
+}
+
+// The ordering option of every format (field Options::ordering).
+template <class Options>
+constexpr OptionSpec<Options> ordering_option_spec(const char *setter)
+{
+  return {"ordering",
+          "ordering",
+          "Order the layout stores rows and columns in: natural (the matrix's) or rcm (reverse Cuthill-McKee of a square matrix or MPI diagonal block; the product gathers x and scatters y)",
+          setter,
+          false,
+          [](Options &o, long long, const std::string &s) { o.ordering = parse_layout_ordering(s); },
+          nullptr,
+          [](const Options &o) { return layout_ordering_name(o.ordering); }};
 }
 
 } // namespace pspmv

@@ -119,16 +119,19 @@ CoreFailure CatchCore(F &&f) noexcept
 
 /* How the rows and columns of the CSR a layout is built from are numbered globally: an MPI
    block's rows start at row0, its columns at col0 or, for the off-diagonal block, are cols[c]
-   (the default: the CSR's own numbering). */
+   (the default: the CSR's own numbering). A layout in another order (the ordering option) is
+   built from the block's rows and columns permuted: its index i is the block's perm[i]. */
 struct GlobalIndices {
   int64_t         row0 = 0, col0 = 0;
   const PetscInt *cols = nullptr;
+  const int32_t  *perm = nullptr;
 
   /* e's sentence in this numbering (a ValueRange error's entry renumbered). */
   std::string Message(const BuildError &e) const
   {
-    if (e.kind != BuildError::Kind::ValueRange || (!row0 && !col0 && !cols)) return e.what();
-    return "row " + std::to_string(row0 + e.row) + ", column " + std::to_string(cols ? (int64_t)cols[e.col] : col0 + e.col) + ": " + e.message;
+    if (e.kind != BuildError::Kind::ValueRange || (!row0 && !col0 && !cols && !perm)) return e.what();
+    const int64_t r = perm ? perm[e.row] : e.row, c = perm ? perm[e.col] : e.col;
+    return "row " + std::to_string(row0 + r) + ", column " + std::to_string(cols ? (int64_t)cols[c] : col0 + c) + ": " + e.message;
   }
   std::string Message(const ValueRangeError &e) const { return Message(BuildError::value_range(e)); }
 };

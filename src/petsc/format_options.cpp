@@ -141,6 +141,11 @@ bool FormatOptions::Lossy() const
   });
 }
 
+LayoutOrdering FormatOptions::Ordering() const
+{
+  return WithModule(format(), [&](auto m) { return Of<decltype(m)>().ordering; });
+}
+
 std::string FormatOptions::ValuesNote() const
 {
   return WithModule(format(), [&](auto m) {

@@ -89,12 +89,13 @@ public:
      prefix with the format's part ("-sub_mat_packsell_", "-ksp_mixedcg_mat_packsell_"). */
   void NameOptions(const std::string &prefix);
   /* Throws FormatError if the core builder does not accept the set. */
-  void        Validate() const;
-  std::string Describe() const;   /* one line for MatView: "group size 32, hybrid auto" */
-  std::string ValuesNote() const; /* MatView's line on the stored values ("" if they are the matrix's) */
-  bool        Lossy() const;      /* rounded values: a build or value update may refuse a value */
-  bool        operator==(const FormatOptions &o) const { return format() == o.format() && Describe() == o.Describe(); }
-  bool        operator!=(const FormatOptions &o) const { return !(*this == o); }
+  void           Validate() const;
+  std::string    Describe() const;   /* one line for MatView: "group size 32, hybrid auto" */
+  std::string    ValuesNote() const; /* MatView's line on the stored values ("" if they are the matrix's) */
+  bool           Lossy() const;      /* rounded values: a build or value update may refuse a value */
+  LayoutOrdering Ordering() const;   /* the order the layout stores rows and columns in (every format's option) */
+  bool           operator==(const FormatOptions &o) const { return format() == o.format() && Describe() == o.Describe(); }
+  bool           operator!=(const FormatOptions &o) const { return !(*this == o); }
 
   /* The options of module M's format (the set must be of that format). */
   template <class M>

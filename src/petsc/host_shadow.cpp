@@ -5,6 +5,7 @@
 #include "shadow.hpp"
 
 #include <algorithm>
+#include <functional>
 
 namespace pspmv
 {
@@ -14,13 +15,22 @@ namespace glue
 namespace
 {
 
+/* Calls f with the CSR src builds from: src.csr, else A's arrays. */
+PetscErrorCode WithSourceCsr(const BuildSource &src, const std::function<PetscErrorCode(const CsrView &)> &f)
+{
+  PetscFunctionBegin;
+  if (src.csr) PetscCall(f(*src.csr));
+  else PetscCall(WithCsr(src.A, f));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 template <class M>
 class HostShadow final : public Shadow {
 public:
   PetscErrorCode Build(const BuildSource &src, const FormatOptions &opts) override
   {
     PetscFunctionBegin;
-    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
+    PetscCall(WithSourceCsr(src, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
       PetscCallCoreAt(src.global, PETSC_ERR_ARG_WRONG, M_ = M::build(A, opts.Of<M>()));
       PetscFunctionReturn(PETSC_SUCCESS);
@@ -36,7 +46,7 @@ public:
     PetscFunctionBegin;
     /* a FormatError means the pattern differs (the core refused before changing anything);
        a ValueRangeError (a value that does not fit the value format) is an error */
-    PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
+    PetscCall(WithSourceCsr(src, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
       PetscCallCoreAt(
         src.global, PETSC_ERR_LIB, try { M::update(A, M_); } catch (const FormatError &) { changed = true; });

@@ -157,6 +157,81 @@ PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G)
 }
 
 /*@
+  MatRgCSRSetOrdering - Chooses the order an RgCSR layout stores its rows and columns in: the
+  matrix's own ("natural", the default) or reverse Cuthill-McKee ("rcm"), for matrices whose
+  numbering scatters each row's columns (meshes from unstructured generators, graphs).
+
+  Logically Collective
+
+  Input Parameters:
++ A        - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+- ordering - "natural" or "rcm"
+
+  Options Database Key:
+. -mat_rgcsr_ordering <natural|rcm> - the layout's ordering
+
+  Level: advanced
+
+  Notes:
+  With "rcm" the layout is built from P A P^T, P the reverse Cuthill-McKee ordering of
+  `MatGetOrdering()` (`MATORDERINGRCM`, on the structure of A + A^T), computed on the host at each
+  build of the layout (a new nonzero pattern). A product gathers x into that order and scatters y
+  back (a `PetscSF` on the vectors' memory): the product's reads of x regain their locality for
+  the price of those two passes over n entries. The matrix keeps its numbering for every other
+  operation, and the product equals that of "natural" up to the order of the additions. A value
+  update of the same pattern gathers the host values into the permuted copy (AIJCUSPARSE's values
+  are copied to the host first where the device holds newer ones) and updates the layout from it.
+  Only square matrices and the diagonal blocks of MPI matrices are reordered; an off-diagonal
+  block keeps its order. `-mat_view ::ascii_info` and `-info` show the ordering.
+
+  It may be called before or after assembly (after: the layout is rebuilt at once); other types
+  ignore it.
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for any other string; "rcm" on a matrix that is not square, or whose
+  diagonal block on some rank is not (different row and column layouts), gives
+  `PETSC_ERR_ARG_SIZ` at the build.
+
+  References:
+  E. Cuthill and J. McKee, "Reducing the bandwidth of sparse symmetric matrices", Proc. 24th ACM
+  National Conference (1969); A. George and J. W. H. Liu, "Computer Solution of Large Sparse
+  Positive Definite Systems", Prentice-Hall (1981) (the reversed ordering).
+
+.seealso: `MatRgCSRGetOrdering()`, `MatPackSELLSetOrdering()`, `MatGetOrdering()`
+@*/
+PetscErrorCode MatRgCSRSetOrdering(Mat A, const char ordering[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(RgCsrModule, "ordering"), ordering));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatRgCSRGetOrdering - Gets the ordering option ("natural" or "rcm") of an RgCSR matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATRGCSR` or `MATRGCSRCUDA` matrix
+
+  Output Parameter:
+. ordering - "natural" or "rcm" (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: advanced
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not an RgCSR matrix.
+
+.seealso: `MatRgCSRSetOrdering()`
+@*/
+PetscErrorCode MatRgCSRGetOrdering(Mat A, const char *ordering[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(RgCsrModule, "ordering"), ordering, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
   MatRgCSRSetHybrid - Chooses the hybrid split of an RgCSR matrix: the first K nonzeros of every
   row stay in the grouped layout, the rest go to a COO tail processed by a load-balanced kernel.
 
@@ -562,6 +637,58 @@ PetscErrorCode MatPackSELLGetColumnGaps(Mat A, const char *gaps[])
 {
   PetscFunctionBegin;
   PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "column_gaps"), gaps, __func__));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLSetOrdering - Chooses the order a PackSELL layout stores its rows and columns in
+  (see `MatRgCSRSetOrdering()`): "natural" (default) or "rcm" (reverse Cuthill-McKee).
+
+  Logically Collective
+
+  Input Parameters:
++ A        - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+- ordering - "natural" or "rcm"
+
+  Options Database Key:
+. -mat_packsell_ordering <natural|rcm> - the layout's ordering
+
+  Level: advanced
+
+  Errors:
+  `PETSC_ERR_ARG_WRONG` for any other string.
+
+.seealso: `MatPackSELLGetOrdering()`, `MatRgCSRSetOrdering()`
+@*/
+PetscErrorCode MatPackSELLSetOrdering(Mat A, const char ordering[])
+{
+  PetscFunctionBegin;
+  PetscCall(SetString(A, PSPMV_OPTION(PackSellModule, "ordering"), ordering));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatPackSELLGetOrdering - Gets the ordering option ("natural" or "rcm") of a PackSELL matrix.
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATPACKSELL` or `MATPACKSELLCUDA` matrix
+
+  Output Parameter:
+. ordering - "natural" or "rcm" (owned by the matrix; valid until the next call of this getter or a setter)
+
+  Level: advanced
+
+  Errors:
+  `PETSC_ERR_SUP` when A is not a PackSELL matrix.
+
+.seealso: `MatPackSELLSetOrdering()`
+@*/
+PetscErrorCode MatPackSELLGetOrdering(Mat A, const char *ordering[])
+{
+  PetscFunctionBegin;
+  PetscCall(GetString(A, PSPMV_OPTION(PackSellModule, "ordering"), ordering, __func__));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -48,6 +48,8 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
   PetscCallCoreAt(sp->global, PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(A->rmap->n, A->cmap->n, (int64_t)info.nz_used));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
+  /* an ordered layout: a square matrix or an MPI diagonal block, never the off-diagonal block */
+  if (opts.Ordering() != LayoutOrdering::Natural && !sp->global.cols) PetscCallCXX(fresh = CreateOrderedShadow(std::move(fresh), opts.Ordering(), sp->type->cuda ? VECSEQCUDA : VECSEQ));
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
   const PetscErrorCode ierr = fresh->Build(SourceOf(A, sp), opts); /* a refusal: the event ended too */
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));

@@ -34,6 +34,9 @@ struct BuildSource {
   Mat           A;
   GlobalIndices global;
   PetscBool     free_device_csr = PETSC_FALSE;
+  /* A host CSR of A's shape and nonzero count to build from instead of A's arrays (A then gives
+     the flops a product logs): the permuted matrix of an ordered layout (CreateOrderedShadow) */
+  const CsrView *csr = nullptr;
 };
 
 class Shadow {
@@ -60,6 +63,14 @@ public:
   // 2 threads per row".
   virtual std::string Backend() const = 0;
 };
+
+/* An ordering of the layout's rows and columns (format option "ordering"): inner's layout is
+   built from P A P^T (P from PETSc's MatGetOrdering(), which the user's square matrix or MPI
+   diagonal block must support); a product gathers x into that order and scatters y back through
+   a PetscSF on the vectors' memory (host or device), so A keeps its numbering everywhere else.
+   vec_type: the type of the permuted work vectors (VECSEQ for the host backend, VECSEQCUDA for
+   the CUDA one). */
+std::unique_ptr<Shadow> CreateOrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering ordering, VecType vec_type);
 
 // Host kernels of the core (reference backend).
 std::unique_ptr<Shadow> CreateHostShadow(Format f);

@@ -26,6 +26,7 @@
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
 #include "core/hybrid.hpp"
+#include "core/layout_ordering.hpp"
 #include "core/value_codec.hpp"
 #include <cstdint>
 #include <string>
@@ -64,6 +65,8 @@ struct PackSellOptions {
   // Column gaps (packsell_layout.hpp): true stores them where they make the layout smaller,
   // false never.
   bool column_gaps = true;
+  // The order the layout stores rows and columns in (format_module.hpp; applied by the glue).
+  LayoutOrdering ordering = LayoutOrdering::Natural;
   // How the user asks for the scaling, named by range errors' remedies: the PETSc glue sets it
   // with the options prefix of the matrix or solver ("-sub_mat_packsell_scaling").
   std::string scaling_option = "-mat_packsell_scaling";

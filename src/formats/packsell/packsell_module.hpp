@@ -16,7 +16,7 @@ struct PackSellModule {
   static constexpr bool        scaled = true;
   // The sigma option's value asking for the automatic window (core kPackSellSigmaAuto).
   static constexpr long long           kSigmaDecide         = kOptionDecide;
-  static constexpr size_t              num_options          = 6;
+  static constexpr size_t              num_options          = 7;
   static constexpr OptionSpec<Options> options[num_options] = {
     {"slice_height", "slice height", "Rows per PackSELL slice (a multiple of 32 in [32, 1024])", "MatPackSELLSetSliceHeight", true, [](Options &o, long long v, const std::string &) { o.slice_height = detail::option_int32("slice height", v); },
      [](const Options &o) { return static_cast<long long>(o.slice_height); }, [](const Options &o) { return std::to_string(o.slice_height); }},
@@ -45,6 +45,7 @@ struct PackSellModule {
        else throw FormatError("PackSELL column gaps '" + s + "' is not valid: use auto or off");
      },
      nullptr, [](const Options &o) { return std::string(o.column_gaps ? "auto" : "off"); }},
+    ordering_option_spec<Options>("MatPackSELLSetOrdering"),
   };
 
   // The options spelled as the user sets them (prefix: "-sub_mat_packsell_"), for messages.
@@ -57,7 +58,7 @@ struct PackSellModule {
   static std::string describe(const Options &o)
   {
     const std::string sigma = o.sigma == kPackSellSigmaAuto ? "auto" : std::to_string(o.sigma);
-    return "slice height " + std::to_string(o.slice_height) + ", sigma " + sigma + ", value format " + o.value_format.name() + ", scaling " + (o.scaling == PackSellScaling::Auto ? "auto" : "none") + ", hybrid " + o.hybrid.name() + ", column gaps " + (o.column_gaps ? "auto" : "off");
+    return "slice height " + std::to_string(o.slice_height) + ", sigma " + sigma + ", value format " + o.value_format.name() + ", scaling " + (o.scaling == PackSellScaling::Auto ? "auto" : "none") + ", hybrid " + o.hybrid.name() + ", column gaps " + (o.column_gaps ? "auto" : "off") + ordering_note(o.ordering);
   }
   static bool        lossy(const Options &o) { return o.value_format.lossy(); }
   static std::string values_note(const Options &o)

@@ -11,6 +11,7 @@
 #include "core/csr.hpp"
 #include "core/format_stats.hpp"
 #include "core/hybrid.hpp"
+#include "core/layout_ordering.hpp"
 #include <cstdint>
 #include <vector>
 
@@ -24,8 +25,9 @@ namespace pspmv
 constexpr HybridCost kRgCsrHybridCost{12.0, 16.0, 0.0};
 
 struct RgCsrOptions {
-  int32_t      group_size = 32; // G: multiple of 32 in [32, 1024]
-  HybridOption hybrid;          // default auto
+  int32_t        group_size = 32;                    // G: multiple of 32 in [32, 1024]
+  HybridOption   hybrid;                             // default auto
+  LayoutOrdering ordering = LayoutOrdering::Natural; // format_module.hpp; applied by the glue
 };
 
 struct RgCsrMatrix {

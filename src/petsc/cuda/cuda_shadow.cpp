@@ -201,14 +201,18 @@ public:
   }
 
 private:
-  /* Calls f with src.A's CSR on the device: AIJCUSPARSE's arrays (uploaded by PETSc where the host
-     is newer), or, with free_device_csr and no current device copy, the host CSR in a temporary
-     buffer. */
+  /* Calls f with the CSR src builds from on the device: src.csr in a temporary buffer; else src.A's
+     CSR: AIJCUSPARSE's arrays (uploaded by PETSc where the host is newer), or, with
+     free_device_csr and no current device copy, the host CSR in a temporary buffer. */
   static PetscErrorCode WithDeviceCsr(const BuildSource &src, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
   {
     const PetscOffloadMask mask = src.A->offloadmask;
 
     PetscFunctionBegin;
+    if (src.csr) {
+      PetscCall(WithUploadedCsr(*src.csr, stream, f));
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
     if (!src.free_device_csr || mask == PETSC_OFFLOAD_GPU || mask == PETSC_OFFLOAD_BOTH) {
       PetscCall(WithAIJCusparseCsr(src.A, stream, f));
       PetscFunctionReturn(PETSC_SUCCESS);

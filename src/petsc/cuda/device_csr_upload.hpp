@@ -100,22 +100,26 @@ private:
   int64_t  nnz_    = 0;
 };
 
-/* Calls f with A's host CSR (WithCsr()) uploaded to a temporary device CSR on stream; the stream is
+/* Calls f with the host CSR h uploaded to a temporary device CSR on stream; the stream is
    synchronised after f (also when f fails) and the copy freed. */
+inline PetscErrorCode WithUploadedCsr(const CsrView &h, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
+{
+  DeviceCsrUpload tmp;
+
+  PetscFunctionBegin;
+  PetscCall(tmp.Upload(h, stream, PETSC_TRUE));
+  const PetscErrorCode ferr = f(tmp.View(h));
+  PetscCallCUDA(cudaStreamSynchronize(stream)); /* nothing may read the buffer once it is freed */
+  PetscCall(tmp.Free());
+  PetscCall(ferr);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The same with A's host CSR (WithCsr()). */
 inline PetscErrorCode WithUploadedCsr(Mat A, cudaStream_t stream, const std::function<PetscErrorCode(const cuda::DeviceCsr &)> &f)
 {
   PetscFunctionBegin;
-  PetscCall(WithCsr(A, [&](const CsrView &h) -> PetscErrorCode {
-    DeviceCsrUpload tmp;
-
-    PetscFunctionBegin;
-    PetscCall(tmp.Upload(h, stream, PETSC_TRUE));
-    const PetscErrorCode ferr = f(tmp.View(h));
-    PetscCallCUDA(cudaStreamSynchronize(stream)); /* nothing may read the buffer once it is freed */
-    PetscCall(tmp.Free());
-    PetscCall(ferr);
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }));
+  PetscCall(WithCsr(A, [&](const CsrView &h) -> PetscErrorCode { return WithUploadedCsr(h, stream, f); }));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

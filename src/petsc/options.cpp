@@ -2,6 +2,8 @@
 // -help, and the setter/getter functions composed on the matrices.
 #include "spmvimpl.hpp"
 
+#include <cstring>
+
 namespace pspmv
 {
 namespace glue
@@ -62,6 +64,12 @@ PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVO
     char             name[128], sv[256];
 
     PetscCall(PetscSNPrintf(name, sizeof(name), "-%smat_%s_%s", infix, FormatName(f), spec.key));
+    if (infix[0] && !std::strcmp(spec.key, "ordering")) { /* a solver's copy (KSPMIXEDCG, PCMIXEDKRYLOV) keeps the matrix's order */
+      PetscBool has;
+      PetscCall(PetscOptionsHasName(db, prefix, name, &has));
+      PetscCheck(!has, PetscObjectComm(obj), PETSC_ERR_SUP, "-%s%s: a solver's reduced-precision copy keeps the matrix's order; the ordering option applies to the layouts of the Mat types", prefix ? prefix : "", name + 1);
+      continue;
+    }
     sv[0] = 0;
     if (spec.integer) {
       PetscInt cur;

@@ -34,6 +34,7 @@ std::string FormatStats::to_string() const
   line("hybrid_width", std::to_string(hybrid_width));
   if (sigma > 0) line("sigma", std::to_string(sigma));
   if (gap_entries > 0) line("column_gap_entries", std::to_string(gap_entries));
+  if (ordered_rows > 0) line("ordered_rows", std::to_string(ordered_rows));
   line("stored_bytes", std::to_string(stored_bytes));
   line("bytes_per_nnz", fixed(bytes_per_nnz()));
   line("padding_ratio", fixed(padding_ratio()));

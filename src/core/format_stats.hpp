@@ -16,6 +16,7 @@ struct FormatStats {
   int32_t hybrid_width  = 0; // K of the hybrid split (longest row when there is no tail)
   int32_t sigma         = 0; // PackSELL: sort window of the layout as built (0 for RgCSR)
   int64_t gap_entries   = 0; // PackSELL: entries of the column gap table (0: no gaps)
+  int64_t ordered_rows  = 0; // rows stored in another order than the matrix's (the ordering option)
   int64_t stored_bytes  = 0; // every array a product reads, in bytes (x and y excluded)
 
   double bytes_per_nnz() const { return nnz ? double(stored_bytes) / double(nnz) : 0.0; }

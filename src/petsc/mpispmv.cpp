@@ -235,22 +235,23 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
   }
   if (has) {
     FormatStats local, global;
-    PetscInt64  sums[10], tot[10], device[2];
+    PetscInt64  sums[11], tot[11], device[2];
     PetscInt    ints[4], maxints[4], scale[2];
 
     /* a lazy layout update inside may fail on one rank only: all ranks raise it, none waits */
     PetscCall(Collective(A, LocalStats(A, &local, scale, device)));
-    sums[0] = local.nnz;
-    sums[1] = local.stored_slots;
-    sums[2] = local.padding_slots;
-    sums[3] = local.dummy_words;
-    sums[4] = local.tail_nnz;
-    sums[5] = local.stored_bytes;
-    sums[6] = local.cols;
-    sums[7] = device[0];
-    sums[8] = device[1];
-    sums[9] = local.gap_entries;
-    PetscCallMPI(MPIU_Allreduce(sums, tot, 10, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
+    sums[0]  = local.nnz;
+    sums[1]  = local.stored_slots;
+    sums[2]  = local.padding_slots;
+    sums[3]  = local.dummy_words;
+    sums[4]  = local.tail_nnz;
+    sums[5]  = local.stored_bytes;
+    sums[6]  = local.cols;
+    sums[7]  = device[0];
+    sums[8]  = device[1];
+    sums[9]  = local.gap_entries;
+    sums[10] = local.ordered_rows;
+    PetscCallMPI(MPIU_Allreduce(sums, tot, 11, MPIU_INT64, MPI_SUM, PetscObjectComm((PetscObject)A)));
     ints[0] = local.hybrid_width;
     ints[1] = local.sigma;
     ints[2] = -scale[0]; /* max of -lo: the smallest exponent */
@@ -263,6 +264,7 @@ PetscErrorCode MatView_MPISpMV(Mat A, PetscViewer viewer)
     global.padding_slots = tot[2];
     global.dummy_words   = tot[3];
     global.gap_entries   = tot[9];
+    global.ordered_rows  = tot[10];
     global.tail_nnz      = tot[4];
     global.stored_bytes  = tot[5];
     global.hybrid_width  = maxints[0];

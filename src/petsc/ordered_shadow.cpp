@@ -121,7 +121,15 @@ public:
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  FormatStats Stats() const override { return inner_->Stats(); }
+  /* the inner layout's, its rows counted as ordered; a product also reads the permutation twice
+     (the PetscSF's indices, gather and scatter) and writes and reads both work vectors */
+  FormatStats Stats() const override
+  {
+    FormatStats s  = inner_->Stats();
+    s.ordered_rows = s.rows;
+    s.stored_bytes += s.rows * (int64_t)(2 * sizeof(PetscInt) + 4 * sizeof(PetscScalar));
+    return s;
+  }
   /* the inner layout and, for device work vectors, their 2 n doubles (the PetscSF's own index
      arrays not counted) */
   PetscInt64  DeviceBytes() const override { return inner_->DeviceBytes() + (device_vectors_ ? (PetscInt64)sizeof(PetscScalar) * 2 * (PetscInt64)B_.view().rows : 0); }

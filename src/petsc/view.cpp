@@ -151,6 +151,7 @@ void AddStats(FormatStats *sum, const FormatStats &s)
   sum->padding_slots += s.padding_slots;
   sum->dummy_words += s.dummy_words;
   sum->gap_entries += s.gap_entries;
+  sum->ordered_rows += s.ordered_rows;
   sum->tail_nnz += s.tail_nnz;
   sum->stored_bytes += s.stored_bytes;
   sum->hybrid_width = std::max(sum->hybrid_width, s.hybrid_width);

@@ -3,12 +3,15 @@
 #include "matrix_source.hpp"
 #include "matrix_market.hpp"
 
+#include "core/csr_permute.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 
@@ -232,6 +235,35 @@ HostCsr powerlaw(int64_t rows, double avg, double alpha, uint64_t seed, const st
   return A;
 }
 
+// A in a random symmetric order: B(i, j) = A(q[i], q[j]) for a random permutation q (Fisher-Yates
+// from splitmix64 with a fixed seed): a matrix in poor order, as meshes from unstructured
+// generators and graphs arrive.
+HostCsr shuffled(HostCsr A)
+{
+  std::vector<int32_t> q(size_t(A.rows));
+  std::iota(q.begin(), q.end(), 0);
+  Rng rng(1);
+  for (int64_t i = int64_t(A.rows) - 1; i > 0; --i) std::swap(q[size_t(i)], q[size_t(rng.next() % uint64_t(i + 1))]);
+  pspmv::CsrView v;
+  v.rows   = A.rows;
+  v.cols   = A.cols;
+  v.rowptr = A.rowptr.data();
+  v.colidx = A.colidx.data();
+  v.values = A.values.data();
+  const pspmv::PermutedCsr P(v, q);
+  const pspmv::CsrView     b = P.view();
+  HostCsr                  B;
+  B.name   = A.name + "_shuffled";
+  B.source = A.source + ":shuffled";
+  B.kind   = A.kind + ", rows and columns in a random symmetric order";
+  B.rows   = b.rows;
+  B.cols   = b.cols;
+  B.rowptr.assign(b.rowptr, b.rowptr + b.rows + 1);
+  B.colidx.assign(b.colidx, b.colidx + P.nnz());
+  B.values.assign(b.values, b.values + P.nnz());
+  return B;
+}
+
 } // namespace
 
 std::vector<std::string> split(const std::string &s, char sep)
@@ -253,11 +285,12 @@ HostCsr generate_matrix(const std::string &spec)
   const std::vector<std::string> t = split(spec, ':');
   try {
     if (t.size() == 2 && (t[0] == "lap7" || t[0] == "lap27")) return laplacian(std::stoll(t[1]), t[0] == "lap7" ? 7 : 27);
+    if (t.size() == 3 && (t[0] == "lap7" || t[0] == "lap27") && t[2] == "shuffled") return shuffled(laplacian(std::stoll(t[1]), t[0] == "lap7" ? 7 : 27));
     if (t.size() == 5 && t[0] == "powerlaw") return powerlaw(std::stoll(t[1]), std::stod(t[2]), std::stod(t[3]), std::stoull(t[4]), spec);
   } catch (const std::logic_error &e) { // stoll/stod on a bad number
     throw std::runtime_error("bad generator spec '" + spec + "': " + e.what());
   }
-  throw std::runtime_error("bad generator spec '" + spec + "': use lap7:N, lap27:N or powerlaw:ROWS:AVG:ALPHA:SEED");
+  throw std::runtime_error("bad generator spec '" + spec + "': use lap7:N, lap27:N, lap7:N:shuffled, lap27:N:shuffled or powerlaw:ROWS:AVG:ALPHA:SEED");
 }
 
 void reference_spmv(const HostCsr &A, const double *x, double *y, double *absy)

@@ -37,6 +37,8 @@ HostCsr read_matrix_market(const std::string &path);
 // Generated matrices (throws std::runtime_error for a bad spec):
 //   lap7:N    3-D 7-point Laplacian on an N^3 grid (N^3 rows; 6 on the diagonal, -1 off it)
 //   lap27:N   3-D 27-point Laplacian on an N^3 grid (26 on the diagonal, -1 off it)
+//   lap7:N:shuffled, lap27:N:shuffled  the same in a random symmetric order (a fixed permutation:
+//             B(i, j) = A(q[i], q[j])), a matrix in poor order
 //   powerlaw:ROWS:AVG:ALPHA:SEED  square, row lengths from a Pareto law with tail exponent
 //             ALPHA (> 1; P(len > l) ~ l^-(ALPHA-1)) scaled to mean AVG, at least 1, at most
 //             ROWS; uniformly random distinct columns; values uniform in +-[0.1, 1].

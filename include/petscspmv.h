@@ -49,8 +49,7 @@ PETSC_EXTERN PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G);
 PETSC_EXTERN PetscErrorCode MatRgCSRSetHybrid(Mat A, const char hybrid[]);
 /* Gets RgCSR's hybrid option as its canonical string */
 PETSC_EXTERN PetscErrorCode MatRgCSRGetHybrid(Mat A, const char *hybrid[]);
-/* Chooses the order RgCSR's layout stores rows and columns in: "natural" (default) or "rcm"
-   (reverse Cuthill-McKee; square matrices and MPI diagonal blocks only) */
+/* Chooses the order RgCSR's layout stores rows and columns in: "natural" (default) or "rcm" */
 PETSC_EXTERN PetscErrorCode MatRgCSRSetOrdering(Mat A, const char ordering[]);
 /* Gets RgCSR's ordering option ("natural" or "rcm") */
 PETSC_EXTERN PetscErrorCode MatRgCSRGetOrdering(Mat A, const char *ordering[]);

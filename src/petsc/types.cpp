@@ -97,9 +97,12 @@ const TypeInfo *const kTypes[] = {
   Options Database Keys:
 + -mat_rgcsr_group_size <32> - G, the rows per group (a multiple of 32 in [32, 1024];
     `MatRgCSRSetGroupSize()`)
-- -mat_rgcsr_hybrid <auto> - the hybrid split: auto (K chosen from a cost model at assembly),
+. -mat_rgcsr_hybrid <auto> - the hybrid split: auto (K chosen from a cost model at assembly),
     none (every nonzero in the groups) or a number K, the width of the regular part
     (`MatRgCSRSetHybrid()`)
+- -mat_rgcsr_ordering <natural> - natural, or rcm: the layout stores the rows and columns of
+    the square matrix (each rank's diagonal block) in reverse Cuthill-McKee order, the product
+    gathering x and scattering y (`MatRgCSRSetOrdering()`)
 
   Level: beginner
 
@@ -166,6 +169,8 @@ PSPMV_DEFINE_FAMILY(RgCSR, kRgCSR)
 . -mat_packsell_column_gaps <auto> - auto: a per-slice table of the column steps the slice's
     rows share where it cuts the layout's bytes by 15% or more (wide stencils then need no dummy
     words), or off (`MatPackSELLSetColumnGaps()`)
+. -mat_packsell_ordering <natural> - natural, or rcm: reverse Cuthill-McKee order of the rows
+    and columns, as for RgCSR (`MatPackSELLSetOrdering()`)
 - -mat_packsell_lossy_warning <true> - at the first product of a matrix with a lossy value
     format, a warning on stderr that a KSP with it as its operator reports the residuals of the
     rounded matrix, not of the one assembled, and how to keep the exact operator (false: no
@@ -230,6 +235,9 @@ PSPMV_DEFINE_FAMILY(PackSELL, kPackSELL)
 . -mat_rgcsr_hybrid <auto> - the hybrid split: auto (K chosen from a cost model at assembly),
     none (every nonzero in the groups) or a number K, the width of the regular part
     (`MatRgCSRSetHybrid()`)
+. -mat_rgcsr_ordering <natural> - natural, or rcm: the layout stores the rows and columns of
+    the square matrix (each rank's diagonal block) in reverse Cuthill-McKee order, the product
+    gathering x and scattering y (`MatRgCSRSetOrdering()`)
 - -mat_spmv_free_device_csr <false> - build and update the layout from a temporary upload of
     the host CSR instead of AIJCUSPARSE's device CSR, so that the device holds the layout alone
     unless an AIJCUSPARSE operation needs its CSR (`MatSpMVSetFreeDeviceCSR()`)
@@ -287,6 +295,8 @@ PSPMV_DEFINE_FAMILY(RgCSRCUDA, kRgCSRCUDA)
 . -mat_packsell_column_gaps <auto> - auto: a per-slice table of the column steps the slice's
     rows share where it cuts the layout's bytes by 15% or more (wide stencils then need no dummy
     words), or off (`MatPackSELLSetColumnGaps()`)
+. -mat_packsell_ordering <natural> - natural, or rcm: reverse Cuthill-McKee order of the rows
+    and columns, as for RgCSR (`MatPackSELLSetOrdering()`)
 . -mat_packsell_lossy_warning <true> - at the first product of a matrix with a lossy value
     format, a warning on stderr that a KSP with it as its operator reports the residuals of the
     rounded matrix, not of the one assembled, and how to keep the exact operator (false: no

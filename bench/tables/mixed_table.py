@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """docs/bench/mixed.csv, a markdown table and the convergence plot from bench/mixed/mixed_bench.sh's output.
 
-Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--header TEXT]
+Usage: python3 bench/tables/mixed_table.py MIXED_RAW MIXED_HISTORY OUTDIR [--keep OLD_CSV]
   MIXED_RAW      mixed_raw.txt (ex2 lines after "case=<c> mat_type=<t> value_format=<vf>" lines)
   MIXED_HISTORY  mixed_history.csv (matrix,mat_type,value_format,solver,iteration,time_s,relative_residual)
   OUTDIR         gets mixed.csv, mixed.md and mixed_convergence.png
 
+--keep OLD_CSV: the rows of OLD_CSV (an earlier mixed.csv) whose matrix this run did not measure
+come first, unchanged (columns it lacks left empty), so a run of a few cases updates the table.
+
 Columns of mixed.csv: matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,
-speedup_vs_fp64_cg,speedup_vs_fp64_same_pc. solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that
+speedup_vs_fp64_cg,speedup_vs_fp64_same_pc,commit (the environment's GIT_COMMIT for this run's rows). solver: cg_jacobi_<mat_type> (FP64 CG + Jacobi on that
 matrix type), mixedkrylov_cg, mixedkrylov_f3r (PCMIXEDKRYLOV), mixedcg (KSPMIXEDCG), gamg (CG +
 GAMG), mixedcg_gamg (KSPMIXEDCG + GAMG), cg_ilu, mixedcg_ilu (ILU(0), block Jacobi + ILU(0) on
 several ranks), these on the main process's matrix type (aijcusparse unless MAT_TYPE was set).
@@ -66,6 +69,7 @@ def main():
     if len(sys.argv) < 4:
         sys.exit(__doc__)
     raw, hist, out = sys.argv[1:4]
+    keep = sys.argv[sys.argv.index("--keep") + 1] if "--keep" in sys.argv[4:] else None
     rows = parse_raw(raw)
     # the FP64 CG + Jacobi time each row is compared with: on aijcusparse in the same process, else
     # on aijcusparse in the matrix's first process that ran it, else on the row's own matrix type
@@ -76,7 +80,7 @@ def main():
         if r["solver"] == "cg_jacobi_aijcusparse":
             first.setdefault(r["matrix"], r["solve_s"])
     os.makedirs(out, exist_ok=True)
-    cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg", "speedup_vs_fp64_same_pc"]
+    cols = ["matrix", "solver", "value_format", "setup_s", "solve_s", "outer_its", "inner_its", "true_residual", "speedup_vs_fp64_cg", "speedup_vs_fp64_same_pc", "commit"]
     # KSPMIXEDCG with a PC against FP64 CG with that PC in the same process
     fp64_same_pc = {"mixedcg_gamg": "gamg", "mixedcg_ilu": "cg_ilu"}
     by_block = {(r["block"], r["solver"]): r["solve_s"] for r in rows}
@@ -87,7 +91,15 @@ def main():
         r["speedup_pc"] = p / r["solve_s"] if p is not None and r["solve_s"] > 0 else float("nan")
     fmt = {"setup_s": "%.6f", "solve_s": "%.6f", "inner_its": "%.2f", "true_residual": "%.3e", "speedup_vs_fp64_cg": "%.3f", "speedup_vs_fp64_same_pc": "%.3f"}
     key = {"speedup_vs_fp64_cg": "speedup", "speedup_vs_fp64_same_pc": "speedup_pc"}
-    logview.write_csv(os.path.join(out, "mixed.csv"), cols, rows, lambda r, c: fmt[c] % r[key.get(c, c)] if c in fmt else r[c])
+    commit = os.environ.get("GIT_COMMIT", "")
+    for r in rows:
+        r["commit"] = commit
+    kept = []
+    if keep:
+        measured = {r["matrix"] for r in rows}
+        kept = [dict(k, kept=True) for k in csv.DictReader(open(keep)) if k["matrix"] not in measured]
+    cell = lambda r, c: r.get(c, "") if r.get("kept") else (fmt[c] % r[key.get(c, c)] if c in fmt else r[c])
+    logview.write_csv(os.path.join(out, "mixed.csv"), cols, kept + rows, cell)
     with open(os.path.join(out, "mixed.md"), "w") as f:
         upd = any(r["update_s"] is not None for r in rows)
         f.write("| matrix | solver | values | setup s |%s solve s | outer its | inner/outer (mixedcg: reliable updates) | true residual | speedup vs FP64 CG |\n" % (" value update s |" if upd else ""))

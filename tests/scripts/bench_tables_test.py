@@ -147,10 +147,22 @@ class Tables(unittest.TestCase):
                         "rc=0\n")
             with open(hist, "w") as f:
                 f.write("matrix,mat_type,value_format,solver,iteration,time_s,relative_residual\n")
-            self.run_table([os.path.join(TABLES, "mixed_table.py"), raw, hist, d])
+            # an earlier table: its lap7_16 rows give way to this run's, its G3_circuit row stays
+            old = os.path.join(d, "old.csv")
+            with open(old, "w") as f:
+                f.write("matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg\n"
+                        "lap7_16,mixedcg,e8m14,1,1,1,1,1,1\n"
+                        "G3_circuit,mixedcg,e8m14,0.5,0.25,700,9.00,9.0e-09,2.5\n")
+            r = subprocess.run([sys.executable, os.path.join(TABLES, "mixed_table.py"), raw, hist, d, "--keep", old], capture_output=True, text=True,
+                               env=dict(os.environ, GIT_COMMIT="abc1234"))
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
             with open(os.path.join(d, "mixed.csv")) as f:
                 rows = f.read().splitlines()
-            self.assertEqual(rows[0], "matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg,speedup_vs_fp64_same_pc")
+            self.assertEqual(rows[0], "matrix,solver,value_format,setup_s,solve_s,outer_its,inner_its,true_residual,speedup_vs_fp64_cg,speedup_vs_fp64_same_pc,commit")
+            self.assertEqual(rows[1], "G3_circuit,mixedcg,e8m14,0.5,0.25,700,9.00,9.0e-09,2.5,,")
+            self.assertEqual(sum(r.startswith("lap7_16,") for r in rows), 7)
+            self.assertTrue(all(r.endswith(",abc1234") for r in rows[2:]))
+            rows = [rows[0][: -len(",commit")]] + [r[: -len(",abc1234")] for r in rows[2:]]
             got = {(r.split(",")[0], r.split(",")[1]): r.split(",") for r in rows[1:]}
             # mixedcg: outer_its the CG steps, inner_its the reliable updates, against aijcusparse's CG
             self.assertIn(("lap7_16", "mixedcg"), got)

@@ -991,7 +991,15 @@ PetscErrorCode KSPView_MixedCG_Body(KSP ksp, PetscViewer viewer)
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   const ValueFormat start = mc->copy_opts.Of<PackSellModule>().value_format;
   PetscCall(ViewVersion(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g%s\n", Delta(mc), Delta(mc) != mc->params.delta ? " (the FP32 V-cycle's default)" : ""));
+  {
+    /* before the first solve the FP32 V-cycle is not built yet: say what delta it will bring */
+    PC        pc;
+    PetscBool mgpc = PETSC_FALSE;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)pc, &mgpc, PCMG, PCGAMG, ""));
+    const char *note = Delta(mc) != mc->params.delta ? " (the FP32 V-cycle's default)" : (!mc->mg && !mc->delta_given && mc->mg_fp32 && mgpc && size == 1 ? " (0.01 once the FP32 V-cycle is built, in the first solve)" : "");
+    PetscCall(PetscViewerASCIIPrintf(viewer, "  CG on D^-1/2 A D^-1/2 (Jacobi) with FP32 vectors, FP64 solution; reliable updates at delta %g%s\n", Delta(mc), note));
+  }
   if (mc->apply_pc) {
     PC pc;
     PetscCall(KSPGetPC(ksp, &pc));

@@ -8,6 +8,24 @@
 namespace pspmv
 {
 
+namespace
+{
+// FNV-1a over the shape, the row offsets and the columns.
+uint64_t pattern_hash(const CsrView &A)
+{
+  uint64_t h   = 1469598103934665603ULL;
+  auto     mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ULL;
+  };
+  mix(uint64_t(uint32_t(A.rows)));
+  mix(uint64_t(uint32_t(A.cols)));
+  for (int64_t r = 0; r <= A.rows && A.rowptr; ++r) mix(uint64_t(uint32_t(A.rowptr[r])));
+  for (int64_t k = 0; k < A.nnz(); ++k) mix(uint64_t(uint32_t(A.colidx[k])));
+  return h;
+}
+} // namespace
+
 PermutedCsr::PermutedCsr(const CsrView &A, const std::vector<int32_t> &perm)
 {
   check_csr(A);
@@ -20,8 +38,9 @@ PermutedCsr::PermutedCsr(const CsrView &A, const std::vector<int32_t> &perm)
     if (p < 0 || p >= n || inverse[p] >= 0) throw FormatError("entry " + std::to_string(i) + " of the permutation (" + std::to_string(p) + ") is out of range or repeated");
     inverse[p] = i;
   }
-  n_    = n;
-  perm_ = perm;
+  n_           = n;
+  perm_        = perm;
+  source_hash_ = pattern_hash(A);
   rowptr_.assign((size_t)n + 1, 0);
   for (int32_t i = 0; i < n; ++i) rowptr_[i + 1] = rowptr_[i] + A.row_length(perm[i]);
   colidx_.resize((size_t)A.nnz());
@@ -39,6 +58,11 @@ PermutedCsr::PermutedCsr(const CsrView &A, const std::vector<int32_t> &perm)
   }
   values_.resize(source_.size());
   update_values(A.values);
+}
+
+bool PermutedCsr::same_source_pattern(const CsrView &C) const
+{
+  return C.rows == n_ && C.cols == n_ && C.nnz() == nnz() && pattern_hash(C) == source_hash_;
 }
 
 void PermutedCsr::update_values(const double *a_values)

@@ -20,6 +20,9 @@ public:
   // a valid CSR (check_csr). O(nnz log(row length)).
   PermutedCsr(const CsrView &A, const std::vector<int32_t> &perm);
 
+  // Whether C has the pattern of the A this was built from (its shape, row offsets and columns,
+  // compared through a 64-bit hash: O(nnz)).
+  bool same_source_pattern(const CsrView &C) const;
   // B's values from the values of a matrix of A's pattern (a_values: A.nnz() entries).
   void update_values(const double *a_values);
 
@@ -28,7 +31,8 @@ public:
   int64_t                     nnz() const { return (int64_t)colidx_.size(); }
 
 private:
-  int32_t              n_ = 0;
+  int32_t              n_           = 0;
+  uint64_t             source_hash_ = 0;
   std::vector<int32_t> perm_, rowptr_, colidx_;
   std::vector<int64_t> source_;
   std::vector<double>  values_;

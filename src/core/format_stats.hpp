@@ -17,7 +17,8 @@ struct FormatStats {
   int32_t sigma         = 0; // PackSELL: sort window of the layout as built (0 for RgCSR)
   int64_t gap_entries   = 0; // PackSELL: entries of the column gap table (0: no gaps)
   int64_t ordered_rows  = 0; // rows stored in another order than the matrix's (the ordering option)
-  int64_t stored_bytes  = 0; // every array a product reads, in bytes (x and y excluded)
+  int64_t stored_bytes  = 0; // every array a product reads or writes besides x and y, in bytes (an
+                             // ordered layout: its permutation and work vectors too)
 
   double bytes_per_nnz() const { return nnz ? double(stored_bytes) / double(nnz) : 0.0; }
   // padding ratio: stored slots per nonzero of the regular part (1.0 = no padding)

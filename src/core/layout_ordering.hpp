@@ -8,7 +8,8 @@ namespace pspmv
 {
 
 // The order a layout stores its rows and columns in (field Options::ordering, option
-// "ordering"): the matrix's own, or reverse Cuthill-McKee, which brings the columns of a
+// "ordering"): the matrix's own, or reverse Cuthill-McKee (square matrices and MPI diagonal
+// blocks; others keep their order), which brings the columns of a
 // matrix in poor order (a mesh from an unstructured generator, a graph) close to its diagonal
 // so the product's reads of x hit the cache. The ordering is computed and applied by the
 // PETSc glue at the build (PETSc's MatGetOrdering(), then PermutedCsr of core/csr_permute.hpp);

@@ -120,11 +120,14 @@ CoreFailure CatchCore(F &&f) noexcept
 /* How the rows and columns of the CSR a layout is built from are numbered globally: an MPI
    block's rows start at row0, its columns at col0 or, for the off-diagonal block, are cols[c]
    (the default: the CSR's own numbering). A layout in another order (the ordering option) is
-   built from the block's rows and columns permuted: its index i is the block's perm[i]. */
+   built from the block's rows and columns permuted: its index i is the block's perm[i].
+   off_diagonal marks an MPI matrix's off-diagonal block (whose cols are NULL when it has no
+   columns). */
 struct GlobalIndices {
   int64_t         row0 = 0, col0 = 0;
-  const PetscInt *cols = nullptr;
-  const int32_t  *perm = nullptr;
+  const PetscInt *cols         = nullptr;
+  const int32_t  *perm         = nullptr;
+  bool            off_diagonal = false;
 
   /* e's sentence in this numbering (a ValueRange error's entry renumbered). */
   std::string Message(const BuildError &e) const

@@ -181,23 +181,24 @@ PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G)
   operation, and the product equals that of "natural" up to the order of the additions. A value
   update of the same pattern gathers the host values into the permuted copy (AIJCUSPARSE's values
   are copied to the host first where the device holds newer ones) and updates the layout from it.
-  Only square matrices and the diagonal blocks of MPI matrices are reordered; an off-diagonal
-  block keeps its order. `-mat_view ::ascii_info` and `-info` show the ordering.
+  Only square matrices and the square diagonal blocks of MPI matrices are reordered: an
+  off-diagonal block, a rectangular matrix (GAMG's interpolations take the operator's type and
+  options) or a rank whose diagonal block is not square keeps the matrix's order (`-info` says
+  so). `-mat_view ::ascii_info` counts the rows stored in the other order (`ordered_rows`), and the
+  `-info` line of each build names the order.
 
   It may be called before or after assembly (after: the layout is rebuilt at once); other types
   ignore it.
 
   Errors:
-  `PETSC_ERR_ARG_WRONG` for any other string; "rcm" on a matrix that is not square, or whose
-  diagonal block on some rank is not (different row and column layouts), gives
-  `PETSC_ERR_ARG_SIZ` at the build.
+  `PETSC_ERR_ARG_WRONG` for any other string.
 
   References:
   E. Cuthill and J. McKee, "Reducing the bandwidth of sparse symmetric matrices", Proc. 24th ACM
   National Conference (1969); A. George and J. W. H. Liu, "Computer Solution of Large Sparse
   Positive Definite Systems", Prentice-Hall (1981) (the reversed ordering).
 
-.seealso: `MatRgCSRGetOrdering()`, `MatPackSELLSetOrdering()`, `MatGetOrdering()`
+.seealso: `MatRgCSRGetOrdering()`, `MatPackSELLSetOrdering()`
 @*/
 PetscErrorCode MatRgCSRSetOrdering(Mat A, const char ordering[])
 {

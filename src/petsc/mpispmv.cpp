@@ -56,9 +56,10 @@ PetscErrorCode SetUpBlocks(Mat A)
   for (int k = 0; k < 2; k++) {
     GlobalIndices g;
     if (!blocks[k]) continue;
-    g.row0 = A->rmap->rstart;
-    g.col0 = k == 0 ? A->cmap->rstart : 0;
-    g.cols = k == 1 ? garray : nullptr;
+    g.row0         = A->rmap->rstart;
+    g.col0         = k == 0 ? A->cmap->rstart : 0;
+    g.cols         = k == 1 ? garray : nullptr;
+    g.off_diagonal = k == 1;
     PetscCall(SeqSetUpBlock(blocks[k], mp->type, mp->opts, g));
     SeqGetState(blocks[k])->free_device_csr = mp->free_device_csr;
   }

@@ -22,8 +22,9 @@ namespace glue
 namespace
 {
 
-/* The rows of A in ordering o (new index -> old index), from MatGetOrdering() on a SeqAIJ matrix
-   over A's host arrays (A may be inside its first assembly, which MatGetOrdering() refuses). */
+/* The rows of A in ordering o (new index -> old index), from MatGetOrdering() on a SeqAIJ copy
+   of A's pattern (A may be inside its first assembly, which MatGetOrdering() refuses); the copy
+   has a prefix of its own, so that its assembly shows in no -mat_view of the user's. */
 PetscErrorCode ComputeOrdering(Mat A, LayoutOrdering o, std::vector<int32_t> *perm)
 {
   PetscFunctionBegin;
@@ -34,8 +35,12 @@ PetscErrorCode ComputeOrdering(Mat A, LayoutOrdering o, std::vector<int32_t> *pe
     const PetscInt *p;
 
     PetscFunctionBegin;
-    PetscCall(MatCreateSeqAIJWithArrays(PETSC_COMM_SELF, a.n, a.n, const_cast<PetscInt *>(a.ia), const_cast<PetscInt *>(a.ja), const_cast<PetscScalar *>(a.aa), &T));
-    const PetscErrorCode ierr = MatGetOrdering(T, MATORDERINGRCM, &rows, &cols);
+    PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+    PetscCall(MatSetOptionsPrefix(T, "petscspmv_ordering_"));
+    PetscCall(MatSetSizes(T, a.n, a.n, a.n, a.n));
+    PetscCall(MatSetType(T, MATSEQAIJ));
+    PetscErrorCode ierr = MatSeqAIJSetPreallocationCSR(T, a.ia, a.ja, nullptr);
+    if (!ierr) ierr = MatGetOrdering(T, MATORDERINGRCM, &rows, &cols);
     PetscCall(MatDestroy(&T));
     PetscCall(ierr);
     PetscCall(ISGetIndices(rows, &p));
@@ -86,7 +91,7 @@ public:
     *pattern_changed = PETSC_TRUE; /* the caller rebuilds */
     PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
-      same = A.rows == B_.view().rows && A.cols == A.rows && A.nnz() == B_.nnz();
+      same = B_.same_source_pattern(A);
       if (same) B_.update_values(A.values);
       PetscFunctionReturn(PETSC_SUCCESS);
     }));

@@ -48,8 +48,13 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
   PetscCallCoreAt(sp->global, PETSC_ERR_ARG_OUTOFRANGE, check_fits_int32(A->rmap->n, A->cmap->n, (int64_t)info.nz_used));
   PetscCallCXX(fresh = sp->type->create_shadow(sp->type->format));
-  /* an ordered layout: a square matrix or an MPI diagonal block, never the off-diagonal block */
-  if (opts.Ordering() != LayoutOrdering::Natural && !sp->global.cols) PetscCallCXX(fresh = CreateOrderedShadow(std::move(fresh), opts.Ordering(), sp->type->cuda ? VECSEQCUDA : VECSEQ));
+  /* an ordered layout: a square matrix or an MPI diagonal block; an off-diagonal block and a
+     rectangular matrix (GAMG's interpolations inherit the operator's type and options) keep the
+     matrix's order */
+  if (opts.Ordering() != LayoutOrdering::Natural) {
+    if (!sp->global.off_diagonal && A->rmap->n == A->cmap->n) PetscCallCXX(fresh = CreateOrderedShadow(std::move(fresh), opts.Ordering(), sp->type->cuda ? VECSEQCUDA : VECSEQ));
+    else if (!sp->global.off_diagonal) PetscCall(PetscInfo(A, "ordering %s: the %" PetscInt_FMT " x %" PetscInt_FMT " matrix is not square and keeps its order\n", layout_ordering_name(opts.Ordering()).c_str(), A->rmap->n, A->cmap->n));
+  }
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
   const PetscErrorCode ierr = fresh->Build(SourceOf(A, sp), opts); /* a refusal: the event ended too */
   PetscCall(PetscLogEventEnd(EventBuild, A, 0, 0, 0));
@@ -632,8 +637,8 @@ PetscErrorCode SeqDeviceBytes(Mat A, PetscInt64 *layout, PetscInt64 *csr)
   if (!sp->type->cuda) PetscFunctionReturn(PETSC_SUCCESS);
   if (sp->shadow) *layout = sp->shadow->DeviceBytes();
   /* AIJCUSPARSE's CSR: 32-bit row offsets and columns, FP64 values, when its device copy is
-     current or our builds keep it */
-  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH || (sp->shadow && !sp->free_device_csr)) {
+     current or our builds keep it (an ordered layout is built from the host CSR) */
+  if (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH || (sp->shadow && !sp->free_device_csr && sp->shadow->Stats().ordered_rows == 0)) {
     PetscCall(MatGetInfo(A, MAT_LOCAL, &info));
     *csr = 4 * (PetscInt64)(A->rmap->n + 1) + 12 * (PetscInt64)info.nz_used;
   }

@@ -186,6 +186,20 @@ static PetscErrorCode CheckSquare(Mat Aref, const char *family, const char *what
   PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
   PetscCall(TestCompareProducts(Aref, B, "after MatSetValues"));
+  /* a new nonzero on each rank: a new pattern, a new ordering */
+  PetscCall(MatSetOption(Aref, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatSetOption(B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  if (re > rs) {
+    PetscCall(MatSetValue(Aref, rs, (rs + M / 2) % M, 0.25, ADD_VALUES));
+    PetscCall(MatSetValue(B, rs, (rs + M / 2) % M, 0.25, ADD_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(Aref, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(Aref, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyBegin(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(B, MAT_FINAL_ASSEMBLY));
+  PetscCall(TestCompareProducts(Aref, B, "after a new nonzero"));
+  PetscCall(OrderedRows(B, &ordered));
+  PetscCheck(ordered == M, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s %s: ordered_rows %" PetscInt64_FMT " after a new nonzero", family, what, ordered);
   /* a bad string: an error, the matrix unchanged */
   {
     PetscErrorCode ierr;
@@ -219,23 +233,94 @@ static PetscErrorCode CheckLossy(Mat Aref, const char *family)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* rcm on a rectangular matrix: PETSC_ERR_ARG_SIZ when the layout is built. */
+/* rcm on a rectangular matrix: accepted, the layout keeps the matrix's order. */
 static PetscErrorCode CheckRectangular(const char *family)
 {
-  Mat            A, B;
-  PetscErrorCode ierr;
-  char           msg[512];
+  Mat        A, B;
+  PetscInt64 ordered;
 
   PetscFunctionBegin;
   PetscCall(Irregular(60, 45, &A));
   PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
-  TRY(SetOrdering(B, family, "rcm"), &ierr, msg);
-  PetscCheck(ierr == PETSC_ERR_ARG_SIZ, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: rcm on a 60 x 45 matrix gave error %d (%s), not PETSC_ERR_ARG_SIZ", family, (int)ierr, msg);
-  PetscCheck(strstr(msg, "needs a square matrix"), PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: the message does not say why: %s", family, msg);
-  PetscCall(ExpectOrdering(B, family, "natural"));
-  PetscCall(TestCompareMult(A, B, "after a refused rcm"));
+  PetscCall(SetOrdering(B, family, "rcm"));
+  PetscCall(ExpectOrdering(B, family, "rcm"));
+  PetscCall(TestCompareProducts(A, B, "rectangular, rcm"));
+  PetscCall(OrderedRows(B, &ordered));
+  PetscCheck(ordered == 0, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: a 60 x 45 matrix has %" PetscInt64_FMT " ordered rows", family, ordered);
   PetscCall(MatDestroy(&B));
   PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* A diagonal matrix: no rank has off-diagonal columns (an empty off-diagonal block). */
+static PetscErrorCode CheckDiagonal(const char *family)
+{
+  Mat        A, B;
+  PetscInt   rs, re, M = 50;
+  PetscInt64 ordered;
+
+  PetscFunctionBegin;
+  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, M, M, 1, NULL, 0, NULL, &A));
+  PetscCall(MatGetOwnershipRange(A, &rs, &re));
+  for (PetscInt i = rs; i < re; i++) PetscCall(MatSetValue(A, i, i, 1.0 + (PetscReal)i, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatConvert(A, family, MAT_INITIAL_MATRIX, &B));
+  PetscCall(SetOrdering(B, family, "rcm"));
+  PetscCall(TestCompareProducts(A, B, "diagonal, rcm"));
+  PetscCall(OrderedRows(B, &ordered));
+  PetscCheck(ordered == M, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: a diagonal matrix has %" PetscInt64_FMT " ordered rows, not %" PetscInt_FMT, family, ordered, M);
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The option in the options database (every matrix of the family takes it, GAMG's rectangular
+   interpolations too): CG + GAMG on the random-order Laplacian converges in AIJ's iterations, to
+   the same true residual bound. */
+static PetscErrorCode CheckGamg(Mat Aref, const char *family)
+{
+  Mat       B;
+  KSP       ksp;
+  Vec       x, b;
+  PetscInt  its[2];
+  PetscReal rel;
+  char      opt[64];
+
+  PetscFunctionBegin;
+  PetscCall(PetscSNPrintf(opt, sizeof(opt), "-mat_%s_ordering", strstr(family, "rgcsr") ? "rgcsr" : "packsell"));
+  PetscCall(MatCreateVecs(Aref, &x, &b));
+  PetscCall(TestRandomVec(b, 7));
+  for (int k = 0; k < 2; k++) {
+    Mat op = Aref;
+    if (k == 1) {
+      PetscCall(PetscOptionsSetValue(NULL, opt, "rcm"));
+      PetscCall(MatConvert(Aref, family, MAT_INITIAL_MATRIX, &B));
+      PetscCall(MatSetFromOptions(B));
+      PetscCall(ExpectOrdering(B, family, "rcm"));
+      op = B;
+    }
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, op, op));
+    PetscCall(KSPSetType(ksp, KSPCG));
+    PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_CURRENT, PETSC_CURRENT, 200));
+    {
+      PC pc;
+      PetscCall(KSPGetPC(ksp, &pc));
+      PetscCall(PCSetType(pc, PCGAMG));
+    }
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(KSPGetIterationNumber(ksp, &its[k]));
+    PetscCall(TestTrueResidual(Aref, b, x, &rel));
+    PetscCheck(rel < 1e-9, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: CG + GAMG (%s) true residual %g", family, k ? "rcm" : "AIJ", (double)rel);
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCheck(PetscAbsInt(its[1] - its[0]) <= 1, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "%s: CG + GAMG took %" PetscInt_FMT " iterations with rcm, %" PetscInt_FMT " with AIJ", family, its[1], its[0]);
+  PetscCall(PetscOptionsClearValue(NULL, opt));
+  PetscCall(MatDestroy(&B));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -255,11 +340,15 @@ int main(int argc, char **argv)
     PetscCall(RandomOrderLaplacian(12, &A));
     PetscCall(CheckSquare(A, types[t], "random-order Laplacian"));
     PetscCall(MatDestroy(&A));
+    PetscCall(RandomOrderLaplacian(12, &A));
+    PetscCall(CheckGamg(A, types[t]));
+    PetscCall(MatDestroy(&A));
     PetscCall(Irregular(300, 300, &A));
     PetscCall(CheckSquare(A, types[t], "irregular"));
     if (strstr(types[t], "packsell")) PetscCall(CheckLossy(A, types[t]));
     PetscCall(MatDestroy(&A));
     PetscCall(CheckRectangular(types[t]));
+    PetscCall(CheckDiagonal(types[t]));
   }
   for (PetscInt t = 0; t < ntypes; t++) PetscCall(PetscFree(types[t]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "PASS\n"));

@@ -77,6 +77,26 @@ TEST(PermutedCsr, IdentityKeepsTheMatrixAndUpdatesGather)
   expect_permuted(A2, C, p);
 }
 
+TEST(PermutedCsr, KnowsItsSourcePattern)
+{
+  RandomSpec s;
+  s.rows = s.cols   = 80;
+  const CsrMatrix A = random_csr(s);
+  PermutedCsr     B(A.view(), random_permutation(80, 3));
+  EXPECT_TRUE(B.same_source_pattern(A.view()));
+  EXPECT_TRUE(B.same_source_pattern(with_new_values(A, 4, 1.0, 2.0).view()));
+  // one column moved inside a row (same count of nonzeros): another pattern
+  CsrMatrix C = A;
+  for (int32_t r = 0; r < C.rows; ++r)
+    if (C.row_length(r) > 0 && C.colidx[C.rowptr[r + 1] - 1] < C.cols - 1) {
+      C.colidx[C.rowptr[r + 1] - 1] += 1;
+      if (C.row_length(r) == 1 || C.colidx[C.rowptr[r + 1] - 1] != C.colidx[C.rowptr[r + 1] - 2]) break;
+      C.colidx[C.rowptr[r + 1] - 1] -= 1;
+    }
+  ASSERT_NE(C.colidx, A.colidx);
+  EXPECT_FALSE(B.same_source_pattern(C.view()));
+}
+
 TEST(PermutedCsr, EmptyMatrix)
 {
   CsrMatrix   A; // 0 x 0

@@ -176,7 +176,7 @@ PetscErrorCode MatRgCSRGetGroupSize(Mat A, PetscInt *G)
   With "rcm" the layout is built from P A P^T, P the reverse Cuthill-McKee ordering of
   `MatGetOrdering()` (`MATORDERINGRCM`, on the structure of A + A^T), computed on the host at each
   build of the layout (a new nonzero pattern). A product gathers x into that order and scatters y
-  back (a `PetscSF` on the vectors' memory): the product's reads of x regain their locality for
+  back (on the GPU one kernel each, on the product's stream): the product's reads of x regain their locality for
   the price of those two passes over n entries. The matrix keeps its numbering for every other
   operation, and the product equals that of "natural" up to the order of the additions. A value
   update of the same pattern gathers the host values into the permuted copy (AIJCUSPARSE's values

@@ -1,14 +1,13 @@
 // The ordering option's layout (CreateOrderedShadow, shadow.hpp): the inner layout holds
 // P A P^T, P from PETSc's MatGetOrdering() on the square matrix (or MPI diagonal block); products
-// gather x into P's order and scatter y back with one PetscSF on the vectors' own memory (PETSc's
-// pack/unpack kernels for device arrays). Value updates gather A's host values into the permuted
-// CSR (PermutedCsr) and update the inner layout from it.
+// gather x into P's order and scatter y back (a Permuter, permuter.hpp: on the device one kernel
+// each on the stream of the inner product). Value updates gather A's host values into the
+// permuted CSR (PermutedCsr) and update the inner layout from it.
 #include "block_csr.hpp"
 #include "core/csr_permute.hpp"
 #include "core_error.hpp"
+#include "permuter.hpp"
 #include "shadow.hpp"
-
-#include <petscsf.h>
 
 #include <string>
 #include <utility>
@@ -55,11 +54,10 @@ PetscErrorCode ComputeOrdering(Mat A, LayoutOrdering o, std::vector<int32_t> *pe
 
 class OrderedShadow final : public Shadow {
 public:
-  OrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering o, VecType vt) : inner_(std::move(inner)), ordering_(o), vec_type_(vt), device_vectors_(std::string(vt) != VECSEQ) { }
+  OrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering o, bool cuda) : inner_(std::move(inner)), ordering_(o), cuda_(cuda) { }
   ~OrderedShadow() override
   {
     /* best effort: Release() is the checked path */
-    (void)PetscSFDestroy(&sf_);
     (void)VecDestroy(&xp_);
     (void)VecDestroy(&yp_);
   }
@@ -79,7 +77,7 @@ public:
       PetscFunctionReturn(PETSC_SUCCESS);
     }));
     PetscCall(inner_->Build(Permuted(src), opts));
-    PetscCall(CreateSF(n));
+    PetscCall(CreateWork(n));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -102,9 +100,9 @@ public:
   PetscErrorCode Mult(Vec x, Vec y, PetscBool add) override
   {
     PetscFunctionBegin;
-    PetscCall(Gather(x, xp_));
+    PetscCall(permuter_->Gather(x, xp_));
     PetscCall(inner_->Mult(xp_, yp_, PETSC_FALSE));
-    PetscCall(Scatter(yp_, y, add ? MPI_SUM : MPI_REPLACE));
+    PetscCall(permuter_->Scatter(yp_, y, add));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -112,7 +110,7 @@ public:
   {
     PetscFunctionBegin;
     PetscCall(inner_->GetDiagonal(yp_));
-    PetscCall(Scatter(yp_, d, MPI_REPLACE));
+    PetscCall(permuter_->Scatter(yp_, d, PETSC_FALSE));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
@@ -120,24 +118,23 @@ public:
   {
     PetscFunctionBegin;
     PetscCall(inner_->Release());
-    PetscCall(PetscSFDestroy(&sf_));
+    if (permuter_) PetscCall(permuter_->Release());
     PetscCall(VecDestroy(&xp_));
     PetscCall(VecDestroy(&yp_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
   /* the inner layout's, its rows counted as ordered; a product also reads the permutation twice
-     (the PetscSF's indices, gather and scatter) and writes and reads both work vectors */
+     (32-bit indices, gather and scatter) and writes and reads both work vectors */
   FormatStats Stats() const override
   {
     FormatStats s  = inner_->Stats();
     s.ordered_rows = s.rows;
-    s.stored_bytes += s.rows * (int64_t)(2 * sizeof(PetscInt) + 4 * sizeof(PetscScalar));
+    s.stored_bytes += s.rows * (int64_t)(2 * sizeof(int32_t) + 4 * sizeof(PetscScalar));
     return s;
   }
-  /* the inner layout and, for device work vectors, their 2 n doubles (the PetscSF's own index
-     arrays not counted) */
-  PetscInt64  DeviceBytes() const override { return inner_->DeviceBytes() + (device_vectors_ ? (PetscInt64)sizeof(PetscScalar) * 2 * (PetscInt64)B_.view().rows : 0); }
+  /* the inner layout, the permutation and, for device work vectors, their 2 n doubles */
+  PetscInt64  DeviceBytes() const override { return inner_->DeviceBytes() + (permuter_ ? permuter_->DeviceBytes() : 0) + (cuda_ ? (PetscInt64)sizeof(PetscScalar) * 2 * (PetscInt64)B_.view().rows : 0); }
   PetscInt    ScaleExponent() const override { return inner_->ScaleExponent(); }
   std::string Backend() const override { return inner_->Backend() + ", rows and columns in reverse Cuthill-McKee order"; }
 
@@ -151,79 +148,35 @@ private:
     return s;
   }
 
-  /* The PetscSF from the user's vectors (roots) to the permuted ones (leaf i <- root perm[i]),
-     and the permuted work vectors, of vec_type_. */
-  PetscErrorCode CreateSF(PetscInt n)
+  /* The permuter and the permuted work vectors (CUDA vectors for the CUDA backend). */
+  PetscErrorCode CreateWork(PetscInt n)
   {
-    PetscSFNode *remote;
-
     PetscFunctionBegin;
-    PetscCall(PetscMalloc1(n, &remote));
-    for (PetscInt i = 0; i < n; i++) {
-      remote[i].rank  = 0;
-      remote[i].index = B_.perm()[i];
-    }
-    PetscCall(PetscSFCreate(PETSC_COMM_SELF, &sf_));
-    PetscCall(PetscSFSetGraph(sf_, n, n, nullptr, PETSC_OWN_POINTER, remote, PETSC_OWN_POINTER));
-    PetscCall(PetscSFSetUp(sf_));
+#if defined(PETSCSPMV_HAVE_CUDA)
+    if (cuda_) PetscCall(CreateCudaPermuter(B_.perm(), &permuter_));
+#endif
+    if (!cuda_) PetscCallCXX(permuter_ = CreateHostPermuter(B_.perm()));
     PetscCall(VecCreate(PETSC_COMM_SELF, &xp_));
     PetscCall(VecSetSizes(xp_, n, n));
-    PetscCall(VecSetType(xp_, vec_type_));
+    PetscCall(VecSetType(xp_, cuda_ ? VECSEQCUDA : VECSEQ));
     PetscCall(VecDuplicate(xp_, &yp_));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
 
-  /* xp[i] = x[perm[i]] */
-  PetscErrorCode Gather(Vec x, Vec xp)
-  {
-    const PetscScalar *xa;
-    PetscScalar       *pa;
-    PetscMemType       xm, pm;
-
-    PetscFunctionBegin;
-    PetscCall(VecGetArrayReadAndMemType(x, &xa, &xm));
-    PetscCall(VecGetArrayWriteAndMemType(xp, &pa, &pm));
-    PetscCall(PetscSFBcastWithMemTypeBegin(sf_, MPIU_SCALAR, xm, xa, pm, pa, MPI_REPLACE));
-    PetscCall(PetscSFBcastEnd(sf_, MPIU_SCALAR, xa, pa, MPI_REPLACE));
-    PetscCall(VecRestoreArrayWriteAndMemType(xp, &pa));
-    PetscCall(VecRestoreArrayReadAndMemType(x, &xa));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-
-  /* y[perm[i]] = yp[i] (op MPI_REPLACE) or y[perm[i]] += yp[i] (MPI_SUM) */
-  PetscErrorCode Scatter(Vec yp, Vec y, MPI_Op op)
-  {
-    const PetscScalar *pa;
-    PetscScalar       *ya;
-    PetscMemType       pm, ym;
-
-    PetscFunctionBegin;
-    PetscCall(VecGetArrayReadAndMemType(yp, &pa, &pm));
-    if (op == MPI_SUM) PetscCall(VecGetArrayAndMemType(y, &ya, &ym));
-    else PetscCall(VecGetArrayWriteAndMemType(y, &ya, &ym));
-    PetscCall(PetscSFReduceWithMemTypeBegin(sf_, MPIU_SCALAR, pm, pa, ym, ya, op));
-    PetscCall(PetscSFReduceEnd(sf_, MPIU_SCALAR, pa, ya, op));
-    if (op == MPI_SUM) PetscCall(VecRestoreArrayAndMemType(y, &ya));
-    else PetscCall(VecRestoreArrayWriteAndMemType(y, &ya));
-    PetscCall(VecRestoreArrayReadAndMemType(yp, &pa));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
-
-  std::unique_ptr<Shadow> inner_;
-  LayoutOrdering          ordering_;
-  VecType                 vec_type_;
-  bool                    device_vectors_ = false;
-  PermutedCsr             B_;
-  CsrView                 view_;
-  PetscSF                 sf_ = nullptr;
-  Vec                     xp_ = nullptr, yp_ = nullptr;
+  std::unique_ptr<Shadow>   inner_;
+  LayoutOrdering            ordering_;
+  bool                      cuda_;
+  std::unique_ptr<Permuter> permuter_;
+  PermutedCsr               B_;
+  CsrView                   view_;
+  Vec                       xp_ = nullptr, yp_ = nullptr;
 };
 
 } // namespace
 
-std::unique_ptr<Shadow> CreateOrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering ordering, VecType vec_type)
+std::unique_ptr<Shadow> CreateOrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering ordering, bool cuda)
 {
-  return std::make_unique<OrderedShadow>(std::move(inner), ordering, vec_type);
+  return std::make_unique<OrderedShadow>(std::move(inner), ordering, cuda);
 }
 
 } // namespace glue

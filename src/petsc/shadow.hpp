@@ -66,11 +66,10 @@ public:
 
 /* An ordering of the layout's rows and columns (format option "ordering"): inner's layout is
    built from P A P^T (P from PETSc's MatGetOrdering(), which the user's square matrix or MPI
-   diagonal block must support); a product gathers x into that order and scatters y back through
-   a PetscSF on the vectors' memory (host or device), so A keeps its numbering everywhere else.
-   vec_type: the type of the permuted work vectors (VECSEQ for the host backend, VECSEQCUDA for
-   the CUDA one). */
-std::unique_ptr<Shadow> CreateOrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering ordering, VecType vec_type);
+   diagonal block must support); a product gathers x into that order and scatters y back
+   (permuter.hpp; cuda: the CUDA backend's kernels and work vectors), so A keeps its numbering
+   everywhere else. */
+std::unique_ptr<Shadow> CreateOrderedShadow(std::unique_ptr<Shadow> inner, LayoutOrdering ordering, bool cuda);
 
 // Host kernels of the core (reference backend).
 std::unique_ptr<Shadow> CreateHostShadow(Format f);

@@ -154,6 +154,8 @@ private:
     PetscFunctionBegin;
 #if defined(PETSCSPMV_HAVE_CUDA)
     if (cuda_) PetscCall(CreateCudaPermuter(B_.perm(), &permuter_));
+#else
+    PetscCheck(!cuda_, PETSC_COMM_SELF, PETSC_ERR_PLIB, "a CUDA layout in a build without CUDA");
 #endif
     if (!cuda_) PetscCallCXX(permuter_ = CreateHostPermuter(B_.perm()));
     PetscCall(VecCreate(PETSC_COMM_SELF, &xp_));

@@ -43,6 +43,10 @@ check: build
 check-gpu: build
 	cd $(BUILD) && ctest -L gpu --output-on-failure
 
+# the matrix is the shared folder's: say where it is looked for when it is not there
+$(MATRIX):
+	@echo "make: $(MATRIX) not found: the checkout is expected beside the project's shared folder (matrices, petsc archives); elsewhere give SHARED=<that folder>, or MATRIX=<a .mtx or .mtx.gz file>" >&2; exit 1
+
 # order-only on build: the matrix is converted again only when it or the script changed
 $(BUILD)/main.petsc: $(MATRIX) scripts/mtx2petsc.py | build
 	/usr/bin/python3 scripts/mtx2petsc.py $(MATRIX) $@

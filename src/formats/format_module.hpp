@@ -50,6 +50,9 @@ struct OptionSpec {
   // Options the builder resolves (PackSELL's automatic sigma): the value the layout was built
   // with, which a getter reports once the matrix is assembled. Null for the others.
   long long (*built)(const FormatStats &) = nullptr;
+  // Options a solver's reduced-precision copy (KSPMIXEDCG, PCMIXEDKRYLOV) refuses: why, for the
+  // error. Null for the others.
+  const char *refused_by_copies = nullptr;
 };
 
 // The value of an integer option that asks the builder to choose (PETSc's PETSC_DECIDE; the
@@ -115,7 +118,9 @@ constexpr OptionSpec<Options> ordering_option_spec(const char *setter)
           false,
           [](Options &o, long long, const std::string &s) { o.ordering = parse_layout_ordering(s); },
           nullptr,
-          [](const Options &o) { return layout_ordering_name(o.ordering); }};
+          [](const Options &o) { return layout_ordering_name(o.ordering); },
+          nullptr,
+          "a solver's reduced-precision copy keeps the matrix's order; the ordering option applies to the layouts of the Mat types"};
 }
 
 } // namespace pspmv

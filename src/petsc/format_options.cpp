@@ -52,7 +52,7 @@ OptionInfo OptionAt(Format f, size_t i)
 {
   return WithModule(f, [i](auto m) {
     const auto &s = decltype(m)::options[i];
-    return OptionInfo{s.key, s.title, s.help, s.setter, s.integer};
+    return OptionInfo{s.key, s.title, s.help, s.setter, s.integer, s.refused_by_copies};
   });
 }
 

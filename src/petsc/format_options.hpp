@@ -62,6 +62,7 @@ bool FormatScaled(Format f);
 struct OptionInfo {
   const char *key, *title, *help, *setter;
   bool        integer;
+  const char *refused_by_copies; /* OptionSpec's: why a solver's copy refuses it, or null */
 };
 size_t     NumOptions(Format f);
 OptionInfo OptionAt(Format f, size_t i);

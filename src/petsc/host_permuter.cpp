@@ -52,7 +52,7 @@ public:
   PetscInt64     DeviceBytes() const override { return 0; }
 
 private:
-  std::vector<int32_t> perm_;
+  const std::vector<int32_t> &perm_; /* the caller's (permuter.hpp) */
 };
 
 } // namespace

@@ -2,8 +2,6 @@
 // -help, and the setter/getter functions composed on the matrices.
 #include "spmvimpl.hpp"
 
-#include <cstring>
-
 namespace pspmv
 {
 namespace glue
@@ -64,10 +62,10 @@ PetscErrorCode ReadFormatOptions(PetscObject obj, const char infix[], PetscSpMVO
     char             name[128], sv[256];
 
     PetscCall(PetscSNPrintf(name, sizeof(name), "-%smat_%s_%s", infix, FormatName(f), spec.key));
-    if (infix[0] && !std::strcmp(spec.key, "ordering")) { /* a solver's copy (KSPMIXEDCG, PCMIXEDKRYLOV) keeps the matrix's order */
+    if (infix[0] && spec.refused_by_copies) { /* a solver's copy (infix: its options) */
       PetscBool has;
       PetscCall(PetscOptionsHasName(db, prefix, name, &has));
-      PetscCheck(!has, PetscObjectComm(obj), PETSC_ERR_SUP, "-%s%s: a solver's reduced-precision copy keeps the matrix's order; the ordering option applies to the layouts of the Mat types", prefix ? prefix : "", name + 1);
+      PetscCheck(!has, PetscObjectComm(obj), PETSC_ERR_SUP, "-%s%s: %s", prefix ? prefix : "", name + 1, spec.refused_by_copies);
       continue;
     }
     sv[0] = 0;

@@ -69,7 +69,7 @@ public:
 
     PetscFunctionBegin;
     PetscCall(MatGetLocalSize(src.A, &n, &nc));
-    PetscCheck(n == nc, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "ordering %s needs a square matrix (or MPI diagonal block), not %" PetscInt_FMT " x %" PetscInt_FMT, layout_ordering_name(ordering_).c_str(), n, nc);
+    PetscCheck(n == nc, PETSC_COMM_SELF, PETSC_ERR_PLIB, "an ordered layout of a %" PetscInt_FMT " x %" PetscInt_FMT " matrix: the caller wraps square ones only", n, nc);
     PetscCall(ComputeOrdering(src.A, ordering_, &perm));
     PetscCall(WithCsr(src.A, [&](const CsrView &A) -> PetscErrorCode {
       PetscFunctionBegin;
@@ -168,8 +168,8 @@ private:
   std::unique_ptr<Shadow>   inner_;
   LayoutOrdering            ordering_;
   bool                      cuda_;
-  std::unique_ptr<Permuter> permuter_;
   PermutedCsr               B_;
+  std::unique_ptr<Permuter> permuter_; /* refers to B_'s permutation: declared after it */
   CsrView                   view_;
   Vec                       xp_ = nullptr, yp_ = nullptr;
 };

@@ -1,6 +1,7 @@
 // The gather and scatter of an ordered layout's product (ordered_shadow.cpp): vectors moved
 // between the user's numbering and the layout's (perm: the layout's index -> the user's), on the
-// backend's memory.
+// backend's memory. A permuter refers to the caller's perm (the ordered layout's PermutedCsr),
+// which must outlive it and not change.
 #pragma once
 #include <petscvec.h>
 

@@ -51,9 +51,9 @@ PetscErrorCode Build(Mat A, SeqState *sp, const FormatOptions &opts, std::unique
   /* an ordered layout: a square matrix or an MPI diagonal block; an off-diagonal block and a
      rectangular matrix (GAMG's interpolations inherit the operator's type and options) keep the
      matrix's order */
-  if (opts.Ordering() != LayoutOrdering::Natural) {
-    if (!sp->global.off_diagonal && A->rmap->n == A->cmap->n) PetscCallCXX(fresh = CreateOrderedShadow(std::move(fresh), opts.Ordering(), sp->type->cuda ? true : false));
-    else if (!sp->global.off_diagonal) PetscCall(PetscInfo(A, "ordering %s: the %" PetscInt_FMT " x %" PetscInt_FMT " matrix is not square and keeps its order\n", layout_ordering_name(opts.Ordering()).c_str(), A->rmap->n, A->cmap->n));
+  if (opts.Ordering() != LayoutOrdering::Natural && !sp->global.off_diagonal) {
+    if (A->rmap->n == A->cmap->n) PetscCallCXX(fresh = CreateOrderedShadow(std::move(fresh), opts.Ordering(), sp->type->cuda ? true : false));
+    else PetscCall(PetscInfo(A, "ordering %s: the %" PetscInt_FMT " x %" PetscInt_FMT " matrix is not square and keeps its order\n", layout_ordering_name(opts.Ordering()).c_str(), A->rmap->n, A->cmap->n));
   }
   PetscCall(PetscLogEventBegin(EventBuild, A, 0, 0, 0));
   const PetscErrorCode ierr = fresh->Build(SourceOf(A, sp), opts); /* a refusal: the event ended too */
